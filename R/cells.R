@@ -1,0 +1,226 @@
+#' Cross-classify key variables into cells
+#'
+#' Counts the records of every nonempty combination (cell) of the key
+#' variables in one pass of compiled code over the records, and returns the
+#' cells, their frequencies \eqn{T_i}, the cell of every record and the numbers
+#' of singleton (\eqn{T_i = 1}) and doubleton (\eqn{T_i = 2}) cells. This is
+#' the cross-classified variable \eqn{X} of Nayak, Zhang and You (2016,
+#' Section 2.1), restricted to its nonempty cells: empty cells play no role in
+#' post-randomization (Section 3.3).
+#'
+#' Keys may be factors, character, integer, logical or double vectors. The
+#' categories of a factor are its levels, in their order (unused levels are
+#' kept as categories; they have no nonempty cell). The categories of other
+#' types are their distinct non-missing values, sorted. Cells are numbered in
+#' lexicographic order of their categories, the first key varying slowest, so
+#' the numbering does not depend on the order of the records.
+#'
+#' @param data A data frame with one row per record.
+#' @param keys Character vector: the names of the key variables.
+#' @param na How to treat missing values in a key. `"exclude"` (the default)
+#'   leaves a record with a missing value in any key out of the
+#'   cross-classification: it belongs to no cell (its cell id is `NA`) and is
+#'   never perturbed; the result says how many records were left out.
+#'   `"category"` treats `NA` as one more category of each key.
+#'
+#' @returns An object of class `sdc_cells`, a list with
+#'   * `cells`: a data frame with one row per nonempty cell, the key values
+#'     (same types and levels as in `data`) and `count`, the frequency
+#'     \eqn{T_i};
+#'   * `cell_id`: the cell (row of `cells`) of every record, `NA` for a record
+#'     left out;
+#'   * `keys`, `na`, `n_records`, `n_excluded`, `n_singletons`,
+#'     `n_doubletons`.
+#'
+#' @references Nayak, T. K., Zhang, C. and You, J. (2016). Measuring
+#'   identification risk in microdata release and its control by
+#'   post-randomization. U.S. Census Bureau, Research Report Series
+#'   (Disclosure Avoidance #2016-02).
+#' @family cells
+#' @export
+#' @examples
+#' set.seed(1)
+#' people <- data.frame(
+#'   sex = factor(sample(c("F", "M"), 200, TRUE)),
+#'   age = sample(18:90, 200, TRUE),
+#'   region = sample(c("north", "south", "east"), 200, TRUE)
+#' )
+#' cf <- cell_frequencies(people, c("sex", "age", "region"))
+#' cf
+#' head(cf$cells)
+cell_frequencies <- function(data, keys, na = c("exclude", "category")) {
+  check_data_frame(data)
+  check_names_in(keys, data)
+  na <- rlang::arg_match(na)
+  coded <- lapply(keys, function(k) code_key(data[[k]], k, na == "category"))
+  res <- cross_classify_codes(
+    lapply(coded, `[[`, "codes"),
+    vapply(coded, `[[`, integer(1), "nlevels")
+  )
+  cells <- lapply(seq_along(keys), function(k) coded[[k]]$values[res$codes[[k]]])
+  names(cells) <- keys
+  cells <- as.data.frame(cells, stringsAsFactors = FALSE, optional = TRUE)
+  names(cells) <- keys
+  cells$count <- res$counts
+  new_sdc_cells(
+    cells = cells,
+    cell_id = res$cell_id,
+    keys = keys,
+    na = na,
+    n_records = nrow(data),
+    n_excluded = res$n_excluded
+  )
+}
+
+new_sdc_cells <- function(cells, cell_id, keys, na, n_records, n_excluded) {
+  structure(
+    list(
+      cells = cells,
+      cell_id = cell_id,
+      keys = keys,
+      na = na,
+      n_records = n_records,
+      n_excluded = n_excluded,
+      n_singletons = sum(cells$count == 1L),
+      n_doubletons = sum(cells$count == 2L)
+    ),
+    class = "sdc_cells"
+  )
+}
+
+# Integer codes 1..L of one key (NA where missing) and the value of each code.
+code_key <- function(x, name, na_category, call = rlang::caller_env()) {
+  if (is.factor(x)) {
+    codes <- as.integer(x)
+    values <- structure(seq_along(levels(x)), levels = levels(x), class = class(x))
+  } else if (is.atomic(x) && (is.character(x) || is.logical(x) || is.numeric(x)) &&
+    !is.complex(x)) {
+    values <- sort(unique(x[!is.na(x)]), method = "radix")
+    codes <- match(x, values)
+  } else {
+    abort_sdc(c(
+      "Key {.var {name}} must be a factor, character, integer, logical or double vector.",
+      "x" = "It is {.obj_type_friendly {x}}."
+    ), "key_type", call = call)
+  }
+  nlevels <- length(values)
+  if (na_category && anyNA(codes)) {
+    nlevels <- nlevels + 1L
+    codes[is.na(codes)] <- nlevels
+    values[nlevels] <- NA
+  }
+  if (nlevels == 0L) {
+    abort_sdc(c(
+      "Key {.var {name}} has no non-missing value.",
+      "i" = "Use {.code na = \"category\"} to treat {.val NA} as a category."
+    ), "key_type", call = call)
+  }
+  list(codes = codes, values = values, nlevels = as.integer(nlevels))
+}
+
+# Cross-classify integer codes. Keys whose numbers of levels multiply beyond
+# what one 62-bit index holds are first combined in groups; cell numbering
+# stays lexicographic because each group's cells are numbered in order.
+cross_classify_codes <- function(codes, nlevels) {
+  limit <- 2^60
+  if (prod(as.numeric(nlevels)) <= limit) {
+    return(cpp_cross_classify(codes, nlevels))
+  }
+  group <- integer(length(nlevels))
+  g <- 1L
+  acc <- 1
+  for (k in seq_along(nlevels)) {
+    if (acc * nlevels[k] > limit) {
+      g <- g + 1L
+      acc <- 1
+    }
+    acc <- acc * nlevels[k]
+    group[k] <- g
+  }
+  parts <- lapply(split(seq_along(codes), group), function(ks) {
+    cpp_cross_classify(codes[ks], nlevels[ks])
+  })
+  combined <- cross_classify_codes(
+    lapply(parts, `[[`, "cell_id"),
+    vapply(parts, function(p) length(p$counts), integer(1))
+  )
+  # map the combined cells back to the codes of the original keys
+  out_codes <- unlist(lapply(seq_along(parts), function(p) {
+    lapply(parts[[p]]$codes, function(cc) cc[combined$codes[[p]]])
+  }), recursive = FALSE)
+  combined$codes <- out_codes
+  combined
+}
+
+#' @export
+format.sdc_cells <- function(x, ...) {
+  c(
+    paste0(
+      "<sdc_cells>: ", n_of(x$n_records, "record"), ", ", n_of(length(x$keys), "key"),
+      " (", paste(x$keys, collapse = ", "), ")"
+    ),
+    paste0(
+      n_of(nrow(x$cells), "nonempty cell"), ": ", n_of(x$n_singletons, "singleton"),
+      ", ", n_of(x$n_doubletons, "doubleton")
+    ),
+    if (x$na == "exclude") {
+      paste0(n_of(x$n_excluded, "record"), " left out for missing keys")
+    } else {
+      "missing key values form a category of their own"
+    }
+  )
+}
+
+#' @export
+print.sdc_cells <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+#' @export
+summary.sdc_cells <- function(object, ...) {
+  t <- object$cells$count
+  brk <- c(1, 2, 3, 4, 5, 10, Inf)
+  lab <- c("1", "2", "3", "4", "5-9", "10+")
+  grp <- cut(t, c(brk[-length(brk)] - 0.5, Inf), labels = lab)
+  tab <- data.frame(
+    count = lab,
+    cells = as.vector(table(grp)),
+    records = as.vector(tapply(t, grp, sum, default = 0))
+  )
+  tab$records_pct <- 100 * tab$records / max(1, sum(t))
+  structure(
+    list(
+      keys = object$keys,
+      n_records = object$n_records,
+      n_excluded = object$n_excluded,
+      n_cells = nrow(object$cells),
+      distribution = tab
+    ),
+    class = "summary.sdc_cells"
+  )
+}
+
+#' @export
+print.summary.sdc_cells <- function(x, ...) {
+  cat(
+    n_of(x$n_records, "record"), " (", fmt_int(x$n_excluded), " left out), ",
+    n_of(x$n_cells, "nonempty cell"), " of ", paste(x$keys, collapse = " x "), "\n",
+    sep = ""
+  )
+  d <- x$distribution
+  d$records_pct <- sprintf("%.2f%%", d$records_pct)
+  names(d) <- c("cell count T", "cells", "records", "% of records")
+  print(d, row.names = FALSE)
+  invisible(x)
+}
+
+#' @export
+as.data.frame.sdc_cells <- function(x, ...) {
+  cbind(cell = seq_len(nrow(x$cells)), x$cells)
+}
+
+fmt_int <- function(x) format(x, big.mark = ",", scientific = FALSE, trim = TRUE)
+
+# "1 record", "2,000 records"
+n_of <- function(n, word) paste(fmt_int(n), if (n == 1) word else paste0(word, "s"))

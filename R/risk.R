@@ -1,0 +1,175 @@
+#' Exact correct-match risk of cells under a PRAM plan
+#'
+#' An intruder knows that the target unit \eqn{B} is in the original data and
+#' that its key values put it in cell \eqn{c_j}. In the released data he finds
+#' \eqn{S_j = a} records in \eqn{c_j} and picks one at random. `match_risk()`
+#' computes, exactly, the probability that he picks \eqn{B},
+#' \deqn{R_j(a, t) = P(CM | X_B = c_j, S_j = a, T = t)}
+#' (Nayak, Zhang and You 2016, eq. 2.8 and 4.3), together with
+#' \eqn{P(S_j = a | T = t)}, the probability \eqn{P(S_j = 0 | T = t)} that the
+#' cell is empty in the release (eq. 4.9 for IFPR, in general
+#' \eqn{(1 - \alpha_j) \prod_i (1 - \alpha_i)^{T_i^*}}) and the unconditional
+#' correct-match probability
+#' \eqn{\gamma(j, t) = P(CM | X_B = c_j, T = t) = \sum_a R_j(a, t) P(S_j = a | T = t)}
+#' (Remark 2.1).
+#'
+#' The number of units other than \eqn{B} that land in \eqn{c_j} is a sum of
+#' independent binomials, one per source cell of \eqn{c_j}'s block; cells with
+#' the same transition probability merge into one binomial, so an IFPR block
+#' costs about (distinct counts)\eqn{^2 \times A^2} operations, \eqn{A} the
+#' largest `a`, and a matrix block about \eqn{m^2 A} per target. The mass
+#' functions are kept in log space with a common factor taken out, so that
+#' risks stay accurate where the probabilities underflow a double (counts up
+#' to \eqn{10^7}); \eqn{\gamma} is computed by adaptive Gauss-Legendre
+#' quadrature of \eqn{\alpha_j \int_0^1 \prod_i (1 - \alpha_i u)^{T_i^*} du} to a
+#' relative accuracy of about \eqn{10^{-13}}.
+#'
+#' @param plan A `pram_plan`.
+#' @param cells Cell ids (rows of `plan$cells$cells`); `NULL` for all cells.
+#' @param a Values of \eqn{S_j} (whole numbers \eqn{\ge 1}).
+#' @returns A data frame with one row per cell and value of `a`:
+#'   `cell`, `block` (`NA` outside blocks), `count` (\eqn{T_j}), `a`,
+#'   `risk` (\eqn{R_j(a, t)}; `NA` where \eqn{P(S_j = a | T) = 0}, the event
+#'   being impossible), `prob` (\eqn{P(S_j = a | T)}; may underflow to 0
+#'   while `log_prob` stays finite), `log_prob`, `p_empty`
+#'   (\eqn{P(S_j = 0 | T)}) and `gamma` (\eqn{\gamma(j, t)}). A cell outside
+#'   every block keeps \eqn{S_j = T_j}: its risk is \eqn{1 / T_j} at
+#'   \eqn{a = T_j} and `NA` elsewhere.
+#' @seealso [max_match_risk()] for the maximum over a goal.
+#' @family risk
+#' @export
+#' @examples
+#' # Three singleton cells in one IFPR block with theta = 0.8: the risk
+#' # when all three units land in the target cell is 1/3, above psi(1, 0.8)
+#' df <- data.frame(k = c("a", "b", "c"))
+#' plan <- pram_plan(cell_frequencies(df, "k"), list(1:3), theta = 0.8)
+#' match_risk(plan, cells = 1, a = 1:3)
+#' psi(1, 0.8)
+match_risk <- function(plan, cells = NULL, a = 1) {
+  check_pram_plan(plan)
+  ncell <- nrow(plan$cells$cells)
+  if (is.null(cells)) cells <- seq_len(ncell)
+  check_cell_ids(cells, ncell)
+  check_count(a, min = 1)
+  cells <- as.integer(cells)
+  a <- as.integer(a)
+  res <- cpp_cell_risk(plan_cpp(plan), cells, a)
+  na <- length(a)
+  block_of <- plan_block_of(plan)
+  counts <- plan$cells$cells$count
+  risk <- res$risk
+  risk[is.nan(risk)] <- NA_real_
+  data.frame(
+    cell = rep(cells, each = na),
+    block = rep(block_of[cells], each = na),
+    count = rep(counts[cells], each = na),
+    a = rep(a, times = length(cells)),
+    risk = risk,
+    prob = exp(res$log_prob),
+    log_prob = res$log_prob,
+    p_empty = rep(exp(res$log_p_empty), each = na),
+    gamma = rep(res$gamma, each = na)
+  )
+}
+
+#' Exact maximum correct-match risk of a plan over a disclosure control goal
+#'
+#' Computes the largest \eqn{R_j(a, t)} (see [match_risk()]) over the cells
+#' and values of \eqn{a} that a goal of Nayak, Zhang and You (2016, Section
+#' 4.2) covers, counting only events of positive probability:
+#' * `"all_matches"` (Goal 3, eq. 2.8): every cell and every \eqn{a \ge 1};
+#' * `"unique_matches"` (Goal 2, eq. 4.14): every cell, \eqn{a = 1};
+#' * `"sample_uniques"` (Goal 1, eq. 4.13): cells with \eqn{t_j = 1},
+#'   \eqn{a = 1}.
+#'
+#' Cells outside every block count too: such a cell keeps \eqn{S_j = T_j}, so
+#' it has \eqn{R_j(T_j, t) = 1 / T_j} and, under Goals 1 and 2, a risk of 1 if
+#' it is a singleton. The search over \eqn{a} for Goal 3 is exact, not cut off:
+#' it uses \eqn{R_j(a, t) \le 1 / a} and \eqn{R_j(a, t) \le 1 / t_j} (the units
+#' of \eqn{c_j} are exchangeable and at most \eqn{a} of them can stay in it),
+#' so a cell or a value of \eqn{a} is skipped only when it cannot exceed the
+#' maximum found so far.
+#'
+#' @param plan A `pram_plan`.
+#' @param goal `"all_matches"`, `"unique_matches"` or `"sample_uniques"`.
+#' @returns An object of class `sdc_max_risk`: a list with `goal`, `risk` (the
+#'   exact maximum; `NA` if the goal covers no possible event), `cell`, `a`,
+#'   `count` (\eqn{T} of the arg-max cell), `block`, `keys` (the arg-max
+#'   cell's key values) and `targets_evaluated`.
+#' @family risk
+#' @export
+#' @examples
+#' df <- data.frame(k = rep(letters[1:8], c(1, 1, 1, 2, 2, 3, 5, 9)))
+#' cf <- cell_frequencies(df, "k")
+#' plan <- pram_plan(cf, list(1:6), theta = 0.8)
+#' max_match_risk(plan, "all_matches")
+#' max_match_risk(plan, "sample_uniques")
+max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "sample_uniques")) {
+  check_pram_plan(plan)
+  goal <- rlang::arg_match(goal)
+  res <- cpp_max_risk(plan_cpp(plan), goal)
+  value <- if (is.nan(res$value)) NA_real_ else res$value
+  cell <- res$cell
+  structure(
+    list(
+      goal = goal,
+      risk = value,
+      cell = cell,
+      a = res$a,
+      count = if (is.na(cell)) NA_integer_ else plan$cells$cells$count[cell],
+      block = if (is.na(cell)) NA_integer_ else plan_block_of(plan)[cell],
+      keys = if (is.na(cell)) NULL else plan$cells$cells[cell, plan$cells$keys, drop = FALSE],
+      targets_evaluated = res$targets_evaluated
+    ),
+    class = "sdc_max_risk"
+  )
+}
+
+goal_label <- function(goal) {
+  switch(goal,
+    all_matches = "all matches (Goal 3: every a >= 1, every cell)",
+    unique_matches = "unique matches (Goal 2: a = 1, every cell)",
+    sample_uniques = "sample uniques (Goal 1: a = 1, cells with T = 1)"
+  )
+}
+
+#' @export
+format.sdc_max_risk <- function(x, ...) {
+  head <- paste0("Exact maximum correct-match risk over ", goal_label(x$goal))
+  if (is.na(x$risk)) return(c(head, "no cell and value of a that the goal covers can occur"))
+  keys <- paste0(names(x$keys), " = ", vapply(x$keys, function(v) format(v), ""), collapse = ", ")
+  c(
+    head,
+    sprintf(
+      "R = %s at cell %d (%s; T = %d%s), a = %d",
+      format(x$risk, digits = 6), x$cell, keys, x$count,
+      if (is.na(x$block)) ", in no block" else paste0(", block ", x$block), x$a
+    )
+  )
+}
+
+#' @export
+print.sdc_max_risk <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+plan_block_of <- function(plan) {
+  out <- rep(NA_integer_, nrow(plan$cells$cells))
+  sizes <- diff(plan$block_start)
+  out[plan$block_cells] <- rep.int(seq_along(sizes), sizes)
+  out
+}
+
+check_cell_ids <- function(cells, ncell, arg = rlang::caller_arg(cells),
+                           call = rlang::caller_env()) {
+  ok <- is.numeric(cells) && !anyNA(cells) && all(cells == round(cells)) &&
+    all(cells >= 1 & cells <= ncell)
+  if (!ok) {
+    abort_sdc(c(
+      "{.arg {arg}} must contain cell ids between 1 and {fmt_int(ncell)}.",
+      "x" = "It is {show_value(cells)}."
+    ), "argument", call = call)
+  }
+  invisible(cells)
+}

@@ -1,0 +1,133 @@
+// Truncated distributions of sums of independent binomials, in log space.
+//
+// The number of other units that land in a target cell c_j under PRAM is
+// Y = sum_i Binomial(n_i, alpha_i) (Nayak, Zhang & You 2016, eq. 4.1). Its
+// probability mass on 0..A can underflow a double by millions of orders of
+// magnitude (T up to 1e7, alpha near 1), yet the correct-match risk R_j(a, t)
+// only needs ratios P(Y = a) / P(Y = a - 1). So each mass function is kept as
+// exp(base + rel[k]): `base` is a possibly huge common log factor, `rel` holds
+// moderate logs (k * log of a ratio), and ratios never touch `base`.
+#ifndef SDCRISK_LOGDIST_HPP
+#define SDCRISK_LOGDIST_HPP
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace sdcRisk {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+// One binomial summand: n trials with success probability alpha; oma is
+// 1 - alpha supplied separately so that it keeps full relative accuracy when
+// alpha is close to 1 (alpha = 1 - theta / T for large T).
+struct Binom {
+  std::int64_t n;
+  double alpha;
+  double oma;
+};
+
+struct LogDist {
+  double base = 0.0;          // -inf: the distribution has no mass on 0..A
+  std::vector<double> rel;    // rel[k], k = 0..K; log P(k) = base + rel[k]
+  double log_at(std::size_t k) const {
+    if (base == kNegInf || k >= rel.size()) return kNegInf;
+    return base + rel[k];
+  }
+  double rel_at(std::size_t k) const { return k < rel.size() ? rel[k] : kNegInf; }
+};
+
+inline double log_add_exp(double x, double y) {
+  if (x == kNegInf) return y;
+  if (y == kNegInf) return x;
+  const double m = std::max(x, y);
+  return m + std::log1p(std::exp(-std::fabs(x - y)));
+}
+
+// log(1 - alpha * u) for u in [0, 1], accurate for alpha near 0 or near 1.
+inline double log1m_scaled(double alpha, double oma, double u) {
+  if (alpha <= 0.5) return std::log1p(-alpha * u);
+  return std::log(oma + alpha * (1.0 - u));
+}
+
+// Mass function of Binomial(n, alpha) on 0..min(n, A).
+inline LogDist binom_logdist(const Binom& b, int A) {
+  LogDist d;
+  if (b.n <= 0 || b.alpha <= 0.0) {  // point mass at 0
+    d.rel.assign(1, 0.0);
+    return d;
+  }
+  if (b.oma <= 0.0) {  // point mass at n
+    if (b.n > A) {
+      d.base = kNegInf;
+      d.rel.assign(1, 0.0);
+      return d;
+    }
+    d.rel.assign(static_cast<std::size_t>(b.n) + 1, kNegInf);
+    d.rel[static_cast<std::size_t>(b.n)] = 0.0;
+    return d;
+  }
+  const std::int64_t K = std::min<std::int64_t>(b.n, A);
+  const double log_odds = std::log(b.alpha) - std::log(b.oma);
+  d.base = static_cast<double>(b.n) * log1m_scaled(b.alpha, b.oma, 1.0);
+  d.rel.resize(static_cast<std::size_t>(K) + 1);
+  d.rel[0] = 0.0;
+  // log C(n, k) + k log(alpha / (1 - alpha)), one exact ratio at a time
+  for (std::int64_t k = 1; k <= K; ++k)
+    d.rel[k] = d.rel[k - 1] + std::log(static_cast<double>(b.n - k + 1) / static_cast<double>(k)) + log_odds;
+  return d;
+}
+
+// Distribution of X + Y on 0..A (truncated convolution in log space).
+inline LogDist convolve(const LogDist& x, const LogDist& y, int A) {
+  LogDist z;
+  if (x.base == kNegInf || y.base == kNegInf) {
+    z.base = kNegInf;
+    z.rel.assign(1, 0.0);
+    return z;
+  }
+  const std::size_t kx = x.rel.size() - 1, ky = y.rel.size() - 1;
+  const std::size_t K = std::min<std::size_t>(static_cast<std::size_t>(A), kx + ky);
+  z.base = x.base + y.base;
+  z.rel.assign(K + 1, kNegInf);
+  std::vector<double> terms;
+  for (std::size_t a = 0; a <= K; ++a) {
+    const std::size_t lo = a > ky ? a - ky : 0, hi = std::min(a, kx);
+    double m = kNegInf;
+    for (std::size_t k = lo; k <= hi; ++k) m = std::max(m, x.rel[k] + y.rel[a - k]);
+    if (m == kNegInf) continue;
+    double s = 0.0;
+    for (std::size_t k = lo; k <= hi; ++k) {
+      const double t = x.rel[k] + y.rel[a - k];
+      if (t != kNegInf) s += std::exp(t - m);
+    }
+    z.rel[a] = m + std::log(s);
+  }
+  return z;
+}
+
+// Distribution of a sum of independent binomials on 0..A. Summands with the
+// same alpha merge into one binomial (their n add up).
+inline LogDist sum_logdist(std::vector<Binom> parts, int A) {
+  std::sort(parts.begin(), parts.end(), [](const Binom& a, const Binom& b) {
+    return a.alpha < b.alpha || (a.alpha == b.alpha && a.oma < b.oma);
+  });
+  std::vector<Binom> merged;
+  for (const Binom& p : parts) {
+    if (p.n <= 0 || p.alpha <= 0.0) continue;
+    if (!merged.empty() && merged.back().alpha == p.alpha && merged.back().oma == p.oma)
+      merged.back().n += p.n;
+    else
+      merged.push_back(p);
+  }
+  LogDist acc;
+  acc.rel.assign(1, 0.0);  // point mass at 0
+  for (const Binom& p : merged) acc = convolve(acc, binom_logdist(p, A), A);
+  return acc;
+}
+
+}  // namespace sdcRisk
+
+#endif  // SDCRISK_LOGDIST_HPP

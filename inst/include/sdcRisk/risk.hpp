@@ -1,0 +1,319 @@
+// Exact correct-match risk under PRAM (Nayak, Zhang & You 2016, Sec. 4).
+//
+// For a target unit B in cell c_j, let alpha_i = p_ji be the probability that
+// a unit of cell c_i lands in c_j and Y the number of units other than B that
+// land in c_j: a sum of independent Binomial(T_i*, alpha_i), T_j* = T_j - 1.
+// Then (eq. 4.1-4.3)
+//   P(S_j = a, Z_B = c_j) = alpha_j P(Y = a - 1),
+//   P(S_j = a, Z_B != c_j) = (1 - alpha_j) P(Y = a),
+//   R_j(a, t) = (1 / a) alpha_j P(Y = a - 1) / P(S_j = a),
+//   gamma(j, t) = sum_a R_j(a, t) P(S_j = a) = alpha_j E[1 / (1 + Y)].
+// Cells with the same (T_i, alpha_i), such as all cells of one count in an
+// IFPR block, merge into one binomial, so a whole IFPR block costs about
+// (distinct counts)^2 x A^2 and no dense matrix is ever formed.
+#ifndef SDCRISK_RISK_HPP
+#define SDCRISK_RISK_HPP
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "logdist.hpp"
+#include "plan.hpp"
+#include "quadrature.hpp"
+
+namespace sdcRisk {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The distribution seen from one target cell: B stays with probability
+// stay (1 - stay = leave) and the other units form `others`.
+struct TargetModel {
+  double stay = 1.0, leave = 0.0;
+  std::vector<Binom> others;
+  std::int64_t max_s = 0;  // largest possible S_j
+};
+
+struct TargetRisk {
+  std::vector<double> risk;      // R_j(a, t) for a = 1..A; NaN where P(S_j = a) = 0
+  std::vector<double> log_prob;  // log P(S_j = a | T) for a = 1..A
+  double log_p_empty = kNegInf;  // log P(S_j = 0 | T)
+  double gamma = kNaN;           // P(CM | X_B = c_j, T = t)
+};
+
+inline TargetRisk evaluate_target(const TargetModel& tm, int A, bool want_gamma) {
+  TargetRisk out;
+  const LogDist y = sum_logdist(tm.others, A);
+  const double log_stay = tm.stay > 0 ? std::log(tm.stay) : kNegInf;
+  const double log_leave = tm.leave > 0 ? std::log(tm.leave) : kNegInf;
+  out.risk.assign(A, kNaN);
+  out.log_prob.assign(A, kNegInf);
+  for (int a = 1; a <= A; ++a) {
+    const double la = log_stay + y.rel_at(a - 1);  // B stays, a - 1 others come
+    const double lb = log_leave + y.rel_at(a);     // B leaves, a others come
+    if (y.base == kNegInf || (la == kNegInf && lb == kNegInf)) continue;
+    out.log_prob[a - 1] = y.base + log_add_exp(la, lb);
+    out.risk[a - 1] = la == kNegInf ? 0.0 : (1.0 / a) / (1.0 + std::exp(lb - la));
+  }
+  out.log_p_empty = log_leave + y.log_at(0);
+  if (want_gamma) out.gamma = tm.stay > 0 ? tm.stay * expected_inverse_1p(tm.others) : 0.0;
+  return out;
+}
+
+// The target model of a cell of count f0 in IFPR block b (B is one of its
+// units). All cells of one count in a block share it.
+inline TargetModel ifpr_target(const PlanView& plan, int b,
+                               const std::vector<std::pair<int, std::int64_t>>& count_groups,
+                               int f0) {
+  const int m = plan.block_size(b);
+  const double theta = plan.theta[b];
+  TargetModel tm;
+  tm.stay = (f0 - theta) / f0;  // p_jj = 1 - theta / T_j
+  tm.leave = theta / f0;
+  tm.others.push_back({f0 - 1, tm.stay, tm.leave});
+  std::int64_t units = 0;
+  for (const auto& g : count_groups) {
+    const int f = g.first;
+    const std::int64_t n = g.second * f - (f == f0 ? f0 : 0);
+    units += g.second * f;
+    if (n <= 0) continue;
+    const double denom = static_cast<double>(m - 1) * f;  // p_ji = theta / ((m - 1) T_i)
+    tm.others.push_back({n, theta / denom, (denom - theta) / denom});
+  }
+  tm.max_s = units;
+  return tm;
+}
+
+// The target model of the cell at position jj of a matrix block.
+inline TargetModel matrix_target(const PlanView& plan, int b, int jj) {
+  const int m = plan.block_size(b);
+  TargetModel tm;
+  auto column_rest = [&](int c) {  // 1 - p_{jj,c}, summed for accuracy
+    double s = 0.0;
+    for (int r = 0; r < m; ++r)
+      if (r != jj) s += plan.p(b, r, c);
+    return s;
+  };
+  std::int64_t units = 0;
+  for (int c = 0; c < m; ++c) {
+    const int cell = plan.block_cells[plan.block_start[b] + c];
+    const std::int64_t t = plan.counts[cell];
+    const double alpha = plan.p(b, jj, c), oma = column_rest(c);
+    if (alpha > 0) units += t;
+    if (c == jj) {
+      tm.stay = alpha;
+      tm.leave = oma;
+      tm.others.push_back({t - 1, alpha, oma});
+    } else {
+      tm.others.push_back({t, alpha, oma});
+    }
+  }
+  tm.max_s = units;
+  return tm;
+}
+
+// Distinct counts of an IFPR block with their multiplicities.
+inline std::vector<std::pair<int, std::int64_t>> count_groups(const PlanView& plan, int b) {
+  std::map<int, std::int64_t> g;
+  for (int k = plan.block_start[b]; k < plan.block_start[b + 1]; ++k) ++g[plan.counts[plan.block_cells[k]]];
+  return {g.begin(), g.end()};
+}
+
+// ---------------------------------------------------------------------------
+// Per-cell results for a set of target cells and values of a.
+
+struct CellRiskTable {
+  // target-major: entry t * n_a + i is cell targets[t] and a = a_values[i]
+  std::vector<double> risk, log_prob;
+  // per target
+  std::vector<double> log_p_empty, gamma;
+};
+
+template <class Interrupt>
+CellRiskTable cell_risk(const PlanView& plan, const std::vector<int>& targets,
+                        const std::vector<int>& a_values, Interrupt&& interrupt) {
+  std::vector<int> block_of, pos_of;
+  locate_cells(plan, block_of, pos_of);
+  int A = 0;
+  for (int a : a_values) {
+    if (a < 1) throw std::invalid_argument("cell_risk: a must be >= 1");
+    A = std::max(A, a);
+  }
+  const std::size_t na = a_values.size();
+  CellRiskTable out;
+  out.risk.assign(targets.size() * na, kNaN);
+  out.log_prob.assign(targets.size() * na, kNegInf);
+  out.log_p_empty.assign(targets.size(), kNegInf);
+  out.gamma.assign(targets.size(), kNaN);
+
+  // Results of IFPR targets are shared by all cells of one count in a block.
+  std::map<std::pair<int, int>, TargetRisk> cache;
+  std::map<int, std::vector<std::pair<int, std::int64_t>>> groups;
+  for (std::size_t t = 0; t < targets.size(); ++t) {
+    if (t % 256 == 0) interrupt();
+    const int j = targets[t];
+    if (j < 0 || j >= plan.n_cells) throw std::invalid_argument("cell_risk: target out of range");
+    const int b = block_of[j];
+    const int tj = plan.counts[j];
+    if (b < 0) {  // never changed: S_j = T_j, R_j(T_j, t) = 1 / T_j
+      for (std::size_t i = 0; i < na; ++i) {
+        if (a_values[i] == tj) {
+          out.risk[t * na + i] = 1.0 / tj;
+          out.log_prob[t * na + i] = 0.0;
+        }
+      }
+      out.log_p_empty[t] = kNegInf;
+      out.gamma[t] = 1.0 / tj;
+      continue;
+    }
+    const TargetRisk* tr;
+    TargetRisk local;
+    if (plan.is_ifpr(b)) {
+      auto key = std::make_pair(b, tj);
+      auto it = cache.find(key);
+      if (it == cache.end()) {
+        auto g = groups.find(b);
+        if (g == groups.end()) g = groups.emplace(b, count_groups(plan, b)).first;
+        it = cache.emplace(key, evaluate_target(ifpr_target(plan, b, g->second, tj), A, true)).first;
+      }
+      tr = &it->second;
+    } else {
+      local = evaluate_target(matrix_target(plan, b, pos_of[j]), A, true);
+      tr = &local;
+    }
+    for (std::size_t i = 0; i < na; ++i) {
+      out.risk[t * na + i] = tr->risk[a_values[i] - 1];
+      out.log_prob[t * na + i] = tr->log_prob[a_values[i] - 1];
+    }
+    out.log_p_empty[t] = tr->log_p_empty;
+    out.gamma[t] = tr->gamma;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// The maximum of R_j(a, t) over the cells and values of a a goal covers
+// (Nayak, Zhang & You 2016, Sec. 4.2):
+//   SampleUniques (Goal 1): a = 1 and cells with t_j = 1;
+//   UniqueMatches (Goal 2): a = 1 and every cell;
+//   AllMatches    (Goal 3): every a >= 1 and every cell.
+// Only (cell, a) with P(S_j = a | T) > 0 count. The search over a stops
+// exactly: R_j(a, t) <= 1 / a, and R_j(a, t) <= 1 / t_j for every a because
+// the units of c_j are exchangeable and at most a of them can stay.
+
+enum class Goal { SampleUniques, UniqueMatches, AllMatches };
+
+inline Goal parse_goal(const std::string& g) {
+  if (g == "sample_uniques") return Goal::SampleUniques;
+  if (g == "unique_matches") return Goal::UniqueMatches;
+  if (g == "all_matches") return Goal::AllMatches;
+  throw std::invalid_argument("unknown goal: " + g);
+}
+
+struct MaxRisk {
+  double value = kNaN;  // NaN when the goal covers no possible event
+  int cell = -1;
+  int a = -1;
+  std::int64_t targets_evaluated = 0;  // distinct target models computed
+};
+
+template <class Interrupt>
+MaxRisk max_risk(const PlanView& plan, Goal goal, Interrupt&& interrupt) {
+  std::vector<int> block_of, pos_of;
+  locate_cells(plan, block_of, pos_of);
+  MaxRisk best;
+  auto offer = [&best](double r, int cell, int a) {
+    if (std::isnan(r)) return;
+    if (std::isnan(best.value) || r > best.value ||
+        (r == best.value && (cell < best.cell || (cell == best.cell && a < best.a)))) {
+      best.value = r;
+      best.cell = cell;
+      best.a = a;
+    }
+  };
+
+  // Cells outside every block keep S_j = T_j.
+  for (int j = 0; j < plan.n_cells; ++j) {
+    if (block_of[j] >= 0) continue;
+    const int tj = plan.counts[j];
+    if (goal == Goal::AllMatches) offer(1.0 / tj, j, tj);
+    else if (tj == 1) offer(1.0, j, 1);
+  }
+
+  // Target groups: one per distinct count of an IFPR block, one per cell of a
+  // matrix block. The representative is the group's smallest cell id.
+  struct Group { int block, cell, count, pos; };
+  std::vector<Group> todo;
+  for (int b = 0; b < plan.n_blocks; ++b) {
+    if (plan.is_ifpr(b)) {
+      std::map<int, int> rep;
+      for (int k = plan.block_start[b]; k < plan.block_start[b + 1]; ++k) {
+        const int c = plan.block_cells[k];
+        auto it = rep.find(plan.counts[c]);
+        if (it == rep.end()) rep.emplace(plan.counts[c], c);
+        else it->second = std::min(it->second, c);
+      }
+      for (const auto& r : rep) todo.push_back({b, r.second, r.first, -1});
+    } else {
+      for (int k = plan.block_start[b]; k < plan.block_start[b + 1]; ++k) {
+        const int c = plan.block_cells[k];
+        todo.push_back({b, c, plan.counts[c], k - plan.block_start[b]});
+      }
+    }
+  }
+  if (goal == Goal::SampleUniques)
+    todo.erase(std::remove_if(todo.begin(), todo.end(), [](const Group& g) { return g.count != 1; }),
+               todo.end());
+  // Smallest counts first: their bound 1 / t_j is the largest.
+  std::stable_sort(todo.begin(), todo.end(), [](const Group& x, const Group& y) { return x.count < y.count; });
+
+  std::map<int, std::vector<std::pair<int, std::int64_t>>> groups;
+  auto model = [&](const Group& g) {
+    if (plan.is_ifpr(g.block)) {
+      auto it = groups.find(g.block);
+      if (it == groups.end()) it = groups.emplace(g.block, count_groups(plan, g.block)).first;
+      return ifpr_target(plan, g.block, it->second, g.count);
+    }
+    return matrix_target(plan, g.block, g.pos);
+  };
+
+  // Pass 1: a = 1 everywhere (cheap), which raises the bar for pass 2.
+  std::size_t done = 0;
+  for (const Group& g : todo) {
+    if (++done % 256 == 0) interrupt();
+    if (goal == Goal::AllMatches && !std::isnan(best.value) && 1.0 / g.count <= best.value) continue;
+    const TargetRisk tr = evaluate_target(model(g), 1, false);
+    ++best.targets_evaluated;
+    offer(tr.risk[0], g.cell, 1);
+  }
+  if (goal != Goal::AllMatches) return best;
+
+  // Pass 2: a >= 2 while 1 / a and 1 / t_j can still beat the maximum.
+  for (const Group& g : todo) {
+    if (++done % 64 == 0) interrupt();
+    if (!std::isnan(best.value) && 1.0 / g.count <= best.value) break;  // sorted by count
+    const TargetModel tm = model(g);
+    std::int64_t A = tm.max_s;
+    if (!std::isnan(best.value) && best.value > 0) {
+      // largest a with 1 / a > best, i.e. a * best < 1
+      std::int64_t lim = static_cast<std::int64_t>(std::ceil(1.0 / best.value)) + 1;
+      while (lim > 1 && static_cast<double>(lim) * best.value >= 1.0) --lim;
+      A = std::min(A, lim);
+    }
+    if (A < 2) continue;
+    if (A > std::numeric_limits<int>::max()) throw std::invalid_argument("max_risk: search range too large");
+    const TargetRisk tr = evaluate_target(tm, static_cast<int>(A), false);
+    ++best.targets_evaluated;
+    for (int a = 2; a <= static_cast<int>(A); ++a) offer(tr.risk[a - 1], g.cell, a);
+  }
+  return best;
+}
+
+}  // namespace sdcRisk
+
+#endif  // SDCRISK_RISK_HPP

@@ -1,0 +1,13 @@
+// sdcRisk numerical core: plain C++17, header-only, no R headers.
+#ifndef SDCRISK_SDCRISK_HPP
+#define SDCRISK_SDCRISK_HPP
+
+#include "cells.hpp"
+#include "design.hpp"
+#include "logdist.hpp"
+#include "perturb.hpp"
+#include "plan.hpp"
+#include "quadrature.hpp"
+#include "risk.hpp"
+
+#endif  // SDCRISK_SDCRISK_HPP

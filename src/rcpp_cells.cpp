@@ -1,0 +1,38 @@
+#include <Rcpp.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "glue.h"
+#include "sdcRisk/cells.hpp"
+
+// Cross-classify key codes (each 1..L, NA or < 1 = missing).
+// [[Rcpp::export]]
+Rcpp::List cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels) {
+  const R_xlen_t nkeys = codes.size();
+  std::vector<Rcpp::IntegerVector> keep;
+  std::vector<const int*> ptrs;
+  std::size_t n = 0;
+  for (R_xlen_t k = 0; k < nkeys; ++k) {
+    keep.push_back(codes[k]);
+    ptrs.push_back(keep.back().begin());
+    if (k == 0) n = keep.back().size();
+    else if (static_cast<std::size_t>(keep.back().size()) != n) Rcpp::stop("internal error: key lengths differ");
+  }
+  std::vector<int> nl(nlevels.begin(), nlevels.end());
+  sdcRisk::CellTable tab;
+  try {
+    tab = sdcRisk::cross_classify(ptrs, nl, n, sdcRisk_glue::interrupt_callback());
+  } catch (const std::invalid_argument& e) {
+    Rcpp::stop(std::string("internal error: ") + e.what());
+  }
+  Rcpp::IntegerVector cell_id(n);
+  for (std::size_t i = 0; i < n; ++i)
+    cell_id[i] = tab.cell_of_record[i] < 0 ? NA_INTEGER : tab.cell_of_record[i] + 1;
+  Rcpp::List cell_codes(nkeys);
+  for (R_xlen_t k = 0; k < nkeys; ++k) cell_codes[k] = Rcpp::wrap(tab.cell_codes[k]);
+  return Rcpp::List::create(Rcpp::Named("cell_id") = cell_id,
+                            Rcpp::Named("counts") = Rcpp::wrap(tab.counts),
+                            Rcpp::Named("codes") = cell_codes,
+                            Rcpp::Named("n_excluded") = static_cast<double>(tab.n_excluded));
+}

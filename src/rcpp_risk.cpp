@@ -1,0 +1,45 @@
+#include <Rcpp.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "glue.h"
+#include "sdcRisk/risk.hpp"
+
+// Exact R_j(a, t), P(S_j = a | T), P(S_j = 0 | T) and gamma(j, t) for target
+// cells (1-based) and values of a.
+// [[Rcpp::export]]
+Rcpp::List cpp_cell_risk(const Rcpp::List& plan, const Rcpp::IntegerVector& targets,
+                         const Rcpp::IntegerVector& a) {
+  sdcRisk_glue::PlanHolder holder(plan);
+  std::vector<int> tg(targets.size());
+  for (R_xlen_t i = 0; i < targets.size(); ++i) tg[i] = targets[i] - 1;
+  std::vector<int> av(a.begin(), a.end());
+  sdcRisk::CellRiskTable res;
+  try {
+    res = sdcRisk::cell_risk(holder.view, tg, av, sdcRisk_glue::interrupt_callback());
+  } catch (const std::invalid_argument& e) {
+    Rcpp::stop(std::string("internal error: ") + e.what());
+  }
+  return Rcpp::List::create(Rcpp::Named("risk") = Rcpp::wrap(res.risk),
+                            Rcpp::Named("log_prob") = Rcpp::wrap(res.log_prob),
+                            Rcpp::Named("log_p_empty") = Rcpp::wrap(res.log_p_empty),
+                            Rcpp::Named("gamma") = Rcpp::wrap(res.gamma));
+}
+
+// The maximum of R_j(a, t) over what a goal covers, with its cell (1-based) and a.
+// [[Rcpp::export]]
+Rcpp::List cpp_max_risk(const Rcpp::List& plan, const std::string& goal) {
+  sdcRisk_glue::PlanHolder holder(plan);
+  sdcRisk::MaxRisk res;
+  try {
+    res = sdcRisk::max_risk(holder.view, sdcRisk::parse_goal(goal), sdcRisk_glue::interrupt_callback());
+  } catch (const std::invalid_argument& e) {
+    Rcpp::stop(std::string("internal error: ") + e.what());
+  }
+  return Rcpp::List::create(Rcpp::Named("value") = res.value,
+                            Rcpp::Named("cell") = res.cell < 0 ? NA_INTEGER : res.cell + 1,
+                            Rcpp::Named("a") = res.a < 0 ? NA_INTEGER : res.a,
+                            Rcpp::Named("targets_evaluated") = static_cast<double>(res.targets_evaluated));
+}
