@@ -82,7 +82,7 @@ validate_pram_plan <- function(plan, call = rlang::caller_env()) {
     bad <- which(sizes < 2)
     abort_sdc(c(
       "Every block of {.arg blocks} must have at least two cells.",
-      "x" = "Block{?s} {bad} ha{?s/ve} {sizes[bad]} cell{?s}."
+      "x" = "{show_blocks(bad)} {if (length(bad) == 1) 'has' else 'have'} {show_value(sizes[bad])} cell{if (all(sizes[bad] == 1)) '' else 's'}."
     ), "block", call = call)
   }
   if (anyNA(ids) || any(ids < 1L | ids > ncell)) {
@@ -96,7 +96,7 @@ validate_pram_plan <- function(plan, call = rlang::caller_env()) {
     dup <- unique(ids[duplicated(ids)])
     abort_sdc(c(
       "Blocks must be disjoint: no cell may be in two blocks of {.arg blocks}.",
-      "x" = "Cell{?s} {show_value(dup)} appear{?s/} more than once."
+      "x" = "Cell id{if (length(dup) > 1) 's' else ''} {show_value(dup)} appear{if (length(dup) > 1) '' else 's'} more than once."
     ), "block_overlap", call = call)
   }
   block_of <- rep.int(seq_len(nb), sizes)
@@ -113,6 +113,8 @@ validate_pram_plan <- function(plan, call = rlang::caller_env()) {
   }
   plan
 }
+
+show_blocks <- function(b) paste0(if (length(b) == 1) "Block " else "Blocks ", show_value(b))
 
 check_sdc_cells <- function(cells, arg = rlang::caller_arg(cells),
                             call = rlang::caller_env()) {
@@ -131,7 +133,7 @@ normalize_blocks <- function(blocks, ncell, call = rlang::caller_env()) {
     if (!all(ok)) {
       abort_sdc(c(
         "Every element of {.arg blocks} must be a vector of cell ids.",
-        "x" = "Element{?s} {which(!ok)} {?is/are} not."
+        "x" = "Not so: element{if (sum(!ok) > 1) 's' else ''} {show_value(which(!ok))}."
       ), "block", call = call)
     }
     return(lapply(blocks, as.integer))
@@ -164,7 +166,7 @@ normalize_matrices <- function(matrix, nb, call = rlang::caller_env()) {
   if (!is.list(matrix) || length(matrix) != nb) {
     abort_sdc(c(
       "{.arg matrix} must be a list with one element (a matrix or {.code NULL}) per block.",
-      "x" = "It is {.obj_type_friendly {matrix}} of length {length(matrix)}; there {?is/are} {nb} block{?s}."
+      "x" = "It is {.obj_type_friendly {matrix}} of length {length(matrix)}; the number of blocks is {nb}."
     ), "matrix", call = call)
   }
   matrix
@@ -200,7 +202,7 @@ check_block_parameters <- function(blocks, theta, matrix, call = rlang::caller_e
       bad <- which(abs(cs - 1) > 1e-12)
       abort_sdc(c(
         "{.arg matrix} of block {b} must be column-stochastic: p[i, j] = P(Z = c_i | X = c_j).",
-        "x" = "Column{?s} {bad} sum{?s/} to {format(cs[bad], digits = 15)}.",
+        "x" = "Column sums: {show_value(cs[bad])} (column{if (length(bad) > 1) 's' else ''} {show_value(bad)}).",
         "i" = "Did you give the transpose (rows summing to 1)?"
       ), "matrix", call = call)
     }

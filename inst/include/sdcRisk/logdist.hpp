@@ -46,9 +46,12 @@ inline double log_add_exp(double x, double y) {
   return m + std::log1p(std::exp(-std::fabs(x - y)));
 }
 
-// log(1 - alpha * u) for u in [0, 1], accurate for alpha near 0 or near 1.
+// log(1 - alpha * u) for u in [0, 1] to full relative accuracy: log1p while
+// alpha * u is small, and 1 - alpha u = oma + alpha (1 - u) (no cancellation,
+// u >= 1/2 there so 1 - u is exact) once it is not.
 inline double log1m_scaled(double alpha, double oma, double u) {
-  if (alpha <= 0.5) return std::log1p(-alpha * u);
+  const double x = alpha * u;
+  if (x <= 0.5) return std::log1p(-x);
   return std::log(oma + alpha * (1.0 - u));
 }
 

@@ -9,7 +9,9 @@
 #ifndef SDCRISK_QUADRATURE_HPP
 #define SDCRISK_QUADRATURE_HPP
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "logdist.hpp"
@@ -62,7 +64,10 @@ template <class F>
 double adaptive(const F& f, double a, double b, double whole, double tol, int depth) {
   const double m = 0.5 * (a + b);
   const double left = gl_panel(f, a, m), right = gl_panel(f, m, b);
-  if (depth <= 0 || std::fabs(left + right - whole) <= tol) return left + right;
+  // Accept at the tolerance or at the rounding noise of the panel itself,
+  // whichever is larger, so that halving tolerances never chase noise.
+  const double noise = 1e-13 * std::fabs(left + right);
+  if (depth <= 0 || std::fabs(left + right - whole) <= std::max(tol, noise)) return left + right;
   return adaptive(f, a, m, left, 0.5 * tol, depth - 1) + adaptive(f, m, b, right, 0.5 * tol, depth - 1);
 }
 
@@ -88,7 +93,7 @@ inline double expected_inverse_1p(const std::vector<Binom>& parts) {
     const double right = std::min(1.0, left + width);
     const double whole = detail::gl_panel(f, left, right);
     const double tol = rel_tol * std::max(total + whole, 1e-300);
-    total += detail::adaptive(f, left, right, whole, tol, 40);
+    total += detail::adaptive(f, left, right, whole, tol, 18);
     left = right;
     width *= 2.0;
     // f is decreasing: what is left is at most f(left) * (1 - left).

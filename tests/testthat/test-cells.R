@@ -1,0 +1,109 @@
+test_that("cell_frequencies counts every combination like table() does", {
+  for (seed in 1:20) {
+    set.seed(seed)
+    n <- sample(1:300, 1)
+    df <- data.frame(
+      f = factor(sample(c("x", "y", "z"), n, TRUE), levels = c("z", "y", "x", "unused")),
+      ch = sample(c("b", "a", "c", "d"), n, TRUE),
+      i = sample(c(-3L, 10L, 7L), n, TRUE),
+      l = sample(c(TRUE, FALSE), n, TRUE),
+      stringsAsFactors = FALSE
+    )
+    cf <- cell_frequencies(df, c("f", "ch", "i", "l"))
+    ref <- as.data.frame(table(df$f, df$ch, df$i, df$l), stringsAsFactors = FALSE)
+    ref <- ref[ref$Freq > 0, ]
+    # lexicographic order, first key slowest (factor levels in their order)
+    ref <- ref[order(match(ref$Var1, levels(df$f)), ref$Var2, as.integer(ref$Var3), ref$Var4 == "TRUE"), ]
+    expect_equal(cf$cells$count, ref$Freq, info = paste("seed", seed))
+    expect_equal(as.character(cf$cells$f), ref$Var1, info = paste("seed", seed))
+    expect_equal(cf$cells$ch, ref$Var2, info = paste("seed", seed))
+    expect_identical(cf$cells$i, as.integer(ref$Var3), info = paste("seed", seed))
+    # every record points at the cell with its values
+    back <- cf$cells[cf$cell_id, c("f", "ch", "i", "l")]
+    rownames(back) <- NULL
+    expect_identical(back, df[c("f", "ch", "i", "l")], info = paste("seed", seed))
+    expect_identical(cf$n_singletons, sum(ref$Freq == 1))
+    expect_identical(cf$n_doubletons, sum(ref$Freq == 2))
+  }
+})
+
+test_that("cell types and factor levels are kept", {
+  df <- data.frame(
+    f = factor(c("a", "b", "a"), levels = c("b", "a", "c")),
+    o = factor(c("lo", "hi", "lo"), levels = c("lo", "hi"), ordered = TRUE),
+    d = c(1.5, 2.5, 1.5)
+  )
+  cf <- cell_frequencies(df, c("f", "o", "d"))
+  expect_identical(levels(cf$cells$f), c("b", "a", "c"))
+  expect_s3_class(cf$cells$o, c("ordered", "factor"))
+  expect_identical(cf$cells$d, c(2.5, 1.5))
+  expect_identical(cf$cells$count, c(1L, 2L))
+})
+
+test_that("the cell numbering does not depend on the order of the records", {
+  set.seed(3)
+  df <- data.frame(a = sample(1:5, 100, TRUE), b = sample(letters[1:4], 100, TRUE))
+  cf1 <- cell_frequencies(df, c("a", "b"))
+  perm <- sample(100)
+  cf2 <- cell_frequencies(df[perm, ], c("a", "b"))
+  expect_identical(cf1$cells, cf2$cells)
+  expect_identical(cf1$cell_id[perm], cf2$cell_id)
+})
+
+test_that("records with missing keys are left out or form a category", {
+  df <- data.frame(a = c(1, NA, 1, 2, NA), b = c("x", "x", NA, "y", "y"))
+  cf <- cell_frequencies(df, c("a", "b"))
+  expect_identical(cf$n_excluded, 3)
+  expect_identical(cf$cell_id, c(1L, NA, NA, 2L, NA))
+  expect_identical(cf$cells$count, c(1L, 1L))
+  cf2 <- cell_frequencies(df, c("a", "b"), na = "category")
+  expect_identical(cf2$n_excluded, 0)
+  expect_identical(sum(cf2$cells$count), 5L)
+  expect_true(anyNA(cf2$cells$a))
+  expect_identical(nrow(cf2$cells), 5L)
+  expect_output(print(cf), "3 records left out for missing keys")
+})
+
+test_that("a single key works and large level products are combined", {
+  cf <- cell_frequencies(data.frame(k = c(3L, 1L, 3L)), "k")
+  expect_identical(cf$cells$k, c(1L, 3L))
+  expect_identical(cf$cells$count, c(1L, 2L))
+  # 8 keys with 300 distinct values each: more combinations than 2^60
+  set.seed(1)
+  df <- as.data.frame(replicate(8, sample(1:300, 500, TRUE), simplify = FALSE))
+  names(df) <- paste0("v", 1:8)
+  cf <- cell_frequencies(df, names(df))
+  key <- do.call(paste, df)
+  expect_identical(sum(cf$cells$count), 500L)
+  expect_identical(nrow(cf$cells), length(unique(key)))
+  back <- cf$cells[cf$cell_id, names(df)]
+  rownames(back) <- NULL
+  expect_identical(back, df)
+  ord <- do.call(order, unname(as.list(cf$cells[names(df)])))
+  expect_identical(ord, seq_len(nrow(cf$cells)))
+})
+
+test_that("print, summary and as.data.frame describe the cells", {
+  df <- data_with_counts(c(1, 1, 2, 5, 12))
+  cf <- cell_frequencies(df, "k")
+  expect_snapshot(print(cf))
+  expect_snapshot(print(summary(cf)))
+  d <- as.data.frame(cf)
+  expect_identical(names(d), c("cell", "k", "count"))
+})
+
+test_that("bad input to cell_frequencies gets classed errors", {
+  df <- data.frame(a = 1:3, b = c("x", "y", "x"))
+  expect_error(cell_frequencies(list(a = 1), "a"), class = "sdcRisk_error_not_data_frame")
+  expect_error(cell_frequencies(df[0, ], "a"), class = "sdcRisk_error_empty_data")
+  expect_error(cell_frequencies(df, c("a", "zz")), class = "sdcRisk_error_unknown_key")
+  expect_error(cell_frequencies(df, character()), class = "sdcRisk_error_keys")
+  expect_error(cell_frequencies(df, c("a", "a")), class = "sdcRisk_error_keys")
+  df$l <- I(list(1, 2, 3))
+  expect_error(cell_frequencies(df, "l"), class = "sdcRisk_error_key_type")
+  expect_error(cell_frequencies(data.frame(a = c(NA, NA)), "a"), class = "sdcRisk_error_key_type")
+  expect_error(cell_frequencies(df, "a", na = "drop"))
+  expect_snapshot(error = TRUE, cell_frequencies(df, c("a", "zz")))
+  expect_snapshot(error = TRUE, cell_frequencies(matrix(1:4, 2), "a"))
+  expect_snapshot(error = TRUE, cell_frequencies(df[0, ], "a"))
+})

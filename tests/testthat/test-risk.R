@@ -1,0 +1,336 @@
+# Reference: enumerate every outcome of every unit of a block. Transition
+# probabilities are integers over a common denominator D (Pnum[i, j] / D =
+# P(Z = c_i | X = c_j)), so every outcome's weight prod(Pnum) and every sum of
+# weights is an integer below 2^53: the arithmetic is exact rational
+# arithmetic carried in doubles.
+brute_force_block <- function(counts, Pnum, D, j) {
+  m <- length(counts)
+  units <- rep(seq_len(m), counts)
+  n <- length(units)
+  stopifnot(D^n < 2^53)
+  B <- match(j, units) # the target unit: the first unit of cell j
+  grid <- as.matrix(expand.grid(rep(list(seq_len(m)), n), KEEP.OUT.ATTRS = FALSE))
+  w <- rep(1, nrow(grid))
+  for (u in seq_len(n)) w <- w * Pnum[cbind(grid[, u], units[u])]
+  S <- rowSums(grid == j)
+  stay <- grid[, B] == j
+  lev <- factor(S, levels = 0:n)
+  total <- as.numeric(tapply(w, lev, sum, default = 0))
+  joint <- as.numeric(tapply(w * stay, lev, sum, default = 0))
+  a <- seq_len(n)
+  list(
+    risk = ifelse(total[a + 1] > 0, joint[a + 1] / total[a + 1] / a, NA_real_),
+    prob = total[a + 1] / D^n,
+    p_empty = total[1] / D^n,
+    gamma = sum(w[stay] / S[stay]) / D^n
+  )
+}
+
+gcd <- function(a, b) if (b == 0) a else gcd(b, a %% b)
+
+random_counts <- function(max_units = 8) {
+  repeat {
+    m <- sample(2:4, 1)
+    counts <- sample(1:3, m, TRUE)
+    if (sum(counts) <= max_units && m^sum(counts) <= 70000) return(counts)
+  }
+}
+
+random_stochastic_numerators <- function(m, D) {
+  vapply(seq_len(m), function(j) diff(c(0, sort(sample(0:D, m - 1, TRUE)), D)), numeric(m))
+}
+
+# A table with the block's cells first and some cells outside every block.
+cells_for <- function(block_counts, outside = c(1, 2, 4)) {
+  cell_frequencies(data_with_counts(c(block_counts, outside)), "k")
+}
+
+expect_matches_brute_force <- function(plan, block_counts, Pnum, D, info) {
+  m <- length(block_counts)
+  n <- sum(block_counts)
+  for (j in seq_len(m)) {
+    bf <- brute_force_block(block_counts, Pnum, D, j)
+    mr <- match_risk(plan, cells = j, a = seq_len(n))
+    expect_equal(is.na(mr$risk), is.na(bf$risk), info = info)
+    expect_equal(mr$risk, bf$risk, tolerance = 1e-12, info = info)
+    expect_equal(mr$prob, bf$prob, tolerance = 1e-12, info = info)
+    expect_equal(mr$p_empty[1], bf$p_empty, tolerance = 1e-12, info = info)
+    expect_equal(mr$gamma[1], bf$gamma, tolerance = 1e-11, info = info)
+  }
+}
+
+test_that("exact risk equals brute-force enumeration for random column-stochastic matrices", {
+  D <- 12
+  for (seed in 1:60) {
+    set.seed(seed)
+    counts <- random_counts()
+    m <- length(counts)
+    Pnum <- random_stochastic_numerators(m, D)
+    cf <- cells_for(counts)
+    plan <- pram_plan(cf, list(seq_len(m)), matrix = list(Pnum / D))
+    expect_matches_brute_force(plan, counts, Pnum, D, info = paste("seed", seed))
+  }
+})
+
+test_that("exact risk equals brute-force enumeration for IFPR blocks", {
+  for (seed in 1:60) {
+    set.seed(seed)
+    repeat {
+      counts <- random_counts(7)
+      m <- length(counts)
+      s <- sample(2:5, 1)
+      r <- sample(seq_len(s * min(counts)), 1) # theta = r / s <= min T, may exceed 1
+      L <- Reduce(function(x, y) x * y / gcd(x, y), counts)
+      D <- s * (m - 1) * L
+      if (D^sum(counts) < 2^53) break
+    }
+    theta <- r / s
+    Pnum <- matrix(0, m, m)
+    for (i in seq_len(m)) {
+      Pnum[, i] <- r * L / counts[i]
+      Pnum[i, i] <- (s * counts[i] - r) * (m - 1) * L / counts[i]
+    }
+    stopifnot(all(colSums(Pnum) == D))
+    plan <- pram_plan(cells_for(counts), list(seq_len(m)), theta = theta)
+    expect_matches_brute_force(plan, counts, Pnum, D, info = paste("seed", seed, "theta", theta))
+  }
+})
+
+test_that("max_match_risk equals the brute-force maximum for every goal", {
+  D <- 12
+  for (seed in 1:40) {
+    set.seed(seed)
+    counts <- random_counts()
+    m <- length(counts)
+    Pnum <- random_stochastic_numerators(m, D)
+    outside <- sample(1:4, 3, TRUE)
+    cf <- cells_for(counts, outside)
+    plan <- pram_plan(cf, list(seq_len(m)), matrix = list(Pnum / D))
+    bf <- lapply(seq_len(m), function(j) brute_force_block(counts, Pnum, D, j)$risk)
+    r1 <- vapply(bf, `[`, numeric(1), 1)
+    all_max <- max(c(unlist(bf), 1 / outside), na.rm = TRUE)
+    uniq_max <- max(c(r1, if (any(outside == 1)) 1), na.rm = TRUE)
+    su <- c(r1[counts == 1], if (any(outside == 1)) 1)
+    su_max <- if (length(su) == 0 || all(is.na(su))) NA_real_ else max(su, na.rm = TRUE)
+    info <- paste("seed", seed)
+    expect_equal(max_match_risk(plan, "all_matches")$risk, all_max, tolerance = 1e-12, info = info)
+    expect_equal(max_match_risk(plan, "unique_matches")$risk, uniq_max, tolerance = 1e-12, info = info)
+    expect_equal(max_match_risk(plan, "sample_uniques")$risk, su_max, tolerance = 1e-12, info = info)
+    # the reported arg-max attains the maximum
+    mx <- max_match_risk(plan, "all_matches")
+    expect_equal(match_risk(plan, mx$cell, mx$a)$risk, mx$risk, tolerance = 1e-12, info = info)
+  }
+})
+
+test_that("an explicit matrix equal to an IFPR block gives the IFPR risk", {
+  cf <- cells_for(c(1, 1, 2, 3, 2))
+  ifpr <- pram_plan(cf, list(1:5), theta = 0.8)
+  mat <- pram_plan(cf, list(1:5), matrix = list(pram_matrix(ifpr, 1)))
+  a <- 1:6
+  expect_equal(match_risk(mat, 1:8, a), match_risk(ifpr, 1:8, a), tolerance = 1e-12)
+  for (g in c("all_matches", "unique_matches", "sample_uniques")) {
+    expect_equal(max_match_risk(mat, g)$risk, max_match_risk(ifpr, g)$risk, tolerance = 1e-12)
+  }
+})
+
+test_that("three singletons with theta = 0.8: R_1(3, t) = 1/3 exceeds psi(1, 0.8)", {
+  plan <- pram_plan(cell_frequencies(data.frame(k = 1:3), "k"), list(1:3), theta = 0.8)
+  mr <- match_risk(plan, cells = 1, a = 1:4)
+  expect_equal(mr$risk[3], 1 / 3)
+  expect_gt(mr$risk[3], psi(1, 0.8))
+  expect_true(mr$risk[1] <= psi(1, 0.8))
+  expect_true(is.na(mr$risk[4])) # S_1 = 4 is impossible: NA, never NaN
+  expect_identical(mr$prob[4], 0)
+  mx <- max_match_risk(plan, "all_matches")
+  expect_equal(mx$risk, 1 / 3)
+  expect_identical(mx$a, 3L)
+})
+
+test_that("cells outside every block have R_j(t_j, t) = 1/t_j and NA elsewhere", {
+  cf <- cells_for(c(1, 1), outside = c(1, 3))
+  plan <- pram_plan(cf, list(1:2), theta = 0.5)
+  mr <- match_risk(plan, cells = 4, a = 1:4)
+  expect_equal(mr$risk, c(NA, NA, 1 / 3, NA))
+  expect_equal(mr$prob, c(0, 0, 1, 0))
+  expect_identical(mr$p_empty[1], 0)
+  expect_equal(mr$gamma[1], 1 / 3)
+  expect_true(is.na(mr$block[1]))
+  # an unprotected singleton is found with certainty
+  expect_equal(max_match_risk(plan, "sample_uniques")$risk, 1)
+  expect_identical(max_match_risk(plan, "sample_uniques")$cell, 3L)
+})
+
+test_that("Nayak et al. Table 1: bounds of P(S_1 = 0 | T) when T_1 = 1", {
+  theta <- seq(0.1, 0.9, by = 0.1)
+  table1 <- rbind(
+    `2` = c(0.0900, 0.1600, 0.2100, 0.2400, 0.2500, 0.2400, 0.2100, 0.1600, 0.0900),
+    `3` = c(0.0902, 0.1620, 0.2167, 0.2560, 0.2812, 0.2940, 0.2958, 0.2880, 0.2723),
+    `4` = c(0.0903, 0.1626, 0.2187, 0.2604, 0.2894, 0.3072, 0.3154, 0.3155, 0.3087),
+    `5` = c(0.0904, 0.1629, 0.2196, 0.2624, 0.2931, 0.3132, 0.3243, 0.3277, 0.3247),
+    `10` = c(0.0904, 0.1634, 0.2211, 0.2657, 0.2989, 0.3225, 0.3378, 0.3461, 0.3487),
+    `15` = c(0.0905, 0.1635, 0.2215, 0.2666, 0.3005, 0.3250, 0.3414, 0.3510, 0.3550)
+  )
+  ub <- c(0.0905, 0.1637, 0.2222, 0.2681, 0.3033, 0.3293, 0.3476, 0.3595, 0.3659)
+  for (k1 in as.integer(rownames(table1))) {
+    # the lower bound is attained when every cell of the block is a singleton
+    cf <- cell_frequencies(data.frame(k = seq_len(k1)), "k")
+    p0 <- vapply(theta, function(th) {
+      match_risk(pram_plan(cf, list(seq_len(k1)), theta = th), cells = 1)$p_empty
+    }, numeric(1))
+    # the paper rounds to 4 decimals (exact ties such as 0.09025 either way)
+    expect_true(all(abs(p0 - table1[as.character(k1), ]) <= 5e-5 + 1e-12), info = paste("k1", k1))
+  }
+  # the upper bound theta exp(-theta) is approached as the other counts grow
+  cells <- sdcRisk:::new_sdc_cells(
+    cells = data.frame(k = 1:5, count = c(1L, 1e7L, 1e7L, 1e7L, 1e7L)),
+    cell_id = integer(0), keys = "k", na = "exclude", n_records = 4e7 + 1, n_excluded = 0
+  )
+  p0 <- vapply(theta, function(th) match_risk(pram_plan(cells, list(1:5), theta = th), cells = 1)$p_empty, numeric(1))
+  expect_true(all(abs(p0 - ub) <= 5e-5 + 1e-12))
+  expect_equal(p0, theta * exp(-theta), tolerance = 1e-7)
+})
+
+test_that("P(S_j = 0 | T) follows eq. 4.9 for IFPR", {
+  counts <- c(1, 2, 2, 5, 9)
+  cf <- cell_frequencies(data_with_counts(counts), "k")
+  th <- 0.7
+  plan <- pram_plan(cf, list(1:5), theta = th)
+  k1 <- 5
+  eq49 <- vapply(1:5, function(j) {
+    (th / counts[j])^counts[j] * prod((1 - th / ((k1 - 1) * counts[-j]))^counts[-j])
+  }, numeric(1))
+  expect_equal(match_risk(plan)$p_empty, eq49, tolerance = 1e-13)
+})
+
+test_that("R_j(1, t) follows eq. 4.11 and is bounded by psi (eq. 4.12)", {
+  for (seed in 1:20) {
+    set.seed(seed)
+    counts <- sample(c(1:6, 50, 1000), sample(2:12, 1), TRUE)
+    th <- runif(1, 0, min(counts))
+    cf <- cell_frequencies(data_with_counts(counts), "k")
+    plan <- pram_plan(cf, list(seq_along(counts)), theta = th)
+    k1 <- length(counts)
+    eq411 <- vapply(seq_along(counts), function(j) {
+      t1 <- counts[j]
+      (t1 - th) / (t1 * (t1 - th) + th^2 * sum(counts[-j] / ((k1 - 1) * counts[-j] - th)))
+    }, numeric(1))
+    r1 <- match_risk(plan, a = 1)$risk
+    expect_equal(r1, eq411, tolerance = 1e-12, info = paste("seed", seed))
+    expect_true(all(r1 <= psi(counts, th) * (1 + 1e-12)), info = paste("seed", seed))
+  }
+})
+
+# Log-space reference for an IFPR block, straight from eq. 4.1 and 4.4:
+# log Sigma_a = log sum over splits (a_1..a_k) of a among the cells of
+# prod_i choose(T_i*, a_i) beta_i^a_i, with T_j* = T_j - 1 for the target j,
+# alpha_i = p_ji and beta_i = alpha_i / (1 - alpha_i); both alpha and 1 - alpha
+# are written without cancellation.
+ifpr_log_sigma_reference <- function(counts, theta, j, a) {
+  k <- length(counts)
+  tstar <- counts
+  tstar[j] <- counts[j] - 1
+  alpha <- theta / ((k - 1) * counts)
+  oma <- ((k - 1) * counts - theta) / ((k - 1) * counts)
+  alpha[j] <- (counts[j] - theta) / counts[j]
+  oma[j] <- theta / counts[j]
+  lbeta <- log(alpha) - log(oma)
+  splits <- as.matrix(expand.grid(rep(list(0:a), k)))
+  splits <- splits[rowSums(splits) == a, , drop = FALSE]
+  lt <- apply(splits, 1, function(ai) sum(lchoose(tstar, ai) + ai * lbeta))
+  mx <- max(lt)
+  list(
+    log_sigma = if (is.finite(mx)) mx + log(sum(exp(lt - mx))) else -Inf,
+    log_base = sum(tstar * log(oma)), log_alpha = log(alpha[j]), log_oma = log(oma[j])
+  )
+}
+
+test_that("large counts (T up to 1e7): risk agrees with a log-space reference to 1e-9", {
+  counts <- c(1L, 3L, 2000000L, 10000000L)
+  cells <- sdcRisk:::new_sdc_cells(
+    cells = data.frame(k = seq_along(counts), count = counts),
+    cell_id = integer(0), keys = "k", na = "exclude", n_records = sum(counts), n_excluded = 0
+  )
+  for (th in c(0.3, 0.95)) {
+    plan <- pram_plan(cells, list(seq_along(counts)), theta = th)
+    for (j in seq_along(counts)) {
+      mr <- match_risk(plan, cells = j, a = 1:3)
+      ref <- lapply(0:3, function(y) ifpr_log_sigma_reference(counts, th, j, y))
+      ls <- vapply(ref, `[[`, numeric(1), "log_sigma")
+      # eq. 4.4: R_j(a, t) = (1 / a) / (1 + Sigma_a / (beta_j Sigma_{a-1}))
+      lbeta_j <- ref[[1]]$log_alpha - ref[[1]]$log_oma
+      ref_risk <- (1 / (1:3)) / (1 + exp(ls[2:4] - ls[1:3] - lbeta_j))
+      # eq. 4.1-4.2: P(S_j = a) = base (alpha_j Sigma_{a-1} + (1 - alpha_j) Sigma_a)
+      la <- ref[[1]]$log_alpha + ls[1:3]
+      lb <- ref[[1]]$log_oma + ls[2:4]
+      ref_logp <- ref[[1]]$log_base + pmax(la, lb) + log1p(exp(-abs(la - lb)))
+      info <- paste("theta", th, "cell", j)
+      expect_equal(mr$risk, ref_risk, tolerance = 1e-9, info = info)
+      expect_equal(mr$log_prob, ref_logp, tolerance = 1e-9, info = info)
+      expect_true(all(is.finite(mr$log_prob)), info = info)
+      # P(S_j = 0) of eq. 4.9 in log space
+      k1 <- length(counts)
+      lp0 <- counts[j] * log(th / counts[j]) + sum(counts[-j] * log1p(-th / ((k1 - 1) * counts[-j])))
+      expect_equal(log(mr$p_empty[1]), if (lp0 < -700) -Inf else lp0, tolerance = 1e-9, info = info)
+    }
+    # the huge cells have risk close to, and below, 1 / T at a = 1
+    r <- match_risk(plan, cells = 4, a = 1)$risk
+    expect_lt(r, 1 / counts[4])
+    expect_gt(r, 0.9 / counts[4])
+  }
+})
+
+test_that("gamma is the mean correct-match probability (Remark 2.1)", {
+  counts <- c(1, 2, 3, 1)
+  cf <- cell_frequencies(data_with_counts(counts), "k")
+  plan <- pram_plan(cf, list(1:4), theta = 0.6)
+  mr <- match_risk(plan, cells = 1:4, a = 1:7)
+  by_cell <- split(mr, mr$cell)
+  for (d in by_cell) {
+    expect_equal(sum(d$risk * d$prob, na.rm = TRUE), d$gamma[1], tolerance = 1e-12)
+  }
+  # gamma for large blocks via quadrature against the closed form of one binomial:
+  # a cell whose only other source is itself, E[1/(1+Bin(n,p))] = (1-(1-p)^(n+1))/((n+1)p)
+  cf2 <- cell_frequencies(data_with_counts(c(5000, 1)), "k")
+  p <- matrix(c(0.9, 0.1, 0, 1), 2)
+  plan2 <- pram_plan(cf2, list(1:2), matrix = list(p))
+  n <- 4999
+  g <- 0.9 * (1 - 0.1^(n + 1)) / ((n + 1) * 0.9)
+  expect_equal(match_risk(plan2, cells = 1)$gamma, g, tolerance = 1e-12)
+})
+
+test_that("max_match_risk searches a exactly, without a fixed cut-off", {
+  # a block where the maximum sits at a large a: one cell of count 30 whose
+  # units always stay, plus singletons that all move into it
+  counts <- c(30, 1, 1, 1)
+  cf <- cell_frequencies(data_with_counts(counts), "k")
+  p <- diag(4)
+  p[, 2:4] <- 0
+  p[1, 2:4] <- 1
+  plan <- pram_plan(cf, list(1:4), matrix = list(p))
+  mx <- max_match_risk(plan, "all_matches")
+  # S_1 = 33 always; R_1(33) = 1/33; cells 2-4 are always empty
+  expect_equal(mx$risk, 1 / 33)
+  expect_identical(mx$a, 33L)
+  expect_true(is.na(max_match_risk(plan, "sample_uniques")$risk))
+  expect_output(print(max_match_risk(plan, "sample_uniques")), "can occur")
+})
+
+test_that("print of the maximum names the cell, its keys and a", {
+  df <- data.frame(sex = c("F", "M", "M", "F", "F"), area = c("A", "A", "B", "B", "B"))
+  cf <- cell_frequencies(df, c("sex", "area"))
+  plan <- pram_plan(cf, list(1:3), theta = 0.8)
+  expect_snapshot(print(max_match_risk(plan)))
+})
+
+test_that("bad input to the risk functions gets classed errors", {
+  cf <- cells_for(c(1, 1, 2))
+  plan <- pram_plan(cf, list(1:3), theta = 0.5)
+  expect_error(match_risk(cf), class = "sdcRisk_error_argument")
+  expect_error(match_risk(plan, cells = 0), class = "sdcRisk_error_argument")
+  expect_error(match_risk(plan, cells = 99), class = "sdcRisk_error_argument")
+  expect_error(match_risk(plan, a = 0), class = "sdcRisk_error_argument")
+  expect_error(match_risk(plan, a = 1.5), class = "sdcRisk_error_argument")
+  expect_error(max_match_risk(plan, "everything"))
+  expect_snapshot(error = TRUE, match_risk(plan, cells = c(1, 99)))
+  expect_snapshot(error = TRUE, match_risk(plan, a = -1))
+})
