@@ -207,7 +207,7 @@ has_job <- approx(c(15, 16, 20, 25, 55, 65, 75, 91),
 cls <- c(.61, .09, .08, .05, .08, .05, .035, .003)
 p <- cbind(1 - has_job, outer(has_job, cls / sum(cls)))
 # Self-employment rises with age.
-p[, 7:8] <- p[, 7:8] * (0.4 + age / 40)
+p[, 7:8] <- p[, 7:8] * age / 50
 worker <- factor(worker_levels[draw(p)], levels = worker_levels)
 
 # ---- Person weights --------------------------------------------------------------
