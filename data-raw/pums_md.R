@@ -59,8 +59,8 @@ by_age <- function(at, tab) {
 }
 
 # ---- PUMAs -------------------------------------------------------------------
-# 44 areas in 13 regions shaped like Maryland's counties; Black and Asian
-# shares per region are rounded 2010-2013 census figures.
+# 44 areas in 13 regions shaped like Maryland's counties; the Black, Asian
+# and other-race shares per region approximate 2010 census county figures.
 regions <- data.frame(
   region = c("Western", "Frederick", "Carroll", "Baltimore County",
              "Harford", "Cecil", "Baltimore City", "Howard", "Montgomery",
@@ -85,8 +85,8 @@ size[top] <- size[top] + 1L
 puma <- rep(seq_len(44), size)
 
 # ---- Age and sex ----------------------------------------------------------------
-# Maryland 2013 age pyramid, percent in 5-year groups 0-4, ..., 80-84, 85+
-# (ACS 2013 one-year estimates, rounded).
+# Maryland age pyramid around 2013, percent in 5-year groups 0-4, ...,
+# 80-84, 85+ (approximating the ACS one-year estimates).
 pyramid <- c(6.2, 6.3, 6.4, 6.7, 6.8, 6.8, 6.5, 6.3, 6.8, 7.5, 7.6, 6.8, 5.8,
              4.4, 3.1, 2.2, 1.7, 1.9)
 cum <- splinefun(c(seq(0, 85, 5), 100), c(0, cumsum(pyramid)) / sum(pyramid),
@@ -121,13 +121,13 @@ race_target <- c(37201, 15239, 97, 1, 42, 3461, 20, 1349, 1623)
 # persons of two or more races are spread evenly.
 black_spread <- 0.7
 minor_spread <- 1.8
-jitter <- function(p, s) plogis(qlogis(p) + rnorm(length(p), 0, s))
-black <- jitter(regions$black[reg], black_spread)
-asian <- jitter(regions$asian[reg], minor_spread)
-other <- jitter(regions$other[reg], minor_spread)
-small <- cbind(matrix(jitter(rep(c(97, 1, 42, 20) / n, each = 44),
+vary <- function(p, s) plogis(qlogis(p) + rnorm(length(p), 0, s))
+black <- vary(regions$black[reg], black_spread)
+asian <- vary(regions$asian[reg], minor_spread)
+other <- vary(regions$other[reg], minor_spread)
+small <- cbind(matrix(vary(rep(c(97, 1, 42, 20) / n, each = 44),
                             minor_spread), 44),
-               jitter(rep(1623 / n, 44), 0.4))
+               vary(rep(1623 / n, 44), 0.4))
 by_puma <- cbind(NA, black, NA, NA, NA, asian, NA, other, NA)
 by_puma[, c(3, 4, 5, 7, 9)] <- small
 by_puma <- by_puma / pmax(1, rowSums(by_puma, na.rm = TRUE) / 0.95)
@@ -148,8 +148,8 @@ race <- factor(race_levels[race], levels = race_levels)
 marital_levels <- c("Married", "Widowed", "Divorced", "Separated",
                     "Never married")
 marital_target <- c(24688, 3156, 4742, 1040, 25407)
-# Shares at the given ages (ACS, rounded); the ACS codes under-15s as never
-# married.
+# Shares at the given ages (approximating the ACS); the ACS codes under-15s
+# as never married.
 at <- c(0, 14, 15, 19, 22, 27, 32, 40, 50, 60, 70, 80, 91)
 men <- cbind(
   mar = c(0, 0, .002, .01, .05, .20, .40, .57, .62, .62, .66, .66, .55),
@@ -176,8 +176,8 @@ edu_levels <- c("Grade 6 or less", "Grade 7-12, no diploma",
                 "High school diploma", "Some college, no degree",
                 "Associate degree", "Bachelor's degree",
                 "Master's or professional degree", "Doctorate degree")
-# Adult attainment in Maryland (ACS 2013, rounded), older cohorts less
-# schooled; nobody holds a level before the youngest age it can be reached.
+# Adult attainment approximating Maryland's (ACS around 2013), older
+# cohorts less schooled; nobody holds a level before the youngest age it can be reached.
 at <- c(0, 11, 12, 17, 18, 20, 22, 25, 30, 45, 65, 80, 91)
 edu <- cbind(
   g6  = c(1, 1, 0, 0, 0, 0, 0, .01, .02, .03, .04, .07, .10),
