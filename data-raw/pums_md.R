@@ -58,7 +58,7 @@ by_age <- function(at, tab) {
   apply(tab, 2, function(v) approx(at, v, xout = 0:91, rule = 2)$y)
 }
 
-# ---- PUMAs -------------------------------------------------------------------
+# ---- PUMAs -----------------------------------------------------------------
 # 44 areas in 13 regions shaped like Maryland's counties; the Black, Asian
 # and other-race shares per region approximate 2010 census county figures.
 regions <- data.frame(
@@ -84,7 +84,7 @@ top <- order(-size)[seq_len(n - sum(size))]
 size[top] <- size[top] + 1L
 puma <- rep(seq_len(44), size)
 
-# ---- Age and sex ----------------------------------------------------------------
+# ---- Age and sex -----------------------------------------------------------
 # Maryland age pyramid around 2013, percent in 5-year groups 0-4, ...,
 # 80-84, 85+ (approximating the ACS one-year estimates).
 pyramid <- c(6.2, 6.3, 6.4, 6.7, 6.8, 6.8, 6.5, 6.3, 6.8, 7.5, 7.6, 6.8, 5.8,
@@ -109,7 +109,7 @@ p_male <- approx(c(0, 20, 50, 70, 85, 91), c(.512, .505, .48, .45, .38, .31),
 sex <- factor(ifelse(runif(n) < p_male, "Male", "Female"),
               levels = c("Male", "Female"))
 
-# ---- Race: exact Table 5 counts, shares varying by PUMA ------------------------
+# ---- Race: exact Table 5 counts, shares varying by PUMA --------------------
 race_levels <- c("White", "Black", "American Indian alone",
                  "Alaska Native alone", "American Indian & Alaska Native",
                  "Asian", "Native Hawaiian & other Pacific Islander",
@@ -144,7 +144,7 @@ p <- rake(p, race_target)
 race <- fix_counts(draw(p), race_target, p)
 race <- factor(race_levels[race], levels = race_levels)
 
-# ---- Marital status: exact Table 4 counts, by age and sex ----------------------
+# ---- Marital status: exact Table 4 counts, by age and sex ------------------
 marital_levels <- c("Married", "Widowed", "Divorced", "Separated",
                     "Never married")
 marital_target <- c(24688, 3156, 4742, 1040, 25407)
@@ -171,13 +171,14 @@ p <- rake(p, marital_target)
 marital <- fix_counts(draw(p), marital_target, p)
 marital <- factor(marital_levels[marital], levels = marital_levels)
 
-# ---- Education: 8 levels of Section 7.2, by age -------------------------------
+# ---- Education: 8 levels of Section 7.2, by age ----------------------------
 edu_levels <- c("Grade 6 or less", "Grade 7-12, no diploma",
                 "High school diploma", "Some college, no degree",
                 "Associate degree", "Bachelor's degree",
                 "Master's or professional degree", "Doctorate degree")
 # Adult attainment approximating Maryland's (ACS around 2013), older
-# cohorts less schooled; nobody holds a level before the youngest age it can be reached.
+# cohorts less schooled; nobody holds a level before the youngest age at
+# which it can be reached.
 at <- c(0, 11, 12, 17, 18, 20, 22, 25, 30, 45, 65, 80, 91)
 edu <- cbind(
   g6  = c(1, 1, 0, 0, 0, 0, 0, .01, .02, .03, .04, .07, .10),
@@ -192,7 +193,7 @@ youngest <- c(0, 12, 17, 18, 19, 21, 23, 26)
 p <- by_age(at, edu)[age + 1, ] * outer(age, youngest, ">=")
 education <- factor(edu_levels[draw(p)], levels = edu_levels, ordered = TRUE)
 
-# ---- Class of worker -----------------------------------------------------------
+# ---- Class of worker -------------------------------------------------------
 worker_levels <- c("Not applicable", "Private for-profit",
                    "Private not-for-profit", "Local government",
                    "State government", "Federal government",
@@ -210,7 +211,7 @@ p <- cbind(1 - has_job, outer(has_job, cls / sum(cls)))
 p[, 7:8] <- p[, 7:8] * age / 50
 worker <- factor(worker_levels[draw(p)], levels = worker_levels)
 
-# ---- Person weights --------------------------------------------------------------
+# ---- Person weights --------------------------------------------------------
 # About 1% of Maryland's 5,928,814 residents (2013) are in the sample:
 # weights vary around 100 as in the ACS, a little more for older and
 # for Black and Hispanic persons (lower response).
