@@ -2,22 +2,38 @@
 # Generator token: 10BE3573-1514-4C36-9D1C-5A225CD40393
 
 cpp_cross_classify <- function(codes, nlevels) {
-    .Call('_sdcRisk_cpp_cross_classify', PACKAGE = 'sdcRisk', codes, nlevels)
+    .Call(`_sdcRisk_cpp_cross_classify`, codes, nlevels)
 }
 
 cpp_design <- function(what, x, y) {
-    .Call('_sdcRisk_cpp_design', PACKAGE = 'sdcRisk', what, x, y)
+    .Call(`_sdcRisk_cpp_design`, what, x, y)
 }
 
 cpp_pram_draw <- function(plan, cell_id) {
-    .Call('_sdcRisk_cpp_pram_draw', PACKAGE = 'sdcRisk', plan, cell_id)
+    .Call(`_sdcRisk_cpp_pram_draw`, plan, cell_id)
 }
 
 cpp_cell_risk <- function(plan, targets, a) {
-    .Call('_sdcRisk_cpp_cell_risk', PACKAGE = 'sdcRisk', plan, targets, a)
+    .Call(`_sdcRisk_cpp_cell_risk`, plan, targets, a)
 }
 
 cpp_max_risk <- function(plan, goal) {
-    .Call('_sdcRisk_cpp_max_risk', PACKAGE = 'sdcRisk', plan, goal)
+    .Call(`_sdcRisk_cpp_max_risk`, plan, goal)
+}
+
+cpp_ptn_sensitivity <- function(pt, noise, self_noise, opts) {
+    .Call(`_sdcRisk_cpp_ptn_sensitivity`, pt, noise, self_noise, opts)
+}
+
+cpp_contributor_cells <- function(codes, nlevels, contributor, values, n) {
+    .Call(`_sdcRisk_cpp_contributor_cells`, codes, nlevels, contributor, values, n)
+}
+
+cpp_ptn_cells <- function(cell, pt, noise, self_noise, opts) {
+    .Call(`_sdcRisk_cpp_ptn_cells`, cell, pt, noise, self_noise, opts)
+}
+
+cpp_cell_largest <- function(cell, x, ncell, k) {
+    .Call(`_sdcRisk_cpp_cell_largest`, cell, x, ncell, k)
 }
 
