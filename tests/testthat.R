@@ -1,0 +1,4 @@
+library(testthat)
+library(sdcRisk)
+
+test_check("sdcRisk")
