@@ -240,7 +240,7 @@ rule_ptn_vars <- function(rule, d, opts) {
   switch(rule$type,
     p = , pq = classic_pq_vars(rule$params, d, opts),
     nk = classic_nk_vars(rule$params, d, opts),
-    ptn = custom_ptn_vars(rule, d)
+    ptn = custom_ptn_vars(rule, d, opts$call)
   )
 }
 
@@ -287,9 +287,9 @@ bounded_sides <- function(pt, noise, sn, d, scale, unit) {
        scale = scale)
 }
 
-custom_ptn_vars <- function(rule, d) {
+custom_ptn_vars <- function(rule, d, call) {
   par <- rule$params
-  ev <- function(f, what) eval_ptn_fun(f, d, what, rule$name)
+  ev <- function(f, what) eval_ptn_fun(f, d, what, rule$name, call)
   upper <- list(pt = ev(par$pt$upper, "pt"), noise = ev(par$noise$lower, "noise"),
                 self_noise = ev(par$self_noise$lower, "self_noise"))
   sides <- list(upper = upper)
@@ -300,7 +300,7 @@ custom_ptn_vars <- function(rule, d) {
   list(sides = sides, scale = 1)
 }
 
-eval_ptn_fun <- function(f, d, what, name, call = rlang::caller_env(2)) {
+eval_ptn_fun <- function(f, d, what, name, call) {
   v <- if (is.function(f)) f(d) else f
   n <- nrow(d)
   if (!is.numeric(v) || !(length(v) %in% c(1L, n)) || anyNA(v) || !all(is.finite(v))) {

@@ -93,6 +93,7 @@ new_sdc_ptn <- function(best, upper, lower, side, nt, ns, n, symmetric) {
 }
 
 ptn_vector <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  force(arg)
   one_ok <- function(v) is.numeric(v) && !anyNA(v) && all(is.finite(v))
   if (is.list(x)) {
     if (!setequal(names(x), c("upper", "lower")) || length(x) != 2) {
@@ -120,7 +121,7 @@ ptn_vector <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()
 check_ptn_lengths <- function(vars, call = rlang::caller_env()) {
   lens <- unlist(lapply(vars, function(v) vapply(v, length, integer(1))))
   n <- max(lens)
-  if (n == 0L) {
+  if (any(lens == 0L)) {
     abort_sdc(c(
       "{.arg pt} has no respondents.",
       "i" = "Give one value per respondent of the cell."
@@ -272,7 +273,8 @@ cell_sensitivity <- function(data, by, value, rules, contributor = NULL, weight 
   rec <- tabular_records(data, by, value, contributor, weight, waiver, lower, upper,
                          negative, weights_known, rules, na, total_label)
   k_largest <- max(c(largest, unlist(lapply(rules, function(r) if (r$type == "nk") r$params$n))))
-  opts <- list(negative = negative, weights_known = weights_known)
+  opts <- list(negative = negative, weights_known = weights_known,
+               call = rlang::current_env())
   nby <- length(by)
   levels_out <- lapply(0:(2^nby - 1), function(mask) {
     kept <- which(bitwAnd(mask, 2^(seq_len(nby) - 1)) > 0)
@@ -294,7 +296,7 @@ cell_sensitivity <- function(data, by, value, rules, contributor = NULL, weight 
   names(out)[seq_len(nby)] <- by
   rownames(out) <- NULL
   new_sdc_sensitivity(out, by = by, value = value, rules = rules,
-                      n_records = nrow(data), options = c(opts, list(
+                      n_records = nrow(data), options = c(opts[1:2], list(
                         contributor = contributor, weight = weight, waiver = waiver,
                         lower = lower, upper = upper, na = na, total_label = total_label)))
 }

@@ -481,3 +481,118 @@ test_that("contributor ids and ties: the first contributor is the largest", {
   expect_identical(res$suspect_p10, "x")
   expect_equal(c(res$x1, res$x2), c(9, 9))
 })
+
+# ---------------------------------------------------------------------------
+# Printing
+
+test_that("rules, PTN results and tables print", {
+  expect_snapshot({
+    rule_frequency(3)
+    rule_frequency(4, "at_most")
+    rule_zero()
+    rule_nk(2, 85)
+    rule_p(10)
+    rule_pq(10, 50)
+    rule_ptn(pt = function(d) 0.1 * d$x, noise = function(d) d$x, nt = 2, ns = 0)
+    rule_ptn(pt = list(upper = 1, lower = 0), noise = 1)
+  })
+  x <- c(5000, 1100, 750, 500, 300)
+  expect_snapshot(ptn_sensitivity(0.1 * x, list(lower = x - c(5000, 1000, 500, 500, 0), upper = x)))
+  d <- data.frame(
+    id = c(1, 2, 3, 4, 5, 6, 7, 1),
+    ind = c("103", "103", "140", "140", "142", "142", "142", "142"),
+    reg = c("N", "E", "N", "E", "N", "N", "E", "E"),
+    v = c(92, 0, 22, 1, 1238, 20, 58, 3)
+  )
+  res <- cell_sensitivity(d, c("ind", "reg"), "v", list(rule_frequency(3), rule_zero(),
+                                                         rule_nk(1, 60), rule_p(11)),
+                          contributor = "id")
+  expect_snapshot({
+    res
+    summary(res)
+  })
+  expect_s3_class(summary(res), "summary.sdc_sensitivity")
+  expect_identical(class(as.data.frame(res)), "data.frame")
+  expect_invisible(print(res))
+  # the cell with contributors and total 0 is flagged by the zero rule
+  expect_true(res$sensitive_zero[res$ind == "103" & res$reg == "E"])
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_invisible(plot(res))
+  expect_invisible(plot(res, rows = "reg", cols = NULL))
+  expect_error(plot(res, rows = "nope"), class = "sdcRisk_error_argument")
+})
+
+test_that("cell_sensitivity() is fast on 10^5 records in a 3-way table", {
+  skip_on_cran()
+  set.seed(5)
+  n <- 1e5
+  d <- data.frame(a = sample(20, n, TRUE), b = sample(10, n, TRUE), c = sample(5, n, TRUE),
+                  firm = sample(2e4, n, TRUE), v = round(rlnorm(n, 5, 2)))
+  time <- system.time(res <- cell_sensitivity(d, c("a", "b", "c"), "v",
+                                              list(rule_p(10), rule_nk(2, 85)),
+                                              contributor = "firm"))
+  expect_lt(time[["elapsed"]], 10)
+  expect_equal(res$total[nrow(res)], sum(d$v))
+})
+
+# ---------------------------------------------------------------------------
+# Bad input
+
+test_that("bad input gives classed errors naming the argument", {
+  d <- data.frame(g = c("a", "b"), v = c(1, 2))
+  expect_error(cell_sensitivity(data.frame(g = "a", v = NA_real_), "g", "v", rule_p(10)),
+               class = "sdcRisk_error_missing_value")
+  expect_error(cell_sensitivity(data.frame(g = NA, v = 1), "g", "v", rule_p(10)),
+               class = "sdcRisk_error_missing_value")
+  expect_error(cell_sensitivity(data.frame(g = "a", v = -1), "g", "v", rule_p(10)),
+               class = "sdcRisk_error_negative_values")
+  expect_error(cell_sensitivity(d[0, ], "g", "v", rule_p(10)), class = "sdcRisk_error_empty_data")
+  expect_error(cell_sensitivity(d, "h", "v", rule_p(10)), class = "sdcRisk_error_unknown_key")
+  expect_error(cell_sensitivity(d, "g", "v", "p"), class = "sdcRisk_error_rules")
+  expect_error(cell_sensitivity(d, "g", "v", list(rule_p(10), rule_p(10))),
+               class = "sdcRisk_error_rules")
+  expect_error(cell_sensitivity(transform(d, g = "Total"), "g", "v", rule_p(10)),
+               class = "sdcRisk_error_total_label")
+  expect_error(cell_sensitivity(transform(d, w = 0.5), "g", "v", rule_p(10), weight = "w",
+                                weights_known = FALSE), class = "sdcRisk_error_weight")
+  expect_error(cell_sensitivity(transform(d, lb = 5), "g", "v", rule_p(10), lower = "lb"),
+               class = "sdcRisk_error_bounds")
+  expect_error(cell_sensitivity(d, "g", "v", rule_ptn(function(z) 1:3, 1)),
+               class = "sdcRisk_error_rule_value")
+  expect_error(rule_pq(20, 10), class = "sdcRisk_error_rule_parameter")
+  expect_error(rule_pq(10, 10), class = "sdcRisk_error_rule_parameter")
+  expect_error(rule_nk(0, 50), class = "sdcRisk_error_argument")
+  expect_error(rule_frequency(0), class = "sdcRisk_error_argument")
+  expect_error(rule_nk(1, 0), class = "sdcRisk_error_rule_parameter")
+  expect_error(rule_nk(1, 101), class = "sdcRisk_error_rule_parameter")
+  expect_error(rule_p(-1), class = "sdcRisk_error_rule_parameter")
+  expect_error(rule_ptn(pt = "a", noise = 1), class = "sdcRisk_error_rule_parameter")
+  expect_error(ptn_sensitivity(1:3, 1:2), class = "sdcRisk_error_ptn_length")
+  expect_error(ptn_sensitivity(c(1, NA), 1:2), class = "sdcRisk_error_ptn_input")
+  expect_error(ptn_sensitivity(numeric(), numeric()), class = "sdcRisk_error_empty_data")
+  expect_error(ptn_sensitivity(1, 1, nt = 0), class = "sdcRisk_error_argument")
+})
+
+test_that("error messages", {
+  d <- data.frame(g = c("a", "b"), v = c(1, 2))
+  expect_snapshot(error = TRUE, {
+    cell_sensitivity(data.frame(g = c("a", "a"), v = c(1, NA)), "g", "v", rule_p(10))
+  })
+  expect_snapshot(error = TRUE, {
+    cell_sensitivity(data.frame(g = c("a", NA), v = 1:2), "g", "v", rule_p(10))
+  })
+  expect_snapshot(error = TRUE, {
+    cell_sensitivity(data.frame(g = "a", v = c(-3, 1)), "g", "v", list(rule_frequency(3), rule_p(10)))
+  })
+  expect_snapshot(error = TRUE, cell_sensitivity(d[0, ], "g", "v", rule_p(10)))
+  expect_snapshot(error = TRUE, cell_sensitivity(d, "g", "v", list(rule_p(10), rule_p(10))))
+  expect_snapshot(error = TRUE, rule_pq(20, 10))
+  expect_snapshot(error = TRUE, rule_nk(0, 50))
+  expect_snapshot(error = TRUE, rule_nk(1, 120))
+  expect_snapshot(error = TRUE, rule_frequency(0.5))
+  expect_snapshot(error = TRUE, ptn_sensitivity(1:3, 1:2))
+  expect_snapshot(error = TRUE, ptn_sensitivity(numeric(), numeric()))
+  expect_snapshot(error = TRUE, ptn_sensitivity(c(1, NA), 1:2))
+  expect_snapshot(error = TRUE, cell_sensitivity(d, "g", "v", rule_ptn(function(z) 1:3, 1)))
+})
