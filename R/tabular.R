@@ -659,7 +659,8 @@ print.summary.sdc_sensitivity <- function(x, ...) {
 #'   for a one-way table).
 #' @param col_sensitive,col_safe Fill colours.
 #' @param digits Significant digits of the totals shown.
-#' @param ... Passed to [graphics::plot.default()] (e.g. `main`).
+#' @param main Title; by default names the table's value.
+#' @param ... Further graphical parameters passed to [graphics::plot.default()].
 #' @returns `x`, invisibly.
 #' @family tabular
 #' @export
@@ -672,7 +673,7 @@ print.summary.sdc_sensitivity <- function(x, ...) {
 plot.sdc_sensitivity <- function(x, rows = attr(x, "by")[1],
                                  cols = if (length(attr(x, "by")) > 1) attr(x, "by")[2],
                                  col_sensitive = "#E06666", col_safe = "grey95",
-                                 digits = 4, ...) {
+                                 digits = 4, main = NULL, ...) {
   by <- attr(x, "by")
   shown <- c(rows, cols)
   if (!is.character(shown) || !all(shown %in% by) || anyDuplicated(shown) || length(rows) != 1) {
@@ -689,8 +690,8 @@ plot.sdc_sensitivity <- function(x, rows = attr(x, "by")[1],
   nr <- length(rlev)
   nc <- length(clev)
   graphics::plot.default(NA, xlim = c(0, nc + 1), ylim = c(0, nr + 1), axes = FALSE,
-                         xlab = if (is.null(cols)) "" else cols, ylab = "",
-                         main = list(...)$main %||% paste("Sensitive cells of", attr(x, "value")))
+                         xlab = if (is.null(cols)) "" else cols, ylab = rows,
+                         main = main %||% paste("Sensitive cells of", attr(x, "value")), ...)
   i <- match(as.character(sub[[rows]]), rlev)
   j <- if (is.null(cols)) rep(1L, nrow(sub)) else match(as.character(sub[[cols]]), clev)
   yy <- nr + 1 - i
