@@ -228,6 +228,30 @@ test_that("p%, pq and nk rules give the textbook status on random cells with tie
   expect_identical(failed, integer(), label = "seeds where a classic rule differs from its formula")
 })
 
+test_that("PTN forms stated with rule_ptn() (Section 2.4, appendix) match the classic rules", {
+  failed <- integer()
+  for (seed in 1:20) {
+    set.seed(seed)
+    d <- random_cells(50)
+    rules <- list(
+      p = rule_p(10), p_ptn = rule_ptn(function(z) 0.1 * z$x, function(z) z$x),
+      pq = rule_pq(10, 40), pq_ptn = rule_ptn(function(z) 0.1 * z$x, function(z) 0.4 * z$x),
+      nk = rule_nk(2, 80),
+      nk_ptn = rule_ptn(function(z) (100 - 80) / 80 * z$x, function(z) z$x, nt = 2, ns = 0)
+    )
+    res <- cell_rows(cell_sensitivity(d, "g", "v", rules))
+    ok <- TRUE
+    for (r in c("p", "pq", "nk")) {
+      s_ptn <- res[[paste0("S_", r, "_ptn")]]
+      clear <- abs(s_ptn) > 1e-9 # floating point can only matter at S = 0
+      ok <- ok && isTRUE(all.equal(res[[paste0("S_", r)]], s_ptn)) &&
+        identical(res[[paste0("sensitive_", r)]][clear], res[[paste0("sensitive_", r, "_ptn")]][clear])
+    }
+    if (!ok) failed <- c(failed, seed)
+  }
+  expect_identical(failed, integer(), label = "seeds where a PTN form differs from its rule")
+})
+
 test_that("classic rules at exact boundaries, with one and two contributors", {
   d <- data.frame(
     g = c("one", "two", "two", "edge", "edge", "edge", "zero", "zero"),
