@@ -260,6 +260,14 @@ cell_sensitivity <- function(data, by, value, rules, contributor = NULL, weight 
   rlang::check_dots_empty()
   check_data_frame(data)
   check_names_in(by, data, what = "classification variable")
+  reserved <- grepl("^(level|n_contributors|total|sensitive|rules|x[0-9]+|(S|sensitive|target|suspect)_.*)$", by)
+  if (any(reserved)) {
+    abort_sdc(c(
+      "{.arg by} variables cannot be named like output columns.",
+      "x" = "Reserved: {.val {by[reserved]}}.",
+      "i" = "Rename these columns of {.arg data}."
+    ), "keys")
+  }
   negative <- rlang::arg_match(negative)
   na <- rlang::arg_match(na)
   rules <- check_rules(rules)
@@ -581,8 +589,8 @@ format.sdc_sensitivity <- function(x, n = 10, ...) {
   rules <- attr(x, "rules")
   by <- attr(x, "by")
   head_lines <- c(
-    sprintf("<sdc_sensitivity> %d cells of %s by %s (%d levels of aggregation), %d records",
-            nrow(x), attr(x, "value"), paste(by, collapse = " x "), 2^length(by),
+    sprintf("<sdc_sensitivity> %d cell%s of %s by %s (%d levels of aggregation), %d records",
+            nrow(x), if (nrow(x) == 1) "" else "s", attr(x, "value"), paste(by, collapse = " x "), 2^length(by),
             attr(x, "n_records")),
     sprintf("Rules: %s", paste(vapply(rules, function(r) r$name, character(1)), collapse = ", ")),
     sprintf("Sensitive cells: %d of %d", sum(x$sensitive), nrow(x))
@@ -599,6 +607,20 @@ format.sdc_sensitivity <- function(x, n = 10, ...) {
 print.sdc_sensitivity <- function(x, n = 10, ...) {
   cat(format(x, n = n, ...), sep = "\n")
   invisible(x)
+}
+
+#' @export
+`[.sdc_sensitivity` <- function(x, ...) {
+  out <- NextMethod()
+  if (!is.data.frame(out)) return(out)
+  keep <- c("by", "value", "rules", "n_records", "options")
+  if (all(c(attr(x, "by"), "level", "total", "sensitive") %in% names(out))) {
+    for (a in keep) attr(out, a) <- attr(x, a)
+    class(out) <- class(x)
+  } else {
+    class(out) <- "data.frame"
+  }
+  out
 }
 
 #' @export

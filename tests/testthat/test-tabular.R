@@ -538,6 +538,10 @@ test_that("rules, PTN results and tables print", {
   expect_s3_class(summary(res), "summary.sdc_sensitivity")
   expect_identical(class(as.data.frame(res)), "data.frame")
   expect_invisible(print(res))
+  sub <- res[res$sensitive_zero, ]
+  expect_s3_class(sub, "sdc_sensitivity")
+  expect_snapshot(sub)
+  expect_identical(class(res[c("ind", "total")]), "data.frame")
   # the cell with contributors and total 0 is flagged by the zero rule
   expect_true(res$sensitive_zero[res$ind == "103" & res$reg == "E"])
   grDevices::pdf(NULL)
@@ -584,6 +588,8 @@ test_that("bad input gives classed errors naming the argument", {
                class = "sdcRisk_error_bounds")
   expect_error(cell_sensitivity(d, "g", "v", rule_ptn(function(z) 1:3, 1)),
                class = "sdcRisk_error_rule_value")
+  expect_error(cell_sensitivity(transform(d, total = g), "total", "v", rule_p(10)),
+               class = "sdcRisk_error_keys")
   expect_error(rule_pq(20, 10), class = "sdcRisk_error_rule_parameter")
   expect_error(rule_pq(10, 10), class = "sdcRisk_error_rule_parameter")
   expect_error(rule_nk(0, 50), class = "sdcRisk_error_argument")
