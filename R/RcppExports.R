@@ -21,3 +21,19 @@ cpp_max_risk <- function(plan, goal) {
     .Call(`_sdcRisk_cpp_max_risk`, plan, goal)
 }
 
+cpp_ptn_sensitivity <- function(pt, noise, self_noise, opts) {
+    .Call(`_sdcRisk_cpp_ptn_sensitivity`, pt, noise, self_noise, opts)
+}
+
+cpp_contributor_cells <- function(codes, nlevels, contributor, values, n) {
+    .Call(`_sdcRisk_cpp_contributor_cells`, codes, nlevels, contributor, values, n)
+}
+
+cpp_ptn_cells <- function(cell, pt, noise, self_noise, opts) {
+    .Call(`_sdcRisk_cpp_ptn_cells`, cell, pt, noise, self_noise, opts)
+}
+
+cpp_cell_largest <- function(cell, x, ncell, k) {
+    .Call(`_sdcRisk_cpp_cell_largest`, cell, x, ncell, k)
+}
+

@@ -73,6 +73,64 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_ptn_sensitivity
+Rcpp::List cpp_ptn_sensitivity(const Rcpp::NumericVector& pt, const Rcpp::NumericVector& noise, const Rcpp::NumericVector& self_noise, const Rcpp::List& opts);
+RcppExport SEXP _sdcRisk_cpp_ptn_sensitivity(SEXP ptSEXP, SEXP noiseSEXP, SEXP self_noiseSEXP, SEXP optsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type pt(ptSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type noise(noiseSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type self_noise(self_noiseSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type opts(optsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ptn_sensitivity(pt, noise, self_noise, opts));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_contributor_cells
+Rcpp::List cpp_contributor_cells(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels, const Rcpp::Nullable<Rcpp::IntegerVector>& contributor, const Rcpp::List& values, int n);
+RcppExport SEXP _sdcRisk_cpp_contributor_cells(SEXP codesSEXP, SEXP nlevelsSEXP, SEXP contributorSEXP, SEXP valuesSEXP, SEXP nSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type codes(codesSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type nlevels(nlevelsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::IntegerVector>& >::type contributor(contributorSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type values(valuesSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_contributor_cells(codes, nlevels, contributor, values, n));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_ptn_cells
+Rcpp::List cpp_ptn_cells(const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& pt, const Rcpp::NumericVector& noise, const Rcpp::NumericVector& self_noise, const Rcpp::List& opts);
+RcppExport SEXP _sdcRisk_cpp_ptn_cells(SEXP cellSEXP, SEXP ptSEXP, SEXP noiseSEXP, SEXP self_noiseSEXP, SEXP optsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type pt(ptSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type noise(noiseSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type self_noise(self_noiseSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type opts(optsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ptn_cells(cell, pt, noise, self_noise, opts));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_cell_largest
+Rcpp::List cpp_cell_largest(const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& x, int ncell, int k);
+RcppExport SEXP _sdcRisk_cpp_cell_largest(SEXP cellSEXP, SEXP xSEXP, SEXP ncellSEXP, SEXP kSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type ncell(ncellSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_cell_largest(cell, x, ncell, k));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_cross_classify", (DL_FUNC) &_sdcRisk_cpp_cross_classify, 2},
@@ -80,6 +138,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_pram_draw", (DL_FUNC) &_sdcRisk_cpp_pram_draw, 2},
     {"_sdcRisk_cpp_cell_risk", (DL_FUNC) &_sdcRisk_cpp_cell_risk, 3},
     {"_sdcRisk_cpp_max_risk", (DL_FUNC) &_sdcRisk_cpp_max_risk, 2},
+    {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
+    {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},
+    {"_sdcRisk_cpp_ptn_cells", (DL_FUNC) &_sdcRisk_cpp_ptn_cells, 5},
+    {"_sdcRisk_cpp_cell_largest", (DL_FUNC) &_sdcRisk_cpp_cell_largest, 4},
     {NULL, NULL, 0}
 };
 

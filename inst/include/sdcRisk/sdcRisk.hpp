@@ -9,5 +9,6 @@
 #include "plan.hpp"
 #include "quadrature.hpp"
 #include "risk.hpp"
+#include "tabular.hpp"
 
 #endif  // SDCRISK_SDCRISK_HPP

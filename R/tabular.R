@@ -1,0 +1,730 @@
+#' PTN sensitivity of one cell
+#'
+#' Computes the precision threshold and noise (PTN) sensitivity of Gray
+#' (2018) for the respondents of one cell: the maximum over disjoint target
+#' sets \eqn{T} (\eqn{|T| = n_t}) and suspect sets \eqn{S} (\eqn{|S| = n_s})
+#' of
+#' \deqn{S(T, S) = \sum_{t \in T} PT(t) - \sum_{s \in S} SN(s) - \sum_{r \notin T \cup S} N(r)}
+#' (eq. 3-7), with the maximizing sets. The cell is sensitive when
+#' \eqn{S > 0}.
+#'
+#' For \eqn{n_t = n_s = 1} the maximum comes from Theorem 1: with target
+#' function \eqn{f_t = PT + N} and suspect function \eqn{f_s = N - SN}, only
+#' the two best respondents by each need checking. For other \eqn{n_t, n_s}
+#' (the paper gives no algorithm) an exact \eqn{O(n \log n)} algorithm is
+#' used: since \eqn{S(T, S) = \sum_T f_t + \sum_S f_s - \sum_r N} (eq. 13)
+#' and exchanging a target \eqn{t} with a suspect \eqn{s} changes it by
+#' \eqn{d(s) - d(t)}, \eqn{d = f_t - f_s}, some optimal pair has every target
+#' before every suspect in the order of decreasing \eqn{d}; for each split of
+#' that order, the best targets are the \eqn{n_t} largest \eqn{f_t} before it
+#' and the best suspects the \eqn{n_s} largest \eqn{f_s} after it, found for
+#' all splits in two heap sweeps.
+#'
+#' Upper sensitivity \eqn{\bar S} uses the upper precision threshold with the
+#' lower noise and lower self-noise (an attacker's upper estimate of
+#' \eqn{x_t} subtracts lower bounds of the others); lower sensitivity
+#' \eqn{\underline S} uses the lower threshold with the upper noises (eq. 3-4).
+#' Give `list(upper = , lower = )` for any of `pt`, `noise`, `self_noise` to
+#' get both; plain vectors mean the symmetric case, where both coincide.
+#'
+#' A cell with fewer than \eqn{n_t + n_s} respondents is completed with
+#' respondents whose PT, N and SN are 0, as the textbook formulas set
+#' \eqn{x_k = 0} beyond the number of contributors (a single contributor is
+#' sensitive under the p% rule). Their ids are `NA`. Ties are broken in favour
+#' of the respondent that comes first.
+#'
+#' @param pt Precision thresholds \eqn{PT(r)}: a numeric vector with one value
+#'   per respondent, or `list(upper = , lower = )` of two such vectors.
+#' @param noise Noise \eqn{N(r)} (same form; `lower` is the lower noise
+#'   \eqn{x_r - LB(x_r)}, `upper` the upper noise \eqn{UB(x_r) - x_r}).
+#' @param self_noise Self-noise \eqn{SN(r)} (same form); 0 for self-aware
+#'   respondents. Length-one values are recycled.
+#' @param nt,ns Sizes of the target and suspect sets (\eqn{n_t \ge 1},
+#'   \eqn{n_s \ge 0}).
+#' @returns An object of class `sdc_ptn`, a list with `S` (the cell
+#'   sensitivity, the larger of `S_upper` and `S_lower`), `S_upper`,
+#'   `S_lower` (equal to `S_upper` in the symmetric case), `sensitive`
+#'   (`S > 0`), `target` and `suspect` (indices of a maximal pair for the side
+#'   giving `S`), `side`, `upper` and `lower` (each `list(S, target,
+#'   suspect)`), `nt`, `ns`, `n` and `symmetric`.
+#' @references Gray, D. (2018). Precision threshold and noise: an alternative
+#'   framework of sensitivity measures. In *Privacy in Statistical Databases*,
+#'   LNCS 11126, 15-27. Springer.
+#' @family tabular
+#' @export
+#' @examples
+#' # Gray (2018), Section 3.1: p% rule (p = 10%) with the revenue ranges of
+#' # Table 1 as lower bounds: S = 150, sensitive (Table 2)
+#' x <- c(5000, 1100, 750, 500, 300)
+#' lb <- c(5000, 1000, 500, 500, 0)
+#' ptn_sensitivity(pt = 0.1 * x, noise = x - lb)
+#' # without the ranges the p% rule says safe
+#' ptn_sensitivity(pt = 0.1 * x, noise = x)
+#' # two colluding suspects against every pair of targets
+#' set.seed(1)
+#' y <- rexp(8)
+#' ptn_sensitivity(0.1 * y, y, nt = 2, ns = 2)
+ptn_sensitivity <- function(pt, noise, self_noise = 0, nt = 1, ns = 1) {
+  check_count(nt, min = 1)
+  check_scalar(nt)
+  check_count(ns, min = 0)
+  check_scalar(ns)
+  vars <- list(pt = ptn_vector(pt), noise = ptn_vector(noise),
+               self_noise = ptn_vector(self_noise))
+  n <- check_ptn_lengths(vars)
+  vars <- lapply(vars, function(v) lapply(v, function(z) rep_len(as.numeric(z), n)))
+  symmetric <- all(vapply(vars, function(v) identical(v$upper, v$lower), logical(1)))
+  opts <- list(nt = as.integer(nt), ns = as.integer(ns), algorithm = "auto")
+  upper <- cpp_ptn_sensitivity(vars$pt$upper, vars$noise$lower, vars$self_noise$lower, opts)
+  lower <- if (symmetric) upper else
+    cpp_ptn_sensitivity(vars$pt$lower, vars$noise$upper, vars$self_noise$upper, opts)
+  side <- if (upper$S >= lower$S) "upper" else "lower"
+  best <- if (side == "upper") upper else lower
+  new_sdc_ptn(best, upper, lower, side, nt, ns, n, symmetric)
+}
+
+new_sdc_ptn <- function(best, upper, lower, side, nt, ns, n, symmetric) {
+  structure(list(
+    S = best$S, S_upper = upper$S, S_lower = lower$S, sensitive = best$S > 0,
+    target = best$target, suspect = best$suspect, side = side,
+    upper = upper, lower = lower, nt = as.integer(nt), ns = as.integer(ns),
+    n = n, symmetric = symmetric
+  ), class = "sdc_ptn")
+}
+
+ptn_vector <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  force(arg)
+  one_ok <- function(v) is.numeric(v) && !anyNA(v) && all(is.finite(v))
+  if (is.list(x)) {
+    if (!setequal(names(x), c("upper", "lower")) || length(x) != 2) {
+      abort_sdc(c(
+        "{.arg {arg}} must be a numeric vector or {.code list(upper = , lower = )}.",
+        "x" = "It is a list with names {.val {names(x)}}."
+      ), "ptn_input", call = call)
+    }
+    x <- list(upper = x$upper, lower = x$lower)
+  } else {
+    x <- list(upper = x, lower = x)
+  }
+  for (v in x) {
+    if (!one_ok(v)) {
+      abort_sdc(c(
+        "{.arg {arg}} must contain finite numbers only.",
+        "x" = if (is.numeric(v)) "It contains {sum(!is.finite(v))} missing or infinite value{?s}." else
+          "It is {.obj_type_friendly {v}}."
+      ), "ptn_input", call = call)
+    }
+  }
+  x
+}
+
+check_ptn_lengths <- function(vars, call = rlang::caller_env()) {
+  lens <- unlist(lapply(vars, function(v) vapply(v, length, integer(1))))
+  n <- max(lens)
+  if (any(lens == 0L)) {
+    abort_sdc(c(
+      "{.arg pt} has no respondents.",
+      "i" = "Give one value per respondent of the cell."
+    ), "empty_data", call = call)
+  }
+  if (any(!(lens %in% c(1L, n)))) {
+    abort_sdc(c(
+      "{.arg pt}, {.arg noise} and {.arg self_noise} must have one value per respondent.",
+      "x" = "Their lengths are {.val {unique(lens)}}.",
+      "i" = "Only a single number is recycled."
+    ), "ptn_length", call = call)
+  }
+  n
+}
+
+#' @export
+format.sdc_ptn <- function(x, digits = 6, ...) {
+  ids <- function(v) if (length(v) == 0) "none" else paste(ifelse(is.na(v), "(none)", v), collapse = ", ")
+  out <- c(
+    sprintf("<sdc_ptn> PTN sensitivity S^%d_%d of a cell with %d respondent%s",
+            x$nt, x$ns, x$n, if (x$n == 1) "" else "s"),
+    sprintf("S = %s: %s", format(x$S, digits = digits),
+            if (x$sensitive) "sensitive" else "safe")
+  )
+  if (!x$symmetric) {
+    out <- c(out, sprintf("upper S = %s, lower S = %s",
+                          format(x$S_upper, digits = digits), format(x$S_lower, digits = digits)))
+  }
+  c(out, sprintf("maximal %stargets: %s; suspects: %s",
+                 if (x$symmetric) "" else paste0("(", x$side, ") "),
+                 ids(x$target), ids(x$suspect)))
+}
+
+#' @export
+print.sdc_ptn <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
+}
+
+#' Primary sensitivity of the cells of a magnitude table
+#'
+#' Builds the magnitude table of `value` over the cross-classification of the
+#' `by` variables together with every margin and the grand total (a table of
+#' \eqn{d} variables has all \eqn{2^d} levels of aggregation), aggregates the
+#' records to contributors, applies every rule to every cell and returns one
+#' row per cell.
+#'
+#' A contributor with several records in a cell (or in the cells under a
+#' margin) is one respondent whose contribution is the sum of its records, as
+#' holdings are in tau-ARGUS; without `contributor` every record is a
+#' contributor of its own. The work is done in compiled code: records are
+#' aggregated per level by hashing, and per cell only the few best
+#' respondents by the target and suspect functions of each PTN rule (Gray
+#' 2018, Theorem 1 and Section 4; see [ptn_sensitivity()]) and the `largest`
+#' contributions are kept, so no cell is ever sorted.
+#'
+#' Special cases (Gray 2018, Section 3), see [rules] for how the classic
+#' rules use them:
+#' * `negative = "abs"`: contributions enter the classic rules in absolute
+#'   value (Section 3.2). With the default `"error"`, negative values are an
+#'   error when a rule assumes non-negative contributions (`rule_p()`,
+#'   `rule_pq()`, `rule_nk()`). The absolute value is taken of a
+#'   contributor's net contribution to the cell.
+#' * `waiver`: a logical column; a contributor waived when all its records
+#'   say so. Its precision threshold is 0 but it still gives noise
+#'   (Section 3.3).
+#' * `weight`: sampling weights \eqn{w \ge 1}; a record contributes
+#'   \eqn{x = w y}. With `weights_known = TRUE` the rules apply to \eqn{x};
+#'   with `FALSE` respondents know only \eqn{w \ge 1} (Section 3.4).
+#'   Contributor counts (frequency rule) are unweighted.
+#' * `lower`, `upper`: columns of known bounds on each record's (weighted)
+#'   contribution, e.g. the class limits of published distribution counts;
+#'   `NA` means no bound is known for that record. A contributor's bounds are
+#'   the sums of its records' bounds (Section 3.1).
+#'
+#' Missing values are never dropped silently: `NA` in `value`, `contributor`,
+#' `weight` or `waiver` is an error (impute or remove such records first);
+#' `NA` in a `by` variable is an error unless `na = "category"`, which makes
+#' it a category of its own.
+#'
+#' @param data A data frame with one row per record.
+#' @param by Character vector: the classification variables of the table.
+#' @param value Name of the numeric column to total.
+#' @param rules A rule (see [rules]) or a list of rules; list names, when
+#'   given, name the output columns (default names like `p10`, `nk1_60`).
+#' @param contributor Name of the column identifying contributors
+#'   (enterprises), or `NULL`.
+#' @param weight Name of a column of sampling weights, or `NULL`.
+#' @param ... Must be empty.
+#' @param waiver,lower,upper Names of columns (see Details), or `NULL`.
+#' @param negative `"error"` or `"abs"`.
+#' @param weights_known Do respondents know the sampling weights?
+#' @param na Treatment of `NA` in `by`: `"error"` or `"category"`.
+#' @param total_label Label of the total category in the `by` columns.
+#' @param largest How many of the largest contributions to report (at least
+#'   the `n` of every dominance rule).
+#' @returns A data frame of class `sdc_sensitivity`, one row per cell,
+#'   ordered by the `by` variables (totals last): the `by` columns (factors
+#'   whose last level is `total_label`), `level` (the `by` variables not
+#'   totalled, joined by `":"`, or `"(total)"`), `n_contributors`, `total`
+#'   (the signed weighted total), `x1`, `x2`, ... (the largest contributions,
+#'   in absolute value with `negative = "abs"`, `NA` beyond the number of
+#'   contributors), then for each rule `S_<rule>` (PTN rules: the PTN
+#'   sensitivity, the larger of upper and lower), `sensitive_<rule>`,
+#'   `target_<rule>` and `suspect_<rule>` (ids of a maximal target and suspect
+#'   set, joined by `", "`; contributor values, or record numbers without
+#'   `contributor`), and finally `sensitive` (any rule) and `rules` (the rules
+#'   that flag the cell).
+#' @references Gray, D. (2018). Precision threshold and noise: an alternative
+#'   framework of sensitivity measures. In *Privacy in Statistical Databases*,
+#'   LNCS 11126, 15-27. Springer.
+#'
+#'   Hundepool, A. et al. (2012). *Statistical Disclosure Control*, Section
+#'   4.2. Wiley.
+#' @family tabular
+#' @export
+#' @examples
+#' set.seed(1)
+#' firms <- data.frame(
+#'   firm = 1:60,
+#'   industry = sample(c("A", "B", "C"), 60, TRUE),
+#'   region = sample(c("north", "south"), 60, TRUE),
+#'   turnover = round(rlnorm(60, 6, 1.5))
+#' )
+#' sens <- cell_sensitivity(firms, c("industry", "region"), "turnover",
+#'   rules = list(rule_frequency(3), rule_nk(1, 60), rule_p(10)),
+#'   contributor = "firm")
+#' sens
+#' summary(sens)
+#' plot(sens)
+cell_sensitivity <- function(data, by, value, rules, contributor = NULL, weight = NULL, ...,
+                             waiver = NULL, lower = NULL, upper = NULL,
+                             negative = c("error", "abs"), weights_known = TRUE,
+                             na = c("error", "category"), total_label = "Total",
+                             largest = 2) {
+  rlang::check_dots_empty()
+  check_data_frame(data)
+  check_names_in(by, data, what = "classification variable")
+  reserved <- grepl("^(level|n_contributors|total|sensitive|rules|x[0-9]+|(S|sensitive|target|suspect)_.*)$", by)
+  if (any(reserved)) {
+    abort_sdc(c(
+      "{.arg by} variables cannot be named like output columns.",
+      "x" = "Reserved: {.val {by[reserved]}}.",
+      "i" = "Rename these columns of {.arg data}."
+    ), "keys")
+  }
+  negative <- rlang::arg_match(negative)
+  na <- rlang::arg_match(na)
+  rules <- check_rules(rules)
+  check_flag(weights_known)
+  check_count(largest, min = 1)
+  check_scalar(largest)
+  if (!is.character(total_label) || length(total_label) != 1 || is.na(total_label)) {
+    abort_sdc(c("{.arg total_label} must be a single string.",
+                "x" = "It is {show_value(total_label)}."), "argument")
+  }
+  rec <- tabular_records(data, by, value, contributor, weight, waiver, lower, upper,
+                         negative, weights_known, rules, na, total_label)
+  k_largest <- max(c(largest, unlist(lapply(rules, function(r) if (r$type == "nk") r$params$n))))
+  opts <- list(negative = negative, weights_known = weights_known,
+               call = rlang::current_env())
+  nby <- length(by)
+  levels_out <- lapply(0:(2^nby - 1), function(mask) {
+    kept <- which(bitwAnd(mask, 2^(seq_len(nby) - 1)) > 0)
+    sensitivity_level(rec, kept, rules, opts, k_largest)
+  })
+  out <- do.call(rbind, levels_out)
+  for (j in seq_len(nby)) {
+    # totals (code 0) sort after the categories
+    codes <- out[[j]]
+    labels <- rec$labels[[j]]
+    codes[codes == 0L] <- length(labels) + 1L
+    out[[j]] <- codes
+  }
+  out <- out[do.call(order, unname(as.list(out[seq_len(nby)]))), , drop = FALSE]
+  for (j in seq_len(nby)) {
+    labels <- c(rec$labels[[j]], total_label)
+    out[[j]] <- factor(labels[out[[j]]], levels = labels, exclude = NULL)
+  }
+  names(out)[seq_len(nby)] <- by
+  rownames(out) <- NULL
+  new_sdc_sensitivity(out, by = by, value = value, rules = rules,
+                      n_records = nrow(data), options = c(opts[1:2], list(
+                        contributor = contributor, weight = weight, waiver = waiver,
+                        lower = lower, upper = upper, na = na, total_label = total_label)))
+}
+
+new_sdc_sensitivity <- function(df, by, value, rules, n_records, options) {
+  structure(df, class = c("sdc_sensitivity", "data.frame"), by = by, value = value,
+            rules = rules, n_records = n_records, options = options)
+}
+
+check_flag <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  if (!is.logical(x) || length(x) != 1 || is.na(x)) {
+    abort_sdc(c("{.arg {arg}} must be {.code TRUE} or {.code FALSE}.",
+                "x" = "It is {show_value(x)}."), "argument", call = call)
+  }
+  invisible(x)
+}
+
+check_rules <- function(rules, call = rlang::caller_env()) {
+  if (inherits(rules, "sdc_rule")) rules <- list(rules)
+  if (!is.list(rules) || length(rules) == 0 ||
+      !all(vapply(rules, inherits, logical(1), "sdc_rule"))) {
+    abort_sdc(c(
+      "{.arg rules} must be a rule or a list of rules.",
+      "x" = "It is {.obj_type_friendly {rules}}.",
+      "i" = "Build rules with {.fn rule_p}, {.fn rule_nk}, {.fn rule_frequency}, ..."
+    ), "rules", call = call)
+  }
+  nm <- names(rules)
+  default <- vapply(rules, `[[`, character(1), "name")
+  if (is.null(nm)) nm <- default
+  nm[is.na(nm) | nm == ""] <- default[is.na(nm) | nm == ""]
+  if (anyDuplicated(nm)) {
+    abort_sdc(c(
+      "Every rule needs its own name.",
+      "x" = "Duplicated: {.val {unique(nm[duplicated(nm)])}}.",
+      "i" = "Name the rules in the list, e.g. {.code list(a = rule_ptn(...), b = rule_ptn(...))}."
+    ), "rules", call = call)
+  }
+  for (i in seq_along(rules)) rules[[i]]$name <- nm[i]
+  names(rules) <- nm
+  rules
+}
+
+# Validate and code the record-level inputs.
+tabular_records <- function(data, by, value, contributor, weight, waiver, lower, upper,
+                            negative, weights_known, rules, na, total_label,
+                            call = rlang::caller_env()) {
+  col <- function(name, arg) {
+    if (is.null(name)) return(NULL)
+    if (!is.character(name) || length(name) != 1 || is.na(name)) {
+      abort_sdc(c("{.arg {arg}} must name one column of the data.",
+                  "x" = "It is {show_value(name)}."), "keys", call = call)
+    }
+    check_names_in(name, data, arg = arg, what = "column", call = call)
+    data[[name]]
+  }
+  v <- col(value, "value")
+  if (is.null(v)) abort_sdc("{.arg value} must name one column of the data.", "keys", call = call)
+  if (!is.numeric(v)) {
+    abort_sdc(c("Column {.var {value}} ({.arg value}) must be numeric.",
+                "x" = "It is {.obj_type_friendly {v}}."), "value_type", call = call)
+  }
+  no_na(v, value, "value", call)
+  if (!all(is.finite(v))) {
+    abort_sdc(c("Column {.var {value}} ({.arg value}) must be finite.",
+                "x" = "It has {sum(!is.finite(v))} infinite value{?s}."), "value_type", call = call)
+  }
+  v <- as.numeric(v)
+  n <- length(v)
+  w <- col(weight, "weight")
+  if (is.null(w)) {
+    w <- rep(1, n)
+  } else {
+    no_na(w, weight, "weight", call)
+    low <- if (weights_known) 0 else 1
+    if (!is.numeric(w) || !all(is.finite(w)) || any(if (weights_known) w <= 0 else w < 1)) {
+      abort_sdc(c(
+        "Column {.var {weight}} ({.arg weight}) must hold finite weights {if (weights_known) '> 0' else '>= 1'}.",
+        "x" = "Found {show_value(utils::head(w[!is.finite(w) | w < low | (weights_known & w <= 0)], 5))}.",
+        "i" = if (!weights_known) "Weights unknown to respondents are assumed to be at least 1 (Gray 2018, Section 3.4)."
+      ), "weight", call = call)
+    }
+  }
+  x <- w * v
+  if (negative == "error" && any(x < 0)) {
+    needs <- names(rules)[vapply(rules, rule_needs_nonnegative, logical(1))]
+    if (length(needs) > 0) {
+      abort_sdc(c(
+        "Column {.var {value}} ({.arg value}) has negative contributions.",
+        "x" = "{sum(x < 0)} record{?s} {?is/are} negative, e.g. {show_value(utils::head(v[x < 0], 3))}; rule{?s} {.val {needs}} assume{?s/} non-negative contributions.",
+        "i" = "Use {.code negative = \"abs\"} to apply the rules to absolute values (Gray 2018, Section 3.2)."
+      ), "negative_values", call = call)
+    }
+  }
+  wv <- col(waiver, "waiver")
+  if (is.null(wv)) {
+    wv <- rep(0, n)
+  } else {
+    if (!is.logical(wv)) {
+      abort_sdc(c("Column {.var {waiver}} ({.arg waiver}) must be logical.",
+                  "x" = "It is {.obj_type_friendly {wv}}."), "waiver", call = call)
+    }
+    no_na(wv, waiver, "waiver", call)
+    wv <- as.numeric(wv)
+  }
+  lo <- bound_column(col(lower, "lower"), lower, "lower", -Inf, call)
+  hi <- bound_column(col(upper, "upper"), upper, "upper", Inf, call)
+  if (any(lo > x | hi < x)) {
+    bad <- which(lo > x | hi < x)
+    abort_sdc(c(
+      "Known bounds must contain the contributions.",
+      "x" = "{length(bad)} record{?s} lie{?s/} outside {.arg lower}/{.arg upper}, e.g. row{?s} {utils::head(bad, 5)}."
+    ), "bounds", call = call)
+  }
+  coded <- lapply(by, function(b) {
+    z <- data[[b]]
+    if (na == "error" && anyNA(z)) {
+      abort_sdc(c(
+        "Classification variable {.var {b}} ({.arg by}) has missing values.",
+        "x" = "{sum(is.na(z))} record{?s} {?has/have} {.val NA}.",
+        "i" = "Recode them, or use {.code na = \"category\"} to make {.val NA} a category of its own."
+      ), "missing_value", call = call)
+    }
+    code_key(z, b, na == "category", call = call)
+  })
+  labels <- lapply(coded, function(cd) {
+    vals <- cd$values
+    if (is.factor(vals)) as.character(vals) else as.character(vals)
+  })
+  for (j in seq_along(by)) {
+    if (total_label %in% labels[[j]]) {
+      abort_sdc(c(
+        "{.arg total_label} must differ from every category.",
+        "x" = "{.var {by[j]}} has a category {.val {total_label}}.",
+        "i" = "Choose another {.arg total_label}."
+      ), "total_label", call = call)
+    }
+  }
+  cv <- col(contributor, "contributor")
+  contrib_codes <- NULL
+  contrib_ids <- NULL
+  if (!is.null(cv)) {
+    no_na(cv, contributor, "contributor", call)
+    contrib_ids <- unique(cv)
+    contrib_codes <- match(cv, contrib_ids)
+    contrib_ids <- as.character(contrib_ids)
+  }
+  list(n = n, codes = lapply(coded, `[[`, "codes"),
+       nlevels = vapply(coded, `[[`, integer(1), "nlevels"), labels = labels,
+       by = by, x = x, y = v, lower = lo, upper = hi, waiver = wv,
+       contributor = contrib_codes, contributor_ids = contrib_ids)
+}
+
+no_na <- function(z, name, arg, call) {
+  if (anyNA(z)) {
+    abort_sdc(c(
+      "Column {.var {name}} ({.arg {arg}}) has missing values.",
+      "x" = "{sum(is.na(z))} record{?s} {?has/have} {.val NA}, e.g. row{?s} {utils::head(which(is.na(z)), 5)}.",
+      "i" = "Missing values are never dropped silently: impute or remove these records first."
+    ), "missing_value", call = call)
+  }
+}
+
+bound_column <- function(z, name, arg, default, call) {
+  if (is.null(z)) return(default)
+  if (!is.numeric(z)) {
+    abort_sdc(c("Column {.var {name}} ({.arg {arg}}) must be numeric.",
+                "x" = "It is {.obj_type_friendly {z}}."), "bounds", call = call)
+  }
+  z <- as.numeric(z)
+  z[is.na(z)] <- default
+  z
+}
+
+# One level of aggregation: the cells of the `by` variables in `kept`.
+sensitivity_level <- function(rec, kept, rules, opts, k_largest) {
+  sums_in <- list(rec$x, rec$y, rep_len(rec$lower, rec$n), rep_len(rec$upper, rec$n), rec$waiver)
+  agg <- cpp_contributor_cells(rec$codes[kept], rec$nlevels[kept], rec$contributor,
+                               sums_in, rec$n)
+  ncell <- agg$ncell
+  cell <- agg$cell
+  value <- agg$sums[[1]]
+  y <- agg$sums[[2]]
+  absolute <- opts$negative == "abs"
+  d <- data.frame(
+    x = if (absolute) abs(value) else value,
+    value = value,
+    y = if (absolute) abs(y) else y,
+    w = ifelse(y != 0, value / y, 1),
+    lower = agg$sums[[3]],
+    upper = agg$sums[[4]],
+    waiver = agg$sums[[5]] == agg$records,
+    records = agg$records
+  )
+  ids <- if (is.null(rec$contributor)) as.character(agg$contributor) else
+    rec$contributor_ids[agg$contributor]
+  nby <- length(rec$codes)
+  out <- vector("list", nby)
+  for (j in seq_len(nby)) out[[j]] <- integer(ncell)
+  for (j in seq_along(kept)) out[[kept[j]]] <- agg$codes[[j]]
+  names(out) <- rec$by
+  out <- as.data.frame(out, optional = TRUE)
+  out$level <- if (length(kept)) paste(rec$by[kept], collapse = ":") else "(total)"
+  n_contrib <- tabulate(cell, ncell)
+  out$n_contributors <- n_contrib
+  out$total <- as.numeric(rowsum(value, cell, reorder = TRUE))
+  top <- cpp_cell_largest(cell, d$x, ncell, k_largest)
+  for (j in seq_len(k_largest)) out[[paste0("x", j)]] <- top$value[, j]
+  flagged <- matrix(FALSE, ncell, length(rules))
+  for (i in seq_along(rules)) {
+    res <- apply_rule(rules[[i]], d, cell, ncell, n_contrib, out$total, ids, opts)
+    nm <- rules[[i]]$name
+    if (rule_is_ptn(rules[[i]])) out[[paste0("S_", nm)]] <- res$S
+    out[[paste0("sensitive_", nm)]] <- res$sensitive
+    if (!is.null(res$target)) out[[paste0("target_", nm)]] <- res$target
+    if (!is.null(res$suspect)) out[[paste0("suspect_", nm)]] <- res$suspect
+    flagged[, i] <- res$sensitive
+  }
+  out$sensitive <- rowSums(flagged) > 0
+  out$rules <- apply_names(flagged, names(rules))
+  out
+}
+
+apply_names <- function(flagged, nm) {
+  out <- character(nrow(flagged))
+  for (i in seq_along(nm)) {
+    add <- flagged[, i]
+    out[add] <- ifelse(out[add] == "", nm[i], paste(out[add], nm[i], sep = ", "))
+  }
+  out
+}
+
+apply_rule <- function(rule, d, cell, ncell, n_contrib, total, ids, opts) {
+  par <- rule$params
+  if (rule$type == "frequency") {
+    unsafe <- if (par$convention == "below") n_contrib < par$n else n_contrib <= par$n
+    return(list(sensitive = n_contrib > 0 & unsafe))
+  }
+  if (rule$type == "zero") {
+    return(list(sensitive = n_contrib > 0 & total == 0))
+  }
+  vars <- rule_ptn_vars(rule, d, opts)
+  nt <- par$nt
+  ns <- par$ns
+  copts <- list(ncell = ncell, nt = nt, ns = ns)
+  best <- NULL
+  for (side in vars$sides) {
+    r <- cpp_ptn_cells(cell, side$pt, side$noise, side$self_noise, copts)
+    r$S <- r$S / vars$scale
+    if (is.null(best)) {
+      best <- r
+    } else {
+      better <- r$S > best$S
+      best$S[better] <- r$S[better]
+      best$target[better, ] <- r$target[better, , drop = FALSE]
+      best$suspect[better, ] <- r$suspect[better, , drop = FALSE]
+    }
+  }
+  list(S = best$S, sensitive = best$S > 0,
+       target = join_ids(best$target, ids),
+       suspect = if (ns > 0) join_ids(best$suspect, ids))
+}
+
+# Ids of the rows in each line of `m`, joined by ", "; NA (phantom) dropped.
+join_ids <- function(m, ids) {
+  if (ncol(m) == 1L) return(ids[m[, 1]])
+  parts <- lapply(seq_len(ncol(m)), function(j) ids[m[, j]])
+  out <- parts[[1]]
+  for (j in seq_along(parts)[-1]) {
+    p <- parts[[j]]
+    out <- ifelse(is.na(out), p, ifelse(is.na(p), out, paste(out, p, sep = ", ")))
+  }
+  out
+}
+
+rule_columns <- function(x) {
+  vapply(attr(x, "rules"), function(r) paste0("sensitive_", r$name), character(1))
+}
+
+#' @export
+format.sdc_sensitivity <- function(x, n = 10, ...) {
+  rules <- attr(x, "rules")
+  by <- attr(x, "by")
+  head_lines <- c(
+    sprintf("<sdc_sensitivity> %d cell%s of %s by %s (%d levels of aggregation), %d records",
+            nrow(x), if (nrow(x) == 1) "" else "s", attr(x, "value"), paste(by, collapse = " x "), 2^length(by),
+            attr(x, "n_records")),
+    sprintf("Rules: %s", paste(vapply(rules, function(r) r$name, character(1)), collapse = ", ")),
+    sprintf("Sensitive cells: %d of %d", sum(x$sensitive), nrow(x))
+  )
+  df <- as.data.frame(x)
+  keep <- c(by, "n_contributors", "total", grep("^S_", names(df), value = TRUE), "rules")
+  shown <- utils::head(df[keep], n)
+  body <- utils::capture.output(print(shown, row.names = FALSE))
+  more <- if (nrow(x) > n) sprintf("# ... %d more cells; as.data.frame() gives all columns", nrow(x) - n)
+  c(head_lines, body, more)
+}
+
+#' @export
+print.sdc_sensitivity <- function(x, n = 10, ...) {
+  cat(format(x, n = n, ...), sep = "\n")
+  invisible(x)
+}
+
+#' @export
+`[.sdc_sensitivity` <- function(x, ...) {
+  out <- NextMethod()
+  if (!is.data.frame(out)) return(out)
+  keep <- c("by", "value", "rules", "n_records", "options")
+  if (all(c(attr(x, "by"), "level", "total", "sensitive") %in% names(out))) {
+    for (a in keep) attr(out, a) <- attr(x, a)
+    class(out) <- class(x)
+  } else {
+    class(out) <- "data.frame"
+  }
+  out
+}
+
+#' @export
+as.data.frame.sdc_sensitivity <- function(x, ...) {
+  attr(x, "by") <- NULL
+  attr(x, "value") <- NULL
+  attr(x, "rules") <- NULL
+  attr(x, "n_records") <- NULL
+  attr(x, "options") <- NULL
+  class(x) <- "data.frame"
+  x
+}
+
+#' @export
+summary.sdc_sensitivity <- function(object, ...) {
+  cols <- rule_columns(object)
+  by_rule <- vapply(cols, function(cl) sum(object[[cl]]), numeric(1))
+  names(by_rule) <- names(attr(object, "rules"))
+  level_tab <- tapply(object$sensitive, factor(object$level, levels = unique(object$level)),
+                      function(z) c(cells = length(z), sensitive = sum(z)))
+  by_level <- data.frame(level = names(level_tab),
+                         cells = vapply(level_tab, `[[`, numeric(1), 1),
+                         sensitive = vapply(level_tab, `[[`, numeric(1), 2),
+                         row.names = NULL)
+  structure(list(n_cells = nrow(object), n_sensitive = sum(object$sensitive),
+                 by_rule = by_rule, by_level = by_level,
+                 value = attr(object, "value"), by = attr(object, "by")),
+            class = "summary.sdc_sensitivity")
+}
+
+#' @export
+format.summary.sdc_sensitivity <- function(x, ...) {
+  c(
+    sprintf("Primary sensitivity of %s by %s", x$value, paste(x$by, collapse = " x ")),
+    sprintf("%d of %d cells sensitive (%.1f%%)", x$n_sensitive, x$n_cells,
+            100 * x$n_sensitive / max(x$n_cells, 1)),
+    "Sensitive cells by rule:",
+    sprintf("  %-12s %d", names(x$by_rule), x$by_rule),
+    "By level of aggregation:",
+    sprintf("  %-24s %d of %d", x$by_level$level, x$by_level$sensitive, x$by_level$cells)
+  )
+}
+
+#' @export
+print.summary.sdc_sensitivity <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
+}
+
+#' Plot a table with its sensitive cells marked
+#'
+#' Draws the two-way table of `rows` by `cols` (the other `by` variables at
+#' their totals), margins included, with each cell's total, and fills the
+#' sensitive cells. Base graphics only.
+#'
+#' @param x An `sdc_sensitivity` object from [cell_sensitivity()].
+#' @param rows,cols `by` variables shown in rows and columns (`cols = NULL`
+#'   for a one-way table).
+#' @param col_sensitive,col_safe Fill colours.
+#' @param digits Significant digits of the totals shown.
+#' @param main Title; by default names the table's value.
+#' @param ... Further graphical parameters passed to [graphics::plot.default()].
+#' @returns `x`, invisibly.
+#' @family tabular
+#' @export
+#' @examples
+#' set.seed(2)
+#' d <- data.frame(sector = sample(c("a", "b", "c"), 40, TRUE),
+#'                 area = sample(c("x", "y"), 40, TRUE),
+#'                 sales = round(rlnorm(40, 5, 1.2)))
+#' plot(cell_sensitivity(d, c("sector", "area"), "sales", rule_p(15)))
+plot.sdc_sensitivity <- function(x, rows = attr(x, "by")[1],
+                                 cols = if (length(attr(x, "by")) > 1) attr(x, "by")[2],
+                                 col_sensitive = "#E06666", col_safe = "grey95",
+                                 digits = 4, main = NULL, ...) {
+  by <- attr(x, "by")
+  shown <- c(rows, cols)
+  if (!is.character(shown) || !all(shown %in% by) || anyDuplicated(shown) || length(rows) != 1) {
+    abort_sdc(c("{.arg rows} and {.arg cols} must be distinct {.arg by} variables.",
+                "x" = "They are {show_value(shown)}; {.arg by} is {show_value(by)}."), "argument")
+  }
+  total_label <- attr(x, "options")$total_label
+  others <- setdiff(by, shown)
+  keep <- rep(TRUE, nrow(x))
+  for (o in others) keep <- keep & x[[o]] == total_label
+  sub <- x[keep, , drop = FALSE]
+  rlev <- levels(x[[rows]])
+  clev <- if (is.null(cols)) "" else levels(x[[cols]])
+  nr <- length(rlev)
+  nc <- length(clev)
+  graphics::plot.default(NA, xlim = c(0, nc + 1), ylim = c(0, nr + 1), axes = FALSE,
+                         xlab = if (is.null(cols)) "" else cols, ylab = rows,
+                         main = main %||% paste("Sensitive cells of", attr(x, "value")), ...)
+  i <- match(as.character(sub[[rows]]), rlev)
+  j <- if (is.null(cols)) rep(1L, nrow(sub)) else match(as.character(sub[[cols]]), clev)
+  yy <- nr + 1 - i
+  graphics::rect(j - 0.5 + 0.5, yy - 0.5, j + 0.5 + 0.5, yy + 0.5,
+                 col = ifelse(sub$sensitive, col_sensitive, col_safe), border = "grey60")
+  graphics::text(j + 0.5, yy, format(signif(sub$total, digits), big.mark = ",", trim = TRUE), cex = 0.8)
+  graphics::text(0.9, nr + 1 - seq_len(nr), rlev, adj = 1, cex = 0.8, xpd = TRUE)
+  if (!is.null(cols)) graphics::text(seq_len(nc) + 0.5, nr + 0.75, clev, cex = 0.8, xpd = TRUE)
+  graphics::legend("bottomright", fill = c(col_sensitive, col_safe), bty = "n", cex = 0.8,
+                   legend = c("sensitive", "safe"), inset = c(0, -0.02), xpd = TRUE, horiz = TRUE)
+  invisible(x)
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
