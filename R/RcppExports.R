@@ -5,6 +5,10 @@ cpp_cross_classify <- function(codes, nlevels) {
     .Call(`_sdcRisk_cpp_cross_classify`, codes, nlevels)
 }
 
+cpp_int_range <- function(x) {
+    .Call(`_sdcRisk_cpp_int_range`, x)
+}
+
 cpp_design <- function(what, x, y) {
     .Call(`_sdcRisk_cpp_design`, what, x, y)
 }

@@ -57,6 +57,13 @@ cell_frequencies <- function(data, keys, na = c("exclude", "category")) {
     lapply(coded, `[[`, "codes"),
     vapply(coded, `[[`, integer(1), "nlevels")
   )
+  if (length(res$counts) == 0) {
+    abort_sdc(c(
+      "No record has a value in every key of {.arg keys}.",
+      "x" = "All {fmt_int(nrow(data))} records have a missing key value.",
+      "i" = "Use {.code na = \"category\"} to treat {.val NA} as a category."
+    ), "key_type")
+  }
   cells <- lapply(seq_along(keys), function(k) coded[[k]]$values[res$codes[[k]]])
   names(cells) <- keys
   cells <- as.data.frame(cells, stringsAsFactors = FALSE, optional = TRUE)
@@ -91,10 +98,18 @@ new_sdc_cells <- function(cells, cell_id, keys, na, n_records, n_excluded) {
 # Integer codes 1..L of one key (NA where missing) and the value of each code.
 code_key <- function(x, name, na_category, call = rlang::caller_env()) {
   if (is.factor(x)) {
-    codes <- as.integer(x)
+    # the factor itself carries its codes: no copy
+    codes <- x
     values <- structure(seq_along(levels(x)), levels = levels(x), class = class(x))
-  } else if (is.atomic(x) && (is.character(x) || is.logical(x) || is.numeric(x)) &&
-    !is.complex(x)) {
+  } else if (is.logical(x)) {
+    codes <- as.integer(x) + 1L
+    values <- c(FALSE, TRUE)
+  } else if (is.integer(x) && !is.object(x) && !is.na((r <- cpp_int_range(x))[1]) &&
+    as.numeric(r[2]) - r[1] < 1e6) {
+    # a dense range: codes by subtraction; unobserved values make no cells
+    codes <- x - (r[1] - 1L)
+    values <- seq.int(r[1], r[2])
+  } else if (is.atomic(x) && (is.character(x) || is.numeric(x)) && !is.complex(x)) {
     values <- sort(unique(x[!is.na(x)]), method = "radix")
     codes <- match(x, values)
   } else {
@@ -104,16 +119,11 @@ code_key <- function(x, name, na_category, call = rlang::caller_env()) {
     ), "key_type", call = call)
   }
   nlevels <- length(values)
-  if (na_category && anyNA(codes)) {
+  if (na_category && anyNA(x)) {
     nlevels <- nlevels + 1L
+    codes <- as.integer(codes)
     codes[is.na(codes)] <- nlevels
     values[nlevels] <- NA
-  }
-  if (nlevels == 0L) {
-    abort_sdc(c(
-      "Key {.var {name}} has no non-missing value.",
-      "i" = "Use {.code na = \"category\"} to treat {.val NA} as a category."
-    ), "key_type", call = call)
   }
   list(codes = codes, values = values, nlevels = as.integer(nlevels))
 }

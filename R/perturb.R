@@ -43,9 +43,9 @@ pram_apply <- function(data, keys, plan) {
   check_data_frame(data)
   check_pram_plan(plan)
   check_plan_keys(keys, plan)
-  cf <- check_plan_data(data, plan)
-  new_cell <- cpp_pram_draw(plan_cpp(plan), cf$cell_id)
-  write_cells(data, plan$cells, cf$cell_id, new_cell)
+  cell_id <- check_plan_data(data, plan)
+  new_cell <- cpp_pram_draw(plan_cpp(plan), cell_id)
+  write_cells(data, plan$cells, cell_id, new_cell)
 }
 
 #' @rdname pram_apply
@@ -55,13 +55,24 @@ pram_draw <- function(plan) {
   cpp_pram_draw(plan_cpp(plan), plan$cells$cell_id)
 }
 
-# Write the key values of the released cells into the changed records.
+# Write the key values of the released cells into the changed records,
+# keeping every attribute of the columns (factor codes are written directly).
 write_cells <- function(data, cells, old_cell, new_cell) {
   changed <- which(!is.na(new_cell) & new_cell != old_cell)
   if (length(changed) == 0) return(data)
+  to <- new_cell[changed]
   for (k in cells$keys) {
     v <- data[[k]]
-    v[changed] <- cells$cells[[k]][new_cell[changed]]
+    values <- cells$cells[[k]]
+    if (is.factor(v)) {
+      attrs <- attributes(v)
+      codes <- as.integer(v)
+      codes[changed] <- as.integer(values)[to]
+      attributes(codes) <- attrs
+      v <- codes
+    } else {
+      v[changed] <- values[to]
+    }
     data[[k]] <- v
   }
   data
@@ -77,21 +88,50 @@ check_plan_keys <- function(keys, plan, call = rlang::caller_env()) {
   invisible(keys)
 }
 
-# Cross-classify `data` as the plan's cells were and check that it gives the
-# same cells with the same counts.
+# The cell of every record of `data` under the plan. Fast path: `data` has
+# the plan's records in the plan's order, which holds when every record's key
+# values are those of its cell (the counts then agree by construction).
+# Otherwise `data` is cross-classified again and must give the same cells
+# with the same counts (any row order).
 check_plan_data <- function(data, plan, call = rlang::caller_env()) {
-  keys <- plan$cells$keys
+  cells <- plan$cells
+  keys <- cells$keys
   check_names_in(keys, data, arg = "keys", call = call)
-  cf <- cell_frequencies(data, keys, na = plan$cells$na)
-  same <- nrow(cf$cells) == nrow(plan$cells$cells) &&
-    identical(cf$cells$count, plan$cells$cells$count) &&
-    all(vapply(keys, function(k) identical(as.character(cf$cells[[k]]), as.character(plan$cells$cells[[k]])), logical(1)))
+  if (nrow(data) == length(cells$cell_id) && same_cells(data, cells)) return(cells$cell_id)
+  cf <- cell_frequencies(data, keys, na = cells$na)
+  same <- nrow(cf$cells) == nrow(cells$cells) &&
+    identical(cf$cells$count, cells$cells$count) &&
+    all(vapply(keys, function(k) identical(as.character(cf$cells[[k]]), as.character(cells$cells[[k]])), logical(1)))
   if (!same) {
     abort_sdc(c(
       "{.arg plan} was built for other data.",
-      "x" = "The data give {fmt_int(nrow(cf$cells))} cells ({fmt_int(sum(cf$cells$count))} records); the plan has {fmt_int(nrow(plan$cells$cells))} cells ({fmt_int(sum(plan$cells$cells$count))} records), or the cells differ.",
+      "x" = "The data give {fmt_int(nrow(cf$cells))} cells ({fmt_int(sum(cf$cells$count))} records); the plan has {fmt_int(nrow(cells$cells))} cells ({fmt_int(sum(cells$cells$count))} records), or the cells differ.",
       "i" = "Build the plan from {.code cell_frequencies()} of this data."
     ), "plan_mismatch", call = call)
   }
-  cf
+  cf$cell_id
+}
+
+# Does every record of `data` carry the key values of its cell in `cells`,
+# and every record left out a missing key?
+same_cells <- function(data, cells) {
+  id <- cells$cell_id
+  inside <- !is.na(id)
+  any_na <- logical(length(id))
+  for (k in cells$keys) {
+    v <- data[[k]]
+    values <- cells$cells[[k]]
+    if (!identical(class(v), class(values))) return(FALSE)
+    if (is.factor(v)) {
+      if (!identical(levels(v), levels(values))) return(FALSE)
+      v <- as.integer(v)
+      values <- as.integer(values)
+    }
+    any_na <- any_na | is.na(v)
+    a <- v[inside]
+    b <- values[id[inside]]
+    eq <- (a == b) | (is.na(a) & is.na(b))
+    if (anyNA(eq) || !all(eq)) return(FALSE)
+  }
+  cells$na == "category" || all(any_na[!inside])
 }

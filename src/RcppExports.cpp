@@ -23,6 +23,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_int_range
+Rcpp::IntegerVector cpp_int_range(const Rcpp::IntegerVector& x);
+RcppExport SEXP _sdcRisk_cpp_int_range(SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type x(xSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_int_range(x));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_design
 Rcpp::NumericVector cpp_design(const std::string& what, const Rcpp::NumericVector& x, const Rcpp::NumericVector& y);
 RcppExport SEXP _sdcRisk_cpp_design(SEXP whatSEXP, SEXP xSEXP, SEXP ySEXP) {
@@ -134,6 +145,7 @@ END_RCPP
 
 static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_cross_classify", (DL_FUNC) &_sdcRisk_cpp_cross_classify, 2},
+    {"_sdcRisk_cpp_int_range", (DL_FUNC) &_sdcRisk_cpp_int_range, 1},
     {"_sdcRisk_cpp_design", (DL_FUNC) &_sdcRisk_cpp_design, 3},
     {"_sdcRisk_cpp_pram_draw", (DL_FUNC) &_sdcRisk_cpp_pram_draw, 2},
     {"_sdcRisk_cpp_cell_risk", (DL_FUNC) &_sdcRisk_cpp_cell_risk, 3},

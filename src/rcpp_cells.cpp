@@ -36,3 +36,17 @@ Rcpp::List cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector
                             Rcpp::Named("codes") = cell_codes,
                             Rcpp::Named("n_excluded") = static_cast<double>(tab.n_excluded));
 }
+
+// Smallest and largest non-missing value of an integer vector (NA if none),
+// in one pass and without the copies range(na.rm = TRUE) makes.
+// [[Rcpp::export]]
+Rcpp::IntegerVector cpp_int_range(const Rcpp::IntegerVector& x) {
+  int lo = NA_INTEGER, hi = NA_INTEGER;
+  for (R_xlen_t i = 0; i < x.size(); ++i) {
+    const int v = x[i];
+    if (v == NA_INTEGER) continue;
+    if (lo == NA_INTEGER || v < lo) lo = v;
+    if (hi == NA_INTEGER || v > hi) hi = v;
+  }
+  return Rcpp::IntegerVector::create(lo, hi);
+}

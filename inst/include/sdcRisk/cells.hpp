@@ -27,67 +27,79 @@ struct CellTable {
 
 namespace detail {
 
-// Open-addressing hash map from a 64-bit cell index to a dense id.
-class IndexMap {
- public:
-  explicit IndexMap(std::size_t expected) {
-    std::size_t cap = 1024;
-    while (cap < 2 * expected) cap <<= 1;
-    resize(cap);
-  }
-  // Returns the id of `key`, inserting `next_id` if it is new (sets inserted).
-  int find_or_insert(std::uint64_t key, int next_id, bool& inserted) {
-    if (2 * (size_ + 1) > keys_.size()) grow();
-    std::size_t pos = slot(key);
-    while (true) {
-      if (keys_[pos] == kEmpty) {
-        keys_[pos] = key;
-        vals_[pos] = next_id;
-        ++size_;
-        inserted = true;
-        return next_id;
-      }
-      if (keys_[pos] == key) {
-        inserted = false;
-        return vals_[pos];
-      }
-      pos = (pos + 1) & mask_;
+// Stable LSD radix sort of (key, record) pairs on the low `bits` bits of the
+// keys: a few sequential counting passes, cache-friendly where a hash table
+// would miss the cache once per record.
+template <class Key, class Interrupt>
+void radix_sort_pairs(std::vector<Key>& key, std::vector<int>& rec, int bits, Interrupt& interrupt) {
+  if (bits <= 0 || key.size() < 2) return;
+  const int passes = (bits + 15) / 16;
+  const int digit = (bits + passes - 1) / passes;
+  const std::size_t nb = std::size_t(1) << digit;
+  const std::size_t n = key.size();
+  std::vector<Key> key2(n);
+  std::vector<int> rec2(n);
+  std::vector<std::size_t> count(nb);
+  for (int p = 0; p < passes; ++p) {
+    interrupt();
+    const int shift = p * digit;
+    const Key mask = static_cast<Key>(nb - 1);
+    std::fill(count.begin(), count.end(), 0);
+    for (std::size_t i = 0; i < n; ++i) ++count[(key[i] >> shift) & mask];
+    std::size_t sum = 0;
+    for (std::size_t d = 0; d < nb; ++d) {
+      const std::size_t c = count[d];
+      count[d] = sum;
+      sum += c;
     }
-  }
-
- private:
-  static constexpr std::uint64_t kEmpty = std::numeric_limits<std::uint64_t>::max();
-  std::vector<std::uint64_t> keys_;
-  std::vector<int> vals_;
-  std::size_t size_ = 0, mask_ = 0;
-  int shift_ = 0;
-
-  std::size_t slot(std::uint64_t key) const {
-    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> shift_) & mask_;
-  }
-  void resize(std::size_t cap) {
-    keys_.assign(cap, kEmpty);
-    vals_.assign(cap, -1);
-    mask_ = cap - 1;
-    int bits = 0;
-    while ((std::size_t(1) << bits) < cap) ++bits;
-    shift_ = 64 - bits;
-  }
-  void grow() {
-    std::vector<std::uint64_t> old_keys;
-    std::vector<int> old_vals;
-    old_keys.swap(keys_);
-    old_vals.swap(vals_);
-    resize(old_keys.size() * 2);
-    for (std::size_t i = 0; i < old_keys.size(); ++i) {
-      if (old_keys[i] == kEmpty) continue;
-      std::size_t pos = slot(old_keys[i]);
-      while (keys_[pos] != kEmpty) pos = (pos + 1) & mask_;
-      keys_[pos] = old_keys[i];
-      vals_[pos] = old_vals[i];
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t pos = count[(key[i] >> shift) & mask]++;
+      key2[pos] = key[i];
+      rec2[pos] = rec[i];
     }
+    key.swap(key2);
+    rec.swap(rec2);
   }
-};
+}
+
+template <class Key, class Interrupt>
+void classify_with(const std::vector<const int*>& codes, const std::vector<int>& nlevels,
+                   const std::vector<std::uint64_t>& stride, std::uint64_t total, std::size_t n,
+                   CellTable& out, std::vector<std::uint64_t>& index_of_cell, Interrupt& interrupt) {
+  const std::size_t nkeys = codes.size();
+  out.cell_of_record.assign(n, -1);
+  // One pass over the records: the mixed-radix index of each record's cell.
+  std::vector<Key> key;
+  std::vector<int> rec;
+  key.reserve(n);
+  rec.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
+    std::uint64_t idx = 0;
+    bool missing = false;
+    for (std::size_t k = 0; k < nkeys; ++k) {
+      const int c = codes[k][i];
+      if (c < 1) { missing = true; break; }
+      if (c > nlevels[k]) throw std::invalid_argument("cross_classify: code above its number of levels");
+      idx += static_cast<std::uint64_t>(c - 1) * stride[k];
+    }
+    if (missing) { ++out.n_excluded; continue; }
+    key.push_back(static_cast<Key>(idx));
+    rec.push_back(static_cast<int>(i));
+  }
+  int bits = 0;
+  while (bits < 64 && (std::uint64_t(1) << bits) < total) ++bits;
+  radix_sort_pairs(key, rec, bits, interrupt);
+  // Runs of equal keys are the cells, already in lexicographic order.
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    if (i == 0 || key[i] != key[i - 1]) {
+      index_of_cell.push_back(key[i]);
+      out.counts.push_back(0);
+    }
+    ++out.counts.back();
+    out.cell_of_record[rec[i]] = static_cast<int>(out.counts.size()) - 1;
+  }
+}
 
 }  // namespace detail
 
@@ -100,6 +112,8 @@ CellTable cross_classify(const std::vector<const int*>& codes,
   const std::size_t nkeys = codes.size();
   if (nkeys == 0 || nlevels.size() != nkeys)
     throw std::invalid_argument("cross_classify: no keys or levels mismatch");
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw std::invalid_argument("cross_classify: too many records");
 
   // Mixed-radix index, first key most significant. The product of the level
   // counts must fit in 62 bits; the R side merges keys beforehand if not.
@@ -115,70 +129,16 @@ CellTable cross_classify(const std::vector<const int*>& codes,
   const std::uint64_t total = static_cast<std::uint64_t>(prod);
 
   CellTable out;
-  out.cell_of_record.assign(n, -1);
   std::vector<std::uint64_t> index_of_cell;
-  std::vector<int> counts;
+  if (total <= std::numeric_limits<std::uint32_t>::max())
+    detail::classify_with<std::uint32_t>(codes, nlevels, stride, total, n, out, index_of_cell, interrupt);
+  else
+    detail::classify_with<std::uint64_t>(codes, nlevels, stride, total, n, out, index_of_cell, interrupt);
 
-  const bool dense = total <= std::max<std::uint64_t>(std::uint64_t(1) << 20, 4 * std::uint64_t(n));
-  std::vector<int> dense_id;
-  detail::IndexMap map(dense ? 0 : std::min<std::size_t>(n, std::size_t(1) << 20));
-  if (dense) dense_id.assign(static_cast<std::size_t>(total), -1);
-
-  // One pass over the records: index, id on first sight, count.
-  for (std::size_t i = 0; i < n; ++i) {
-    if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
-    std::uint64_t idx = 0;
-    bool missing = false;
-    for (std::size_t k = 0; k < nkeys; ++k) {
-      const int c = codes[k][i];
-      if (c < 1) { missing = true; break; }
-      if (c > nlevels[k]) throw std::invalid_argument("cross_classify: code above its number of levels");
-      idx += static_cast<std::uint64_t>(c - 1) * stride[k];
-    }
-    if (missing) { ++out.n_excluded; continue; }
-    int id;
-    if (dense) {
-      id = dense_id[idx];
-      if (id < 0) {
-        id = static_cast<int>(counts.size());
-        dense_id[idx] = id;
-        index_of_cell.push_back(idx);
-        counts.push_back(0);
-      }
-    } else {
-      bool inserted = false;
-      id = map.find_or_insert(idx, static_cast<int>(counts.size()), inserted);
-      if (inserted) {
-        index_of_cell.push_back(idx);
-        counts.push_back(0);
-      }
-    }
-    ++counts[id];
-    out.cell_of_record[i] = id;
-  }
-
-  // Renumber cells in lexicographic order of their codes.
-  const std::size_t ncell = counts.size();
-  std::vector<int> order(ncell);
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(),
-            [&](int a, int b) { return index_of_cell[a] < index_of_cell[b]; });
-  std::vector<int> rank(ncell);
-  for (std::size_t r = 0; r < ncell; ++r) rank[order[r]] = static_cast<int>(r);
-  bool identity = true;
-  for (std::size_t r = 0; r < ncell && identity; ++r) identity = order[r] == static_cast<int>(r);
-  if (!identity) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const int c = out.cell_of_record[i];
-      if (c >= 0) out.cell_of_record[i] = rank[c];
-    }
-  }
-  out.counts.resize(ncell);
+  const std::size_t ncell = out.counts.size();
   out.cell_codes.assign(nkeys, std::vector<int>(ncell));
   for (std::size_t r = 0; r < ncell; ++r) {
-    const int c = order[r];
-    out.counts[r] = counts[c];
-    const std::uint64_t idx = index_of_cell[c];
+    const std::uint64_t idx = index_of_cell[r];
     for (std::size_t k = 0; k < nkeys; ++k)
       out.cell_codes[k][r] = static_cast<int>((idx / stride[k]) % static_cast<std::uint64_t>(nlevels[k])) + 1;
   }

@@ -1,0 +1,130 @@
+# Benchmark of the microdata engine, in one run on the same synthetic data:
+#   cell_frequencies() and pram_apply() at 1e5, 1e6 and 1e7 records with five
+#   categorical keys, beside data.table's dt[, .N, by = keys], and the exact
+#   certificate max_match_risk() over every cell of the tables.
+# Run from the package root after installing the package:
+#   Rscript bench/bench_core.R            (writes bench/results-core.md)
+# Medians of several repetitions, the tools alternating; peak memory is the
+# rise of the process's resident set size during a call (Linux VmHWM, reset
+# before each call), so it counts C++ allocations as well as R's.
+
+if (!requireNamespace("data.table", quietly = TRUE)) install.packages("data.table")
+suppressPackageStartupMessages({
+  library(sdcRisk)
+  library(data.table)
+})
+setDTthreads(0L)
+
+sizes <- as.numeric(strsplit(Sys.getenv("SDCRISK_BENCH_SIZES", "1e5,1e6,1e7"), ",")[[1]])
+reps <- as.integer(Sys.getenv("SDCRISK_BENCH_REPS", "5"))
+keys <- c("sex", "age", "race", "marital", "area")
+
+# Census-like microdata: age x area x race with many rare combinations.
+make_census <- function(n, seed = 1) {
+  set.seed(seed)
+  n_area <- max(50L, as.integer(n / 2000))
+  area_size <- rgamma(n_area, 2)
+  age <- pmin(99L, as.integer(rgamma(n, 3, 0.08)))
+  data.frame(
+    sex = factor(sample(c("F", "M"), n, TRUE)),
+    age = age,
+    race = factor(sample(paste0("r", 1:9), n, TRUE, prob = c(60, 25, 0.3, 0.01, 0.1, 6, 0.05, 3, 5.5))),
+    marital = factor(ifelse(age < 16, "never", sample(c("married", "widowed", "divorced", "separated", "never"), n, TRUE,
+      prob = c(45, 6, 10, 2, 37)
+    ))),
+    area = factor(sample(sprintf("a%05d", seq_len(n_area)), n, TRUE, prob = area_size)),
+    income = round(rlnorm(n, 10), 2)
+  )
+}
+
+rss_kb <- function(field) {
+  l <- grep(paste0("^", field, ":"), readLines("/proc/self/status"), value = TRUE)
+  as.numeric(gsub("[^0-9]", "", l))
+}
+
+# seconds and peak extra memory (MB) of one evaluation
+measure <- function(f) {
+  invisible(gc(full = TRUE))
+  base <- rss_kb("VmRSS")
+  try(writeLines("5", "/proc/self/clear_refs"), silent = TRUE)
+  t <- system.time(res <- f())[["elapsed"]]
+  peak <- rss_kb("VmHWM")
+  rm(res)
+  c(seconds = t, mb = max(0, peak - base) / 1024)
+}
+
+# alternate the tools, `reps` times each; medians
+compare <- function(fs) {
+  out <- lapply(fs, function(f) matrix(NA_real_, reps, 2))
+  for (r in seq_len(reps)) {
+    for (k in seq_along(fs)) out[[k]][r, ] <- measure(fs[[k]])
+  }
+  t(vapply(out, function(m) c(seconds = median(m[, 1]), mb = median(m[, 2])), numeric(2)))
+}
+
+rows <- list()
+add <- function(n, task, tool, res, ref = NULL) {
+  rows[[length(rows) + 1]] <<- data.frame(
+    records = format(n, big.mark = ",", scientific = FALSE), task = task, tool = tool,
+    seconds = res[["seconds"]], peak_mb = res[["mb"]],
+    ratio = if (is.null(ref)) NA_real_ else res[["seconds"]] / ref[["seconds"]]
+  )
+}
+
+for (n in sizes) {
+  message("n = ", n)
+  df <- make_census(n)
+  dt <- as.data.table(df)
+  cf <- cell_frequencies(df, keys)
+  message("  cells: ", nrow(cf$cells), ", singletons ", cf$n_singletons, ", doubletons ", cf$n_doubletons)
+
+  res <- compare(list(
+    ours = function() cell_frequencies(df, keys),
+    dt = function() dt[, .N, by = keys]
+  ))
+  add(n, "cell frequencies", "data.table dt[, .N, by = keys]", res["dt", ])
+  add(n, "cell frequencies", "sdcRisk cell_frequencies()", res["ours", ], res["dt", ])
+
+  # an IFPR plan: singleton and doubleton cells within each sex, theta = 0.8,
+  # blocks of about 1000 cells
+  risky <- which(cf$cells$count <= 2)
+  grp <- paste(cf$cells$sex[risky], ceiling(seq_along(risky) / 1000))
+  plan <- pram_plan(cf, unname(split(risky, grp)), theta = 0.8)
+  res <- compare(list(
+    ours = function() pram_apply(df, keys, plan),
+    dt = function() dt[, .N, by = keys]
+  ))
+  add(n, "perturbation", "data.table dt[, .N, by = keys]", res["dt", ])
+  add(n, "perturbation", "sdcRisk pram_apply()", res["ours", ], res["dt", ])
+
+  res <- compare(list(
+    ours = function() max_match_risk(plan, "all_matches"),
+    dt = function() dt[, .N, by = keys]
+  ))
+  add(n, "exact certificate, every cell and a", "data.table dt[, .N, by = keys]", res["dt", ])
+  add(n, "exact certificate, every cell and a", "sdcRisk max_match_risk()", res["ours", ], res["dt", ])
+  rm(df, dt, cf, plan)
+  invisible(gc())
+}
+
+tab <- do.call(rbind, rows)
+cpu <- sub(".*: ", "", grep("model name", readLines("/proc/cpuinfo"), value = TRUE)[1])
+header <- c(
+  sprintf("Run on %s: %s, %d cores, %.0f GiB; %s; sdcRisk %s, data.table %s (%d threads).",
+    format(Sys.Date()), cpu, parallel::detectCores(),
+    as.numeric(gsub("[^0-9]", "", grep("MemTotal", readLines("/proc/meminfo"), value = TRUE))) / 2^20,
+    R.version.string, packageVersion("sdcRisk"), packageVersion("data.table"), getDTthreads()
+  ),
+  sprintf("Median of %d repetitions per tool, tools alternating; ratio = sdcRisk seconds / data.table seconds in the same run.", reps),
+  ""
+)
+fmt <- function(x, d) ifelse(is.na(x), "", formatC(x, format = "f", digits = d))
+md <- c(
+  "| records | task | tool | seconds | peak MB | ratio |",
+  "|---:|---|---|---:|---:|---:|",
+  sprintf("| %s | %s | %s | %s | %s | %s |", tab$records, tab$task, tab$tool,
+    fmt(tab$seconds, 3), fmt(tab$peak_mb, 0), fmt(tab$ratio, 2))
+)
+out <- file.path("bench", "results-core.md")
+writeLines(c(header, md), out)
+cat(c(header, md), sep = "\n")
