@@ -9,6 +9,10 @@ cpp_int_range <- function(x) {
     .Call(`_sdcRisk_cpp_int_range`, x)
 }
 
+cpp_key_fingerprint <- function(codes) {
+    .Call(`_sdcRisk_cpp_key_fingerprint`, codes)
+}
+
 cpp_design <- function(what, x, y) {
     .Call(`_sdcRisk_cpp_design`, what, x, y)
 }
@@ -23,6 +27,10 @@ cpp_cell_risk <- function(plan, targets, a) {
 
 cpp_max_risk <- function(plan, goal) {
     .Call(`_sdcRisk_cpp_max_risk`, plan, goal)
+}
+
+cpp_calibrate_ifpr <- function(plan, goal, target) {
+    .Call(`_sdcRisk_cpp_calibrate_ifpr`, plan, goal, target)
 }
 
 cpp_ptn_sensitivity <- function(pt, noise, self_noise, opts) {

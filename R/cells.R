@@ -69,13 +69,24 @@ cell_frequencies <- function(data, keys, na = c("exclude", "category")) {
   cells <- as.data.frame(cells, stringsAsFactors = FALSE, optional = TRUE)
   names(cells) <- keys
   cells$count <- res$counts
-  new_sdc_cells(
+  out <- new_sdc_cells(
     cells = cells,
     cell_id = res$cell_id,
     keys = keys,
     na = na,
     n_records = nrow(data),
     n_excluded = res$n_excluded
+  )
+  out$source <- key_source(coded)
+  out
+}
+
+# What identifies the records a cross-classification was made from: the
+# categories of every key and a fingerprint of every record's codes.
+key_source <- function(coded) {
+  list(
+    values = lapply(coded, `[[`, "values"),
+    fingerprint = cpp_key_fingerprint(lapply(coded, `[[`, "codes"))
   )
 }
 

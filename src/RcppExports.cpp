@@ -34,6 +34,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_key_fingerprint
+std::string cpp_key_fingerprint(const Rcpp::List& codes);
+RcppExport SEXP _sdcRisk_cpp_key_fingerprint(SEXP codesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type codes(codesSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_key_fingerprint(codes));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_design
 Rcpp::NumericVector cpp_design(const std::string& what, const Rcpp::NumericVector& x, const Rcpp::NumericVector& y);
 RcppExport SEXP _sdcRisk_cpp_design(SEXP whatSEXP, SEXP xSEXP, SEXP ySEXP) {
@@ -81,6 +92,19 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
     Rcpp::traits::input_parameter< const std::string& >::type goal(goalSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_max_risk(plan, goal));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_calibrate_ifpr
+Rcpp::NumericVector cpp_calibrate_ifpr(const Rcpp::List& plan, const std::string& goal, double target);
+RcppExport SEXP _sdcRisk_cpp_calibrate_ifpr(SEXP planSEXP, SEXP goalSEXP, SEXP targetSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
+    Rcpp::traits::input_parameter< const std::string& >::type goal(goalSEXP);
+    Rcpp::traits::input_parameter< double >::type target(targetSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_calibrate_ifpr(plan, goal, target));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -146,10 +170,12 @@ END_RCPP
 static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_cross_classify", (DL_FUNC) &_sdcRisk_cpp_cross_classify, 2},
     {"_sdcRisk_cpp_int_range", (DL_FUNC) &_sdcRisk_cpp_int_range, 1},
+    {"_sdcRisk_cpp_key_fingerprint", (DL_FUNC) &_sdcRisk_cpp_key_fingerprint, 1},
     {"_sdcRisk_cpp_design", (DL_FUNC) &_sdcRisk_cpp_design, 3},
     {"_sdcRisk_cpp_pram_draw", (DL_FUNC) &_sdcRisk_cpp_pram_draw, 2},
     {"_sdcRisk_cpp_cell_risk", (DL_FUNC) &_sdcRisk_cpp_cell_risk, 3},
     {"_sdcRisk_cpp_max_risk", (DL_FUNC) &_sdcRisk_cpp_max_risk, 2},
+    {"_sdcRisk_cpp_calibrate_ifpr", (DL_FUNC) &_sdcRisk_cpp_calibrate_ifpr, 3},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},
     {"_sdcRisk_cpp_ptn_cells", (DL_FUNC) &_sdcRisk_cpp_ptn_cells, 5},

@@ -1,5 +1,6 @@
 #include <Rcpp.h>
 
+#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
@@ -49,4 +50,22 @@ Rcpp::IntegerVector cpp_int_range(const Rcpp::IntegerVector& x) {
     if (hi == NA_INTEGER || v > hi) hi = v;
   }
   return Rcpp::IntegerVector::create(lo, hi);
+}
+
+// Fingerprint of the records' key codes, in record order (see
+// sdcRisk::key_fingerprint), as 16 hexadecimal digits.
+// [[Rcpp::export]]
+std::string cpp_key_fingerprint(const Rcpp::List& codes) {
+  std::vector<Rcpp::IntegerVector> keep;
+  std::vector<const int*> ptrs;
+  std::size_t n = 0;
+  for (R_xlen_t k = 0; k < codes.size(); ++k) {
+    keep.push_back(codes[k]);
+    ptrs.push_back(keep.back().begin());
+    n = keep.back().size();
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx",
+                static_cast<unsigned long long>(sdcRisk::key_fingerprint(ptrs, n)));
+  return std::string(buf);
 }

@@ -43,3 +43,16 @@ Rcpp::List cpp_max_risk(const Rcpp::List& plan, const std::string& goal) {
                             Rcpp::Named("a") = res.a < 0 ? NA_INTEGER : res.a,
                             Rcpp::Named("targets_evaluated") = static_cast<double>(res.targets_evaluated));
 }
+
+// Exact calibration of the IFPR blocks' theta (see sdcRisk::calibrate_ifpr).
+// [[Rcpp::export]]
+Rcpp::NumericVector cpp_calibrate_ifpr(const Rcpp::List& plan, const std::string& goal, double target) {
+  sdcRisk_glue::PlanHolder holder(plan);
+  std::vector<double> th;
+  try {
+    th = sdcRisk::calibrate_ifpr(holder.view, sdcRisk::parse_goal(goal), target, sdcRisk_glue::interrupt_callback());
+  } catch (const std::invalid_argument& e) {
+    Rcpp::stop(std::string("internal error: ") + e.what());
+  }
+  return Rcpp::wrap(th);
+}

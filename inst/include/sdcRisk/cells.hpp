@@ -145,6 +145,22 @@ CellTable cross_classify(const std::vector<const int*>& codes,
   return out;
 }
 
+// A 64-bit fingerprint of the key codes of every record, in record order
+// (missing codes count as 0): one sequential pass, used to recognise the
+// data a plan was built from without comparing records with cells.
+inline std::uint64_t key_fingerprint(const std::vector<const int*>& codes, std::size_t n) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ULL ^ (static_cast<std::uint64_t>(n) * 0xBF58476D1CE4E5B9ULL);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const int* c : codes) {
+      const std::uint64_t v = c[i] < 1 ? 0 : static_cast<std::uint64_t>(c[i]);
+      h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+      h *= 0xFF51AFD7ED558CCDULL;
+    }
+    h ^= h >> 29;
+  }
+  return h;
+}
+
 }  // namespace sdcRisk
 
 #endif  // SDCRISK_CELLS_HPP

@@ -21,7 +21,11 @@ namespace sdcRisk {
 class PramSampler {
  public:
   explicit PramSampler(const PlanView& plan) : plan_(plan) {
-    locate_cells(plan, block_of_, pos_of_);
+    std::vector<int> block_of, pos_of;
+    locate_cells(plan, block_of, pos_of);
+    // one compact record per cell: a single memory access per unit drawn
+    where_.resize(plan.n_cells);
+    for (int c = 0; c < plan.n_cells; ++c) where_[c] = {block_of[c], pos_of[c], plan.counts[c]};
     cum_start_.assign(plan.n_blocks, -1);
     for (int b = 0; b < plan.n_blocks; ++b) {
       if (plan.is_ifpr(b)) continue;
@@ -37,16 +41,17 @@ class PramSampler {
     }
   }
 
-  bool in_block(int cell) const { return cell >= 0 && block_of_[cell] >= 0; }
+  bool in_block(int cell) const { return cell >= 0 && where_[cell].block >= 0; }
 
   // New cell of a unit of `cell` (which must be in a block) given u in (0, 1).
   int draw(int cell, double u) const {
-    const int b = block_of_[cell], pos = pos_of_[cell];
+    const Where w = where_[cell];
+    const int b = w.block, pos = w.pos;
     const int m = plan_.block_size(b);
     const int* members = plan_.block_cells + plan_.block_start[b];
     int row;
     if (plan_.is_ifpr(b)) {
-      const double t = plan_.counts[cell], theta = plan_.theta[b];
+      const double t = w.count, theta = plan_.theta[b];
       const double q = theta / ((m - 1) * t), stay = 1.0 - theta / t;
       const double before = pos * q;  // mass of the rows above the diagonal
       if (u < before) {
@@ -69,8 +74,9 @@ class PramSampler {
   }
 
  private:
+  struct Where { int block, pos, count; };
   const PlanView& plan_;
-  std::vector<int> block_of_, pos_of_;
+  std::vector<Where> where_;
   std::vector<double> cum_;
   std::vector<std::int64_t> cum_start_;
 };

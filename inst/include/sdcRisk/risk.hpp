@@ -65,13 +65,12 @@ inline TargetRisk evaluate_target(const TargetModel& tm, int A, bool want_gamma)
   return out;
 }
 
-// The target model of a cell of count f0 in IFPR block b (B is one of its
-// units). All cells of one count in a block share it.
-inline TargetModel ifpr_target(const PlanView& plan, int b,
-                               const std::vector<std::pair<int, std::int64_t>>& count_groups,
-                               int f0) {
-  const int m = plan.block_size(b);
-  const double theta = plan.theta[b];
+// The target model of a cell of count f0 in an IFPR block of m cells with
+// parameter theta and the given (count, number of cells) groups. All cells of
+// one count in a block share it.
+inline TargetModel ifpr_target_model(int m, double theta,
+                                     const std::vector<std::pair<int, std::int64_t>>& count_groups,
+                                     int f0) {
   TargetModel tm;
   tm.stay = (f0 - theta) / f0;  // p_jj = 1 - theta / T_j
   tm.leave = theta / f0;
@@ -87,6 +86,12 @@ inline TargetModel ifpr_target(const PlanView& plan, int b,
   }
   tm.max_s = units;
   return tm;
+}
+
+inline TargetModel ifpr_target(const PlanView& plan, int b,
+                               const std::vector<std::pair<int, std::int64_t>>& count_groups,
+                               int f0) {
+  return ifpr_target_model(plan.block_size(b), plan.theta[b], count_groups, f0);
 }
 
 // The target model of the cell at position jj of a matrix block.
@@ -222,33 +227,80 @@ struct MaxRisk {
   std::int64_t targets_evaluated = 0;  // distinct target models computed
 };
 
+namespace detail {
+
+struct TargetGroup { int block, cell, count, pos; };
+
+inline void offer(MaxRisk& best, double r, int cell, int a) {
+  if (std::isnan(r)) return;
+  if (std::isnan(best.value) || r > best.value ||
+      (r == best.value && (cell < best.cell || (cell == best.cell && a < best.a)))) {
+    best.value = r;
+    best.cell = cell;
+    best.a = a;
+  }
+}
+
+// Raise `best` to the maximum of R_j(a, t) over the target groups and the
+// values of a the goal covers. `model(group)` gives a group's TargetModel.
+template <class Model, class Interrupt>
+void search_targets(std::vector<TargetGroup> todo, const Model& model, Goal goal, MaxRisk& best,
+                    Interrupt& interrupt) {
+  if (goal == Goal::SampleUniques)
+    todo.erase(std::remove_if(todo.begin(), todo.end(), [](const TargetGroup& g) { return g.count != 1; }),
+               todo.end());
+  // Smallest counts first: their bound 1 / t_j is the largest.
+  std::stable_sort(todo.begin(), todo.end(),
+                   [](const TargetGroup& x, const TargetGroup& y) { return x.count < y.count; });
+  // Pass 1: a = 1 everywhere (cheap), which raises the bar for pass 2.
+  std::size_t done = 0;
+  for (const TargetGroup& g : todo) {
+    if (++done % 256 == 0) interrupt();
+    if (goal == Goal::AllMatches && !std::isnan(best.value) && 1.0 / g.count <= best.value) continue;
+    const TargetRisk tr = evaluate_target(model(g), 1, false);
+    ++best.targets_evaluated;
+    offer(best, tr.risk[0], g.cell, 1);
+  }
+  if (goal != Goal::AllMatches) return;
+  // Pass 2: a >= 2 while 1 / a and 1 / t_j can still beat the maximum.
+  for (const TargetGroup& g : todo) {
+    if (++done % 64 == 0) interrupt();
+    if (!std::isnan(best.value) && 1.0 / g.count <= best.value) break;  // sorted by count
+    const TargetModel tm = model(g);
+    std::int64_t A = tm.max_s;
+    if (!std::isnan(best.value) && best.value > 0) {
+      // largest a with 1 / a > best, i.e. a * best < 1
+      std::int64_t lim = static_cast<std::int64_t>(std::ceil(1.0 / best.value)) + 1;
+      while (lim > 1 && static_cast<double>(lim) * best.value >= 1.0) --lim;
+      A = std::min(A, lim);
+    }
+    if (A < 2) continue;
+    if (A > std::numeric_limits<int>::max()) throw std::invalid_argument("max_risk: search range too large");
+    const TargetRisk tr = evaluate_target(tm, static_cast<int>(A), false);
+    ++best.targets_evaluated;
+    for (int a = 2; a <= static_cast<int>(A); ++a) offer(best, tr.risk[a - 1], g.cell, a);
+  }
+}
+
+}  // namespace detail
+
 template <class Interrupt>
 MaxRisk max_risk(const PlanView& plan, Goal goal, Interrupt&& interrupt) {
   std::vector<int> block_of, pos_of;
   locate_cells(plan, block_of, pos_of);
   MaxRisk best;
-  auto offer = [&best](double r, int cell, int a) {
-    if (std::isnan(r)) return;
-    if (std::isnan(best.value) || r > best.value ||
-        (r == best.value && (cell < best.cell || (cell == best.cell && a < best.a)))) {
-      best.value = r;
-      best.cell = cell;
-      best.a = a;
-    }
-  };
 
   // Cells outside every block keep S_j = T_j.
   for (int j = 0; j < plan.n_cells; ++j) {
     if (block_of[j] >= 0) continue;
     const int tj = plan.counts[j];
-    if (goal == Goal::AllMatches) offer(1.0 / tj, j, tj);
-    else if (tj == 1) offer(1.0, j, 1);
+    if (goal == Goal::AllMatches) detail::offer(best, 1.0 / tj, j, tj);
+    else if (tj == 1) detail::offer(best, 1.0, j, 1);
   }
 
   // Target groups: one per distinct count of an IFPR block, one per cell of a
   // matrix block. The representative is the group's smallest cell id.
-  struct Group { int block, cell, count, pos; };
-  std::vector<Group> todo;
+  std::vector<detail::TargetGroup> todo;
   for (int b = 0; b < plan.n_blocks; ++b) {
     if (plan.is_ifpr(b)) {
       std::map<int, int> rep;
@@ -266,14 +318,8 @@ MaxRisk max_risk(const PlanView& plan, Goal goal, Interrupt&& interrupt) {
       }
     }
   }
-  if (goal == Goal::SampleUniques)
-    todo.erase(std::remove_if(todo.begin(), todo.end(), [](const Group& g) { return g.count != 1; }),
-               todo.end());
-  // Smallest counts first: their bound 1 / t_j is the largest.
-  std::stable_sort(todo.begin(), todo.end(), [](const Group& x, const Group& y) { return x.count < y.count; });
-
   std::map<int, std::vector<std::pair<int, std::int64_t>>> groups;
-  auto model = [&](const Group& g) {
+  auto model = [&](const detail::TargetGroup& g) {
     if (plan.is_ifpr(g.block)) {
       auto it = groups.find(g.block);
       if (it == groups.end()) it = groups.emplace(g.block, count_groups(plan, g.block)).first;
@@ -281,37 +327,65 @@ MaxRisk max_risk(const PlanView& plan, Goal goal, Interrupt&& interrupt) {
     }
     return matrix_target(plan, g.block, g.pos);
   };
-
-  // Pass 1: a = 1 everywhere (cheap), which raises the bar for pass 2.
-  std::size_t done = 0;
-  for (const Group& g : todo) {
-    if (++done % 256 == 0) interrupt();
-    if (goal == Goal::AllMatches && !std::isnan(best.value) && 1.0 / g.count <= best.value) continue;
-    const TargetRisk tr = evaluate_target(model(g), 1, false);
-    ++best.targets_evaluated;
-    offer(tr.risk[0], g.cell, 1);
-  }
-  if (goal != Goal::AllMatches) return best;
-
-  // Pass 2: a >= 2 while 1 / a and 1 / t_j can still beat the maximum.
-  for (const Group& g : todo) {
-    if (++done % 64 == 0) interrupt();
-    if (!std::isnan(best.value) && 1.0 / g.count <= best.value) break;  // sorted by count
-    const TargetModel tm = model(g);
-    std::int64_t A = tm.max_s;
-    if (!std::isnan(best.value) && best.value > 0) {
-      // largest a with 1 / a > best, i.e. a * best < 1
-      std::int64_t lim = static_cast<std::int64_t>(std::ceil(1.0 / best.value)) + 1;
-      while (lim > 1 && static_cast<double>(lim) * best.value >= 1.0) --lim;
-      A = std::min(A, lim);
-    }
-    if (A < 2) continue;
-    if (A > std::numeric_limits<int>::max()) throw std::invalid_argument("max_risk: search range too large");
-    const TargetRisk tr = evaluate_target(tm, static_cast<int>(A), false);
-    ++best.targets_evaluated;
-    for (int a = 2; a <= static_cast<int>(A); ++a) offer(tr.risk[a - 1], g.cell, a);
-  }
+  detail::search_targets(std::move(todo), model, goal, best, interrupt);
   return best;
+}
+
+// The exact maximum of R_j(a, t) over the cells of one IFPR block of m cells
+// (counts given as (count, number of cells) groups) and the values of a the
+// goal covers. `cell` of the result is the count of the arg-max cell.
+template <class Interrupt>
+MaxRisk ifpr_block_max(int m, double theta, const std::vector<std::pair<int, std::int64_t>>& groups,
+                       Goal goal, Interrupt&& interrupt) {
+  std::vector<detail::TargetGroup> todo;
+  for (const auto& g : groups) todo.push_back({0, g.first, g.first, -1});
+  MaxRisk best;
+  auto model = [&](const detail::TargetGroup& g) { return ifpr_target_model(m, theta, groups, g.count); };
+  detail::search_targets(std::move(todo), model, goal, best, interrupt);
+  return best;
+}
+
+// Exact calibration (ifpr(calibrate = "exact")): for each IFPR block, the
+// smallest theta in [0, theta_b] found by bisection whose exact maximum risk
+// over the goal is at most `target`, starting from the plan's theta_b (which
+// must meet it). Blocks with the same size and counts share the result.
+template <class Interrupt>
+std::vector<double> calibrate_ifpr(const PlanView& plan, Goal goal, double target, Interrupt&& interrupt) {
+  std::vector<double> out(plan.theta, plan.theta + plan.n_blocks);
+  std::map<std::pair<std::vector<std::pair<int, std::int64_t>>, std::pair<int, double>>, double> cache;
+  for (int b = 0; b < plan.n_blocks; ++b) {
+    if (!plan.is_ifpr(b)) continue;
+    interrupt();
+    const int m = plan.block_size(b);
+    const auto groups = count_groups(plan, b);
+    const auto key = std::make_pair(groups, std::make_pair(m, plan.theta[b]));
+    auto hit = cache.find(key);
+    if (hit != cache.end()) {
+      out[b] = hit->second;
+      continue;
+    }
+    auto meets = [&](double th) {
+      const MaxRisk r = ifpr_block_max(m, th, groups, goal, interrupt);
+      return std::isnan(r.value) || r.value <= target;
+    };
+    double hi = plan.theta[b], lo = 0.0;
+    if (!meets(hi)) {  // the bound design does not meet the target: leave it
+      cache.emplace(key, hi);
+      continue;
+    }
+    if (meets(lo)) {
+      hi = 0.0;
+    } else {
+      for (int it = 0; it < 60 && hi - lo > 1e-9 * hi; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        if (meets(mid)) hi = mid;
+        else lo = mid;
+      }
+    }
+    out[b] = hi;
+    cache.emplace(key, hi);
+  }
+  return out;
 }
 
 }  // namespace sdcRisk

@@ -1,0 +1,268 @@
+# Partition sets (Nayak, Zhang & You 2016, Section 5, Step 3) and IFPR block
+# design within a set (Step 4 and the tiered generalization).
+
+# ---------------------------------------------------------------------------
+# Partition
+
+# The group of every cell for each partition variable, as a data frame of
+# integer group indices (columns in the order of `partition`) with the group
+# labels as an attribute. Variables not named in `partition` change freely.
+partition_groups <- function(cells, vars, partition, call = rlang::caller_env()) {
+  if (is.null(partition) || length(partition) == 0) {
+    return(structure(data.frame(row.names = seq_len(nrow(cells))), labels = list()))
+  }
+  if (!is.list(partition) || is.null(names(partition)) || any(names(partition) == "") ||
+    anyDuplicated(names(partition))) {
+    abort_sdc(c(
+      "{.arg partition} must be a list named by variables, such as {.code list(sex = \"keep\", age = c(0, 18, 65, Inf))}.",
+      "x" = "It is {.obj_type_friendly {partition}}{if (is.list(partition)) ' without unique names' else ''}."
+    ), "partition", call = call)
+  }
+  unknown <- setdiff(names(partition), vars)
+  if (length(unknown) > 0) {
+    abort_sdc(c(
+      "Every variable named in {.arg partition} must be one of {.arg keys} or {.arg also}.",
+      "x" = "Not among them: {.val {unknown}}.",
+      "i" = "The perturbed variables are {.val {vars}}."
+    ), "unknown_key", call = call)
+  }
+  out <- list()
+  labels <- list()
+  for (v in names(partition)) {
+    g <- partition_variable(cells[[v]], partition[[v]], v, call)
+    out[[v]] <- g$index
+    labels[[v]] <- g$labels
+  }
+  structure(as.data.frame(out, optional = TRUE), labels = labels)
+}
+
+# Group index and labels of one variable's values under one partition rule.
+partition_variable <- function(x, spec, v, call) {
+  key <- if (is.factor(x)) as.character(x) else x
+  if (identical(spec, "keep")) {
+    lab <- sort(unique(as.character(key)), na.last = TRUE, method = "radix")
+    return(list(index = match(as.character(key), lab), labels = lab))
+  }
+  if (is.numeric(spec) && is.null(names(spec)) && is.numeric(x) && !is.factor(x)) {
+    br <- sort(unique(spec))
+    idx <- findInterval(x, br, rightmost.closed = FALSE)
+    bad <- is.na(x) | idx < 1 | idx >= length(br)
+    if (any(bad)) {
+      abort_sdc(c(
+        "The breaks of {.arg partition}${.field {v}} must cover every value of {.var {v}}.",
+        "x" = "Not covered: {show_value(sort(unique(x[bad])))}.",
+        "i" = "Groups are [b_k, b_(k+1)); add {.code -Inf} or {.code Inf} as an outer break."
+      ), "partition", call = call)
+    }
+    lab <- paste0("[", format(br[-length(br)], trim = TRUE), ",", format(br[-1], trim = TRUE), ")")
+    return(list(index = idx, labels = lab))
+  }
+  if (is.list(spec)) {
+    sets <- lapply(spec, as.character)
+    lab <- if (is.null(names(spec))) as.character(seq_along(sets)) else names(spec)
+    member <- rep(seq_along(sets), lengths(sets))
+    values <- unlist(sets, use.names = FALSE)
+    if (anyDuplicated(values)) {
+      abort_sdc(c(
+        "Each value may appear in one level set of {.arg partition}${.field {v}} only.",
+        "x" = "In more than one: {.val {unique(values[duplicated(values)])}}."
+      ), "partition", call = call)
+    }
+    idx <- member[match(as.character(key), values)]
+  } else if (is.atomic(spec) && !is.null(names(spec))) {
+    lab <- unique(as.character(spec))
+    idx <- match(as.character(spec), lab)[match(as.character(key), names(spec))]
+  } else {
+    abort_sdc(c(
+      "{.arg partition}${.field {v}} must be {.val keep}, a named vector mapping values to groups, a list of level sets, or breaks for a numeric variable.",
+      "x" = "It is {.obj_type_friendly {spec}}."
+    ), "partition", call = call)
+  }
+  if (anyNA(idx)) {
+    miss <- sort(unique(as.character(key[is.na(idx)])), na.last = TRUE)
+    abort_sdc(c(
+      "The mapping in {.arg partition}${.field {v}} misses {if (length(miss) == 1) 'a value' else 'values'} of {.var {v}}.",
+      "x" = "Not mapped: {.val {miss}}.",
+      "i" = "Every value in the data must belong to one group."
+    ), "partition", call = call)
+  }
+  list(index = idx, labels = lab)
+}
+
+# Set id of every cell and one row per set with its group labels.
+partition_sets <- function(groups) {
+  if (ncol(groups) == 0) {
+    return(list(set_of_cell = rep(1L, nrow(groups)), sets = data.frame(set = 1L, label = "(all records)")))
+  }
+  cf <- cell_frequencies(groups, names(groups))
+  labels <- attr(groups, "labels")
+  lab <- do.call(paste, c(lapply(names(groups), function(v) {
+    paste0(v, " ", labels[[v]][cf$cells[[v]]])
+  }), sep = ", "))
+  sets <- data.frame(set = seq_len(nrow(cf$cells)), label = lab)
+  sets$coords <- lapply(seq_len(nrow(cf$cells)), function(s) {
+    matrix(vapply(names(groups), function(v) cf$cells[[v]][s], numeric(1)), nrow = 1)
+  })
+  list(set_of_cell = cf$cell_id, sets = sets)
+}
+
+# ---------------------------------------------------------------------------
+# Block design within one partition set
+
+# Which cells a goal needs protected: those whose risk outside every block
+# exceeds xi. Goal 3 (every a): R = 1 / T at a = T, so T * xi < 1. Goals 1
+# and 2 (a = 1 only): only singletons have a unique match when unperturbed.
+needs_protection <- function(counts, xi, goal) {
+  if (goal == "all_matches") counts * xi < 1 else counts == 1
+}
+
+# Split cells (already in order) into floor(n / size) blocks of as equal
+# size as possible, each with at least `size` cells.
+chunk_cells <- function(ids, size) {
+  n <- length(ids)
+  k <- max(1L, n %/% size)
+  unname(split(ids, ceiling(seq_len(n) * k / n)))
+}
+
+# Nayak et al.'s Step 4: one theta for every block; blocks of all singleton
+# (Goal 1) or singleton and doubleton (Goals 2, 3) cells of the set, padded
+# with the smallest cells of larger count up to m0, optionally split into
+# blocks of at least m0 cells.
+design_nayak <- function(ids, counts, xi, goal, split) {
+  d <- ifpr_theta(xi, goal)
+  m0 <- d$block_size
+  need <- if (goal == "sample_uniques") counts == 1 else counts <= 2
+  if (!any(need)) return(list(blocks = list(), theta = numeric()))
+  block <- ids[need][order(counts[need], ids[need])]
+  short <- m0 - length(block)
+  if (short > 0) {
+    pad <- which(!need)
+    pad <- pad[order(counts[pad], ids[pad])]
+    if (length(pad) < short) {
+      return(list(lacks = sprintf(
+        "%d cell%s of count %s need a block of at least %d cells; the set has %d other cell%s",
+        sum(need), if (sum(need) == 1) "" else "s", if (goal == "sample_uniques") "1" else "1 or 2",
+        m0, length(pad), if (length(pad) == 1) "" else "s"
+      )))
+    }
+    block <- c(block, ids[pad[seq_len(short)]])
+  }
+  blocks <- if (split) chunk_cells(block, m0) else list(block)
+  list(blocks = blocks, theta = rep(d$theta, length(blocks)))
+}
+
+# The tiered design, for any xi in (0, 1) and every goal. Cells needing
+# protection are taken by count f, smallest first. A block whose cells all
+# have count >= f may use theta up to f; theta_f solves psi(f, theta) = xi
+# (Ghatak et al.), so every cell of count f in it has R_j(1, t) <= xi
+# (eq. 4.12), and with at least ceiling(f / (f - theta_f)) cells the risk is
+# largest at a = 1 (beta_j >= beta_i; Ghatak et al., Theorem 3.1). Cells of
+# count f form blocks of that minimum size; a tier with too few cells is
+# padded with cells of larger count c for which psi(c, theta_f) <= xi (psi is
+# not monotone in T, so every count is checked), taking cells that need
+# protection themselves first, then the smallest safe ones.
+design_tiered <- function(ids, counts, xi, goal) {
+  need <- needs_protection(counts, xi, goal)
+  assigned <- logical(length(ids))
+  blocks <- list()
+  theta <- numeric()
+  for (f in sort(unique(counts[need]))) {
+    pool <- which(need & !assigned & counts == f)
+    if (length(pool) == 0) next
+    th <- cpp_design("theta_psi", xi, f)
+    m <- if (goal == "all_matches") max(2, cpp_design("ceiling", f / (f - th), numeric())) else 2
+    pool <- pool[order(ids[pool])]
+    if (length(pool) >= m) {
+      new <- lapply(chunk_cells(pool, m), function(p) ids[p])
+      assigned[pool] <- TRUE
+    } else {
+      cand <- which(!assigned & counts > f)
+      if (goal != "sample_uniques") {
+        # a padding cell of count c keeps R(1) <= psi(c, theta_f): must be <= xi
+        cand <- cand[cpp_design("psi", counts[cand], rep(th, length(cand))) <= xi]
+      }
+      cand <- cand[order(!need[cand], counts[cand], ids[cand])]
+      short <- m - length(pool)
+      if (length(cand) < short) {
+        return(list(lacks = sprintf(
+          "%d cell%s of count %d need%s a block of at least %d cells with count >= %d and psi(T, %.4g) <= xi; the set has %d more",
+          length(pool), if (length(pool) == 1) "" else "s", f, if (length(pool) == 1) "s" else "",
+          m, f, th, length(cand)
+        )))
+      }
+      take <- c(pool, cand[seq_len(short)])
+      assigned[take] <- TRUE
+      new <- list(ids[take])
+    }
+    blocks <- c(blocks, new)
+    theta <- c(theta, rep(th, length(new)))
+  }
+  list(blocks = blocks, theta = theta)
+}
+
+design_set <- function(ids, counts, xi, goal, method, split) {
+  if (method == "nayak") design_nayak(ids, counts, xi, goal, split) else design_tiered(ids, counts, xi, goal)
+}
+
+# ---------------------------------------------------------------------------
+# Design over all partition sets, merging infeasible ones when asked.
+
+design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_infeasible,
+                           call = rlang::caller_env()) {
+  counts <- cf$cells$count
+  members <- split(seq_along(counts), factor(set_of_cell, levels = sets$set))
+  merges <- data.frame(set = integer(), merged_into = integer(), reason = character())
+  alive <- rep(TRUE, nrow(sets))
+  design <- vector("list", nrow(sets))
+  run <- function(s) design_set(members[[s]], counts[members[[s]]], xi, goal, method, split)
+  for (s in seq_len(nrow(sets))) design[[s]] <- run(s)
+  repeat {
+    bad <- which(alive & vapply(design, function(d) !is.null(d$lacks), logical(1)))
+    if (length(bad) == 0) break
+    if (on_infeasible == "error" || sum(alive) == 1) {
+      lines <- paste0("Set ", bad, " (", sets$label[bad], "): ", vapply(design[bad], `[[`, "", "lacks"))
+      abort_sdc(c(
+        "{length(bad)} partition set{?s} cannot hold the blocks {?it needs/they need}.",
+        stats::setNames(utils::head(lines, 10), rep("x", min(10, length(lines)))),
+        if (length(lines) > 10) c("x" = paste0("... and ", length(lines) - 10, " more.")),
+        "i" = if (sum(alive) == 1) {
+          "Even all records together are too few: use a larger xi, or another goal."
+        } else {
+          "Use {.code on_infeasible = \"merge\"} to merge such sets with their most similar set, or coarsen {.arg partition}."
+        }
+      ), "infeasible", call = call)
+    }
+    s <- bad[1]
+    t <- nearest_set(s, sets, alive, lengths(members))
+    members[[t]] <- c(members[[t]], members[[s]])
+    members[[s]] <- integer()
+    sets$coords[[t]] <- rbind(sets$coords[[t]], sets$coords[[s]])
+    alive[s] <- FALSE
+    merges[nrow(merges) + 1, ] <- list(s, t, design[[s]]$lacks)
+    design[[s]] <- list(blocks = list(), theta = numeric())
+    design[[t]] <- run(t)
+  }
+  list(design = design, members = members, alive = alive, merges = merges)
+}
+
+# The set an infeasible set merges into: among the other live sets, the one
+# that differs in the fewest partition variables; then the one closest in
+# group order on those variables (adjacent age groups before distant ones);
+# then the one with more cells; then the lowest set number.
+nearest_set <- function(s, sets, alive, sizes) {
+  cand <- setdiff(which(alive), s)
+  a <- sets$coords[[s]]
+  score <- t(vapply(cand, function(t) {
+    b <- sets$coords[[t]]
+    best <- c(Inf, Inf)
+    for (i in seq_len(nrow(a))) {
+      for (j in seq_len(nrow(b))) {
+        d <- c(sum(a[i, ] != b[j, ]), sum(abs(a[i, ] - b[j, ])))
+        if (d[1] < best[1] || (d[1] == best[1] && d[2] < best[2])) best <- d
+      }
+    }
+    best
+  }, numeric(2)))
+  ord <- order(score[, 1], score[, 2], -sizes[cand], cand)
+  cand[ord[1]]
+}

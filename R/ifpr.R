@@ -1,0 +1,325 @@
+#' Release microdata with a proven bound on identification risk
+#'
+#' `ifpr()` perturbs the key variables of a data set with inverse-frequency
+#' post-randomization (IFPR, an unbiased PRAM) so that no intruder's match of
+#' a target unit is correct with probability above `xi`, and proves it: before
+#' returning, it computes on the final plan the exact maximum of
+#' \eqn{R_j(a, t)} over every cell of the table and every \eqn{a} the goal
+#' covers, cells outside the blocks included (\eqn{R = 1 / T} there), and
+#' raises an error rather than return a release above `xi`. This is the
+#' four-step procedure of Nayak, Zhang and You (2016, Section 5), extended to
+#' any \eqn{\xi \in (0, 1)}.
+#'
+#' @section The steps:
+#' * **Steps 1-2.** `keys` are the key variables. `also` are non-key variables
+#'   perturbed jointly with them: they enter the cross-classification, so a
+#'   record that moves takes every value of its new cell and no new
+#'   combination of values appears.
+#' * **Step 3, partitioning.** `partition` says, for any variable of `keys` or
+#'   `also`, how records may move: `"keep"` (the variable never changes), a
+#'   named vector mapping values to groups (`c(White = "white", Black =
+#'   "black", Asian = "other", ...)`), a list of level sets, or breaks for a
+#'   numeric variable (groups \eqn{[b_k, b_{k+1})}; values change only within
+#'   their group). Variables not named change freely. The procedure runs
+#'   separately in every partition set (a combination of groups) and no
+#'   record leaves its set. A set that cannot hold the blocks it needs is
+#'   an error listing each such set and what it lacks; with
+#'   `on_infeasible = "merge"` it is merged into the most similar set (fewest
+#'   partition variables that differ, then the closest groups in their order,
+#'   then the larger set, then the lower set number) until every set is
+#'   feasible, and the result lists every merge.
+#' * **Step 4, blocks.** `method = "nayak"` is the paper's procedure for
+#'   \eqn{\xi > 1/3} (Goal 1: any \eqn{\xi}): one \eqn{\theta_0} from
+#'   [ifpr_theta()], one block per set with all its singleton (Goal 1) or
+#'   singleton and doubleton cells, padded with its smallest larger cells up
+#'   to \eqn{m_0} cells, split into blocks of at least \eqn{m_0} cells when
+#'   `split = TRUE`. `method = "tiered"` (the default) reaches any \eqn{\xi}:
+#'   the cells that need protection (count below \eqn{1/\xi} for Goal 3,
+#'   singletons for Goals 1 and 2) are taken by count \eqn{f}, smallest
+#'   first; cells of count \eqn{f} form blocks of the minimum size
+#'   \eqn{\lceil f / (f - \theta_f) \rceil} (2 for Goals 1 and 2) with
+#'   \eqn{\theta_f} solving \eqn{\psi(f, \theta) = \xi} ([ifpr_theta_ghatak()]);
+#'   a tier with too few cells is padded with cells of larger count \eqn{c}
+#'   for which \eqn{\psi(c, \theta_f) \le \xi}, those needing protection
+#'   first. Small blocks give less variance (Section 6, eq. 6.3-6.4).
+#' * **Calibration.** `calibrate = "bound"` keeps the \eqn{\theta} of the bound
+#'   \eqn{\psi}. `calibrate = "exact"` lowers \eqn{\theta} block by block, by
+#'   bisection, to the smallest value found whose exact maximum risk over the
+#'   block still meets the goal, so that fewer records change; the
+#'   certificate reports what it saved in expected changed records and in
+#'   total perturbation variance (eq. 6.3).
+#'
+#' @param data A data frame, or an `sdcMicroObj` (see below).
+#' @param keys Names of the key variables.
+#' @param xi The risk bound, in (0, 1).
+#' @param goal `"all_matches"` (Goal 3: every cell, every number of matches
+#'   \eqn{a}), `"unique_matches"` (Goal 2: every cell, \eqn{a = 1}) or
+#'   `"sample_uniques"` (Goal 1: singleton cells, \eqn{a = 1}); see
+#'   [max_match_risk()].
+#' @param partition Named list of partition rules, see the steps above.
+#' @param also Names of non-key variables perturbed jointly with the keys.
+#' @param method `"tiered"` or `"nayak"`.
+#' @param calibrate `"exact"` or `"bound"`.
+#' @param on_infeasible `"error"` or `"merge"`.
+#' @param ... Passed on to methods; must be empty for data frames.
+#' @param na Missing key values: `"exclude"` (records with a missing key or
+#'   `also` value are never perturbed) or `"category"`; see
+#'   [cell_frequencies()].
+#' @param split For `method = "nayak"`: split each set's block into blocks of
+#'   at least \eqn{m_0} cells.
+#'
+#' @returns An object of class `sdc_release`: a list with
+#'   * `data`: the released data: same rows in the same order, same columns
+#'     and types; only `keys` and `also` of records in blocks can change;
+#'   * `plan` (the final `pram_plan`), `cells` (the `sdc_cells` of the
+#'     original data), `new_cell` (the released cell of every record);
+#'   * `sets`: one row per partition set (records, cells, cells needing
+#'     protection, blocks, the set it was merged into) and `merges`;
+#'   * `certificate`: goal, `xi`, the exact maximum risk with its cell and
+#'     \eqn{a}, method, calibration, \eqn{\theta} per block (in `plan`),
+#'     records and cells perturbed and changed, and the savings of exact
+#'     calibration.
+#' @section sdcMicro objects:
+#'   For an `sdcMicroObj` (package sdcMicro), `keys` default to the object's
+#'   categorical key variables; the perturbed values are written back into
+#'   them (factor levels kept), the transition information is stored in the
+#'   object's `pram` slot as sdcMicro's own `pram()` does, the certificate is
+#'   stored with the object's risk results, and the object is returned
+#'   (after `nextSdcObj()`, so that `undolast()` works).
+#' @references Nayak, T. K., Zhang, C. and You, J. (2016), Sections 4-6.
+#'   Ghatak, D. et al. (2018), Sections 2-3.
+#' @family release
+#' @export
+#' @examples
+#' set.seed(1)
+#' rel <- ifpr(pums_md, c("sex", "age", "race", "marital", "puma"), xi = 0.3,
+#'   partition = list(sex = "keep", age = c(0, 18, 25, 35, 45, 55, 65, Inf))
+#' )
+#' rel
+#' rel$certificate$risk
+#' head(rel$data)
+ifpr <- function(data, ...) UseMethod("ifpr")
+
+#' @rdname ifpr
+#' @export
+ifpr.data.frame <- function(data, keys, xi,
+                            goal = c("all_matches", "unique_matches", "sample_uniques"),
+                            partition = NULL, also = NULL, method = c("tiered", "nayak"),
+                            calibrate = c("exact", "bound"), on_infeasible = c("error", "merge"),
+                            ..., na = c("exclude", "category"), split = FALSE) {
+  rlang::check_dots_empty()
+  check_data_frame(data)
+  check_names_in(keys, data)
+  goal <- rlang::arg_match(goal)
+  method <- rlang::arg_match(method)
+  calibrate <- rlang::arg_match(calibrate)
+  on_infeasible <- rlang::arg_match(on_infeasible)
+  na <- rlang::arg_match(na)
+  check_probability(xi)
+  check_also(also, keys, data)
+  if (method == "nayak" && goal != "sample_uniques" && xi <= 1 / 3) {
+    abort_sdc(c(
+      "{.code method = \"nayak\"} cannot reach {.arg xi} = {xi} for goal {.val {goal}}.",
+      "x" = "Its theta is at most 1, which leaves cells of count 1 or 2 with a risk of at least 1/3 (Nayak, Zhang and You 2016, Section 4.2).",
+      "i" = "Use {.code method = \"tiered\"}, which reaches any xi in (0, 1)."
+    ), "infeasible")
+  }
+  vars <- c(keys, also)
+  cf <- cell_frequencies(data, vars, na = na)
+  groups <- partition_groups(cf$cells, vars, partition)
+  if (length(partition) > 0 && all(keys %in% names(partition)) &&
+    all(vapply(partition[keys], identical, logical(1), "keep"))) {
+    abort_sdc(c(
+      "{.arg partition} keeps every key fixed: no record could change.",
+      "i" = "Let at least one key change, at least within groups."
+    ), "partition")
+  }
+  ps <- partition_sets(groups)
+  des <- design_release(cf, ps$set_of_cell, ps$sets, xi, goal, method, split, on_infeasible)
+  blocks <- unlist(lapply(des$design, `[[`, "blocks"), recursive = FALSE)
+  theta <- unlist(lapply(des$design, `[[`, "theta"))
+  plan_bound <- pram_plan(cf, if (length(blocks)) blocks else list(), theta = theta)
+  plan <- plan_bound
+  if (calibrate == "exact" && length(blocks) > 0) {
+    plan$theta <- cpp_calibrate_ifpr(plan_cpp(plan_bound), goal, xi * (1 - 1e-9))
+  }
+  mx <- max_match_risk(plan, goal)
+  if (!is.na(mx$risk) && mx$risk > xi) {
+    abort_sdc(c(
+      "The release does not meet its bound: the exact maximum risk is {format(mx$risk, digits = 8)} > xi = {xi}.",
+      "x" = "At cell {mx$cell} (count {mx$count}), a = {mx$a}.",
+      "i" = "No release is returned. Please report this with the data's cell counts."
+    ), "certificate")
+  }
+  new_cell <- cpp_pram_draw(plan_cpp(plan), cf$cell_id)
+  released <- write_cells(data, cf, cf$cell_id, new_cell)
+  new_sdc_release(
+    data = released, plan = plan, plan_bound = plan_bound, cells = cf, new_cell = new_cell,
+    keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
+    partition = partition, sets = ps$sets, des = des, max_risk = mx
+  )
+}
+
+check_also <- function(also, keys, data, call = rlang::caller_env()) {
+  if (is.null(also)) return(invisible())
+  check_names_in(also, data, arg = "also", what = "variable", call = call)
+  both <- intersect(also, keys)
+  if (length(both) > 0) {
+    abort_sdc(c(
+      "{.arg also} must not repeat a key variable.",
+      "x" = "In both {.arg keys} and {.arg also}: {.val {both}}."
+    ), "also", call = call)
+  }
+  invisible()
+}
+
+# Expected number of records that change cell (every cell of an IFPR block
+# loses theta units in expectation) and total variance V_t (eq. 6.3).
+plan_cost <- function(plan) {
+  sizes <- diff(plan$block_start)
+  if (length(sizes) == 0) return(c(changed = 0, variance = 0))
+  block <- rep.int(seq_along(sizes), sizes)
+  inv <- tapply(1 / plan$cells$cells$count[plan$block_cells], block, sum)
+  th <- plan$theta
+  m <- sizes
+  c(changed = sum(th * m), variance = sum(2 * m * th - th^2 * (m / (m - 1)) * inv))
+}
+
+new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also, xi, goal,
+                            method, calibrate, partition, sets, des, max_risk) {
+  counts <- cells$cells$count
+  members <- des$members
+  n_blocks_set <- vapply(des$design, function(d) length(d$blocks), integer(1))
+  set_table <- data.frame(
+    set = sets$set,
+    label = sets$label,
+    records = vapply(members, function(m) sum(counts[m]), numeric(1)),
+    cells = lengths(members),
+    needing_protection = vapply(members, function(m) sum(needs_protection(counts[m], xi, goal)), integer(1)),
+    blocks = n_blocks_set,
+    merged_into = NA_integer_
+  )
+  set_table$merged_into[des$merges$set] <- des$merges$merged_into
+  old <- cells$cell_id
+  changed <- !is.na(new_cell) & new_cell != old
+  s_new <- tabulate(new_cell[!is.na(new_cell)], nbins = length(counts))
+  cost_exact <- plan_cost(plan)
+  cost_bound <- plan_cost(plan_bound)
+  certificate <- list(
+    goal = goal,
+    xi = xi,
+    risk = max_risk$risk,
+    cell = max_risk$cell,
+    a = max_risk$a,
+    count = max_risk$count,
+    cell_keys = max_risk$keys,
+    method = method,
+    calibrate = calibrate,
+    blocks = length(plan$theta),
+    cells_in_blocks = length(plan$block_cells),
+    records_in_blocks = sum(counts[plan$block_cells]),
+    theta_range = if (length(plan$theta)) range(plan$theta) else c(NA_real_, NA_real_),
+    records_changed = sum(changed),
+    cells_changed = sum(s_new != counts),
+    expected_changed = unname(cost_exact["changed"]),
+    expected_changed_bound = unname(cost_bound["changed"]),
+    total_variance = unname(cost_exact["variance"]),
+    total_variance_bound = unname(cost_bound["variance"])
+  )
+  structure(
+    list(
+      data = data, plan = plan, cells = cells, new_cell = new_cell,
+      keys = keys, also = also, partition = partition,
+      sets = set_table, merges = des$merges, certificate = certificate
+    ),
+    class = "sdc_release"
+  )
+}
+
+#' @export
+format.sdc_release <- function(x, ...) {
+  cert <- x$certificate
+  n <- x$cells$n_records
+  keys_txt <- paste(x$keys, collapse = ", ")
+  if (length(x$also)) keys_txt <- paste0(keys_txt, " (jointly with ", paste(x$also, collapse = ", "), ")")
+  risk_txt <- if (is.na(cert$risk)) {
+    "no cell and value of a that the goal covers can occur"
+  } else {
+    keys <- paste0(names(cert$cell_keys), " = ", vapply(cert$cell_keys, format, ""), collapse = ", ")
+    sprintf("R = %s <= xi = %s at cell %d (%s; T = %d), a = %d",
+      format(cert$risk, digits = 6), format(cert$xi), cert$cell, keys, cert$count, cert$a)
+  }
+  live <- sum(is.na(x$sets$merged_into))
+  saved <- cert$expected_changed_bound - cert$expected_changed
+  c(
+    paste0("<sdc_release>: ", n_of(n, "record"), "; keys ", keys_txt),
+    paste0("Goal: ", goal_label(cert$goal), "; method ", cert$method, ", calibration ", cert$calibrate),
+    paste0("Certificate (exact maximum risk): ", risk_txt),
+    paste0(
+      "Partition: ", n_of(live, "set"),
+      if (nrow(x$merges) > 0) paste0(" (", nrow(x$merges), " merged into others)") else "",
+      "; ", n_of(cert$blocks, "IFPR block"), " over ", fmt_int(cert$cells_in_blocks), " cells (",
+      fmt_int(cert$records_in_blocks), " records)",
+      if (cert$blocks > 0) paste0(", theta ", format(cert$theta_range[1], digits = 3),
+        if (diff(cert$theta_range) > 0) paste0(" to ", format(cert$theta_range[2], digits = 3)) else "") else ""
+    ),
+    sprintf("Changed: %s records (%.2f%%; expected %.1f), %s cells changed count",
+      fmt_int(cert$records_changed), 100 * cert$records_changed / n, cert$expected_changed,
+      fmt_int(cert$cells_changed)),
+    if (cert$calibrate == "exact" && cert$blocks > 0) {
+      sprintf("Exact calibration saved %.1f expected changed records (%.1f%%) and %.1f%% of the total perturbation variance",
+        saved, 100 * saved / max(cert$expected_changed_bound, 1e-300),
+        100 * (1 - cert$total_variance / max(cert$total_variance_bound, 1e-300)))
+    }
+  )
+}
+
+#' @export
+print.sdc_release <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+#' @export
+summary.sdc_release <- function(object, ...) {
+  cert <- object$certificate
+  counts <- object$cells$cells$count
+  sizes <- diff(object$plan$block_start)
+  blocks <- data.frame(
+    block = seq_along(sizes), cells = sizes,
+    records = if (length(sizes)) as.vector(tapply(counts[object$plan$block_cells], rep.int(seq_along(sizes), sizes), sum)) else numeric(),
+    theta = object$plan$theta
+  )
+  structure(
+    list(certificate = cert, sets = object$sets, merges = object$merges, blocks = blocks,
+         n_records = object$cells$n_records, keys = object$keys, also = object$also),
+    class = "summary.sdc_release"
+  )
+}
+
+#' @export
+print.summary.sdc_release <- function(x, ...) {
+  cert <- x$certificate
+  cat("Release of ", fmt_int(x$n_records), " records; keys ", paste(c(x$keys, x$also), collapse = ", "), "\n", sep = "")
+  cat("Goal: ", goal_label(cert$goal), ", xi = ", format(cert$xi), "\n", sep = "")
+  cat("Exact maximum risk: ", if (is.na(cert$risk)) "none (no event covered)" else format(cert$risk, digits = 8),
+    if (!is.na(cert$risk)) paste0(" (cell ", cert$cell, ", T = ", cert$count, ", a = ", cert$a, ")"), "\n", sep = "")
+  tab <- data.frame(
+    quantity = c("blocks", "cells in blocks", "records in blocks", "records changed", "cells whose count changed",
+                 "expected records changed", "expected changed with bound theta",
+                 "total perturbation variance (eq. 6.3)", "with bound theta"),
+    value = c(fmt_int(cert$blocks), fmt_int(cert$cells_in_blocks), fmt_int(cert$records_in_blocks),
+              fmt_int(cert$records_changed), fmt_int(cert$cells_changed),
+              format(cert$expected_changed, digits = 6), format(cert$expected_changed_bound, digits = 6),
+              format(cert$total_variance, digits = 6), format(cert$total_variance_bound, digits = 6))
+  )
+  print(tab, row.names = FALSE, right = FALSE)
+  cat("\nPartition sets:\n")
+  print(utils::head(x$sets, 20), row.names = FALSE)
+  if (nrow(x$sets) > 20) cat("# ... ", nrow(x$sets) - 20, " more sets\n", sep = "")
+  if (nrow(x$merges) > 0) {
+    cat("\nMerges:\n")
+    print(x$merges, row.names = FALSE)
+  }
+  invisible(x)
+}
