@@ -33,7 +33,8 @@ partition_groups <- function(cells, vars, partition, call = rlang::caller_env())
     out[[v]] <- g$index
     labels[[v]] <- g$labels
   }
-  structure(as.data.frame(out, optional = TRUE), labels = labels)
+  keep <- names(partition)[vapply(partition, identical, logical(1), "keep")]
+  structure(as.data.frame(out, optional = TRUE), labels = labels, keep = keep)
 }
 
 # Group index and labels of one variable's values under one partition rule.
@@ -100,6 +101,7 @@ partition_sets <- function(groups) {
     paste0(v, " ", labels[[v]][cf$cells[[v]]])
   }), sep = ", "))
   sets <- data.frame(set = seq_len(nrow(cf$cells)), label = lab)
+  attr(sets, "keep") <- match(attr(groups, "keep"), names(groups))
   sets$coords <- lapply(seq_len(nrow(cf$cells)), function(s) {
     matrix(vapply(names(groups), function(v) cf$cells[[v]][s], numeric(1)), nrow = 1)
   })
@@ -164,17 +166,17 @@ design_nayak <- function(ids, counts, xi, goal, split) {
 design_tiered <- function(ids, counts, xi, goal) {
   need <- needs_protection(counts, xi, goal)
   assigned <- logical(length(ids))
-  blocks <- list()
+  blocks <- list() # positions within the set
   theta <- numeric()
+  min_size <- function(f, th) if (goal == "all_matches") max(2, cpp_design("ceiling", f / (f - th), numeric())) else 2
   for (f in sort(unique(counts[need]))) {
     pool <- which(need & !assigned & counts == f)
     if (length(pool) == 0) next
     th <- cpp_design("theta_psi", xi, f)
-    m <- if (goal == "all_matches") max(2, cpp_design("ceiling", f / (f - th), numeric())) else 2
+    m <- min_size(f, th)
     pool <- pool[order(ids[pool])]
     if (length(pool) >= m) {
-      new <- lapply(chunk_cells(pool, m), function(p) ids[p])
-      assigned[pool] <- TRUE
+      new <- chunk_cells(pool, m)
     } else {
       cand <- which(!assigned & counts > f)
       if (goal != "sample_uniques") {
@@ -183,21 +185,54 @@ design_tiered <- function(ids, counts, xi, goal) {
       }
       cand <- cand[order(!need[cand], counts[cand], ids[cand])]
       short <- m - length(pool)
-      if (length(cand) < short) {
-        return(list(lacks = sprintf(
-          "%d cell%s of count %d need%s a block of at least %d cells with count >= %d and psi(T, %.4g) <= xi; the set has %d more",
-          length(pool), if (length(pool) == 1) "" else "s", f, if (length(pool) == 1) "s" else "",
-          m, f, th, length(cand)
-        )))
+      if (length(cand) >= short) {
+        new <- list(c(pool, cand[seq_len(short)]))
+      } else {
+        # too few cells left: join blocks already made in this set
+        for (p in pool) {
+          j <- join_block(blocks, theta, counts, counts[p], xi, goal, min_size)
+          if (is.na(j)) {
+            return(list(lacks = sprintf(
+              "a cell of count %d needs a block of at least %d cells with count >= %d and psi(T, %.4g) <= xi, or a block to join; the set has %d more cell%s and no such block",
+              f, m, f, th, length(cand), if (length(cand) == 1) "" else "s"
+            )))
+          }
+          theta[j] <- max(theta[j], cpp_design("theta_psi", xi, counts[p]))
+          blocks[[j]] <- c(blocks[[j]], p)
+        }
+        assigned[pool] <- TRUE
+        next
       }
-      take <- c(pool, cand[seq_len(short)])
-      assigned[take] <- TRUE
-      new <- list(ids[take])
     }
+    assigned[unlist(new)] <- TRUE
     blocks <- c(blocks, new)
     theta <- c(theta, rep(th, length(new)))
   }
-  list(blocks = blocks, theta = theta)
+  list(blocks = lapply(blocks, function(b) ids[b]), theta = theta)
+}
+
+# An existing block a cell of count c can join: theta may rise to the value
+# psi(c, .) = xi needs, but must stay below the block's smallest count and,
+# for Goal 3, keep the block at least ceiling(f / (f - theta)) cells (Ghatak
+# et al., Theorem 3.1). Raising theta only lowers psi for the other cells.
+# The block that needs the smallest rise wins, then the smaller block.
+join_block <- function(blocks, theta, counts, c, xi, goal, min_size) {
+  if (length(blocks) == 0) return(NA_integer_)
+  need_th <- cpp_design("theta_psi", xi, c)
+  best <- NA_integer_
+  best_key <- c(Inf, Inf)
+  for (j in seq_along(blocks)) {
+    f <- min(counts[blocks[[j]]])
+    th <- max(theta[j], need_th)
+    if (th >= f || c < f) next
+    if (length(blocks[[j]]) + 1 < min_size(f, th)) next
+    key <- c(th - theta[j], length(blocks[[j]]))
+    if (key[1] < best_key[1] || (key[1] == best_key[1] && key[2] < best_key[2])) {
+      best <- j
+      best_key <- key
+    }
+  }
+  best
 }
 
 design_set <- function(ids, counts, xi, goal, method, split) {
@@ -211,6 +246,7 @@ design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_in
                            call = rlang::caller_env()) {
   counts <- cf$cells$count
   members <- split(seq_along(counts), factor(set_of_cell, levels = sets$set))
+  original <- members
   merges <- data.frame(set = integer(), merged_into = integer(), reason = character())
   alive <- rep(TRUE, nrow(sets))
   design <- vector("list", nrow(sets))
@@ -234,6 +270,13 @@ design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_in
     }
     s <- bad[1]
     t <- nearest_set(s, sets, alive, lengths(members))
+    if (is.na(t)) {
+      abort_sdc(c(
+        "Partition set {s} ({sets$label[s]}) cannot hold the blocks it needs, and no set agrees with it on every {.val keep} variable.",
+        "x" = "Set {s}: {design[[s]]$lacks}.",
+        "i" = "Merging would change a kept variable: use a larger xi, or keep fewer variables in {.arg partition}."
+      ), "infeasible", call = call)
+    }
     members[[t]] <- c(members[[t]], members[[s]])
     members[[s]] <- integer()
     sets$coords[[t]] <- rbind(sets$coords[[t]], sets$coords[[s]])
@@ -242,16 +285,23 @@ design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_in
     design[[s]] <- list(blocks = list(), theta = numeric())
     design[[t]] <- run(t)
   }
-  list(design = design, members = members, alive = alive, merges = merges)
+  list(design = design, members = members, original = original, alive = alive, merges = merges)
 }
 
-# The set an infeasible set merges into: among the other live sets, the one
-# that differs in the fewest partition variables; then the one closest in
-# group order on those variables (adjacent age groups before distant ones);
-# then the one with more cells; then the lowest set number.
+# The set an infeasible set merges into: among the other live sets that agree
+# with it on every "keep" variable, the one that differs in the fewest
+# partition variables; then the one closest in group order on those
+# variables (adjacent age groups before distant ones); then the one with more
+# cells; then the lowest set number. NA when no set agrees on the kept
+# variables (merging would change one).
 nearest_set <- function(s, sets, alive, sizes) {
-  cand <- setdiff(which(alive), s)
+  keep <- attr(sets, "keep")
   a <- sets$coords[[s]]
+  cand <- setdiff(which(alive), s)
+  if (length(keep) > 0) {
+    cand <- cand[vapply(cand, function(t) all(sets$coords[[t]][1, keep] == a[1, keep]), logical(1))]
+  }
+  if (length(cand) == 0) return(NA_integer_)
   score <- t(vapply(cand, function(t) {
     b <- sets$coords[[t]]
     best <- c(Inf, Inf)

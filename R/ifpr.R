@@ -74,7 +74,8 @@
 #'   * `plan` (the final `pram_plan`), `cells` (the `sdc_cells` of the
 #'     original data), `new_cell` (the released cell of every record);
 #'   * `sets`: one row per partition set (records, cells, cells needing
-#'     protection, blocks, the set it was merged into) and `merges`;
+#'     protection, blocks, the set it was merged into), `merges`, and
+#'     `set_of_cell`, the partition set of every cell before merges;
 #'   * `certificate`: goal, `xi`, the exact maximum risk with its cell and
 #'     \eqn{a}, method, calibration, \eqn{\theta} per block (in `plan`),
 #'     records and cells perturbed and changed, and the savings of exact
@@ -99,6 +100,11 @@
 #' rel$certificate$risk
 #' head(rel$data)
 ifpr <- function(data, ...) UseMethod("ifpr")
+
+#' @export
+ifpr.default <- function(data, ...) {
+  check_data_frame(data)
+}
 
 #' @rdname ifpr
 #' @export
@@ -156,7 +162,7 @@ ifpr.data.frame <- function(data, keys, xi,
   new_sdc_release(
     data = released, plan = plan, plan_bound = plan_bound, cells = cf, new_cell = new_cell,
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
-    partition = partition, sets = ps$sets, des = des, max_risk = mx
+    partition = partition, sets = ps$sets, des = des, max_risk = mx, set_of_cell = ps$set_of_cell
   )
 }
 
@@ -186,9 +192,9 @@ plan_cost <- function(plan) {
 }
 
 new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also, xi, goal,
-                            method, calibrate, partition, sets, des, max_risk) {
+                            method, calibrate, partition, sets, des, max_risk, set_of_cell) {
   counts <- cells$cells$count
-  members <- des$members
+  members <- des$original
   n_blocks_set <- vapply(des$design, function(d) length(d$blocks), integer(1))
   set_table <- data.frame(
     set = sets$set,
@@ -229,7 +235,7 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
   structure(
     list(
       data = data, plan = plan, cells = cells, new_cell = new_cell,
-      keys = keys, also = also, partition = partition,
+      keys = keys, also = also, partition = partition, set_of_cell = set_of_cell,
       sets = set_table, merges = des$merges, certificate = certificate
     ),
     class = "sdc_release"

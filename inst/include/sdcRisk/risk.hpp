@@ -348,7 +348,9 @@ MaxRisk ifpr_block_max(int m, double theta, const std::vector<std::pair<int, std
 // Exact calibration (ifpr(calibrate = "exact")): for each IFPR block, the
 // smallest theta in [0, theta_b] found by bisection whose exact maximum risk
 // over the goal is at most `target`, starting from the plan's theta_b (which
-// must meet it). Blocks with the same size and counts share the result.
+// must meet it), unless it would raise the block's total variance (eq. 6.3).
+// So no block changes more records in expectation, or has more variance,
+// than with theta_b. Blocks with the same size and counts share the result.
 template <class Interrupt>
 std::vector<double> calibrate_ifpr(const PlanView& plan, Goal goal, double target, Interrupt&& interrupt) {
   std::vector<double> out(plan.theta, plan.theta + plan.n_blocks);
@@ -368,7 +370,8 @@ std::vector<double> calibrate_ifpr(const PlanView& plan, Goal goal, double targe
       const MaxRisk r = ifpr_block_max(m, th, groups, goal, interrupt);
       return std::isnan(r.value) || r.value <= target;
     };
-    double hi = plan.theta[b], lo = 0.0;
+    const double bound = plan.theta[b];
+    double hi = bound, lo = 0.0;
     if (!meets(hi)) {  // the bound design does not meet the target: leave it
       cache.emplace(key, hi);
       continue;
@@ -382,6 +385,13 @@ std::vector<double> calibrate_ifpr(const PlanView& plan, Goal goal, double targe
         else lo = mid;
       }
     }
+    // The total variance of the block's counts (eq. 6.3) is not monotone in
+    // theta (two singletons with theta = 1 swap surely): keep the bound's
+    // theta where the lower one would add variance.
+    double inv = 0.0;
+    for (const auto& g : groups) inv += static_cast<double>(g.second) / g.first;
+    auto variance = [&](double th) { return 2.0 * m * th - th * th * (static_cast<double>(m) / (m - 1)) * inv; };
+    if (variance(hi) > variance(bound)) hi = bound;
     out[b] = hi;
     cache.emplace(key, hi);
   }

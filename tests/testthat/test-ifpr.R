@@ -1,0 +1,299 @@
+# Independent reference for the certificate, from the returned plan and the
+# original counts only: for every IFPR block and every distinct count f in
+# it, the distribution of the other units landing in a cell of count f is
+# convolved cell by cell from R's dbinom(), and R(a) = (1/a) P(B stays, a - 1
+# others) / P(S = a) (eq. 4.3). Cells outside blocks have R = 1/T at a = T
+# (Goal 3) or 1 at a = 1 if singletons (Goals 1-2). The search over a runs to
+# 1 / (the largest risk of the cells outside blocks), beyond which R <= 1/a
+# cannot reach the maximum.
+reference_max_risk <- function(plan, goal) {
+  counts <- plan$cells$cells$count
+  sizes <- diff(plan$block_start)
+  block_of <- rep(NA_integer_, length(counts))
+  block_of[plan$block_cells] <- rep(seq_along(sizes), sizes)
+  outside <- counts[is.na(block_of)]
+  risks <- if (goal == "all_matches") 1 / outside else rep(1, sum(outside == 1))
+  m0 <- if (length(risks)) max(risks) else 0
+  seen <- new.env()
+  for (b in seq_along(sizes)) {
+    t <- sort(counts[plan$block_cells[plan$block_start[b] + seq_len(sizes[b])]])
+    th <- plan$theta[b]
+    m <- sizes[b]
+    sig <- paste(m, format(th, digits = 17), paste(t, collapse = ","))
+    if (!is.null(seen[[sig]])) next
+    seen[[sig]] <- TRUE
+    targets <- unique(t)
+    if (goal == "sample_uniques") targets <- targets[targets == 1]
+    for (f in targets) {
+      A <- if (goal == "all_matches") min(sum(t), if (m0 > 0) floor(1 / m0) + 1 else sum(t)) else 1
+      y <- c(1, numeric(A))
+      others <- t[-match(f, t)]
+      parts <- c(list(c(f - 1, 1 - th / f)), lapply(others, function(ti) c(ti, th / ((m - 1) * ti))))
+      for (p in parts) {
+        if (p[1] == 0) next
+        pb <- dbinom(0:min(A, p[1]), p[1], p[2])
+        z <- numeric(A + 1)
+        for (k in seq_along(pb)) z[k:(A + 1)] <- z[k:(A + 1)] + pb[k] * y[1:(A + 2 - k)]
+        y <- z
+      }
+      stay <- 1 - th / f
+      a <- seq_len(A)
+      num <- stay * y[a]
+      den <- num + (1 - stay) * c(y[-1], 0)[a]
+      r <- ifelse(den > 0, num / den / a, NA)
+      risks <- c(risks, r)
+    }
+  }
+  if (all(is.na(risks))) NA_real_ else max(risks, na.rm = TRUE)
+}
+
+# Everything a release must satisfy, checked from the outside.
+expect_valid_release <- function(rel, data, keys, xi, goal, partition = NULL, also = NULL, info = "") {
+  cert <- rel$certificate
+  if (!is.na(cert$risk)) expect_lte(cert$risk, xi)
+  expect_equal(cert$risk, reference_max_risk(rel$plan, goal), tolerance = 1e-9, info = info)
+  expect_true(all(pram_unbiased(rel$plan)$unbiased), info = info)
+  vars <- c(keys, also)
+  out <- rel$data
+  expect_identical(dim(out), dim(data))
+  expect_identical(out[setdiff(names(data), vars)], data[setdiff(names(data), vars)], info = info)
+  in_block <- !is.na(rel$cells$cell_id) & rel$cells$cell_id %in% rel$plan$block_cells
+  same <- Reduce(`&`, lapply(vars, function(v) (is.na(out[[v]]) & is.na(data[[v]])) | (!is.na(out[[v]]) & !is.na(data[[v]]) & out[[v]] == data[[v]])))
+  expect_true(all(same[!in_block]), info = info)
+  # no record leaves its partition set (after merges) or changes a kept variable
+  final <- rel$sets$set
+  for (k in seq_len(nrow(rel$merges))) final[final == rel$merges$set[k]] <- rel$merges$merged_into[k]
+  set_after_merges <- final[rel$set_of_cell]
+  inside <- !is.na(rel$cells$cell_id)
+  expect_identical(set_after_merges[rel$new_cell[inside]], set_after_merges[rel$cells$cell_id[inside]], info = info)
+  for (v in names(partition)) {
+    spec <- partition[[v]]
+    if (identical(spec, "keep")) {
+      expect_identical(out[[v]], data[[v]], info = info)
+    } else if (nrow(rel$merges) == 0) {
+      if (is.numeric(spec)) {
+        expect_identical(findInterval(out[[v]], spec), findInterval(data[[v]], spec), info = info)
+      } else if (is.list(spec)) {
+        grp <- function(x) vapply(as.character(x), function(z) which(vapply(spec, function(s) z %in% s, logical(1))), integer(1), USE.NAMES = FALSE)
+        expect_identical(grp(out[[v]]), grp(data[[v]]), info = info)
+      } else {
+        expect_identical(unname(spec[as.character(out[[v]])]), unname(spec[as.character(data[[v]])]), info = info)
+      }
+    }
+  }
+  # the set of key combinations can only shrink (Step 2: no new combinations)
+  combo <- function(d) do.call(paste, c(d[vars], sep = "\r"))
+  expect_true(all(combo(out) %in% combo(data)), info = info)
+}
+
+load_acs <- function(file) {
+  d <- utils::read.csv(file, colClasses = c(PUMA = "character", MSP = "character"))
+  d
+}
+
+acs_partition <- list(SEX = "keep", AGEP = c(0, 18, 25, 35, 45, 55, 65, Inf))
+acs_keys <- c("SEX", "AGEP", "RAC1P", "MSP", "PUMA")
+xis <- c(0.5, 0.4, 0.35, 0.3, 0.2, 0.1, 0.05)
+
+test_that("ifpr meets every bound on the real ACS excerpts, for every goal and method", {
+  path <- skip_if_no_shared("data", "acs2019", "ma2019.csv")
+  ma <- load_acs(path)
+  for (xi in xis) {
+    for (goal in c("all_matches", "unique_matches", "sample_uniques")) {
+      methods <- if (goal == "sample_uniques" || xi > 1 / 3) c("tiered", "nayak") else "tiered"
+      for (method in methods) {
+        info <- paste("ma2019", xi, goal, method)
+        set.seed(round(xi * 1000))
+        rel <- ifpr(ma, acs_keys, xi, goal = goal, method = method, partition = acs_partition,
+                    on_infeasible = "merge")
+        expect_valid_release(rel, ma, acs_keys, xi, goal, acs_partition, info = info)
+      }
+    }
+  }
+})
+
+test_that("ifpr meets every bound on the national ACS excerpt", {
+  path <- skip_if_no_shared("data", "acs2019", "national2019.csv")
+  nat <- load_acs(path)
+  race <- list(white = "1", black = "2", other = as.character(3:9))
+  part <- c(acs_partition, list(RAC1P = race))
+  for (xi in c(0.4, 0.2, 0.05)) {
+    for (goal in c("all_matches", "unique_matches")) {
+      for (calibrate in c("exact", "bound")) {
+        info <- paste("national2019", xi, goal, calibrate)
+        set.seed(7)
+        rel <- ifpr(nat, acs_keys, xi, goal = goal, partition = part, calibrate = calibrate,
+                    on_infeasible = "merge")
+        expect_valid_release(rel, nat, acs_keys, xi, goal, part, info = info)
+      }
+    }
+  }
+})
+
+test_that("ifpr meets every bound on sdcMicro's testdata", {
+  path <- skip_if_no_shared("data", "sdcmicro", "testdata.RData")
+  env <- new.env()
+  load(path, envir = env)
+  td <- env$testdata
+  keys <- c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex")
+  for (xi in xis) {
+    for (goal in c("all_matches", "sample_uniques")) {
+      methods <- if (goal == "sample_uniques" || xi > 1 / 3) c("tiered", "nayak") else "tiered"
+      for (method in methods) {
+        info <- paste("testdata", xi, goal, method)
+        set.seed(3)
+        rel <- ifpr(td, keys, xi, goal = goal, method = method, partition = list(urbrur = "keep"),
+                    on_infeasible = "merge")
+        expect_valid_release(rel, td, keys, xi, goal, list(urbrur = "keep"), info = info)
+      }
+    }
+  }
+})
+
+test_that("ifpr meets every bound on synthetic data, with variables perturbed jointly", {
+  set.seed(10)
+  n <- 3000
+  df <- data.frame(
+    sex = factor(sample(c("F", "M"), n, TRUE)),
+    age = sample(0:90, n, TRUE),
+    area = sample(sprintf("A%02d", 1:30), n, TRUE),
+    edu = factor(sample(c("low", "mid", "high"), n, TRUE)),
+    income = rlnorm(n, 10)
+  )
+  keys <- c("sex", "age", "area")
+  part <- list(sex = "keep", age = c(0, 18, 65, Inf))
+  for (xi in xis) {
+    info <- paste("synthetic", xi)
+    rel <- ifpr(df, keys, xi, partition = part, also = "edu", on_infeasible = "merge")
+    expect_valid_release(rel, df, keys, xi, "all_matches", part, also = "edu", info = info)
+  }
+})
+
+test_that("exact calibration never costs more than the bound, and saves on real data", {
+  path <- skip_if_no_shared("data", "acs2019", "ma2019.csv")
+  ma <- load_acs(path)
+  saved <- 0
+  for (xi in c(0.4, 0.3, 0.2, 0.1)) {
+    for (goal in c("all_matches", "unique_matches", "sample_uniques")) {
+      set.seed(1)
+      ex <- ifpr(ma, acs_keys, xi, goal = goal, partition = acs_partition, on_infeasible = "merge")
+      set.seed(1)
+      bd <- ifpr(ma, acs_keys, xi, goal = goal, partition = acs_partition, on_infeasible = "merge",
+                 calibrate = "bound")
+      info <- paste(xi, goal)
+      expect_identical(ex$plan$block_cells, bd$plan$block_cells, info = info)
+      expect_true(all(ex$plan$theta <= bd$plan$theta), info = info)
+      expect_lte(ex$certificate$expected_changed, ex$certificate$expected_changed_bound)
+      expect_lte(ex$certificate$total_variance, ex$certificate$total_variance_bound * (1 + 1e-12))
+      expect_equal(bd$certificate$expected_changed, ex$certificate$expected_changed_bound)
+      saved <- saved + (ex$certificate$expected_changed_bound - ex$certificate$expected_changed)
+    }
+  }
+  expect_gt(saved, 1)
+})
+
+test_that("method = 'nayak' with xi = 0.395 reproduces Section 7: theta 0.8, blocks of at least 5", {
+  keys <- c("sex", "age", "race", "marital", "puma")
+  race <- c(White = "white", Black = "black")
+  other <- setdiff(levels(pums_md$race), names(race))
+  race <- c(race, stats::setNames(rep("other", length(other)), other))
+  part <- list(sex = "keep", age = c(0, 18, 25, 35, 45, 55, 65, Inf), race = race)
+  set.seed(2016)
+  rel <- ifpr(pums_md, keys, 0.395, method = "nayak", calibrate = "bound", partition = part)
+  expect_equal(round(unique(rel$plan$theta), 2), 0.8)
+  expect_gte(min(diff(rel$plan$block_start)), 5L)
+  expect_identical(sum(is.na(rel$sets$merged_into)), 42L)
+  # every singleton and doubleton cell is in a block, nothing else
+  counts <- rel$cells$cells$count
+  expect_setequal(rel$plan$block_cells, which(counts <= 2))
+  expect_lte(rel$certificate$risk, 0.395)
+  # and for split = TRUE, blocks of 5 to 9 cells
+  rel2 <- ifpr(pums_md, keys, 0.395, method = "nayak", calibrate = "bound", partition = part, split = TRUE)
+  expect_true(all(diff(rel2$plan$block_start) %in% 5:9))
+  expect_lte(rel2$certificate$risk, 0.395)
+})
+
+test_that("method = 'nayak' below 1/3 points to method = 'tiered'", {
+  df <- data.frame(k = rep(1:20, c(rep(1, 10), rep(5, 10))))
+  expect_error(ifpr(df, "k", 0.3, method = "nayak"), class = "sdcRisk_error_infeasible")
+  expect_snapshot(error = TRUE, ifpr(df, "k", 0.3, method = "nayak"))
+  expect_s3_class(ifpr(df, "k", 0.3, goal = "sample_uniques", method = "nayak"), "sdc_release")
+})
+
+test_that("infeasible partition sets: an error by default, merged with a report when asked", {
+  # ages 80+ hold only two singleton cells: too few for a block of 5 at xi = 0.3
+  df <- data.frame(
+    sex = rep(c("F", "M"), 50),
+    age = c(rep(c(20, 21, 22, 23, 24, 40, 41, 42, 43, 44), each = 9), c(81, 82), 30:37)
+  )
+  keys <- c("sex", "age")
+  part <- list(age = c(0, 35, 80, Inf))
+  expect_error(ifpr(df, keys, 0.3, partition = part), class = "sdcRisk_error_infeasible")
+  expect_snapshot(error = TRUE, ifpr(df, keys, 0.3, partition = part))
+  set.seed(1)
+  rel <- ifpr(df, keys, 0.3, partition = part, on_infeasible = "merge")
+  expect_identical(nrow(rel$merges), 1L)
+  # the 80+ set merges into the adjacent 35-80 set, not the distant 0-35 one
+  expect_identical(rel$sets$label[rel$merges$set], "age [80,Inf)")
+  expect_identical(rel$sets$label[rel$merges$merged_into], "age [35,80)")
+  expect_lte(rel$certificate$risk, 0.3)
+  expect_output(print(summary(rel)), "Merges")
+  expect_valid_release(rel, df, keys, 0.3, "all_matches", part, info = "merge")
+  # a merge that would change a kept variable is refused
+  df2 <- rbind(df, data.frame(sex = "X", age = 50))
+  expect_error(
+    ifpr(df2, keys, 0.3, partition = list(sex = "keep", age = c(0, 35, 80, Inf)), on_infeasible = "merge"),
+    class = "sdcRisk_error_infeasible"
+  )
+})
+
+test_that("the nearest set is the one differing least, adjacent groups first", {
+  sets <- data.frame(set = 1:4)
+  sets$coords <- list(matrix(c(1, 1), 1), matrix(c(1, 2), 1), matrix(c(1, 4), 1), matrix(c(2, 1), 1))
+  expect_identical(sdcRisk:::nearest_set(2, sets, rep(TRUE, 4), c(5, 5, 50, 50)), 1L)
+  expect_identical(sdcRisk:::nearest_set(1, sets, rep(TRUE, 4), c(5, 5, 50, 50)), 4L)
+  expect_identical(sdcRisk:::nearest_set(3, sets, c(TRUE, FALSE, TRUE, TRUE), c(5, 5, 50, 50)), 1L)
+})
+
+test_that("set.seed reproduces a release exactly", {
+  keys <- c("sex", "age", "race", "marital", "puma")
+  set.seed(5)
+  a <- ifpr(pums_md, keys, 0.2, partition = list(sex = "keep"))
+  set.seed(5)
+  b <- ifpr(pums_md, keys, 0.2, partition = list(sex = "keep"))
+  expect_identical(a$data, b$data)
+  expect_identical(a$certificate, b$certificate)
+})
+
+test_that("print and summary give the certificate in a few lines", {
+  keys <- c("sex", "age", "race", "marital", "puma")
+  set.seed(5)
+  rel <- ifpr(pums_md, keys, 0.3, partition = list(sex = "keep", age = c(0, 18, 65, Inf)))
+  out <- format(rel)
+  expect_lte(length(out), 7)
+  expect_match(out[3], "Certificate \\(exact maximum risk\\): R = ")
+  expect_output(print(rel), "Exact calibration saved")
+  expect_output(print(summary(rel)), "Partition sets")
+})
+
+test_that("bad input to ifpr gets classed errors naming the argument", {
+  df <- data.frame(a = rep(1:5, 1:5), b = rep(c("x", "y"), length.out = 15), v = 1:15)
+  expect_error(ifpr(df, "zz", 0.3), class = "sdcRisk_error_unknown_key")
+  expect_error(ifpr(df, "a", 0), class = "sdcRisk_error_xi")
+  expect_error(ifpr(df, "a", 1), class = "sdcRisk_error_xi")
+  expect_error(ifpr(df, "a", c(0.2, 0.3)), class = "sdcRisk_error_xi")
+  expect_error(ifpr(df, "a", 0.3, also = "a"), class = "sdcRisk_error_also")
+  expect_error(ifpr(df, "a", 0.3, also = "nope"), class = "sdcRisk_error_unknown_key")
+  expect_error(ifpr(df, "a", 0.3, partition = list(zz = "keep")), class = "sdcRisk_error_unknown_key")
+  expect_error(ifpr(df, c("a", "b"), 0.3, partition = list(a = "keep", b = "keep")), class = "sdcRisk_error_partition")
+  expect_error(ifpr(df, c("a", "b"), 0.3, partition = list(b = c(x = "g1"))), class = "sdcRisk_error_partition")
+  expect_error(ifpr(df, c("a", "b"), 0.3, partition = list(a = c(2, 4))), class = "sdcRisk_error_partition")
+  expect_error(ifpr(df, c("a", "b"), 0.3, partition = list(b = list(c("x", "y"), "y"))), class = "sdcRisk_error_partition")
+  expect_error(ifpr(df, c("a", "b"), 0.3, partition = list("keep")), class = "sdcRisk_error_partition")
+  expect_error(ifpr(df, "a", 0.3, goal = "all"))
+  expect_error(ifpr(df, "a", 0.3, bogus = 1))
+  expect_error(ifpr(as.list(df), "a", 0.3), class = "sdcRisk_error_not_data_frame")
+  expect_snapshot(error = TRUE, ifpr(df, c("a", "b"), 0.3, partition = list(b = c(x = "g1"))))
+  expect_snapshot(error = TRUE, ifpr(df, "a", 0.3, also = "a"))
+  expect_snapshot(error = TRUE, ifpr(df, c("a", "b"), 0.3, partition = list(a = "keep", b = "keep")))
+})
