@@ -185,7 +185,7 @@ plan_cost <- function(plan) {
   sizes <- diff(plan$block_start)
   if (length(sizes) == 0) return(c(changed = 0, variance = 0))
   block <- rep.int(seq_along(sizes), sizes)
-  inv <- tapply(1 / plan$cells$cells$count[plan$block_cells], block, sum)
+  inv <- rowsum(1 / plan$cells$cells$count[plan$block_cells], block, reorder = TRUE)[, 1]
   th <- plan$theta
   m <- sizes
   c(changed = sum(th * m), variance = sum(2 * m * th - th^2 * (m / (m - 1)) * inv))

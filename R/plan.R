@@ -99,17 +99,17 @@ validate_pram_plan <- function(plan, call = rlang::caller_env()) {
       "x" = "Cell id{if (length(dup) > 1) 's' else ''} {show_value(dup)} appear{if (length(dup) > 1) '' else 's'} more than once."
     ), "block_overlap", call = call)
   }
-  block_of <- rep.int(seq_len(nb), sizes)
-  for (b in which(!is.na(plan$theta))) {
-    th <- plan$theta[b]
-    tmin <- min(counts[ids[block_of == b]])
-    if (th < 0 || th > tmin) {
-      abort_sdc(c(
-        "{.arg theta} of block {b} must lie in [0, {tmin}], the smallest count of its cells.",
-        "x" = "It is {format(th, digits = 15)}.",
-        "i" = "With {.code theta > min(T)}, {.code p_ii = 1 - theta / T_i} would be negative."
-      ), "theta", call = call)
-    }
+  # theta <= min T of its block, checked cell by cell (linear, no loop over blocks)
+  th <- rep.int(plan$theta, sizes)
+  bad_cell <- which(!is.na(th) & (th < 0 | th > counts[ids]))
+  if (length(bad_cell) > 0) {
+    b <- findInterval(bad_cell[1] - 1, plan$block_start)
+    tmin <- min(counts[plan_block_cells(plan, b)])
+    abort_sdc(c(
+      "{.arg theta} of block {b} must lie in [0, {tmin}], the smallest count of its cells.",
+      "x" = "It is {format(plan$theta[b], digits = 15)}.",
+      "i" = "With {.code theta > min(T)}, {.code p_ii = 1 - theta / T_i} would be negative."
+    ), "theta", call = call)
   }
   plan
 }

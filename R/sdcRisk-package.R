@@ -12,5 +12,6 @@
 ## usethis namespace: start
 #' @useDynLib sdcRisk, .registration = TRUE
 #' @importFrom Rcpp sourceCpp
+#' @importFrom rlang %||%
 ## usethis namespace: end
 NULL

@@ -103,6 +103,25 @@ for (n in sizes) {
   ))
   add(n, "exact certificate, every cell and a", "data.table dt[, .N, by = keys]", res["dt", ])
   add(n, "exact certificate, every cell and a", "sdcRisk max_match_risk()", res["ours", ], res["dt", ])
+  if (n >= 1e6) {
+    # the whole release: cross-classification, tiered design with exact
+    # calibration, certificate, draws and writing the keys back
+    res <- compare(list(
+      ours = function() ifpr(df, keys, 0.3, partition = list(sex = "keep")),
+      dt = function() dt[, .N, by = keys]
+    ))
+    add(n, "whole release ifpr(xi = 0.3)", "data.table dt[, .N, by = keys]", res["dt", ])
+    add(n, "whole release ifpr(xi = 0.3)", "sdcRisk ifpr()", res["ours", ], res["dt", ])
+    rel <- ifpr(df, keys, 0.3, partition = list(sex = "keep"))
+    res <- compare(list(
+      ours = function() max_match_risk(rel$plan, "all_matches"),
+      dt = function() dt[, .N, by = keys]
+    ))
+    add(n, "certificate of the ifpr() plan", "data.table dt[, .N, by = keys]", res["dt", ])
+    add(n, "certificate of the ifpr() plan", "sdcRisk max_match_risk()", res["ours", ], res["dt", ])
+    message("  ifpr blocks: ", length(rel$plan$theta))
+    rm(rel)
+  }
   rm(df, dt, cf, plan)
   invisible(gc())
 }

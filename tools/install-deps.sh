@@ -6,7 +6,12 @@
 set -euo pipefail
 
 runtime=(Rcpp RcppEigen cli rlang)
-tests=(testthat withr knitr rmarkdown roxygen2)
+tests=(testthat withr knitr rmarkdown roxygen2 data.table sdcMicro)
+# sdcMicro is not in Debian, but nearly all it depends on is: install that
+# prebuilt, and only sdcMicro itself (and prettydoc) from CRAN.
+sdcmicro_debs=(r-cran-car r-cran-cardata r-cran-xtable r-cran-robustbase r-cran-e1071
+  r-cran-ggplot2 r-cran-shiny r-cran-haven r-cran-rhandsontable r-cran-dt r-cran-vim
+  r-cran-httr r-cran-jsonlite r-cran-knitr r-cran-rmarkdown r-cran-data.table)
 pkgs=("${runtime[@]}")
 if [ "${1:-}" = "--tests" ]; then pkgs+=("${tests[@]}"); fi
 
