@@ -118,13 +118,15 @@ needs_protection <- function(counts, xi, goal) {
   if (goal == "all_matches") counts * xi < 1 else counts == 1
 }
 
-# Split cells (already in order) into floor(n / size) blocks of as equal
-# size as possible, each with at least `size` cells.
-chunk_cells <- function(ids, size) {
-  n <- length(ids)
+# Sizes of floor(n / size) contiguous blocks of as equal size as possible,
+# each with at least `size` cells. Designs are kept flat: the cells of all
+# blocks in block order, and the block sizes.
+chunk_sizes <- function(n, size) {
   k <- max(1L, n %/% size)
-  unname(split(ids, ceiling(seq_len(n) * k / n)))
+  as.integer(n %/% k + (seq_len(k) <= n %% k))
 }
+
+no_blocks <- function() list(cells = integer(), sizes = integer(), theta = numeric())
 
 # Nayak et al.'s Step 4: one theta for every block; blocks of all singleton
 # (Goal 1) or singleton and doubleton (Goals 2, 3) cells of the set, padded
@@ -134,7 +136,7 @@ design_nayak <- function(ids, counts, xi, goal, split) {
   d <- ifpr_theta(xi, goal)
   m0 <- d$block_size
   need <- if (goal == "sample_uniques") counts == 1 else counts <= 2
-  if (!any(need)) return(list(blocks = list(), theta = numeric()))
+  if (!any(need)) return(no_blocks())
   block <- ids[need][order(counts[need], ids[need])]
   short <- m0 - length(block)
   if (short > 0) {
@@ -149,8 +151,8 @@ design_nayak <- function(ids, counts, xi, goal, split) {
     }
     block <- c(block, ids[pad[seq_len(short)]])
   }
-  blocks <- if (split) chunk_cells(block, m0) else list(block)
-  list(blocks = blocks, theta = rep(d$theta, length(blocks)))
+  sizes <- if (split) chunk_sizes(length(block), m0) else length(block)
+  list(cells = block, sizes = sizes, theta = rep(d$theta, length(sizes)))
 }
 
 # The tiered design, for any xi in (0, 1) and every goal. Cells needing
@@ -162,13 +164,20 @@ design_nayak <- function(ids, counts, xi, goal, split) {
 # count f form blocks of that minimum size; a tier with too few cells is
 # padded with cells of larger count c for which psi(c, theta_f) <= xi (psi is
 # not monotone in T, so every count is checked), taking cells that need
-# protection themselves first, then the smallest safe ones.
+# protection themselves first, then the smallest safe ones; failing that, its
+# cells join blocks already made in the set (join_block()).
 design_tiered <- function(ids, counts, xi, goal) {
   need <- needs_protection(counts, xi, goal)
   assigned <- logical(length(ids))
-  blocks <- list() # positions within the set
+  pos <- list() # positions within the set, block after block
+  sizes <- integer()
   theta <- numeric()
-  min_size <- function(f, th) if (goal == "all_matches") max(2, cpp_design("ceiling", f / (f - th), numeric())) else 2
+  smallest <- integer() # smallest count of each block
+  extra_pos <- integer()
+  extra_block <- integer()
+  min_size <- function(f, th) {
+    if (goal == "all_matches") pmax(2, cpp_design("ceiling", f / (f - th), numeric())) else rep(2, length(f))
+  }
   for (f in sort(unique(counts[need]))) {
     pool <- which(need & !assigned & counts == f)
     if (length(pool) == 0) next
@@ -176,7 +185,8 @@ design_tiered <- function(ids, counts, xi, goal) {
     m <- min_size(f, th)
     pool <- pool[order(ids[pool])]
     if (length(pool) >= m) {
-      new <- chunk_cells(pool, m)
+      new_pos <- pool
+      new_sizes <- chunk_sizes(length(pool), m)
     } else {
       cand <- which(!assigned & counts > f)
       if (goal != "sample_uniques") {
@@ -186,11 +196,13 @@ design_tiered <- function(ids, counts, xi, goal) {
       cand <- cand[order(!need[cand], counts[cand], ids[cand])]
       short <- m - length(pool)
       if (length(cand) >= short) {
-        new <- list(c(pool, cand[seq_len(short)]))
+        new_pos <- c(pool, cand[seq_len(short)])
+        new_sizes <- length(new_pos)
       } else {
         # too few cells left: join blocks already made in this set
         for (p in pool) {
-          j <- join_block(blocks, theta, counts, counts[p], xi, goal, min_size)
+          cur <- sizes + tabulate(extra_block, length(sizes))
+          j <- join_block(cur, theta, smallest, counts[p], xi, min_size)
           if (is.na(j)) {
             return(list(lacks = sprintf(
               "a cell of count %d needs a block of at least %d cells with count >= %d and psi(T, %.4g) <= xi, or a block to join; the set has %d more cell%s and no such block",
@@ -198,41 +210,39 @@ design_tiered <- function(ids, counts, xi, goal) {
             )))
           }
           theta[j] <- max(theta[j], cpp_design("theta_psi", xi, counts[p]))
-          blocks[[j]] <- c(blocks[[j]], p)
+          extra_pos <- c(extra_pos, p)
+          extra_block <- c(extra_block, j)
         }
         assigned[pool] <- TRUE
         next
       }
     }
-    assigned[unlist(new)] <- TRUE
-    blocks <- c(blocks, new)
-    theta <- c(theta, rep(th, length(new)))
+    assigned[new_pos] <- TRUE
+    pos[[length(pos) + 1]] <- new_pos
+    sizes <- c(sizes, new_sizes)
+    theta <- c(theta, rep(th, length(new_sizes)))
+    smallest <- c(smallest, rep(f, length(new_sizes)))
   }
-  list(blocks = lapply(blocks, function(b) ids[b]), theta = theta)
+  if (length(sizes) == 0) return(no_blocks())
+  all_pos <- c(unlist(pos), extra_pos)
+  block <- c(rep.int(seq_along(sizes), sizes), extra_block)
+  o <- order(block, method = "radix")
+  list(cells = ids[all_pos[o]], sizes = tabulate(block, length(sizes)), theta = theta)
 }
 
-# An existing block a cell of count c can join: theta may rise to the value
-# psi(c, .) = xi needs, but must stay below the block's smallest count and,
+# The existing block a cell of count c joins: theta may rise to the value
+# psi(c, .) = xi needs, but must stay below the block's smallest count f and,
 # for Goal 3, keep the block at least ceiling(f / (f - theta)) cells (Ghatak
 # et al., Theorem 3.1). Raising theta only lowers psi for the other cells.
-# The block that needs the smallest rise wins, then the smaller block.
-join_block <- function(blocks, theta, counts, c, xi, goal, min_size) {
-  if (length(blocks) == 0) return(NA_integer_)
-  need_th <- cpp_design("theta_psi", xi, c)
-  best <- NA_integer_
-  best_key <- c(Inf, Inf)
-  for (j in seq_along(blocks)) {
-    f <- min(counts[blocks[[j]]])
-    th <- max(theta[j], need_th)
-    if (th >= f || c < f) next
-    if (length(blocks[[j]]) + 1 < min_size(f, th)) next
-    key <- c(th - theta[j], length(blocks[[j]]))
-    if (key[1] < best_key[1] || (key[1] == best_key[1] && key[2] < best_key[2])) {
-      best <- j
-      best_key <- key
-    }
-  }
-  best
+# The block that needs the smallest rise wins, then the smaller block, then
+# the first.
+join_block <- function(size, theta, smallest, c, xi, min_size) {
+  if (length(size) == 0) return(NA_integer_)
+  th <- pmax(theta, cpp_design("theta_psi", xi, c))
+  ok <- th < smallest & c >= smallest & size + 1 >= min_size(smallest, th)
+  if (!any(ok)) return(NA_integer_)
+  cand <- which(ok)
+  cand[order(th[cand] - theta[cand], size[cand], cand)[1]]
 }
 
 design_set <- function(ids, counts, xi, goal, method, split) {
@@ -282,7 +292,7 @@ design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_in
     sets$coords[[t]] <- rbind(sets$coords[[t]], sets$coords[[s]])
     alive[s] <- FALSE
     merges[nrow(merges) + 1, ] <- list(s, t, design[[s]]$lacks)
-    design[[s]] <- list(blocks = list(), theta = numeric())
+    design[[s]] <- no_blocks()
     design[[t]] <- run(t)
   }
   list(design = design, members = members, original = original, alive = alive, merges = merges)

@@ -142,11 +142,14 @@ ifpr.data.frame <- function(data, keys, xi,
   }
   ps <- partition_sets(groups)
   des <- design_release(cf, ps$set_of_cell, ps$sets, xi, goal, method, split, on_infeasible)
-  blocks <- unlist(lapply(des$design, `[[`, "blocks"), recursive = FALSE)
-  theta <- unlist(lapply(des$design, `[[`, "theta"))
-  plan_bound <- pram_plan(cf, if (length(blocks)) blocks else list(), theta = theta)
+  plan_bound <- ifpr_plan(
+    cf,
+    cells = unlist(lapply(des$design, `[[`, "cells")),
+    sizes = unlist(lapply(des$design, `[[`, "sizes")),
+    theta = unlist(lapply(des$design, `[[`, "theta"))
+  )
   plan <- plan_bound
-  if (calibrate == "exact" && length(blocks) > 0) {
+  if (calibrate == "exact" && length(plan$theta) > 0) {
     plan$theta <- cpp_calibrate_ifpr(plan_cpp(plan_bound), goal, xi * (1 - 1e-9))
   }
   mx <- max_match_risk(plan, goal)
@@ -164,6 +167,24 @@ ifpr.data.frame <- function(data, keys, xi,
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
     partition = partition, sets = ps$sets, des = des, max_risk = mx, set_of_cell = ps$set_of_cell
   )
+}
+
+# An all-IFPR plan from flat vectors (cells in block order, block sizes):
+# the fast path of pram_plan() for designs with up to millions of blocks.
+ifpr_plan <- function(cf, cells, sizes, theta) {
+  nb <- length(sizes)
+  plan <- structure(
+    list(
+      cells = cf,
+      block_start = as.integer(c(0L, cumsum(sizes))),
+      block_cells = as.integer(cells %||% integer()),
+      theta = as.numeric(theta %||% numeric()),
+      matrix = numeric(),
+      matrix_start = rep(NA_real_, nb)
+    ),
+    class = "pram_plan"
+  )
+  validate_pram_plan(plan)
 }
 
 check_also <- function(also, keys, data, call = rlang::caller_env()) {
@@ -195,7 +216,7 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
                             method, calibrate, partition, sets, des, max_risk, set_of_cell) {
   counts <- cells$cells$count
   members <- des$original
-  n_blocks_set <- vapply(des$design, function(d) length(d$blocks), integer(1))
+  n_blocks_set <- vapply(des$design, function(d) length(d$sizes), integer(1))
   set_table <- data.frame(
     set = sets$set,
     label = sets$label,
@@ -206,9 +227,9 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
     merged_into = NA_integer_
   )
   set_table$merged_into[des$merges$set] <- des$merges$merged_into
-  old <- cells$cell_id
-  changed <- !is.na(new_cell) & new_cell != old
-  s_new <- tabulate(new_cell[!is.na(new_cell)], nbins = length(counts))
+  # only records of cells in blocks can change
+  moved <- new_cell != cells$cell_id
+  s_new <- tabulate(new_cell, nbins = length(counts)) # NA ignored
   cost_exact <- plan_cost(plan)
   cost_bound <- plan_cost(plan_bound)
   certificate <- list(
@@ -225,7 +246,7 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
     cells_in_blocks = length(plan$block_cells),
     records_in_blocks = sum(counts[plan$block_cells]),
     theta_range = if (length(plan$theta)) range(plan$theta) else c(NA_real_, NA_real_),
-    records_changed = sum(changed),
+    records_changed = sum(moved, na.rm = TRUE),
     cells_changed = sum(s_new != counts),
     expected_changed = unname(cost_exact["changed"]),
     expected_changed_bound = unname(cost_bound["changed"]),

@@ -21,6 +21,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "logdist.hpp"
@@ -299,8 +300,11 @@ MaxRisk max_risk(const PlanView& plan, Goal goal, Interrupt&& interrupt) {
   }
 
   // Target groups: one per distinct count of an IFPR block, one per cell of a
-  // matrix block. The representative is the group's smallest cell id.
+  // matrix block. IFPR blocks with the same size, theta and counts have the
+  // same risks (a tiered design makes many), so they share their groups. The
+  // representative is the smallest cell id of all cells a group stands for.
   std::vector<detail::TargetGroup> todo;
+  std::map<std::tuple<int, double, std::vector<std::pair<int, std::int64_t>>>, std::map<int, std::size_t>> seen;
   for (int b = 0; b < plan.n_blocks; ++b) {
     if (plan.is_ifpr(b)) {
       std::map<int, int> rep;
@@ -310,7 +314,29 @@ MaxRisk max_risk(const PlanView& plan, Goal goal, Interrupt&& interrupt) {
         if (it == rep.end()) rep.emplace(plan.counts[c], c);
         else it->second = std::min(it->second, c);
       }
-      for (const auto& r : rep) todo.push_back({b, r.second, r.first, -1});
+      std::vector<std::pair<int, std::int64_t>> sig_groups;
+      for (int k = plan.block_start[b]; k < plan.block_start[b + 1]; ++k) sig_groups.push_back({plan.counts[plan.block_cells[k]], 1});
+      std::sort(sig_groups.begin(), sig_groups.end());
+      std::vector<std::pair<int, std::int64_t>> groups_b;
+      for (const auto& g : sig_groups) {
+        if (!groups_b.empty() && groups_b.back().first == g.first) ++groups_b.back().second;
+        else groups_b.push_back(g);
+      }
+      auto key = std::make_tuple(plan.block_size(b), plan.theta[b], std::move(groups_b));
+      auto hit = seen.find(key);
+      if (hit != seen.end()) {
+        for (const auto& r : rep) {
+          detail::TargetGroup& g = todo[hit->second.at(r.first)];
+          g.cell = std::min(g.cell, r.second);
+        }
+        continue;
+      }
+      std::map<int, std::size_t> where;
+      for (const auto& r : rep) {
+        where.emplace(r.first, todo.size());
+        todo.push_back({b, r.second, r.first, -1});
+      }
+      seen.emplace(std::move(key), std::move(where));
     } else {
       for (int k = plan.block_start[b]; k < plan.block_start[b + 1]; ++k) {
         const int c = plan.block_cells[k];
