@@ -231,7 +231,7 @@ print.summary.sdc_cells <- function(x, ...) {
   )
   d <- x$distribution
   d$records_pct <- sprintf("%.2f%%", d$records_pct)
-  names(d) <- c("cell count T", "cells", "records", "% of records")
+  names(d) <- c("count T", "cells", "records", "% of records")
   print(d, row.names = FALSE)
   invisible(x)
 }
