@@ -1,0 +1,373 @@
+#' Empirical identification risk of a release
+#'
+#' For every unit of the original data whose cell could change (cells of
+#' count 1 or 2, and every cell in a block), the probability that an intruder
+#' who knows the unit's key values and picks one of the matching released
+#' records at random finds it: 0 if the unit's record changed cell, 1 /
+#' \eqn{\tau^*} otherwise, where \eqn{\tau} and \eqn{\tau^*} are the
+#' frequencies of the unit's true cell in the original and the released data
+#' (Nayak, Zhang and You 2016, Section 7.1).
+#'
+#' @param release An `sdc_release` from [ifpr()].
+#' @returns An object of class `sdc_release_risk`, a list with
+#'   * `table`: mean correct-match probability by \eqn{\tau} (1, 2, "3+") and
+#'     \eqn{\tau^*} (0, 1, 2, "3+"), with margins (`"all"`), the number of
+#'     units and a Monte Carlo standard error of each mean (Table 3 of the
+#'     paper, whose margins are weighted means over units);
+#'   * `changes`: by original frequency, the units whose cell changed and the
+#'     cells that became empty, in numbers and percentages, beside their
+#'     exact expected values from the plan (\eqn{1 - p_{jj}} and
+#'     \eqn{P(S_j = 0 | T)}) and the upper bound of eq. 4.10 for IFPR,
+#'     \eqn{(\theta / T)^T e^{-\theta}} (35.95% and 7.19% for \eqn{\theta =
+#'     0.8}, Section 4.1);
+#'   * `uniques`: the numbers of units in singleton and doubleton cells before
+#'     and after;
+#'   * `certificate`: the exact maximum of \eqn{R_j(a, t)} the release was
+#'     certified with. Empirical means estimate mixtures of the
+#'     \eqn{R_j(a, t)}, so they lie below it up to their standard errors.
+#' @family evaluation
+#' @export
+#' @examples
+#' set.seed(1)
+#' keys <- c("sex", "age", "race", "marital", "puma")
+#' rel <- ifpr(pums_md, keys, 0.395, method = "nayak", calibrate = "bound")
+#' release_risk(rel)
+release_risk <- function(release) {
+  check_release(release)
+  cells <- release$cells
+  counts <- cells$cells$count
+  old <- cells$cell_id
+  new <- release$new_cell
+  s_new <- tabulate(new, nbins = length(counts))
+  block_of <- plan_block_of(release$plan)
+  unit <- which(!is.na(old) & (counts[old] <= 2 | !is.na(block_of[old])))
+  tau <- counts[old[unit]]
+  tau_star <- s_new[old[unit]]
+  stayed <- new[unit] == old[unit]
+  p <- ifelse(stayed, 1 / pmax(tau_star, 1), 0)
+  tau_g <- cut_count(tau, c("1", "2", "3+"))
+  star_g <- cut_count(tau_star, c("0", "1", "2", "3+"))
+  structure(
+    list(
+      table = risk_table(p, tau_g, star_g),
+      changes = change_table(release, unit, tau, stayed, s_new, block_of),
+      uniques = data.frame(
+        cells = c("singleton", "doubleton"),
+        units_before = c(sum(counts == 1), 2 * sum(counts == 2)),
+        units_after = c(sum(s_new == 1), 2 * sum(s_new == 2))
+      ),
+      certificate = release$certificate
+    ),
+    class = "sdc_release_risk"
+  )
+}
+
+# Group counts as "1", "2", "3+" (or "0", "1", "2", "3+").
+cut_count <- function(x, labels) {
+  start <- if (labels[1] == "0") 0 else 1
+  idx <- pmin(x, start + length(labels) - 1) - start + 1
+  factor(labels[idx], levels = labels)
+}
+
+# Mean correct-match probability by (tau, tau*) with margins; units and the
+# standard error of each mean.
+risk_table <- function(p, tau_g, star_g) {
+  cell <- function(sel) {
+    n <- sum(sel)
+    m <- if (n > 0) mean(p[sel]) else NA_real_
+    se <- if (n > 1) stats::sd(p[sel]) / sqrt(n) else NA_real_
+    c(units = n, mean = m, se = se)
+  }
+  rows <- c(levels(tau_g), "all")
+  cols <- c(levels(star_g), "all")
+  out <- expand.grid(tau_star = cols, tau = rows, stringsAsFactors = FALSE)[, c("tau", "tau_star")]
+  vals <- t(vapply(seq_len(nrow(out)), function(i) {
+    sel <- (out$tau[i] == "all" | tau_g == out$tau[i]) & (out$tau_star[i] == "all" | star_g == out$tau_star[i])
+    cell(sel)
+  }, numeric(3)))
+  out <- cbind(out, as.data.frame(vals))
+  out[out$units > 0 | out$tau == "all" | out$tau_star == "all", , drop = FALSE]
+}
+
+change_table <- function(release, unit, tau, stayed, s_new, block_of) {
+  counts <- release$cells$cells$count
+  old <- release$cells$cell_id
+  plan <- release$plan
+  # exact probability that a unit of each cell moves, and that the cell empties
+  in_block <- which(!is.na(block_of))
+  p_move <- numeric(length(counts))
+  p_empty <- numeric(length(counts))
+  ub_empty <- rep(NA_real_, length(counts))
+  if (length(in_block) > 0) {
+    mr <- match_risk(plan, cells = in_block, a = 1)
+    p_empty[in_block] <- mr$p_empty
+    for (b in seq_along(plan$theta)) {
+      ids <- plan_block_cells(plan, b)
+      if (is.na(plan$theta[b])) {
+        p_move[ids] <- 1 - diag(pram_matrix(plan, b))
+      } else {
+        th <- plan$theta[b]
+        p_move[ids] <- th / counts[ids]
+        ub_empty[ids] <- (th / counts[ids])^counts[ids] * exp(-th) # eq. 4.10
+      }
+    }
+  }
+  grp <- cut_count(tau, c("1", "2", "3+"))
+  cell_set <- unique(old[unit])
+  cell_grp <- cut_count(counts[cell_set], c("1", "2", "3+"))
+  lev <- levels(grp)[levels(grp) %in% unique(as.character(grp))]
+  data.frame(
+    tau = lev,
+    units = vapply(lev, function(g) sum(grp == g), numeric(1)),
+    units_changed = vapply(lev, function(g) sum(!stayed[grp == g]), numeric(1)),
+    units_changed_pct = vapply(lev, function(g) 100 * mean(!stayed[grp == g]), numeric(1)),
+    expected_changed_pct = vapply(lev, function(g) 100 * mean(p_move[old[unit][grp == g]]), numeric(1)),
+    cells = vapply(lev, function(g) sum(cell_grp == g), numeric(1)),
+    cells_emptied = vapply(lev, function(g) sum(s_new[cell_set[cell_grp == g]] == 0), numeric(1)),
+    cells_emptied_pct = vapply(lev, function(g) 100 * mean(s_new[cell_set[cell_grp == g]] == 0), numeric(1)),
+    expected_emptied_pct = vapply(lev, function(g) 100 * mean(p_empty[cell_set[cell_grp == g]]), numeric(1)),
+    bound_emptied_pct = vapply(lev, function(g) 100 * mean(ub_empty[cell_set[cell_grp == g]]), numeric(1)),
+    row.names = NULL
+  )
+}
+
+check_release <- function(release, arg = rlang::caller_arg(release), call = rlang::caller_env()) {
+  if (!inherits(release, "sdc_release")) {
+    abort_sdc(c(
+      "{.arg {arg}} must be an {.cls sdc_release} from {.fn ifpr}.",
+      "x" = "It is {.obj_type_friendly {release}}."
+    ), "argument", call = call)
+  }
+  if (nrow(release$data) != release$cells$n_records || length(release$new_cell) != nrow(release$data)) {
+    abort_sdc(c(
+      "{.arg {arg}} does not hang together: its data and its cells have different numbers of records.",
+      "i" = "Use the object {.fn ifpr} returned, unmodified."
+    ), "release_mismatch", call = call)
+  }
+  invisible(release)
+}
+
+#' @export
+format.sdc_release_risk <- function(x, digits = 4, ...) {
+  tab <- x$table
+  rows <- unique(tab$tau)
+  cols <- unique(tab$tau_star)
+  m <- matrix("", length(rows), length(cols), dimnames = list(paste0("tau = ", rows), paste0("tau* = ", cols)))
+  for (i in seq_len(nrow(tab))) {
+    m[paste0("tau = ", tab$tau[i]), paste0("tau* = ", tab$tau_star[i])] <-
+      if (is.na(tab$mean[i])) "-" else sprintf(paste0("%.", digits, "f (%s)"), tab$mean[i], fmt_int(tab$units[i]))
+  }
+  cert <- x$certificate
+  ch <- x$changes
+  c(
+    "Empirical probability of a correct match (units), by original (tau) and released (tau*) frequency:",
+    utils::capture.output(print(noquote(m))),
+    sprintf("Certified exact maximum of R_j(a, t): %s (goal: %s, xi = %s)",
+      format(cert$risk, digits = 6), cert$goal, format(cert$xi)),
+    "Changes by original frequency (observed | exact expected | eq. 4.10 bound):",
+    sprintf("  tau = %s: %s of %s units changed (%.2f%% | %.2f%%); %s of %s cells emptied (%.2f%% | %.2f%% | %s)",
+      ch$tau, fmt_int(ch$units_changed), fmt_int(ch$units), ch$units_changed_pct, ch$expected_changed_pct,
+      fmt_int(ch$cells_emptied), fmt_int(ch$cells), ch$cells_emptied_pct, ch$expected_emptied_pct,
+      ifelse(is.na(ch$bound_emptied_pct), "-", sprintf("%.2f%%", ch$bound_emptied_pct))),
+    sprintf("Units in singleton + doubleton cells: %s before, %s after",
+      fmt_int(sum(x$uniques$units_before)), fmt_int(sum(x$uniques$units_after)))
+  )
+}
+
+#' @export
+print.sdc_release_risk <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+#' @export
+as.data.frame.sdc_release_risk <- function(x, ...) x$table
+
+#' Data utility of a release: distributions, distances and variances
+#'
+#' Compares the original and released data (Nayak, Zhang and You 2016,
+#' Sections 6 and 7.2):
+#' * for each single variable, the original and perturbed frequency
+#'   distributions with counts, relative frequencies, their difference
+#'   (original minus perturbed) and the sampling standard deviation under
+#'   simple random sampling, \eqn{\sqrt{n p (1 - p)}} (Tables 4 and 5);
+#' * for each requested combination of variables, the total variation
+#'   distance \eqn{TVD = \frac{1}{2n} \sum_i |f_i - \tilde f_i|} between the
+#'   joint distributions (eq. 7.1, Table 6) and the number of cells (the
+#'   product of the numbers of categories);
+#' * for each category \eqn{D} of a perturbed variable, the exact conditional
+#'   variance \eqn{V(S_D | T)} of its perturbed count given the original
+#'   counts, from the plan (eq. 3.6; for an IFPR block eq. 6.5), the bound
+#'   \eqn{2 \theta b_R} of eq. 6.7, and the sampling variance
+#'   \eqn{n p (1 - p)}: perturbation variance is of lower order.
+#'
+#' @param release An `sdc_release` from [ifpr()].
+#' @param vars Variables of the data (keys or not): a character vector, each
+#'   compared alone, or a list of character vectors, each a combination whose
+#'   joint distribution is compared (single variables of the list also get
+#'   their distributions and variances).
+#' @returns An object of class `sdc_utility`: a list with `distributions`
+#'   (one data frame per single variable), `tvd` (one row per combination) and
+#'   `variance` (one data frame per perturbed single variable).
+#' @family evaluation
+#' @export
+#' @examples
+#' set.seed(1)
+#' keys <- c("sex", "age", "race", "marital", "puma")
+#' rel <- ifpr(pums_md, keys, 0.3, partition = list(sex = "keep"))
+#' u <- release_utility(rel, list("marital", "race", c("race", "marital"), c("puma", "education")))
+#' u
+#' u$distributions$marital
+release_utility <- function(release, vars) {
+  check_release(release)
+  combos <- if (is.list(vars)) vars else as.list(vars)
+  all_vars <- unique(unlist(combos))
+  if (length(combos) == 0 || !is.character(all_vars)) {
+    abort_sdc(c(
+      "{.arg vars} must name variables of the data, as a character vector or a list of them.",
+      "x" = "It is {.obj_type_friendly {vars}}."
+    ), "argument")
+  }
+  check_names_in(all_vars, release$data, arg = "vars", what = "variable")
+  orig <- original_data(release, all_vars)
+  pert <- release$data
+  singles <- unique(unlist(combos[lengths(combos) == 1]))
+  if (!is.list(vars)) singles <- all_vars
+  n <- nrow(pert)
+  structure(
+    list(
+      distributions = stats::setNames(lapply(singles, function(v) distribution_table(orig[[v]], pert[[v]], n)), singles),
+      tvd = do.call(rbind, lapply(combos, function(cv) tvd_row(orig[cv], pert[cv], n))),
+      variance = stats::setNames(
+        lapply(intersect(singles, c(release$keys, release$also)), function(v) variance_table(release, v)),
+        intersect(singles, c(release$keys, release$also))
+      ),
+      n = n
+    ),
+    class = "sdc_utility"
+  )
+}
+
+# The original values of the variables: keys and `also` from the cells of
+# each record, everything else unchanged in the release.
+original_data <- function(release, vars) {
+  out <- release$data[vars]
+  cells <- release$cells
+  inside <- !is.na(cells$cell_id)
+  for (v in intersect(vars, cells$keys)) {
+    x <- out[[v]]
+    x[inside] <- cells$cells[[v]][cells$cell_id[inside]]
+    out[[v]] <- x
+  }
+  out
+}
+
+distribution_table <- function(x, y, n) {
+  lev <- if (is.factor(x)) levels(x) else sort(unique(c(x, y)), na.last = TRUE)
+  fx <- factor(x, levels = lev, exclude = NULL)
+  fy <- factor(y, levels = lev, exclude = NULL)
+  o <- as.vector(table(fx, useNA = "no"))
+  p <- as.vector(table(fy, useNA = "no"))
+  data.frame(
+    category = as.character(lev),
+    original = o,
+    original_share = o / n,
+    perturbed = p,
+    perturbed_share = p / n,
+    difference = o - p,
+    sampling_sd = sqrt(n * (o / n) * (1 - o / n))
+  )
+}
+
+tvd_row <- function(a, b, n) {
+  key <- function(d) do.call(paste, c(lapply(d, as.character), sep = "\r"))
+  ka <- key(a)
+  kb <- key(b)
+  all <- unique(c(ka, kb))
+  fa <- tabulate(match(ka, all), length(all))
+  fb <- tabulate(match(kb, all), length(all))
+  ncat <- prod(vapply(names(a), function(v) length(unique(c(as.character(a[[v]]), as.character(b[[v]])))), numeric(1)))
+  data.frame(
+    variables = paste(names(a), collapse = ", "),
+    tvd = sum(abs(fa - fb)) / (2 * n),
+    cells = ncat,
+    nonempty = length(all)
+  )
+}
+
+# Exact V(S_D | T) for every category D of variable v (eq. 3.6: the units
+# of cell i land in D with probability q_i, independently, so
+# V(S_D) = sum_i T_i q_i (1 - q_i)), the bound 2 theta b_R (eq. 6.7), and the
+# sampling variance n p (1 - p).
+variance_table <- function(release, v) {
+  plan <- release$plan
+  cells <- release$cells$cells
+  counts <- cells$count
+  value <- as.character(cells[[v]])
+  lev <- if (is.factor(cells[[v]])) levels(cells[[v]]) else sort(unique(value))
+  var_exact <- stats::setNames(numeric(length(lev)), lev)
+  bound <- stats::setNames(numeric(length(lev)), lev)
+  sizes <- diff(plan$block_start)
+  for (b in seq_along(sizes)) {
+    ids <- plan_block_cells(plan, b)
+    vb <- value[ids]
+    tb <- counts[ids]
+    m <- sizes[b]
+    for (d in unique(vb)) {
+      in_d <- vb == d
+      if (is.na(plan$theta[b])) {
+        p <- pram_matrix(plan, b)
+        q <- colSums(p[in_d, , drop = FALSE])
+      } else {
+        th <- plan$theta[b]
+        nb <- sum(in_d)
+        q <- ifelse(in_d, 1 - th * (m - nb) / ((m - 1) * tb), nb * th / ((m - 1) * tb))
+        bound[d] <- bound[d] + 2 * th * nb
+      }
+      var_exact[d] <- var_exact[d] + sum(tb * q * (1 - q))
+    }
+  }
+  n <- release$cells$n_records
+  o <- as.vector(tapply(counts, factor(value, levels = lev), sum, default = 0))
+  data.frame(
+    category = lev,
+    original = o,
+    perturbation_var = unname(var_exact),
+    bound_var = unname(bound),
+    sampling_var = n * (o / n) * (1 - o / n)
+  )
+}
+
+#' @export
+format.sdc_utility <- function(x, ...) {
+  out <- character()
+  for (v in names(x$distributions)) {
+    d <- x$distributions[[v]]
+    out <- c(out, paste0("Distribution of ", v, " (original, perturbed, difference, sampling SD):"),
+      sprintf("  %-30s %8s (%.4f) %8s (%.4f) %6s %8.2f", substr(d$category, 1, 30), fmt_int(d$original), d$original_share,
+        fmt_int(d$perturbed), d$perturbed_share, fmt_int(d$difference), d$sampling_sd))
+  }
+  if (!is.null(x$tvd)) {
+    out <- c(out, "Total variation distance between original and perturbed joint distributions:",
+      sprintf("  %-40s TVD %.4f over %s cells", x$tvd$variables, x$tvd$tvd, fmt_int(x$tvd$cells)))
+  }
+  for (v in names(x$variance)) {
+    d <- x$variance[[v]]
+    out <- c(out, sprintf(
+      "Perturbation variance of %s counts: at most %.3g (bound %.3g), against sampling variance up to %.3g",
+      v, max(d$perturbation_var), max(d$bound_var), max(d$sampling_var)
+    ))
+  }
+  out
+}
+
+#' @export
+print.sdc_utility <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+#' @export
+as.data.frame.sdc_utility <- function(x, ...) {
+  do.call(rbind, lapply(names(x$distributions), function(v) cbind(variable = v, x$distributions[[v]])))
+}
