@@ -371,3 +371,112 @@ print.sdc_utility <- function(x, ...) {
 as.data.frame.sdc_utility <- function(x, ...) {
   do.call(rbind, lapply(names(x$distributions), function(v) cbind(variable = v, x$distributions[[v]])))
 }
+
+#' Plot a release, its empirical risk or its utility
+#'
+#' Base graphics, no other dependency.
+#' * `plot(<sdc_release>)`: the exact \eqn{R_j(a, t)} against \eqn{a} for the
+#'   `n` riskiest cells of the certificate's goal, with the bound \eqn{\xi}.
+#' * `plot(<sdc_release_risk>)`: the empirical probability of a correct match
+#'   by released frequency \eqn{\tau^*}, one line per original frequency
+#'   \eqn{\tau}, with \eqn{\pm 2} standard errors and the certified maximum.
+#' * `plot(<sdc_utility>)`: original against perturbed relative frequencies
+#'   of the first variable (`which = "distribution"`) or the total variation
+#'   distance of every combination (`which = "tvd"`).
+#'
+#' @param x The object to plot.
+#' @param n Number of cells shown.
+#' @param a_max Largest \eqn{a} shown.
+#' @param which What to show for a utility object.
+#' @param ... Passed on to the graphics functions.
+#' @returns `x`, invisibly.
+#' @family evaluation
+#' @name plot-evaluation
+#' @examples
+#' set.seed(1)
+#' keys <- c("sex", "age", "race", "marital", "puma")
+#' rel <- ifpr(pums_md, keys, 0.3, partition = list(sex = "keep"))
+#' plot(rel)
+#' plot(release_risk(rel))
+#' u <- release_utility(rel, list("marital", c("race", "marital"), c("puma", "worker")))
+#' plot(u)
+#' plot(u, which = "tvd")
+NULL
+
+#' @rdname plot-evaluation
+#' @export
+plot.sdc_release <- function(x, n = 5, a_max = NULL, ...) {
+  cert <- x$certificate
+  plan <- x$plan
+  cand <- unique(plan$block_cells)
+  if (length(cand) == 0) {
+    graphics::plot.new()
+    graphics::title(main = "No cell is perturbed")
+    return(invisible(x))
+  }
+  a_max <- a_max %||% max(3, ceiling(2 / cert$xi))
+  r1 <- match_risk(plan, cells = cand, a = 1)
+  # one cell per (block, count): they share their risks
+  key <- paste(r1$block, r1$count)
+  first <- !duplicated(key)
+  top <- r1$cell[first][order(-r1$risk[first])][seq_len(min(n, sum(first)))]
+  mr <- match_risk(plan, cells = top, a = seq_len(a_max))
+  ylim <- c(0, max(c(mr$risk, cert$xi), na.rm = TRUE))
+  graphics::plot(NA, xlim = c(1, a_max), ylim = ylim, xlab = "a (released records matching the target)",
+    ylab = "R_j(a, t)", main = "Exact correct-match risk of the riskiest cells", ...)
+  cols <- grDevices::hcl.colors(length(top), "Dark 3")
+  for (i in seq_along(top)) {
+    d <- mr[mr$cell == top[i], ]
+    graphics::lines(d$a, d$risk, type = "b", pch = 19, col = cols[i])
+  }
+  graphics::abline(h = cert$xi, lty = 2, col = "red")
+  graphics::legend("topright", c(paste0("cell ", top, " (T = ", plan$cells$cells$count[top], ")"), "xi"),
+    col = c(cols, "red"), lty = c(rep(1, length(top)), 2), pch = c(rep(19, length(top)), NA), bty = "n")
+  invisible(x)
+}
+
+#' @rdname plot-evaluation
+#' @export
+plot.sdc_release_risk <- function(x, ...) {
+  tab <- x$table
+  tab <- tab[tab$tau != "all" & tab$tau_star != "all" & tab$tau_star != "0", ]
+  stars <- c("1", "2", "3+")
+  ylim <- c(0, max(c(tab$mean + 2 * ifelse(is.na(tab$se), 0, tab$se), x$certificate$risk), na.rm = TRUE))
+  graphics::plot(NA, xlim = c(0.8, 3.2), ylim = ylim, xaxt = "n", xlab = "tau* (released frequency)",
+    ylab = "mean probability of a correct match", main = "Empirical risk in the release", ...)
+  graphics::axis(1, at = 1:3, labels = stars)
+  taus <- unique(tab$tau)
+  cols <- grDevices::hcl.colors(max(2, length(taus)), "Dark 3")
+  for (i in seq_along(taus)) {
+    d <- tab[tab$tau == taus[i], ]
+    xpos <- match(d$tau_star, stars) + (i - 1) * 0.05
+    graphics::lines(xpos, d$mean, type = "b", pch = 19, col = cols[i])
+    ok <- !is.na(d$se)
+    if (any(ok)) {
+      graphics::arrows(xpos[ok], d$mean[ok] - 2 * d$se[ok], xpos[ok], d$mean[ok] + 2 * d$se[ok],
+        angle = 90, code = 3, length = 0.03, col = cols[i])
+    }
+  }
+  graphics::abline(h = x$certificate$risk, lty = 2, col = "red")
+  graphics::legend("topright", c(paste("tau =", taus), "certified maximum"), col = c(cols[seq_along(taus)], "red"),
+    lty = c(rep(1, length(taus)), 2), bty = "n")
+  invisible(x)
+}
+
+#' @rdname plot-evaluation
+#' @export
+plot.sdc_utility <- function(x, which = c("distribution", "tvd"), ...) {
+  which <- rlang::arg_match(which)
+  if (which == "distribution" && length(x$distributions) > 0) {
+    d <- x$distributions[[1]]
+    m <- rbind(original = d$original_share, perturbed = d$perturbed_share)
+    colnames(m) <- d$category
+    graphics::barplot(m, beside = TRUE, legend.text = TRUE, las = 2, ylab = "relative frequency",
+      main = paste("Distribution of", names(x$distributions)[1]), ...)
+  } else {
+    t <- x$tvd
+    graphics::barplot(t$tvd, names.arg = t$variables, horiz = TRUE, las = 1, xlab = "total variation distance",
+      main = "Original against perturbed joint distributions", ...)
+  }
+  invisible(x)
+}

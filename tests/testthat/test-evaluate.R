@@ -144,3 +144,15 @@ test_that("bad input to the evaluation functions gets classed errors", {
   expect_snapshot(error = TRUE, release_utility(s$rel, "nope"))
   expect_snapshot(error = TRUE, release_risk(broken))
 })
+
+test_that("plots draw without error and return their object", {
+  s <- small_release(6)
+  pdf(NULL)
+  on.exit(dev.off())
+  expect_identical(plot(s$rel), s$rel)
+  rr <- release_risk(s$rel)
+  expect_identical(plot(rr), rr)
+  u <- release_utility(s$rel, list("area", c("sex", "area")))
+  expect_identical(plot(u), u)
+  expect_identical(plot(u, which = "tvd"), u)
+})
