@@ -27,9 +27,11 @@
 #' leaver goes to one of the other \eqn{m - 1} cells with equal
 #' probabilities; a matrix column is drawn by sequential conditional
 #' binomials. The target unit is drawn on its own (it stays with probability
-#' \eqn{p_{jj}}), then the other \eqn{T_j - 1} units of its cell. Binomials
-#' are drawn by inversion of their distribution function from R's generator,
-#' blocks and cells in plan order, so `set.seed()` reproduces the result. A
+#' \eqn{p_{jj}}), then the other \eqn{T_j - 1} units of its cell. Each
+#' binomial takes one uniform from R's generator and inverts its distribution
+#' function, summed from 0 when its mean is below 30 (so an IFPR cell costs
+#' \eqn{O(\theta)}) and otherwise outward from the mode; blocks and cells are
+#' drawn in plan order, so `set.seed()` reproduces the result. A
 #' replication costs time linear in the number of cells in blocks (plus the
 #' units that move), independent of the number of records.
 #'
