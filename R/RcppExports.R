@@ -33,6 +33,10 @@ cpp_calibrate_ifpr <- function(plan, goal, target) {
     .Call(`_sdcRisk_cpp_calibrate_ifpr`, plan, goal, target)
 }
 
+cpp_simulate_release <- function(plan, reps, target) {
+    .Call(`_sdcRisk_cpp_simulate_release`, plan, reps, target)
+}
+
 cpp_ptn_sensitivity <- function(pt, noise, self_noise, opts) {
     .Call(`_sdcRisk_cpp_ptn_sensitivity`, pt, noise, self_noise, opts)
 }

@@ -9,6 +9,7 @@
 #include "plan.hpp"
 #include "quadrature.hpp"
 #include "risk.hpp"
+#include "simulate.hpp"
 #include "tabular.hpp"
 
 #endif  // SDCRISK_SDCRISK_HPP
