@@ -480,3 +480,60 @@ plot.sdc_utility <- function(x, which = c("distribution", "tvd"), ...) {
   }
   invisible(x)
 }
+
+#' @export
+summary.sdc_release_risk <- function(object, ...) {
+  tab <- object$table
+  margins <- tab[tab$tau == "all" | tab$tau_star == "all", c("tau", "tau_star", "units", "mean", "se")]
+  structure(
+    list(margins = margins, changes = object$changes, uniques = object$uniques,
+         certified = object$certificate$risk, xi = object$certificate$xi,
+         largest_empirical = max(tab$mean[tab$units >= 30], na.rm = TRUE)),
+    class = "summary.sdc_release_risk"
+  )
+}
+
+#' @export
+print.summary.sdc_release_risk <- function(x, ...) {
+  cat(sprintf("Certified maximum risk %s (xi = %s); largest empirical mean over groups of 30+ units %s\n",
+    format(x$certified, digits = 5), format(x$xi), format(x$largest_empirical, digits = 4)))
+  cat("Margins of the empirical correct-match probability:\n")
+  print(x$margins, row.names = FALSE, digits = 4)
+  cat("Changes by original frequency:\n")
+  print(x$changes[, c("tau", "units", "units_changed_pct", "expected_changed_pct", "cells_emptied_pct", "expected_emptied_pct")],
+    row.names = FALSE, digits = 4)
+  invisible(x)
+}
+
+#' @export
+summary.sdc_utility <- function(object, ...) {
+  dist <- do.call(rbind, lapply(names(object$distributions), function(v) {
+    d <- object$distributions[[v]]
+    data.frame(variable = v, categories = nrow(d), largest_abs_difference = max(abs(d$difference)),
+               largest_difference_in_sd = max(abs(d$difference) / pmax(d$sampling_sd, 1e-300)))
+  }))
+  var <- do.call(rbind, lapply(names(object$variance), function(v) {
+    d <- object$variance[[v]]
+    ok <- d$sampling_var > 0
+    data.frame(variable = v, largest_perturbation_var = max(d$perturbation_var),
+               largest_ratio_to_sampling_var = if (any(ok)) max(d$perturbation_var[ok] / d$sampling_var[ok]) else NA_real_)
+  }))
+  structure(list(distributions = dist, tvd = object$tvd, variance = var), class = "summary.sdc_utility")
+}
+
+#' @export
+print.summary.sdc_utility <- function(x, ...) {
+  if (!is.null(x$distributions)) {
+    cat("Marginal distributions (differences original - perturbed):\n")
+    print(x$distributions, row.names = FALSE, digits = 4)
+  }
+  if (!is.null(x$tvd)) {
+    cat("Total variation distances:\n")
+    print(x$tvd, row.names = FALSE, digits = 4)
+  }
+  if (!is.null(x$variance)) {
+    cat("Perturbation against sampling variance of category counts:\n")
+    print(x$variance, row.names = FALSE, digits = 4)
+  }
+  invisible(x)
+}

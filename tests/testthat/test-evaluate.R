@@ -156,3 +156,20 @@ test_that("plots draw without error and return their object", {
   expect_identical(plot(u), u)
   expect_identical(plot(u, which = "tvd"), u)
 })
+
+test_that("summaries of empirical risk and utility are compact tables", {
+  s <- small_release(7)
+  rr <- release_risk(s$rel)
+  srr <- summary(rr)
+  expect_s3_class(srr, "summary.sdc_release_risk")
+  expect_output(print(srr), "Margins of the empirical")
+  expect_true(all(srr$margins$tau == "all" | srr$margins$tau_star == "all"))
+  u <- release_utility(s$rel, list("area", "sex", c("sex", "area")))
+  su <- summary(u)
+  expect_identical(su$distributions$variable, c("area", "sex"))
+  expect_identical(su$variance$variable, c("area", "sex"))
+  expect_identical(su$variance$largest_perturbation_var[2], 0) # sex is kept
+  expect_output(print(su), "Total variation distances")
+  expect_identical(names(as.data.frame(u))[1:2], c("variable", "category"))
+  expect_identical(as.data.frame(rr), rr$table)
+})
