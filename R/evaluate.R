@@ -416,8 +416,9 @@ plot.sdc_release <- function(x, n = 5, a_max = NULL, ...) {
   }
   a_max <- a_max %||% max(3, ceiling(2 / cert$xi))
   r1 <- match_risk(plan, cells = cand, a = 1)
-  # one cell per (block, count): they share their risks
-  key <- paste(r1$block, r1$count)
+  # one cell per distinct curve: cells of the same count in identical blocks
+  # share their risks
+  key <- paste(r1$count, signif(r1$risk, 10), signif(r1$p_empty, 10))
   first <- !duplicated(key)
   top <- r1$cell[first][order(-r1$risk[first])][seq_len(min(n, sum(first)))]
   mr <- match_risk(plan, cells = top, a = seq_len(a_max))
@@ -430,7 +431,7 @@ plot.sdc_release <- function(x, n = 5, a_max = NULL, ...) {
     graphics::lines(d$a, d$risk, type = "b", pch = 19, col = cols[i])
   }
   graphics::abline(h = cert$xi, lty = 2, col = "red")
-  graphics::legend("topright", c(paste0("cell ", top, " (T = ", plan$cells$cells$count[top], ")"), "xi"),
+  graphics::legend("bottomleft", c(paste0("cell ", top, " (T = ", plan$cells$cells$count[top], ")"), "xi"),
     col = c(cols, "red"), lty = c(rep(1, length(top)), 2), pch = c(rep(19, length(top)), NA), bty = "n")
   invisible(x)
 }
@@ -458,7 +459,7 @@ plot.sdc_release_risk <- function(x, ...) {
     }
   }
   graphics::abline(h = x$certificate$risk, lty = 2, col = "red")
-  graphics::legend("topright", c(paste("tau =", taus), "certified maximum"), col = c(cols[seq_along(taus)], "red"),
+  graphics::legend("bottomleft", c(paste("tau =", taus), "certified maximum"), col = c(cols[seq_along(taus)], "red"),
     lty = c(rep(1, length(taus)), 2), bty = "n")
   invisible(x)
 }
