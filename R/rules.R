@@ -210,8 +210,8 @@ format.sdc_rule <- function(x, ...) {
     frequency = sprintf("minimum frequency rule: unsafe if 0 < contributors %s %s",
                         if (p$convention == "below") "<" else "<=", p$n),
     zero = "zero rule: unsafe if contributors > 0 and total = 0",
-    nk = sprintf("(%s, %s) dominance rule: unsafe if x1 + ... + x%s > %s%% of the total",
-                 p$n, p$k, p$n, p$k),
+    nk = sprintf("(%s, %s) dominance rule: unsafe if %s > %s%% of the total",
+                 p$n, p$k, largest_sum_text(p$n), p$k),
     p = sprintf("p%% rule (p = %s): unsafe if X - x1 - x2 < %s%% of x1", p$p, p$p),
     pq = sprintf("pq rule (p = %s, q = %s): unsafe if X - x1 - x2 < (p/q) x1", p$p, p$q),
     ptn = sprintf("PTN rule S^%s_%s (%s): unsafe if S > 0", p$nt, p$ns,
@@ -311,4 +311,9 @@ eval_ptn_fun <- function(f, d, what, name, call) {
   }
   if (length(v) == 1L) v <- rep(as.numeric(v), n)
   as.numeric(v)
+}
+
+# "x1", "x1 + x2", "x1 + x2 + x3", "x1 + ... + xn"
+largest_sum_text <- function(n) {
+  if (n <= 3) paste0("x", seq_len(n), collapse = " + ") else paste0("x1 + ... + x", n)
 }

@@ -392,9 +392,10 @@ tabular_records <- function(data, by, value, contributor, weight, waiver, lower,
   if (negative == "error" && any(x < 0)) {
     needs <- names(rules)[vapply(rules, rule_needs_nonnegative, logical(1))]
     if (length(needs) > 0) {
+      examples <- paste(format(utils::head(v[x < 0], 3), trim = TRUE), collapse = ", ")
       abort_sdc(c(
         "Column {.var {value}} ({.arg value}) has negative contributions.",
-        "x" = "{sum(x < 0)} record{?s} {?is/are} negative, e.g. {show_value(utils::head(v[x < 0], 3))}; rule{?s} {.val {needs}} assume{?s/} non-negative contributions.",
+        "x" = "{sum(x < 0)} record{?s} {?is/are} negative, e.g. {examples}; rule{?s} {.val {needs}} assume{?s/} non-negative contributions.",
         "i" = "Use {.code negative = \"abs\"} to apply the rules to absolute values (Gray 2018, Section 3.2)."
       ), "negative_values", call = call)
     }
