@@ -113,6 +113,31 @@ inline PtnSets ptn_theorem1(std::vector<Respondent> r, double noise_total) {
   return detail::finish(r, {t}, {s}, noise_total);
 }
 
+namespace detail {
+
+// Running sum of the k largest of values(0..m-1), visited forwards (out[j + 1]
+// after value j) or backwards (out[j] after value j), with a heap of size k.
+template <class Value>
+void running_top_sum(std::size_t m, int k, bool backwards, Value value, std::vector<double>& out) {
+  std::priority_queue<double, std::vector<double>, std::greater<double>> heap;
+  double sum = 0;
+  for (std::size_t step = 0; step < m; ++step) {
+    const std::size_t j = backwards ? m - 1 - step : step;
+    const double v = value(j);
+    if (heap.size() < static_cast<std::size_t>(k)) {
+      heap.push(v);
+      sum += v;
+    } else if (v > heap.top()) {
+      sum += v - heap.top();
+      heap.pop();
+      heap.push(v);
+    }
+    out[backwards ? j : j + 1] = sum;
+  }
+}
+
+}  // namespace detail
+
 // Exact S^nt_ns for any nt >= 1, ns >= 0 in O(m log m), m = r.size().
 //
 // Exchange argument: if target t and suspect s have ft(t) - fs(t) <
@@ -132,39 +157,10 @@ inline PtnSets ptn_general(std::vector<Respondent> r, double noise_total, int nt
   });
 
   // prefix[j]: best sum of nt ft among order[0..j); valid for j >= nt.
+  // suffix[j]: best sum of ns fs among order[j..m).
   std::vector<double> prefix(m + 1, 0), suffix(m + 1, 0);
-  {
-    std::priority_queue<double, std::vector<double>, std::greater<double>> heap;
-    double sum = 0;
-    for (std::size_t j = 0; j < m; ++j) {
-      const double v = r[order[j]].ft();
-      if (heap.size() < static_cast<std::size_t>(nt)) {
-        heap.push(v);
-        sum += v;
-      } else if (v > heap.top()) {
-        sum += v - heap.top();
-        heap.pop();
-        heap.push(v);
-      }
-      prefix[j + 1] = sum;
-    }
-  }
-  if (ns > 0) {
-    std::priority_queue<double, std::vector<double>, std::greater<double>> heap;
-    double sum = 0;
-    for (std::size_t j = m; j-- > 0;) {
-      const double v = r[order[j]].fs();
-      if (heap.size() < static_cast<std::size_t>(ns)) {
-        heap.push(v);
-        sum += v;
-      } else if (v > heap.top()) {
-        sum += v - heap.top();
-        heap.pop();
-        heap.push(v);
-      }
-      suffix[j] = sum;
-    }
-  }
+  detail::running_top_sum(m, nt, false, [&](std::size_t j) { return r[order[j]].ft(); }, prefix);
+  if (ns > 0) detail::running_top_sum(m, ns, true, [&](std::size_t j) { return r[order[j]].fs(); }, suffix);
   std::size_t best = static_cast<std::size_t>(nt);
   double best_val = prefix[best] + suffix[best];
   for (std::size_t j = best + 1; j + static_cast<std::size_t>(ns) <= m; ++j) {
