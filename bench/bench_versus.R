@@ -14,7 +14,14 @@
 
 need <- c("data.table", "sdcMicro", "sdcTable")
 miss <- need[!vapply(need, requireNamespace, logical(1), quietly = TRUE)]
-if (length(miss) && Sys.getenv("SDCRISK_BENCH_NO_INSTALL") == "") install.packages(miss, Ncpus = 2L)
+if (length(miss) && Sys.getenv("SDCRISK_BENCH_NO_INSTALL") == "") {
+  # sdcTable's linear-programming back end needs GLPK; its other dependencies
+  # come fastest from Debian (see tools/install-deps.sh)
+  if ("sdcTable" %in% miss && Sys.info()[["user"]] == "root" && nzchar(Sys.which("apt-get"))) {
+    system("apt-get install -y -qq --no-install-recommends libglpk-dev r-cran-slam r-cran-shinyjs r-cran-shinythemes r-cran-progressr")
+  }
+  install.packages(miss, Ncpus = 2L)
+}
 suppressPackageStartupMessages({
   library(sdcRisk)
   library(data.table)
