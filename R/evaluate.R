@@ -101,15 +101,14 @@ change_table <- function(release, unit, tau, stayed, s_new, block_of) {
   if (length(in_block) > 0) {
     mr <- match_risk(plan, cells = in_block, a = 1)
     p_empty[in_block] <- mr$p_empty
-    for (b in seq_along(plan$theta)) {
+    # IFPR: a unit moves with probability theta / T; eq. 4.10 bounds P(S = 0)
+    th <- plan$theta[block_of[in_block]]
+    t <- counts[in_block]
+    p_move[in_block] <- th / t
+    ub_empty[in_block] <- (th / t)^t * exp(-th)
+    for (b in which(is.na(plan$theta))) {
       ids <- plan_block_cells(plan, b)
-      if (is.na(plan$theta[b])) {
-        p_move[ids] <- 1 - diag(pram_matrix(plan, b))
-      } else {
-        th <- plan$theta[b]
-        p_move[ids] <- th / counts[ids]
-        ub_empty[ids] <- (th / counts[ids])^counts[ids] * exp(-th) # eq. 4.10
-      }
+      p_move[ids] <- 1 - diag(pram_matrix(plan, b))
     }
   }
   grp <- cut_count(tau, c("1", "2", "3+"))
@@ -305,26 +304,37 @@ variance_table <- function(release, v) {
   counts <- cells$count
   value <- as.character(cells[[v]])
   lev <- if (is.factor(cells[[v]])) levels(cells[[v]]) else sort(unique(value))
-  var_exact <- stats::setNames(numeric(length(lev)), lev)
-  bound <- stats::setNames(numeric(length(lev)), lev)
+  var_exact <- numeric(length(lev))
+  bound <- numeric(length(lev))
   sizes <- diff(plan$block_start)
-  for (b in seq_along(sizes)) {
-    ids <- plan_block_cells(plan, b)
-    vb <- value[ids]
-    tb <- counts[ids]
-    m <- sizes[b]
-    for (d in unique(vb)) {
-      in_d <- vb == d
-      if (is.na(plan$theta[b])) {
-        p <- pram_matrix(plan, b)
-        q <- colSums(p[in_d, , drop = FALSE])
-      } else {
-        th <- plan$theta[b]
-        nb <- sum(in_d)
-        q <- ifelse(in_d, 1 - th * (m - nb) / ((m - 1) * tb), nb * th / ((m - 1) * tb))
-        bound[d] <- bound[d] + 2 * th * nb
-      }
-      var_exact[d] <- var_exact[d] + sum(tb * q * (1 - q))
+  block <- rep.int(seq_along(sizes), sizes)
+  ids <- plan$block_cells
+  cat <- match(value[ids], lev)
+  ifpr <- !is.na(plan$theta[block])
+  if (any(ifpr)) {
+    # IFPR, per (block, category) pair: eq. 6.5 with b cells of the category
+    # among the block's m, from sums of 1/T over the pair and the block
+    pair <- (block[ifpr] - 1) * length(lev) + cat[ifpr]
+    first <- !duplicated(pair)
+    b_of <- rowsum(rep(1, sum(ifpr)), pair, reorder = FALSE)[, 1]
+    inv_a <- rowsum(1 / counts[ids[ifpr]], pair, reorder = FALSE)[, 1]
+    inv_all <- rowsum(1 / counts[ids], block)[, 1]
+    pb <- block[ifpr][first]
+    m <- sizes[pb]
+    th <- plan$theta[pb]
+    v65 <- 2 * th * b_of * (m - b_of) / (m - 1) -
+      th^2 / (m - 1)^2 * (b_of^2 * (inv_all[as.character(pb)] - inv_a) + (m - b_of)^2 * inv_a)
+    pc <- cat[ifpr][first]
+    var_exact <- var_exact + tabulate_sum(pc, v65, length(lev))
+    bound <- bound + tabulate_sum(pc, 2 * th * b_of, length(lev))
+  }
+  for (b in which(is.na(plan$theta))) {
+    # a matrix block (eq. 3.6): units of cell i land in D with probability q_i
+    p <- pram_matrix(plan, b)
+    bi <- plan_block_cells(plan, b)
+    for (d in unique(cat[block == b])) {
+      q <- colSums(p[cat[block == b] == d, , drop = FALSE])
+      var_exact[d] <- var_exact[d] + sum(counts[bi] * q * (1 - q))
     }
   }
   n <- release$cells$n_records
@@ -332,10 +342,17 @@ variance_table <- function(release, v) {
   data.frame(
     category = lev,
     original = o,
-    perturbation_var = unname(var_exact),
-    bound_var = unname(bound),
+    perturbation_var = var_exact,
+    bound_var = bound,
     sampling_var = n * (o / n) * (1 - o / n)
   )
+}
+
+tabulate_sum <- function(index, x, n) {
+  out <- numeric(n)
+  s <- rowsum(x, index)
+  out[as.integer(rownames(s))] <- s[, 1]
+  out
 }
 
 #' @export

@@ -157,8 +157,9 @@ CellRiskTable cell_risk(const PlanView& plan, const std::vector<int>& targets,
   out.log_p_empty.assign(targets.size(), kNegInf);
   out.gamma.assign(targets.size(), kNaN);
 
-  // Results of IFPR targets are shared by all cells of one count in a block.
-  std::map<std::pair<int, int>, TargetRisk> cache;
+  // Results of IFPR targets are shared by all cells of one count in blocks of
+  // the same design (size, theta and counts), as the certificate shares them.
+  std::map<std::tuple<int, double, std::vector<std::pair<int, std::int64_t>>, int>, TargetRisk> cache;
   std::map<int, std::vector<std::pair<int, std::int64_t>>> groups;
   for (std::size_t t = 0; t < targets.size(); ++t) {
     if (t % 256 == 0) interrupt();
@@ -180,13 +181,12 @@ CellRiskTable cell_risk(const PlanView& plan, const std::vector<int>& targets,
     const TargetRisk* tr;
     TargetRisk local;
     if (plan.is_ifpr(b)) {
-      auto key = std::make_pair(b, tj);
+      auto g = groups.find(b);
+      if (g == groups.end()) g = groups.emplace(b, count_groups(plan, b)).first;
+      auto key = std::make_tuple(plan.block_size(b), plan.theta[b], g->second, tj);
       auto it = cache.find(key);
-      if (it == cache.end()) {
-        auto g = groups.find(b);
-        if (g == groups.end()) g = groups.emplace(b, count_groups(plan, b)).first;
+      if (it == cache.end())
         it = cache.emplace(key, evaluate_target(ifpr_target(plan, b, g->second, tj), A, true)).first;
-      }
       tr = &it->second;
     } else {
       local = evaluate_target(matrix_target(plan, b, pos_of[j]), A, true);
@@ -314,15 +314,7 @@ MaxRisk max_risk(const PlanView& plan, Goal goal, Interrupt&& interrupt) {
         if (it == rep.end()) rep.emplace(plan.counts[c], c);
         else it->second = std::min(it->second, c);
       }
-      std::vector<std::pair<int, std::int64_t>> sig_groups;
-      for (int k = plan.block_start[b]; k < plan.block_start[b + 1]; ++k) sig_groups.push_back({plan.counts[plan.block_cells[k]], 1});
-      std::sort(sig_groups.begin(), sig_groups.end());
-      std::vector<std::pair<int, std::int64_t>> groups_b;
-      for (const auto& g : sig_groups) {
-        if (!groups_b.empty() && groups_b.back().first == g.first) ++groups_b.back().second;
-        else groups_b.push_back(g);
-      }
-      auto key = std::make_tuple(plan.block_size(b), plan.theta[b], std::move(groups_b));
+      auto key = std::make_tuple(plan.block_size(b), plan.theta[b], count_groups(plan, b));
       auto hit = seen.find(key);
       if (hit != seen.end()) {
         for (const auto& r : rep) {
