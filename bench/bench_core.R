@@ -86,23 +86,10 @@ for (n in sizes) {
 }
 
 tab <- do.call(rbind, rows)
-cpu <- sub(".*: ", "", grep("model name", readLines("/proc/cpuinfo"), value = TRUE)[1])
 header <- c(
-  sprintf("Run on %s: %s, %d cores, %.0f GiB; %s; sdcRisk %s, data.table %s (%d threads).",
-    format(Sys.Date()), cpu, parallel::detectCores(),
-    as.numeric(gsub("[^0-9]", "", grep("MemTotal", readLines("/proc/meminfo"), value = TRUE))) / 2^20,
-    R.version.string, packageVersion("sdcRisk"), packageVersion("data.table"), getDTthreads()
-  ),
+  machine_line(sprintf("sdcRisk %s, data.table %s (%d threads)",
+    packageVersion("sdcRisk"), packageVersion("data.table"), getDTthreads())),
   sprintf("Median of %d repetitions per tool, tools alternating; ratio = sdcRisk seconds / data.table seconds in the same run.", reps),
   ""
 )
-fmt <- function(x, d) ifelse(is.na(x), "", formatC(x, format = "f", digits = d))
-md <- c(
-  "| records | task | tool | seconds | peak MB | ratio |",
-  "|---:|---|---|---:|---:|---:|",
-  sprintf("| %s | %s | %s | %s | %s | %s |", tab$records, tab$task, tab$tool,
-    fmt(tab$seconds, 3), fmt(tab$peak_mb, 0), fmt(tab$ratio, 2))
-)
-out <- file.path("bench", "results-core.md")
-writeLines(c(header, md), out)
-cat(c(header, md), sep = "\n")
+write_results(tab, header, file.path("bench", "results-core.md"))

@@ -161,23 +161,12 @@ for (spec in table_specs) {
 }
 
 tab <- do.call(rbind, rows)
-cpu <- sub(".*: ", "", grep("model name", readLines("/proc/cpuinfo"), value = TRUE)[1])
 header <- c(
-  sprintf("Run on %s: %s, %d cores, %.0f GiB; %s; sdcRisk %s, sdcMicro %s, sdcTable %s, data.table %s.",
-    format(Sys.Date()), cpu, parallel::detectCores(),
-    as.numeric(gsub("[^0-9]", "", grep("MemTotal", readLines("/proc/meminfo"), value = TRUE))) / 2^20,
-    R.version.string, packageVersion("sdcRisk"), packageVersion("sdcMicro"),
+  machine_line(sprintf("sdcRisk %s, sdcMicro %s, sdcTable %s, data.table %s",
+    packageVersion("sdcRisk"), packageVersion("sdcMicro"),
     if (requireNamespace("sdcTable", quietly = TRUE)) as.character(packageVersion("sdcTable")) else "(not installed)",
-    packageVersion("data.table")),
+    packageVersion("data.table"))),
   sprintf("Median of %d repetitions per tool (1 for the perturbation at 10^7 records), tools alternating; ratio = sdcRisk seconds / the other tool's seconds in the same run.", reps),
   ""
 )
-fmt <- function(x, d) ifelse(is.na(x), "", formatC(x, format = "f", digits = d))
-md <- c(
-  "| records | task | tool | seconds | peak MB | ratio | note |",
-  "|---:|---|---|---:|---:|---:|---|",
-  sprintf("| %s | %s | %s | %s | %s | %s | %s |", tab$records, tab$task, tab$tool,
-    fmt(tab$seconds, 3), fmt(tab$peak_mb, 0), fmt(tab$ratio, 3), tab$note)
-)
-writeLines(c(header, md), file.path("bench", "results-versus.md"))
-cat(c(header, md), sep = "\n")
+write_results(tab, header, file.path("bench", "results-versus.md"), digits = c(seconds = 3, peak_mb = 0, ratio = 3))

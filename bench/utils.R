@@ -44,3 +44,25 @@ compare <- function(fs) {
   t(vapply(out, function(m) c(seconds = median(m[, 1]), mb = median(m[, 2])), numeric(2)))
 }
 
+
+# "Run on <date>: <cpu>, <cores>, <memory>; <R>; <versions>."
+machine_line <- function(versions) {
+  cpu <- sub(".*: ", "", grep("model name", readLines("/proc/cpuinfo"), value = TRUE)[1])
+  mem <- as.numeric(gsub("[^0-9]", "", grep("MemTotal", readLines("/proc/meminfo"), value = TRUE))) / 2^20
+  sprintf("Run on %s: %s, %d cores, %.0f GiB; %s; %s.", format(Sys.Date()), cpu,
+          parallel::detectCores(), mem, R.version.string, versions)
+}
+
+# Write the results table (a data frame of character-ready columns) as
+# markdown under the header lines, to `file` and to the console.
+write_results <- function(tab, header, file, digits = c(seconds = 3, peak_mb = 0, ratio = 2)) {
+  fmt <- function(x, d) ifelse(is.na(x), "", formatC(x, format = "f", digits = d))
+  for (col in names(digits)) tab[[col]] <- fmt(tab[[col]], digits[[col]])
+  md <- c(
+    paste0("| ", paste(gsub("_", " ", names(tab)), collapse = " | "), " |"),
+    paste0("|", paste(ifelse(vapply(tab, is.numeric, logical(1)) | names(tab) %in% c("records", names(digits)), "---:", "---"), collapse = "|"), "|"),
+    do.call(sprintf, c(list(paste0("| ", paste(rep("%s", ncol(tab)), collapse = " | "), " |")), unname(as.list(tab))))
+  )
+  writeLines(c(header, md), file)
+  cat(c(header, md), sep = "\n")
+}
