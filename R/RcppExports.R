@@ -21,6 +21,26 @@ cpp_pram_draw <- function(plan, cell_id) {
     .Call(`_sdcRisk_cpp_pram_draw`, plan, cell_id)
 }
 
+cpp_vars_draw <- function(plan, cell_id) {
+    .Call(`_sdcRisk_cpp_vars_draw`, plan, cell_id)
+}
+
+cpp_vars_moments <- function(plan, t_group, t_code) {
+    .Call(`_sdcRisk_cpp_vars_moments`, plan, t_group, t_code)
+}
+
+cpp_vars_category_moments <- function(plan, v) {
+    .Call(`_sdcRisk_cpp_vars_category_moments`, plan, v)
+}
+
+cpp_vars_cost <- function(plan) {
+    .Call(`_sdcRisk_cpp_vars_cost`, plan)
+}
+
+cpp_vars_simulate <- function(plan, reps, target) {
+    .Call(`_sdcRisk_cpp_vars_simulate`, plan, reps, target)
+}
+
 cpp_cell_risk <- function(plan, targets, a) {
     .Call(`_sdcRisk_cpp_cell_risk`, plan, targets, a)
 }
