@@ -182,7 +182,7 @@ ifpr_plan <- function(cf, cells, sizes, theta) {
       matrix = numeric(),
       matrix_start = rep(NA_real_, nb)
     ),
-    class = "pram_plan"
+    class = c("pram_plan", "pram_plan_any")
   )
   validate_pram_plan(plan)
 }

@@ -68,7 +68,7 @@ new_pram_plan <- function(cells, blocks, theta, matrix) {
       matrix = as.numeric(unlist(mats, use.names = FALSE)),
       matrix_start = as.numeric(mstart)
     ),
-    class = "pram_plan"
+    class = c("pram_plan", "pram_plan_any")
   )
 }
 
