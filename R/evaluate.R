@@ -33,6 +33,7 @@
 #' rel <- ifpr(pums_md, keys, 0.395, method = "nayak", calibrate = "bound")
 #' release_risk(rel)
 release_risk <- function(release) {
+  if (is_vars_release(release)) return(release_risk_vars(as_vars_release(release)))
   check_release(release)
   cells <- release$cells
   counts <- cells$cells$count
@@ -111,6 +112,12 @@ change_table <- function(release, unit, tau, stayed, s_new, block_of) {
       p_move[ids] <- 1 - diag(pram_matrix(plan, b))
     }
   }
+  change_rows(counts, old, unit, tau, stayed, s_new, p_move, p_empty, ub_empty)
+}
+
+# Changes by original frequency, observed beside the exact probabilities
+# that a unit of each cell moves and that the cell empties.
+change_rows <- function(counts, old, unit, tau, stayed, s_new, p_move, p_empty, ub_empty) {
   grp <- cut_count(tau, c("1", "2", "3+"))
   cell_set <- unique(old[unit])
   cell_grp <- cut_count(counts[cell_set], c("1", "2", "3+"))
@@ -218,7 +225,8 @@ as.data.frame.sdc_release_risk <- function(x, ...) x$table
 #' u
 #' u$distributions$marital
 release_utility <- function(release, vars) {
-  check_release(release)
+  per_variable <- is_vars_release(release)
+  if (per_variable) release <- as_vars_release(release) else check_release(release)
   combos <- if (is.list(vars)) vars else as.list(vars)
   all_vars <- unique(unlist(combos))
   if (length(combos) == 0 || !is.character(all_vars)) {
@@ -238,7 +246,9 @@ release_utility <- function(release, vars) {
       distributions = stats::setNames(lapply(singles, function(v) distribution_table(orig[[v]], pert[[v]], n)), singles),
       tvd = do.call(rbind, lapply(combos, function(cv) tvd_row(orig[cv], pert[cv], n))),
       variance = stats::setNames(
-        lapply(intersect(singles, c(release$keys, release$also)), function(v) variance_table(release, v)),
+        lapply(intersect(singles, c(release$keys, release$also)), function(v) {
+          if (per_variable) variance_table_vars(release, v) else variance_table(release, v)
+        }),
         intersect(singles, c(release$keys, release$also))
       ),
       n = n

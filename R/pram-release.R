@@ -135,51 +135,28 @@ param_of <- function(x, v, vars, arg, call = rlang::caller_env()) {
 # the category frequencies of the stratum's records; variables outer, strata
 # inner, as sdcMicro draws them.
 invariant_matrices <- function(cf, vars, strata, pd, alpha, call = rlang::caller_env()) {
-  st <- vars_strata(cf, strata)
+  st <- cell_strata(cf, strata)
   counts <- cf$cells$count
+  codes <- cell_codes(cf)
+  levels <- key_levels(cf)
   per_var <- lapply(vars, function(v) {
-    lev <- vars_categories(cf, v)
-    code <- vars_cell_codes(cf, v)
-    lapply(seq_len(nrow(st$table)), function(s) {
-      sel <- st$of_cell == s
-      freq <- tabulate_sum(code[sel], counts[sel], length(lev))
-      names(freq) <- lev_names(lev)
+    k <- length(levels[[v]])
+    lapply(seq_along(st$labels), function(s) {
+      sel <- st$stratum_of_cell == s
+      freq <- stats::setNames(tabulate_sum(codes[[v]][sel], counts[sel], k), levels[[v]])
       pram_matrix_invariant(freq, param_of(pd, v, vars, "pd", call), param_of(alpha, v, vars, "alpha", call))
     })
   })
   names(per_var) <- vars
   if (length(strata) == 0) return(lapply(per_var, `[[`, 1L))
-  out <- lapply(seq_len(nrow(st$table)), function(s) lapply(per_var, `[[`, s))
-  names(out) <- st$label
+  out <- lapply(seq_along(st$labels), function(s) lapply(per_var, `[[`, s))
+  names(out) <- st$labels
   out
-}
-
-lev_names <- function(lev) ifelse(is.na(lev), "NA", as.character(lev))
-
-# Strata of the cells: the table of the strata combinations that occur
-# (in cell order), their "sex=F, puma=3" labels, and each cell's stratum.
-vars_strata <- function(cf, strata) {
-  tab <- cf$cells
-  if (length(strata) == 0) {
-    return(list(table = data.frame(row.names = 1L), label = "all", of_cell = rep(1L, nrow(tab))))
-  }
-  key <- do.call(paste, c(lapply(tab[strata], as.character), sep = "\r"))
-  first <- !duplicated(key)
-  of_cell <- match(key, key[first])
-  st <- tab[first, strata, drop = FALSE]
-  label <- do.call(paste, c(lapply(strata, function(s) paste0(s, "=", as.character(st[[s]]))), sep = ", "))
-  list(table = st, label = label, of_cell = of_cell)
 }
 
 # The categories cell_frequencies() used for key v, in its order.
 vars_categories <- function(cf, v) cf$source$values[[match(v, cf$keys)]]
 
-# Category code (1-based) of every cell in key v.
-vars_cell_codes <- function(cf, v) {
-  lev <- vars_categories(cf, v)
-  x <- cf$cells[[v]]
-  if (is.factor(x)) as.integer(x) else match(x, lev)
-}
 
 # The per-variable plan as the C++ glue reads it.
 vars_plan_cpp <- function(plan) {
@@ -192,15 +169,15 @@ vars_plan_cpp <- function(plan) {
     key <- do.call(paste, c(lapply(cf$cells[others], as.character), sep = "\r"))
     match(key, unique(key))
   }
-  n_cat <- vapply(vars, function(v) length(vars_categories(cf, v)), integer(1))
+  n_cat <- vapply(vars, function(v) length(plan$levels[[v]]), integer(1))
   mats <- plan$matrices
   sizes <- rep(as.numeric(n_cat)^2, length(mats))
   list(
     counts = cf$cells$count,
     n_cat = unname(n_cat),
-    code = unlist(lapply(vars, function(v) vars_cell_codes(cf, v)), use.names = FALSE),
+    code = unlist(plan$codes[vars], use.names = FALSE),
     group = as.integer(group),
-    stratum = as.integer(plan$stratum_of_cell %||% rep(1L, nrow(cf$cells))),
+    stratum = as.integer(plan$stratum_of_cell),
     n_strata = length(mats),
     matrix = as.numeric(unlist(lapply(mats, function(m) lapply(vars, function(v) as.numeric(m[[v]]))),
                                use.names = FALSE)),
@@ -212,8 +189,8 @@ vars_plan_cost <- function(plan) cpp_vars_cost(vars_plan_cpp(plan))
 
 # Write the released categories of the perturbed keys into the records,
 # keeping every attribute of the columns.
-write_codes <- function(data, cf, vars, codes) {
-  inside <- which(!is.na(cf$cell_id))
+write_codes <- function(data, cf, vars, codes, cell_id = cf$cell_id) {
+  inside <- which(!is.na(cell_id))
   for (v in vars) {
     lev <- vars_categories(cf, v)
     x <- data[[v]]
@@ -236,13 +213,12 @@ write_codes <- function(data, cf, vars, codes) {
 # combination was empty, or the record is in no cell).
 released_cell <- function(cf, vars, codes) {
   keys <- cf$keys
-  cell_codes <- lapply(keys, function(k) vars_cell_codes(cf, k))
-  names(cell_codes) <- keys
+  cc <- cell_codes(cf)
   old <- cf$cell_id
   rec_codes <- lapply(keys, function(k) {
-    if (k %in% vars) codes[, k] else cell_codes[[k]][old]
+    if (k %in% vars) codes[, k] else cc[[k]][old]
   })
-  key_cells <- do.call(paste, c(cell_codes, sep = "\r"))
+  key_cells <- do.call(paste, c(unname(cc), sep = "\r"))
   key_recs <- do.call(paste, c(rec_codes, sep = "\r"))
   out <- match(key_recs, key_cells)
   out[is.na(old)] <- NA_integer_
@@ -264,7 +240,7 @@ format.sdc_pram_release <- function(x, ...) {
     paste0("<sdc_pram_release>: ", n_of(n, "record"), "; keys ", paste(x$keys, collapse = ", ")),
     paste0("Per-variable PRAM of ", paste(x$vars, collapse = ", "),
            if (length(x$strata)) paste0(" within strata of ", paste(x$strata, collapse = " x "),
-                                        " (", n_of(length(x$plan$matrices), "stratum"), ")") else ""),
+                                        " (", fmt_int(length(x$plan$matrices)), " strata)") else ""),
     paste0("Certificate (exact maximum risk, ", goal_label(cert$goal), "): ", risk_txt),
     sprintf("Changed: %s records (%.2f%%; expected %.1f); total perturbation variance %.1f",
             fmt_int(cert$records_changed), 100 * cert$records_changed / n, cert$expected_changed,

@@ -74,6 +74,21 @@
 #' summary(sim)
 #' plot(sim)
 simulate_release <- function(data, keys, plan, reps, target = NULL) {
+  if (inherits(data, "sdcMicroObj")) {
+    plan <- sdcmicro_release(data)$plan
+    keys <- plan$cells$keys
+    data <- NULL
+  }
+  if (inherits(plan, "pram_plan_vars")) {
+    check_reps(reps)
+    if (!is.null(data)) {
+      check_data_frame(data)
+      check_plan_keys(keys, plan)
+      check_plan_data(data, plan)
+    }
+    if (!is.null(target)) check_target(target, nrow(plan$cells$cells))
+    return(simulate_release_vars(plan, reps, target))
+  }
   check_data_frame(data)
   check_pram_plan(plan)
   check_plan_keys(keys, plan)
