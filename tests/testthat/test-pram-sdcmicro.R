@@ -1,0 +1,51 @@
+sdc_keys <- c("sex", "race", "marital")
+
+sdc_pram_obj <- function(n = 1500, seed = 1, ...) {
+  d <- pums_md[seq_len(n), c(sdc_keys, "puma")]
+  obj <- sdcMicro::createSdcObj(d, keyVars = sdc_keys)
+  set.seed(seed)
+  suppressWarnings(sdcMicro::pram(obj, ...))
+}
+
+test_that("the plan of an sdcMicroObj holds sdcMicro's matrices, transposed, and its original counts", {
+  skip_if_not_installed("sdcMicro")
+  obj <- sdc_pram_obj(variables = c("race", "marital"))
+  rel <- sdcRisk:::sdcmicro_release(obj)
+  expect_s3_class(rel$plan, "pram_plan_vars")
+  expect_identical(rel$vars, c("race", "marital"))
+  for (v in rel$vars) {
+    rs <- obj@pram$params[[v]]$Rs
+    expect_equal(t(rel$plan$matrices[[1]][[v]]), rs, tolerance = 1e-12, ignore_attr = TRUE)
+    expect_identical(rel$plan$levels[[v]], rownames(rs))
+  }
+  # original counts: the cells of the data before pram()
+  ref <- cell_frequencies(obj@origData, sdc_keys)
+  expect_identical(rel$cells$cells$count, ref$cells$count)
+  # released categories: the object's perturbed keys
+  after <- obj@manipKeyVars
+  expect_identical(rel$plan$levels$race[rel$new_codes[, "race"]], as.character(after$race))
+  moved <- sum(as.character(after$race) != as.character(obj@origData$race) |
+    as.character(after$marital) != as.character(obj@origData$marital))
+  expect_identical(sum(is.na(rel$new_cell) | rel$new_cell != rel$cells$cell_id), moved)
+})
+
+test_that("a release drawn within strata by sdcMicro 5.8 cannot be certified: classed error", {
+  skip_if_not_installed("sdcMicro")
+  obj <- sdc_pram_obj(variables = c("race", "marital"), strata_variables = "sex")
+  expect_error(sdcRisk:::sdcmicro_release(obj), class = "sdcRisk_error_sdcmicro_strata")
+  expect_snapshot(error = TRUE, pram_certify(obj))
+  # a pd given as a matrix is the same in every stratum: certifiable
+  lev <- levels(droplevels(pums_md$marital[1:1500]))
+  pd <- matrix(0.05, length(lev), length(lev), dimnames = list(lev, lev))
+  diag(pd) <- 1 - 0.05 * (length(lev) - 1)
+  obj2 <- sdc_pram_obj(variables = "marital", strata_variables = "sex", pd = pd)
+  rel <- sdcRisk:::sdcmicro_release(obj2)
+  expect_equal(t(rel$plan$matrices[[1]]$marital), pd, ignore_attr = TRUE)
+})
+
+test_that("an sdcMicroObj without pram() on keys is refused", {
+  skip_if_not_installed("sdcMicro")
+  obj <- sdcMicro::createSdcObj(pums_md[1:300, sdc_keys], keyVars = sdc_keys)
+  expect_error(sdcRisk:::sdcmicro_release(obj), class = "sdcRisk_error_sdcmicro_no_pram")
+  expect_error(pram_certify(list()), class = "sdcRisk_error_argument")
+})
