@@ -1,0 +1,41 @@
+#include <Rcpp.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "glue.h"
+#include "sdcRisk/algebra.hpp"
+
+// E(S_i | T) and V(S_i | T) of every cell under a block plan.
+// [[Rcpp::export]]
+Rcpp::List cpp_block_moments(const Rcpp::List& plan) {
+  sdcRisk_glue::PlanHolder holder(plan);
+  const sdcRisk::CellMoments m = sdcRisk::block_moments(holder.view);
+  return Rcpp::List::create(Rcpp::Named("mean") = Rcpp::wrap(m.mean), Rcpp::Named("var") = Rcpp::wrap(m.var));
+}
+
+// Expected changed records, total variance (eq. 6.3), and p_ii of every cell.
+// [[Rcpp::export]]
+Rcpp::List cpp_block_cost(const Rcpp::List& plan) {
+  sdcRisk_glue::PlanHolder holder(plan);
+  const sdcRisk::BlockCost c = sdcRisk::block_cost(holder.view);
+  return Rcpp::List::create(Rcpp::Named("changed") = c.changed, Rcpp::Named("variance") = c.variance,
+                            Rcpp::Named("stay") = Rcpp::wrap(sdcRisk::block_stay(holder.view)));
+}
+
+// V(S_D | T) and the eq. 6.7 bound for the categories of one variable;
+// `category` is 1-based, one per cell.
+// [[Rcpp::export]]
+Rcpp::List cpp_block_category_moments(const Rcpp::List& plan, const Rcpp::IntegerVector& category, int n_cat) {
+  sdcRisk_glue::PlanHolder holder(plan);
+  std::vector<int> cat(category.size());
+  for (R_xlen_t i = 0; i < category.size(); ++i) cat[i] = category[i] - 1;
+  sdcRisk::CategoryMoments m;
+  try {
+    m = sdcRisk::block_category_moments(holder.view, cat.data(), n_cat);
+  } catch (const std::invalid_argument& e) {
+    Rcpp::stop(std::string("internal error: ") + e.what());
+  }
+  return Rcpp::List::create(Rcpp::Named("var") = Rcpp::wrap(m.var), Rcpp::Named("bound") = Rcpp::wrap(m.bound));
+}
