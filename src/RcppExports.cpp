@@ -45,6 +45,19 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_block_category_transitions
+Rcpp::NumericMatrix cpp_block_category_transitions(const Rcpp::List& plan, const Rcpp::IntegerVector& category, int n_cat);
+RcppExport SEXP _sdcRisk_cpp_block_category_transitions(SEXP planSEXP, SEXP categorySEXP, SEXP n_catSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type category(categorySEXP);
+    Rcpp::traits::input_parameter< int >::type n_cat(n_catSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_block_category_transitions(plan, category, n_cat));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_cross_classify
 Rcpp::List cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels);
 RcppExport SEXP _sdcRisk_cpp_cross_classify(SEXP codesSEXP, SEXP nlevelsSEXP) {
@@ -279,6 +292,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_block_moments", (DL_FUNC) &_sdcRisk_cpp_block_moments, 1},
     {"_sdcRisk_cpp_block_cost", (DL_FUNC) &_sdcRisk_cpp_block_cost, 1},
     {"_sdcRisk_cpp_block_category_moments", (DL_FUNC) &_sdcRisk_cpp_block_category_moments, 3},
+    {"_sdcRisk_cpp_block_category_transitions", (DL_FUNC) &_sdcRisk_cpp_block_category_transitions, 3},
     {"_sdcRisk_cpp_cross_classify", (DL_FUNC) &_sdcRisk_cpp_cross_classify, 2},
     {"_sdcRisk_cpp_int_range", (DL_FUNC) &_sdcRisk_cpp_int_range, 1},
     {"_sdcRisk_cpp_key_fingerprint", (DL_FUNC) &_sdcRisk_cpp_key_fingerprint, 1},

@@ -39,3 +39,23 @@ Rcpp::List cpp_block_category_moments(const Rcpp::List& plan, const Rcpp::Intege
   }
   return Rcpp::List::create(Rcpp::Named("var") = Rcpp::wrap(m.var), Rcpp::Named("bound") = Rcpp::wrap(m.bound));
 }
+
+// Expected transitions of one variable (rows: from, columns: to); `category`
+// 1-based, one per cell.
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_block_category_transitions(const Rcpp::List& plan, const Rcpp::IntegerVector& category,
+                                                   int n_cat) {
+  sdcRisk_glue::PlanHolder holder(plan);
+  std::vector<int> cat(category.size());
+  for (R_xlen_t i = 0; i < category.size(); ++i) cat[i] = category[i] - 1;
+  std::vector<double> t;
+  try {
+    t = sdcRisk::block_category_transitions(holder.view, cat.data(), n_cat);
+  } catch (const std::invalid_argument& e) {
+    Rcpp::stop(std::string("internal error: ") + e.what());
+  }
+  Rcpp::NumericMatrix out(n_cat, n_cat);
+  for (int x = 0; x < n_cat; ++x)
+    for (int y = 0; y < n_cat; ++y) out(x, y) = t[static_cast<std::size_t>(x) * n_cat + y];
+  return out;
+}

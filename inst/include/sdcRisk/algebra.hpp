@@ -159,6 +159,44 @@ inline CategoryMoments block_category_moments(const PlanView& plan, const int* c
   return out;
 }
 
+// Expected transitions of one variable under a block plan: out[x * n_cat +
+// y] = E(number of units whose category goes from x to y) =
+// sum_i T_i [cat(i) = x] sum_r p_ri [cat(r) = y]. In an IFPR block every
+// cell keeps T_i - theta units and sends theta / (m - 1) to each other cell
+// (Section 3.3), whatever T_i, so a block costs O(categories present^2).
+inline std::vector<double> block_category_transitions(const PlanView& plan, const int* category, int n_cat) {
+  std::vector<double> out(static_cast<std::size_t>(n_cat) * n_cat, 0.0);
+  for (int c = 0; c < plan.n_cells; ++c) {
+    const int x = category[c];
+    if (x < 0 || x >= n_cat) throw std::invalid_argument("block_category_transitions: category out of range");
+    out[static_cast<std::size_t>(x) * n_cat + x] += plan.counts[c];
+  }
+  std::vector<int> nv(n_cat, 0), present;
+  for (int b = 0; b < plan.n_blocks; ++b) {
+    const int m = plan.block_size(b);
+    const int* cells = plan.block_cells + plan.block_start[b];
+    if (plan.is_ifpr(b)) {
+      present.clear();
+      for (int k = 0; k < m; ++k)
+        if (nv[category[cells[k]]]++ == 0) present.push_back(category[cells[k]]);
+      const double th = plan.theta[b], share = th / (m - 1.0);
+      for (int x : present) {
+        for (int y : present) out[static_cast<std::size_t>(x) * n_cat + y] += share * (static_cast<double>(nv[x]) * nv[y] - (x == y ? nv[x] : 0));
+        out[static_cast<std::size_t>(x) * n_cat + x] -= th * nv[x];
+      }
+      for (int x : present) nv[x] = 0;
+      continue;
+    }
+    for (int c = 0; c < m; ++c) {
+      const int x = category[cells[c]];
+      const double t = plan.counts[cells[c]];
+      out[static_cast<std::size_t>(x) * n_cat + x] -= t;  // replaced by the column
+      for (int r = 0; r < m; ++r) out[static_cast<std::size_t>(x) * n_cat + category[cells[r]]] += t * plan.p(b, r, c);
+    }
+  }
+  return out;
+}
+
 }  // namespace sdcRisk
 
 #endif  // SDCRISK_ALGEBRA_HPP
