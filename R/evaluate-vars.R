@@ -29,6 +29,11 @@ release_risk_vars <- function(release) {
   p_empty <- numeric(length(counts))
   if (length(movable) > 0) p_empty[movable] <- match_risk(plan, cells = movable, a = 1)$p_empty
   cert <- release$certificate
+  if (is.na(cert$goal)) {
+    # an sdcMicroObj's release: certify it now
+    mx <- max_match_risk(plan)
+    cert[c("goal", "risk", "cell", "a", "count", "cell_keys")] <- mx[c("goal", "risk", "cell", "a", "count", "keys")]
+  }
   cert$xi <- NA_real_
   structure(
     list(
