@@ -27,8 +27,8 @@
 #' @param strata Keys (not perturbed) within whose categories the matrices
 #'   are built, or `NULL`.
 #' @param pd,alpha Parameters of [pram_matrix_invariant()]: one number for
-#'   every variable, or a named list / vector with one per variable of
-#'   `vars`.
+#'   every variable, or a list (or vector) named by the variables of `vars`
+#'   with one element each (for `pd`, one number or one per category).
 #' @param matrices Instead of `pd` and `alpha`, the matrices themselves, as
 #'   [pram_plan_vars()] takes them.
 #' @param goal The goal of the certificate, as in [max_match_risk()].
@@ -119,7 +119,7 @@ check_pram_vars <- function(vars, strata, keys, call = rlang::caller_env()) {
 
 # The parameter of variable v: one value for all, or one per variable.
 param_of <- function(x, v, vars, arg, call = rlang::caller_env()) {
-  if (is.list(x) || (!is.null(names(x)) && length(x) > 1)) {
+  if (is.list(x) || (!is.null(names(x)) && all(names(x) %in% vars))) {
     if (!v %in% names(x)) {
       abort_sdc(c(
         "{.arg {arg}} must give a value for every variable of {.arg vars}.",
