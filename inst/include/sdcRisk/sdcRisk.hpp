@@ -9,6 +9,8 @@
 #include "plan.hpp"
 #include "quadrature.hpp"
 #include "risk.hpp"
+#include "risk_known.hpp"
+#include "risk_vars.hpp"
 #include "simulate.hpp"
 #include "tabular.hpp"
 
