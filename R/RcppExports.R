@@ -69,6 +69,22 @@ cpp_calibrate_ifpr <- function(plan, goal, target) {
     .Call(`_sdcRisk_cpp_calibrate_ifpr`, plan, goal, target)
 }
 
+cpp_vars_cell_risk <- function(plan, targets, a, gamma) {
+    .Call(`_sdcRisk_cpp_vars_cell_risk`, plan, targets, a, gamma)
+}
+
+cpp_vars_max_risk <- function(plan, goal) {
+    .Call(`_sdcRisk_cpp_vars_max_risk`, plan, goal)
+}
+
+cpp_block_known_cell_risk <- function(plan, targets, a) {
+    .Call(`_sdcRisk_cpp_block_known_cell_risk`, plan, targets, a)
+}
+
+cpp_block_known_max_risk <- function(plan, goal) {
+    .Call(`_sdcRisk_cpp_block_known_max_risk`, plan, goal)
+}
+
 cpp_simulate_release <- function(plan, reps, target) {
     .Call(`_sdcRisk_cpp_simulate_release`, plan, reps, target)
 }

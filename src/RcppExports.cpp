@@ -216,6 +216,57 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_vars_cell_risk
+Rcpp::List cpp_vars_cell_risk(const Rcpp::List& plan, const Rcpp::IntegerVector& targets, const Rcpp::IntegerVector& a, bool gamma);
+RcppExport SEXP _sdcRisk_cpp_vars_cell_risk(SEXP planSEXP, SEXP targetsSEXP, SEXP aSEXP, SEXP gammaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type targets(targetsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type a(aSEXP);
+    Rcpp::traits::input_parameter< bool >::type gamma(gammaSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_vars_cell_risk(plan, targets, a, gamma));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_vars_max_risk
+Rcpp::List cpp_vars_max_risk(const Rcpp::List& plan, const std::string& goal);
+RcppExport SEXP _sdcRisk_cpp_vars_max_risk(SEXP planSEXP, SEXP goalSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
+    Rcpp::traits::input_parameter< const std::string& >::type goal(goalSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_vars_max_risk(plan, goal));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_block_known_cell_risk
+Rcpp::List cpp_block_known_cell_risk(const Rcpp::List& plan, const Rcpp::IntegerVector& targets, const Rcpp::IntegerVector& a);
+RcppExport SEXP _sdcRisk_cpp_block_known_cell_risk(SEXP planSEXP, SEXP targetsSEXP, SEXP aSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type targets(targetsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type a(aSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_block_known_cell_risk(plan, targets, a));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_block_known_max_risk
+Rcpp::List cpp_block_known_max_risk(const Rcpp::List& plan, const std::string& goal);
+RcppExport SEXP _sdcRisk_cpp_block_known_max_risk(SEXP planSEXP, SEXP goalSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
+    Rcpp::traits::input_parameter< const std::string& >::type goal(goalSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_block_known_max_risk(plan, goal));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_simulate_release
 Rcpp::List cpp_simulate_release(const Rcpp::List& plan, int reps, int target);
 RcppExport SEXP _sdcRisk_cpp_simulate_release(SEXP planSEXP, SEXP repsSEXP, SEXP targetSEXP) {
@@ -306,6 +357,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_cell_risk", (DL_FUNC) &_sdcRisk_cpp_cell_risk, 3},
     {"_sdcRisk_cpp_max_risk", (DL_FUNC) &_sdcRisk_cpp_max_risk, 2},
     {"_sdcRisk_cpp_calibrate_ifpr", (DL_FUNC) &_sdcRisk_cpp_calibrate_ifpr, 3},
+    {"_sdcRisk_cpp_vars_cell_risk", (DL_FUNC) &_sdcRisk_cpp_vars_cell_risk, 4},
+    {"_sdcRisk_cpp_vars_max_risk", (DL_FUNC) &_sdcRisk_cpp_vars_max_risk, 2},
+    {"_sdcRisk_cpp_block_known_cell_risk", (DL_FUNC) &_sdcRisk_cpp_block_known_cell_risk, 3},
+    {"_sdcRisk_cpp_block_known_max_risk", (DL_FUNC) &_sdcRisk_cpp_block_known_max_risk, 2},
     {"_sdcRisk_cpp_simulate_release", (DL_FUNC) &_sdcRisk_cpp_simulate_release, 3},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},

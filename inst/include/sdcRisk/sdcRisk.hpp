@@ -11,6 +11,8 @@
 #include "plan_vars.hpp"
 #include "quadrature.hpp"
 #include "risk.hpp"
+#include "risk_known.hpp"
+#include "risk_vars.hpp"
 #include "simulate.hpp"
 #include "tabular.hpp"
 
