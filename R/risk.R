@@ -24,7 +24,9 @@
 #' quadrature of \eqn{\alpha_j \int_0^1 \prod_i (1 - \alpha_i u)^{T_i^*} du} to a
 #' relative accuracy of about \eqn{10^{-13}}.
 #'
-#' @param plan A `pram_plan`.
+#' @param plan A `pram_plan`, a `pram_plan_vars`, or an `sdcMicroObj` after
+#'   `sdcMicro::pram()` on key variables (its release is read as in
+#'   [pram_certify()]).
 #' @param cells Cell ids (rows of `plan$cells$cells`); `NULL` for all cells.
 #' @param a Values of \eqn{S_j} (whole numbers \eqn{\ge 1}).
 #' @returns A data frame with one row per cell and value of `a`:
@@ -46,6 +48,7 @@
 #' match_risk(plan, cells = 1, a = 1:3)
 #' psi(1, 0.8)
 match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
+  if (inherits(plan, "sdcMicroObj")) plan <- sdcmicro_release(plan)$plan
   check_pram_plan_any(plan)
   ncell <- nrow(plan$cells$cells)
   if (is.null(cells)) cells <- seq_len(ncell)
@@ -104,7 +107,9 @@ match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
 #' so a cell or a value of \eqn{a} is skipped only when it cannot exceed the
 #' maximum found so far.
 #'
-#' @param plan A `pram_plan`.
+#' @param plan A `pram_plan`, a `pram_plan_vars`, or an `sdcMicroObj` after
+#'   `sdcMicro::pram()` on key variables (its release is read as in
+#'   [pram_certify()]).
 #' @param goal `"all_matches"`, `"unique_matches"` or `"sample_uniques"`.
 #' @returns An object of class `sdc_max_risk`: a list with `goal`, `risk` (the
 #'   exact maximum; `NA` if the goal covers no possible event), `cell`, `a`,
@@ -120,6 +125,7 @@ match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
 #' max_match_risk(plan, "sample_uniques")
 max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "sample_uniques"),
                            known = NULL) {
+  if (inherits(plan, "sdcMicroObj")) plan <- sdcmicro_release(plan)$plan
   check_pram_plan_any(plan)
   goal <- rlang::arg_match(goal)
   known <- check_known(known, plan$cells$keys)

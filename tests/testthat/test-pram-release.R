@@ -152,3 +152,80 @@ test_that("simulate_release() on a per-variable plan agrees with the exact momen
   expect_true(all(abs(z[is.finite(z)]) < 5))
   expect_equal(sim$moved, sum(t * (1 - diag(A))), tolerance = 0.05)
 })
+
+# Brute-force R_j(a, t) (eq. 4.3): B stays with alpha(j, j); the other units
+# of every cell land in c_j independently, so Y = S_j - [B stays] is a sum
+# of Bernoulli counts whose distribution is convolved exactly.
+brute_max_risk <- function(plan) {
+  A <- brute_alpha(plan)
+  t <- plan$cells$cells$count
+  best <- -Inf
+  for (j in seq_along(t)) {
+    pmf <- 1
+    for (i in seq_along(t)) {
+      n_units <- t[i] - (i == j)
+      for (u in seq_len(n_units)) pmf <- c(pmf * (1 - A[j, i]), 0) + c(0, pmf * A[j, i])
+    }
+    stay <- A[j, j]
+    for (a in seq_len(length(pmf))) {
+      p_a <- stay * pmf[a] + (1 - stay) * (if (a + 1 <= length(pmf)) pmf[a + 1] else 0)
+      if (p_a > 0) best <- max(best, stay * pmf[a] / (a * p_a))
+    }
+  }
+  best
+}
+
+test_that("pram_release() certifies its release with the exact maximum risk (brute force)", {
+  for (seed in 1:3) {
+    set.seed(seed)
+    n <- 30
+    df <- data.frame(a = factor(sample(c("p", "q", "r"), n, TRUE)), b = sample(1:3, n, TRUE),
+                     s = sample(c("x", "y"), n, TRUE))
+    set.seed(seed)
+    rel <- pram_release(df, c("a", "b", "s"), vars = c("a", "b"), strata = "s", pd = 0.6, alpha = 0.7)
+    expect_s3_class(rel, "sdc_pram_release")
+    expect_equal(rel$certificate$risk, brute_max_risk(rel$plan), tolerance = 1e-9, info = paste("seed", seed))
+    # every matrix is recorded, per stratum and variable
+    expect_identical(rel$plan$stratum_labels, pram_strata(rel$cells, "s")$label)
+    expect_length(rel$plan$matrices, 2)
+    # only the perturbed keys change, and the recorded codes are the release
+    expect_identical(rel$data$s, df$s)
+    expect_identical(as.integer(rel$data$a), unname(rel$new_codes[, "a"]))
+    expect_identical(sum(rel$data$a != df$a | rel$data$b != df$b), rel$certificate$records_changed)
+  }
+})
+
+test_that("pram_release() is reproducible with set.seed()", {
+  keys <- c("sex", "race", "marital")
+  set.seed(7)
+  r1 <- pram_release(pums_md[1:500, ], keys, vars = c("race", "marital"), strata = "sex")
+  set.seed(7)
+  r2 <- pram_release(pums_md[1:500, ], keys, vars = c("race", "marital"), strata = "sex")
+  expect_identical(r1$data, r2$data)
+  expect_identical(r1$plan$matrices, r2$plan$matrices)
+  expect_snapshot(print(r1))
+})
+
+test_that("release_risk() and release_utility() on a per-variable release", {
+  keys <- c("sex", "race", "marital")
+  set.seed(3)
+  rel <- pram_release(pums_md[1:800, ], keys, vars = c("race", "marital"), pd = 0.7)
+  rr <- release_risk(rel)
+  expect_s3_class(rr, "sdc_release_risk")
+  all_row <- rr$table[rr$table$tau == "all" & rr$table$tau_star == "all", ]
+  # the empirical mean correct-match probability over the units at risk
+  cells <- rel$cells
+  s_new <- tabulate(rel$new_cell, nrow(cells$cells))
+  stay <- sdcRisk:::vars_plan_cost(rel$plan)$stay
+  old <- cells$cell_id
+  unit <- which(cells$cells$count[old] <= 2 | stay[old] < 1)
+  p <- ifelse(!is.na(rel$new_cell[unit]) & rel$new_cell[unit] == old[unit], 1 / pmax(s_new[old[unit]], 1), 0)
+  expect_equal(all_row$mean, mean(p))
+  expect_equal(rr$certificate$risk, rel$certificate$risk)
+  u <- release_utility(rel, list("race", "marital", c("race", "marital")))
+  v <- u$variance$marital
+  t <- rel$plan$cells$cells$count
+  q <- vapply(seq_along(t), function(i) rel$plan$matrices[[1]]$marital[, rel$plan$codes$marital[i]], numeric(length(rel$plan$levels$marital)))
+  expect_equal(v$perturbation_var, drop((q * (1 - q)) %*% t), ignore_attr = TRUE)
+  expect_equal(u$variance$race$original, as.vector(table(factor(pums_md$race[1:800], levels = rel$plan$levels$race))))
+})

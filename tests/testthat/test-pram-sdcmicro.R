@@ -49,3 +49,30 @@ test_that("an sdcMicroObj without pram() on keys is refused", {
   expect_error(sdcRisk:::sdcmicro_release(obj), class = "sdcRisk_error_sdcmicro_no_pram")
   expect_error(pram_certify(list()), class = "sdcRisk_error_argument")
 })
+
+test_that("sdcMicro round trip: the certificate in obj@risk$pram is the exact risk of the plan sdcMicro used", {
+  skip_if_not_installed("sdcMicro")
+  obj <- sdc_pram_obj(n = 1000, variables = c("race", "marital"))
+  out <- pram_certify(obj)
+  expect_true(inherits(out, "sdcMicroObj"))
+  cert <- out@risk$pram
+  # the same plan built by hand from sdcMicro's printed matrices
+  cf <- cell_frequencies(obj@origData, sdc_keys)
+  mats <- lapply(c(race = "race", marital = "marital"), function(v) obj@pram$params[[v]]$Rs)
+  plan <- pram_plan_vars(cf, mats, orientation = "rows")
+  ref <- max_match_risk(plan)
+  expect_equal(cert$risk, ref$risk)
+  expect_identical(cert$cell, ref$cell)
+  expect_equal(max_match_risk(obj)$risk, ref$risk)
+  expect_equal(match_risk(obj, cells = 1:5)$risk, match_risk(plan, cells = 1:5)$risk)
+  # sdcMicro's own slots are untouched
+  expect_identical(out@manipKeyVars, obj@manipKeyVars)
+  expect_identical(out@risk$global, obj@risk$global)
+  # evaluation functions take the object
+  expect_s3_class(release_risk(obj), "sdc_release_risk")
+  expect_s3_class(release_utility(obj, c("race", "marital")), "sdc_utility")
+  set.seed(1)
+  sim <- simulate_release(obj, reps = 50)
+  pc <- sdcRisk:::vars_plan_cpp(plan)
+  expect_equal(sim$cells$exact_share * sim$n, sdcRisk:::cpp_vars_moments(pc, pc$group, pc$code)$mean)
+})
