@@ -16,14 +16,14 @@ struct RUniform {
 };
 
 // Owns 0-based copies of a per-variable plan as vars_plan_cpp() hands it
-// over and exposes a VarsPlanView.
-struct VarsPlanHolder {
+// over and exposes a VarsAlgebraView.
+struct VarsAlgebraHolder {
   std::vector<int> counts, n_cat, code, group, stratum;
   std::vector<double> matrix;
   std::vector<std::int64_t> mat_start;
-  sdcRisk::VarsPlanView view;
+  sdcRisk::VarsAlgebraView view;
 
-  explicit VarsPlanHolder(const Rcpp::List& plan) {
+  explicit VarsAlgebraHolder(const Rcpp::List& plan) {
     Rcpp::IntegerVector cnt = plan["counts"], nc = plan["n_cat"], cd = plan["code"], gr = plan["group"],
                         st = plan["stratum"];
     Rcpp::NumericVector mat = plan["matrix"], ms = plan["mat_start"];
@@ -61,7 +61,7 @@ struct VarsPlanHolder {
 // one column per perturbed variable.
 // [[Rcpp::export]]
 Rcpp::IntegerMatrix cpp_vars_draw(const Rcpp::List& plan, const Rcpp::IntegerVector& cell_id) {
-  VarsPlanHolder holder(plan);
+  VarsAlgebraHolder holder(plan);
   const std::size_t n = cell_id.size();
   std::vector<int> cells(n);
   for (std::size_t i = 0; i < n; ++i) cells[i] = cell_id[i] == NA_INTEGER ? -1 : cell_id[i] - 1;
@@ -82,7 +82,7 @@ Rcpp::IntegerMatrix cpp_vars_draw(const Rcpp::List& plan, const Rcpp::IntegerVec
 // [[Rcpp::export]]
 Rcpp::List cpp_vars_moments(const Rcpp::List& plan, const Rcpp::IntegerVector& t_group,
                             const Rcpp::IntegerVector& t_code) {
-  VarsPlanHolder holder(plan);
+  VarsAlgebraHolder holder(plan);
   const int nt = static_cast<int>(t_group.size());
   std::vector<int> g(nt), cd(t_code.size());
   for (int j = 0; j < nt; ++j) g[j] = t_group[j] - 1;
@@ -103,7 +103,7 @@ Rcpp::List cpp_vars_moments(const Rcpp::List& plan, const Rcpp::IntegerVector& t
 // (1-based).
 // [[Rcpp::export]]
 Rcpp::List cpp_vars_category_moments(const Rcpp::List& plan, int v) {
-  VarsPlanHolder holder(plan);
+  VarsAlgebraHolder holder(plan);
   std::vector<double> mean, var;
   sdcRisk::vars_category_moments(holder.view, v - 1, mean, var);
   return Rcpp::List::create(Rcpp::Named("mean") = Rcpp::wrap(mean), Rcpp::Named("var") = Rcpp::wrap(var));
@@ -113,7 +113,7 @@ Rcpp::List cpp_vars_category_moments(const Rcpp::List& plan, int v) {
 // probability that a unit of each cell keeps its cell.
 // [[Rcpp::export]]
 Rcpp::List cpp_vars_cost(const Rcpp::List& plan) {
-  VarsPlanHolder holder(plan);
+  VarsAlgebraHolder holder(plan);
   const sdcRisk::PlanCost cost = sdcRisk::vars_cost(holder.view);
   return Rcpp::List::create(Rcpp::Named("changed") = cost.changed, Rcpp::Named("variance") = cost.variance,
                             Rcpp::Named("stay") = Rcpp::wrap(sdcRisk::vars_stay(holder.view)));
@@ -123,7 +123,7 @@ Rcpp::List cpp_vars_cost(const Rcpp::List& plan) {
 // cpp_simulate_release() sums them. `target` is a 1-based cell id or NA.
 // [[Rcpp::export]]
 Rcpp::List cpp_vars_simulate(const Rcpp::List& plan, int reps, int target) {
-  VarsPlanHolder holder(plan);
+  VarsAlgebraHolder holder(plan);
   RUniform rng;
   sdcRisk::VarsSimulation res;
   try {

@@ -47,7 +47,7 @@ int main() {
                                     0.5, 0.25, 0.25, 0.2, 0.6, 0.2, 0.1, 0.1, 0.8,  // Pa1
                                     0.75, 0.25, 0.3, 0.7};                        // Pb1
   const std::vector<std::int64_t> start = {0, 9, 13, 22};
-  sdcRisk::VarsPlanView plan;
+  sdcRisk::VarsAlgebraView plan;
   plan.n_cells = n;
   plan.counts = counts.data();
   plan.n_vars = 2;

@@ -24,7 +24,7 @@
 
 namespace sdcRisk {
 
-struct VarsPlanView {
+struct VarsAlgebraView {
   int n_cells = 0;
   const int* counts = nullptr;   // T_i
   int n_vars = 0;                // perturbed keys
@@ -52,7 +52,7 @@ struct VarsPlanView {
 // rounding leaves u above the total.
 class VarsSampler {
  public:
-  explicit VarsSampler(const VarsPlanView& plan) : plan_(plan) {
+  explicit VarsSampler(const VarsAlgebraView& plan) : plan_(plan) {
     const std::int64_t nm = static_cast<std::int64_t>(plan.n_strata) * plan.n_vars;
     cum_start_.resize(nm);
     last_.resize(nm);
@@ -88,7 +88,7 @@ class VarsSampler {
 
  private:
   void last_start_push(std::int64_t idx, int k) { last_[idx].assign(k, 0); }
-  const VarsPlanView& plan_;
+  const VarsAlgebraView& plan_;
   std::vector<double> cum_;
   std::vector<std::int64_t> cum_start_;
   std::vector<std::vector<int>> last_;
@@ -97,7 +97,7 @@ class VarsSampler {
 // New categories of every record: out[v * n + rec] (0-based; -1 for a record
 // in no cell, cell[rec] < 0). Linear in the records.
 template <class Rng, class Interrupt>
-std::vector<int> vars_draw(const VarsPlanView& plan, const int* cell, std::size_t n, Rng& rng,
+std::vector<int> vars_draw(const VarsAlgebraView& plan, const int* cell, std::size_t n, Rng& rng,
                            Interrupt&& interrupt) {
   VarsSampler sampler(plan);
   std::vector<int> out(n * static_cast<std::size_t>(plan.n_vars), -1);
@@ -127,7 +127,7 @@ struct PlanCost {
   double variance = 0.0;
 };
 
-inline PlanCost vars_cost(const VarsPlanView& plan) {
+inline PlanCost vars_cost(const VarsAlgebraView& plan) {
   // column sums of squares, per (stratum, variable, category)
   std::vector<std::vector<double>> sq(static_cast<std::size_t>(plan.n_strata) * plan.n_vars);
   for (int s = 0; s < plan.n_strata; ++s) {
@@ -155,7 +155,7 @@ inline PlanCost vars_cost(const VarsPlanView& plan) {
 }
 
 // Probability that a unit of each cell keeps its cell, prod_v P_v[i_v, i_v].
-inline std::vector<double> vars_stay(const VarsPlanView& plan) {
+inline std::vector<double> vars_stay(const VarsAlgebraView& plan) {
   std::vector<double> out(plan.n_cells, 1.0);
   for (int c = 0; c < plan.n_cells; ++c)
     for (int v = 0; v < plan.n_vars; ++v) {
@@ -182,7 +182,7 @@ inline std::vector<double> vars_stay(const VarsPlanView& plan) {
 // the relative rounding error is at most (V + log2(#terms)) * eps.
 // Work: the states times k_v at each step, never |targets| x |sources|
 // unless the keys force it.
-inline std::vector<double> vars_power_sums(const VarsPlanView& plan, int n_targets, const int* t_group,
+inline std::vector<double> vars_power_sums(const VarsAlgebraView& plan, int n_targets, const int* t_group,
                                            const int* t_code /* v * n_targets + j */, int power) {
   const int V = plan.n_vars;
   std::vector<double> radix(V + 1, 1.0);
@@ -257,7 +257,7 @@ inline std::vector<double> vars_power_sums(const VarsPlanView& plan, int n_targe
 // q_i = P_v[D, i_v] (its stratum's matrix), independently, so
 // E(S_D | T) = sum_i T_i q_i and V(S_D | T) = sum_i T_i q_i (1 - q_i)
 // (eq. 3.6 on the margin). Linear in the cells plus strata x k_v^2.
-inline void vars_category_moments(const VarsPlanView& plan, int v, std::vector<double>& mean,
+inline void vars_category_moments(const VarsAlgebraView& plan, int v, std::vector<double>& mean,
                                   std::vector<double>& var) {
   const int k = plan.n_cat[v];
   // records per (stratum, category of v)
@@ -294,7 +294,7 @@ struct VarsSimulation {
 };
 
 template <class Rng, class Interrupt>
-VarsSimulation vars_simulate(const VarsPlanView& plan, int reps, int target, Rng& rng, Interrupt&& interrupt) {
+VarsSimulation vars_simulate(const VarsAlgebraView& plan, int reps, int target, Rng& rng, Interrupt&& interrupt) {
   const int V = plan.n_vars;
   std::vector<std::int64_t> mult(V + 1, 1);
   double radix = 1.0;
