@@ -41,8 +41,8 @@ cpp_vars_draw <- function(plan, cell_id) {
     .Call(`_sdcRisk_cpp_vars_draw`, plan, cell_id)
 }
 
-cpp_vars_moments <- function(plan, t_group, t_code) {
-    .Call(`_sdcRisk_cpp_vars_moments`, plan, t_group, t_code)
+cpp_vars_moments <- function(plan) {
+    .Call(`_sdcRisk_cpp_vars_moments`, plan)
 }
 
 cpp_vars_category_moments <- function(plan, v) {

@@ -80,7 +80,7 @@ variance_table_vars <- function(release, v) {
 simulate_release_vars <- function(plan, reps, target) {
   pc <- vars_plan_cpp(plan)
   sums <- cpp_vars_simulate(pc, as.integer(reps), if (is.null(target)) NA_integer_ else as.integer(target))
-  exact <- cpp_vars_moments(pc, pc$group, pc$code)
+  exact <- cpp_vars_moments(pc)
   counts <- plan$cells$cells$count
   n <- sum(counts)
   stay <- cpp_vars_cost(pc)$stay

@@ -158,32 +158,8 @@ invariant_matrices <- function(cf, vars, strata, pd, alpha, call = rlang::caller
 vars_categories <- function(cf, v) cf$source$values[[match(v, cf$keys)]]
 
 
-# The per-variable plan as the C++ glue reads it.
-vars_plan_cpp <- function(plan) {
-  cf <- plan$cells
-  vars <- plan$vars
-  others <- setdiff(cf$keys, vars)
-  group <- if (length(others) == 0) {
-    rep(1L, nrow(cf$cells))
-  } else {
-    key <- do.call(paste, c(lapply(cf$cells[others], as.character), sep = "\r"))
-    match(key, unique(key))
-  }
-  n_cat <- vapply(vars, function(v) length(plan$levels[[v]]), integer(1))
-  mats <- plan$matrices
-  sizes <- rep(as.numeric(n_cat)^2, length(mats))
-  list(
-    counts = cf$cells$count,
-    n_cat = unname(n_cat),
-    code = unlist(plan$codes[vars], use.names = FALSE),
-    group = as.integer(group),
-    stratum = as.integer(plan$stratum_of_cell),
-    n_strata = length(mats),
-    matrix = as.numeric(unlist(lapply(mats, function(m) lapply(vars, function(v) as.numeric(m[[v]]))),
-                               use.names = FALSE)),
-    mat_start = c(0, cumsum(sizes))[seq_along(sizes)]
-  )
-}
+# The per-variable plan as the C++ glue reads it (the engine's format).
+vars_plan_cpp <- function(plan) plan_vars_cpp(plan, plan$cells$keys)
 
 vars_plan_cost <- function(plan) cpp_vars_cost(vars_plan_cpp(plan))
 

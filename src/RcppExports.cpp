@@ -130,15 +130,13 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_vars_moments
-Rcpp::List cpp_vars_moments(const Rcpp::List& plan, const Rcpp::IntegerVector& t_group, const Rcpp::IntegerVector& t_code);
-RcppExport SEXP _sdcRisk_cpp_vars_moments(SEXP planSEXP, SEXP t_groupSEXP, SEXP t_codeSEXP) {
+Rcpp::List cpp_vars_moments(const Rcpp::List& plan);
+RcppExport SEXP _sdcRisk_cpp_vars_moments(SEXP planSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type t_group(t_groupSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type t_code(t_codeSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_vars_moments(plan, t_group, t_code));
+    rcpp_result_gen = Rcpp::wrap(cpp_vars_moments(plan));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -350,7 +348,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_design", (DL_FUNC) &_sdcRisk_cpp_design, 3},
     {"_sdcRisk_cpp_pram_draw", (DL_FUNC) &_sdcRisk_cpp_pram_draw, 2},
     {"_sdcRisk_cpp_vars_draw", (DL_FUNC) &_sdcRisk_cpp_vars_draw, 2},
-    {"_sdcRisk_cpp_vars_moments", (DL_FUNC) &_sdcRisk_cpp_vars_moments, 3},
+    {"_sdcRisk_cpp_vars_moments", (DL_FUNC) &_sdcRisk_cpp_vars_moments, 1},
     {"_sdcRisk_cpp_vars_category_moments", (DL_FUNC) &_sdcRisk_cpp_vars_category_moments, 2},
     {"_sdcRisk_cpp_vars_cost", (DL_FUNC) &_sdcRisk_cpp_vars_cost, 1},
     {"_sdcRisk_cpp_vars_simulate", (DL_FUNC) &_sdcRisk_cpp_vars_simulate, 3},

@@ -38,26 +38,30 @@ int main() {
   const std::vector<int> g = {0, 0, 0, 0, 1, 1, 1};
   const std::vector<int> counts = {3, 1, 2, 5, 1, 4, 2};
   const int n = static_cast<int>(counts.size());
-  std::vector<int> code(a);
+  std::vector<int> code(a);  // variable-major codes of the targets (the cells)
   code.insert(code.end(), b.begin(), b.end());
-  const std::vector<int> n_cat = {3, 2};
   // stratum 0: Pa0, Pb0; stratum 1: Pa1, Pb1 (column-major, columns sum to 1)
   const std::vector<double> mats = {0.7, 0.2, 0.1, 0.1, 0.8, 0.1, 0.0, 0.3, 0.7,  // Pa0
                                     0.9, 0.1, 0.4, 0.6,                           // Pb0
                                     0.5, 0.25, 0.25, 0.2, 0.6, 0.2, 0.1, 0.1, 0.8,  // Pa1
                                     0.75, 0.25, 0.3, 0.7};                        // Pb1
   const std::vector<std::int64_t> start = {0, 9, 13, 22};
-  sdcRisk::VarsAlgebraView plan;
-  plan.n_cells = n;
-  plan.counts = counts.data();
-  plan.n_vars = 2;
-  plan.n_cat = n_cat.data();
-  plan.code = code.data();
-  plan.group = g.data();
-  plan.stratum = g.data();
-  plan.n_strata = 2;
-  plan.matrix = mats.data();
-  plan.mat_start = start.data();
+  // keys: a (perturbed, variable 0), b (perturbed, variable 1), g (fixed,
+  // the stratum)
+  sdcRisk::VarsPlanView view;
+  view.n_cells = n;
+  view.counts = counts.data();
+  view.n_keys = 3;
+  view.codes = {a.data(), b.data(), g.data()};
+  view.n_levels = {3, 2, 2};
+  view.var_of_key = {0, 1, -1};
+  view.n_vars = 2;
+  view.n_strata = 2;
+  view.stratum = g.data();
+  for (int m = 0; m < 4; ++m) view.matrices.push_back(mats.data() + start[m]);
+  view.known = {1, 1, 1};
+  const sdcRisk::VarsIndex plan(view);
+  check(plan.group(0) == 0 && plan.group(4) == 1, "groups from the unperturbed key");
 
   const auto e = sdcRisk::vars_power_sums(plan, n, g.data(), code.data(), 1);
   const auto q = sdcRisk::vars_power_sums(plan, n, g.data(), code.data(), 2);

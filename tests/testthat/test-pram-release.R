@@ -50,7 +50,7 @@ test_that("E(S | T) and V(S | T) of a per-variable plan match the explicit matri
     A <- brute_alpha(plan)
     t <- plan$cells$cells$count
     pc <- sdcRisk:::vars_plan_cpp(plan)
-    m <- sdcRisk:::cpp_vars_moments(pc, pc$group, pc$code)
+    m <- sdcRisk:::cpp_vars_moments(pc)
     expect_equal(m$mean, drop(A %*% t), tolerance = 1e-12, info = paste("seed", seed))
     expect_equal(m$var, drop((A * (1 - A)) %*% t), tolerance = 1e-12, info = paste("seed", seed))
   }
@@ -121,7 +121,7 @@ test_that("released frequencies of a large release agree with E(S | T)", {
   cf <- cell_frequencies(df, c("a", "b"))
   plan <- pram_plan_vars(cf, list(a = pram_matrix_argus(c("p", "q", "r"), 0.8), b = random_stochastic(3)))
   pc <- sdcRisk:::vars_plan_cpp(plan)
-  ex <- sdcRisk:::cpp_vars_moments(pc, pc$group, pc$code)
+  ex <- sdcRisk:::cpp_vars_moments(pc)
   set.seed(9)
   out <- pram_apply(df, c("a", "b"), plan)
   s <- tabulate(cell_frequencies(rbind(df[1, ], out), c("a", "b"))$cell_id[-1], nrow(cf$cells))
