@@ -32,6 +32,8 @@
 #' @param matrices Instead of `pd` and `alpha`, the matrices themselves, as
 #'   [pram_plan_vars()] takes them.
 #' @param goal The goal of the certificate, as in [max_match_risk()].
+#' @param known The keys the intruder matches on, as in [max_match_risk()]
+#'   (`NULL`: all keys).
 #' @param na How records with a missing key are treated, as in
 #'   [cell_frequencies()].
 #' @returns An object of class `sdc_pram_release`: a list with `data` (the
@@ -54,12 +56,13 @@
 pram_release <- function(data, keys, vars = setdiff(keys, strata), strata = NULL,
                          pd = 0.8, alpha = 0.5, matrices = NULL,
                          goal = c("all_matches", "unique_matches", "sample_uniques"),
-                         na = c("exclude", "category")) {
+                         known = NULL, na = c("exclude", "category")) {
   check_data_frame(data)
   check_names_in(keys, data)
   goal <- rlang::arg_match(goal)
   na <- rlang::arg_match(na)
   check_pram_vars(vars, strata, keys)
+  known <- check_known(known, keys)
   cf <- cell_frequencies(data, keys, na = na)
   if (is.null(matrices)) matrices <- invariant_matrices(cf, vars, strata, pd, alpha)
   plan <- pram_plan_vars(cf, matrices, strata = strata)
@@ -68,7 +71,7 @@ pram_release <- function(data, keys, vars = setdiff(keys, strata), strata = NULL
   released <- write_codes(data, cf, vars, codes)
   new_cell <- released_cell(cf, vars, codes)
   new_sdc_pram_release(released, plan, cf, codes, new_cell, keys, vars, strata,
-                       max_match_risk(plan, goal))
+                       max_match_risk(plan, goal, known = known))
 }
 
 new_sdc_pram_release <- function(data, plan, cells, codes, new_cell, keys, vars, strata, max_risk) {
@@ -77,6 +80,7 @@ new_sdc_pram_release <- function(data, plan, cells, codes, new_cell, keys, vars,
   moved <- !is.na(old) & (is.na(new_cell) | new_cell != old)
   certificate <- list(
     goal = max_risk$goal,
+    known = max_risk$known,
     risk = max_risk$risk,
     cell = max_risk$cell,
     a = max_risk$a,

@@ -29,6 +29,8 @@
 #' @param obj An `sdcMicroObj` on which `sdcMicro::pram()` was run on key
 #'   variables.
 #' @param goal The goal, as in [max_match_risk()].
+#' @param known The keys the intruder matches on, as in [max_match_risk()]
+#'   (`NULL`: all keys).
 #' @returns `obj`, with `obj@risk$pram` the certificate: a list with the
 #'   goal, the exact maximum risk, its cell, `a`, the cell's count and key
 #'   values, the perturbed variables, the expected number of changed
@@ -43,14 +45,16 @@
 #' obj <- suppressWarnings(sdcMicro::pram(obj, variables = c("race", "marital")))
 #' obj <- pram_certify(obj)
 #' obj@risk$pram$risk
-pram_certify <- function(obj, goal = c("all_matches", "unique_matches", "sample_uniques")) {
+pram_certify <- function(obj, goal = c("all_matches", "unique_matches", "sample_uniques"),
+                         known = NULL) {
   goal <- rlang::arg_match(goal)
   rel <- sdcmicro_release(obj)
-  mx <- max_match_risk(rel$plan, goal)
+  known <- check_known(known, rel$keys)
+  mx <- max_match_risk(rel$plan, goal, known = known)
   cost <- vars_plan_cost(rel$plan)
   risk <- sdcMicro::get.sdcMicroObj(obj, "risk")
   risk$pram <- list(
-    goal = goal, risk = mx$risk, cell = mx$cell, a = mx$a, count = mx$count, cell_keys = mx$keys,
+    goal = goal, known = known, risk = mx$risk, cell = mx$cell, a = mx$a, count = mx$count, cell_keys = mx$keys,
     vars = rel$vars, expected_changed = cost$changed, total_variance = cost$variance
   )
   sdcMicro::set.sdcMicroObj(obj, "risk", list(risk))

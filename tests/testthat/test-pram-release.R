@@ -229,3 +229,12 @@ test_that("release_risk() and release_utility() on a per-variable release", {
   expect_equal(v$perturbation_var, drop((q * (1 - q)) %*% t), ignore_attr = TRUE)
   expect_equal(u$variance$race$original, as.vector(table(factor(pums_md$race[1:800], levels = rel$plan$levels$race))))
 })
+
+test_that("pram_release() certifies for an intruder who knows only some keys", {
+  keys <- c("sex", "race", "marital")
+  set.seed(5)
+  rel <- pram_release(pums_md[1:600, ], keys, vars = c("race", "marital"), known = c("sex", "race"))
+  expect_identical(rel$certificate$known, c("sex", "race"))
+  expect_equal(rel$certificate$risk, max_match_risk(rel$plan, known = c("sex", "race"))$risk)
+  expect_error(pram_release(pums_md[1:600, ], keys, vars = "race", known = "age"), class = "sdcRisk_error_known")
+})
