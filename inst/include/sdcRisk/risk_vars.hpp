@@ -350,6 +350,47 @@ class VarsRisk {
     return out;
   }
 
+  // R_D(1, t) alone, as the search's first pass needs it. With no unit
+  // landing in D surely, P(Y = 1) = P(Y = 0) sum_i n_i alpha_i / (1 - alpha_i)
+  // for independent binomials and P(Y = 0) > 0, so (eq. 4.3 at a = 1)
+  //   R_D(1, t) = stay / (stay + leave sum_i n_i alpha_i / (1 - alpha_i)),
+  // a sum of positive terms (relative error below (2 |K| + 4) n u). Where some
+  // unit lands in D surely, evaluate() decides.
+  TargetRisk risk_a1(int j) const {
+    std::vector<const double*> prow, crow;
+    target_rows(j, prow, crow);
+    double stay = 0.0, leave = 0.0;
+    alpha_rows(prow, crow, j, stay, leave);
+    const std::vector<int>& src = members_[group_of_[j]];
+    const std::vector<int>& fd = first_diff_[group_of_[j]];
+    Prefix pf;
+    pf.a.assign(nkp_ + 1, 1.0);
+    pf.o.assign(nkp_ + 1, 0.0);
+    int from = 0;
+    double odds = 0.0;
+    std::int64_t H = 0;
+    for (std::size_t t = 0; t < src.size(); ++t) {
+      const int i = src[t];
+      from = std::min(from, fd[t]);
+      const std::int64_t n = p_.counts[i] - (i == j ? 1 : 0);
+      if (n <= 0) continue;
+      double al, om;
+      alpha_next(prow, crow, i, from, pf, al, om);
+      from = nkp_;
+      if (al <= 0.0) continue;
+      if (om <= 0.0) return evaluate(j, 1, false);
+      H += n;
+      odds += static_cast<double>(n) * (al / om);
+    }
+    TargetRisk out;
+    out.risk.assign(1, kNaN);
+    out.log_prob.assign(1, kNaN);  // not computed here
+    const double other = leave * odds;
+    if (stay > 0.0 || other > 0.0) out.risk[0] = stay / (stay + other);
+    out.max_s = H + (stay > 0.0 ? 1 : 0);
+    return out;
+  }
+
   int n_cells() const { return p_.n_cells; }
 
  private:
@@ -485,7 +526,9 @@ MaxRisk vars_max_risk(const VarsPlanView& plan, Goal goal, Interrupt&& interrupt
   for (int i = 0; i < plan.n_cells; ++i)
     if (rep[i] == i) todo.push_back({0, i, plan.counts[i], -1});
   MaxRisk best;
-  auto eval = [&](const detail::TargetGroup& g, int A) { return eng.evaluate(g.cell, A, false); };
+  auto eval = [&](const detail::TargetGroup& g, int A) {
+    return A == 1 ? eng.risk_a1(g.cell) : eng.evaluate(g.cell, A, false);
+  };
   detail::search_targets_eval(std::move(todo), eval, goal, best, interrupt);
   return best;
 }
