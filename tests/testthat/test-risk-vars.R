@@ -222,3 +222,70 @@ test_that("match_risk() and max_match_risk() check known", {
   expect_error(match_risk(plan, a = 2^31), class = "sdcRisk_error_argument")
   expect_error(max_match_risk(list()), class = "sdcRisk_error_argument")
 })
+
+test_that("max_match_risk() is not fooled by tiny risks at a = 1 (issue 13, 2.13)", {
+  cf <- cell_frequencies(data.frame(k = c("a", "b")), "k")
+  p <- matrix(c(1e-10, 1 - 1e-10, 1 - 1e-10, 1e-10), 2)
+  for (plan in list(
+    pram_plan(cf, list(1:2), matrix = list(p)),
+    pram_plan(cf, list(1:2), theta = 1 - 1e-10),
+    pram_plan_vars(cf, list(k = p))
+  )) {
+    mr <- match_risk(plan, 1, 2)
+    expect_equal(mr$risk, 0.5)
+    expect_equal(mr$prob, 1e-10, tolerance = 1e-6)
+    mx <- max_match_risk(plan, "all_matches")
+    expect_equal(mx$risk, 0.5)
+    expect_identical(mx$a, 2L)
+  }
+})
+
+test_that("the certificate is never below a risk match_risk() returns (extreme entries)", {
+  extreme <- function(k) {
+    p <- matrix(sample(c(0, 1, 1e-300, 1e-200, 1e-15, 1e-9, 0.5, 1 - 1e-9), k * k, TRUE), k, k)
+    diag(p) <- diag(p) + sample(c(0, 1e-12, 1), k, TRUE)
+    p[, colSums(p) == 0] <- 1
+    sweep(p, 2, colSums(p), "/")
+  }
+  for (seed in 1:60) {
+    set.seed(seed)
+    n <- sample(3:9, 1)
+    df <- data.frame(x = sample(c("a", "b", "c"), n, TRUE), y = sample(c("u", "v"), n, TRUE))
+    cf <- cell_frequencies(df, c("x", "y"))
+    nc <- nrow(cf$cells)
+    plans <- list()
+    kx <- length(unique(df$x))
+    ky <- length(unique(df$y))
+    m <- list(x = extreme(kx))
+    if (ky > 1 && seed %% 2 == 0) m$y <- extreme(ky)
+    plans$vars <- pram_plan_vars(cf, m)
+    if (nc >= 2) {
+      plans$matrix <- pram_plan(cf, list(seq_len(nc)), matrix = list(extreme(nc)))
+      tmin <- min(cf$cells$count)
+      plans$ifpr <- pram_plan(cf, list(seq_len(nc)), theta = tmin * sample(c(1e-300, 1e-12, 0.5, 1 - 1e-12, 1), 1))
+    }
+    for (nm in names(plans)) {
+      plan <- plans[[nm]]
+      known <- if (seed %% 3 == 0) "x" else NULL
+      mr <- tryCatch(match_risk(plan, a = seq_len(n), known = known),
+        sdcRisk_error_underflow = function(e) NULL
+      )
+      if (is.null(mr)) {
+        # probabilities below the smallest double are refused, never rounded
+        expect_error(max_match_risk(plan, known = known), class = "sdcRisk_error_underflow")
+        next
+      }
+      # a risk is NA exactly where its event is impossible
+      expect_identical(is.na(mr$risk), mr$log_prob == -Inf, info = paste(seed, nm))
+      top <- suppressWarnings(max(mr$risk, na.rm = TRUE))
+      mx <- tryCatch(max_match_risk(plan, "all_matches", known = known)$risk,
+        sdcRisk_error_underflow = function(e) NA_real_
+      )
+      if (is.finite(top)) {
+        expect_equal(mx, top, tolerance = 1e-9, info = paste("seed", seed, nm))
+      } else {
+        expect_true(is.na(mx), info = paste("seed", seed, nm))
+      }
+    }
+  }
+})

@@ -81,22 +81,32 @@ class VarsRisk {
       if (p_.known[k] && p_.var_of_key[k] >= 0) kp_.push_back(k);
       if (p_.known[k] && p_.var_of_key[k] < 0) ku_.push_back(k);
     }
-    comp_.resize(p_.matrices.size());
+    // Row-major copies (row = landing category) of the known keys' matrices
+    // and of their column complements 1 - p_rc = sum_{r' != r} p_r'c, so that
+    // a target reads one contiguous row per key.
+    nkp_ = static_cast<int>(kp_.size());
+    rows_.resize(static_cast<std::size_t>(p_.n_strata) * nkp_);
+    comp_.resize(rows_.size());
     for (int s = 0; s < p_.n_strata; ++s) {
-      for (int k : kp_) {
-        const int u = p_.var_of_key[k], m = p_.n_levels[k];
+      for (int q = 0; q < nkp_; ++q) {
+        const int k = kp_[q], u = p_.var_of_key[k], m = p_.n_levels[k];
         const double* P = p_.matrices[s * p_.n_vars + u];
-        std::vector<double>& C = comp_[s * p_.n_vars + u];
+        std::vector<double>& R = rows_[s * nkp_ + q];
+        std::vector<double>& C = comp_[s * nkp_ + q];
+        R.assign(static_cast<std::size_t>(m) * m, 0.0);
         C.assign(static_cast<std::size_t>(m) * m, 0.0);
-        for (int c = 0; c < m; ++c)
+        for (int c = 0; c < m; ++c) {
           for (int r = 0; r < m; ++r) {
             double sum = 0.0;
             for (int r2 = 0; r2 < m; ++r2)
               if (r2 != r) sum += P[r2 + static_cast<std::size_t>(m) * c];
-            C[r + static_cast<std::size_t>(m) * c] = sum;
+            R[static_cast<std::size_t>(m) * r + c] = P[r + static_cast<std::size_t>(m) * c];
+            C[static_cast<std::size_t>(m) * r + c] = sum;
           }
+        }
       }
     }
+    for (int k : kp_) kcodes_.push_back(p_.codes[k]);
     // groups: cells agreeing on the known unperturbed keys; D: on all known keys
     std::map<std::vector<int>, int> gid, did;
     group_of_.resize(p_.n_cells);
@@ -111,6 +121,22 @@ class VarsRisk {
       group_of_[i] = g;
       for (int k : kp_) sig.push_back(p_.codes[k][i]);
       d_of_[i] = did.emplace(sig, static_cast<int>(did.size())).first->second;
+    }
+    // For each member of a group, the first known perturbed key in which it
+    // differs from the member before it (0 at a change of stratum): the
+    // products over the keys before it carry over (cells come in
+    // lexicographic order, so most of a product is shared).
+    first_diff_.resize(members_.size());
+    for (std::size_t g = 0; g < members_.size(); ++g) {
+      const std::vector<int>& mem = members_[g];
+      first_diff_[g].assign(mem.size(), 0);
+      for (std::size_t t = 1; t < mem.size(); ++t) {
+        const int i = mem[t], prev = mem[t - 1];
+        int q = 0;
+        if (p_.stratum[i] == p_.stratum[prev])
+          while (q < nkp_ && kcodes_[q][i] == kcodes_[q][prev]) ++q;
+        first_diff_[g][t] = q;
+      }
     }
   }
 
@@ -129,9 +155,88 @@ class VarsRisk {
   TargetRisk evaluate(int j, int A, bool want_gamma) const {
     if (j < 0 || j >= p_.n_cells) throw std::invalid_argument("vars risk: target out of range");
     if (A < 1) throw std::invalid_argument("vars risk: A must be >= 1");
+    // this target's row of every known key's matrix, in every stratum
+    std::vector<const double*> prow, crow;
+    target_rows(j, prow, crow);
+    auto alpha_of = [&](int i, double& al, double& om) { alpha_rows(prow, crow, i, al, om); };
     double stay = 0.0, leave = 0.0;
-    alpha_of(j, j, stay, leave);
+    alpha_of(j, stay, leave);
     const std::vector<int>& src = members_[group_of_[j]];
+    const std::vector<int>& fd = first_diff_[group_of_[j]];
+    if (A == 1) {
+      // the same recursion on c_0, c_1 only (pass 1 of the search)
+      double c0 = 1.0, c1 = 0.0, ls = 0.0;
+      std::int64_t L1 = 0, H1 = 0;
+      bool ok = true;
+      Prefix pf;
+      pf.a.assign(nkp_ + 1, 1.0);
+      pf.o.assign(nkp_ + 1, 0.0);
+      int from = 0;
+      for (std::size_t t = 0; t < src.size(); ++t) {
+        const int i = src[t];
+        from = std::min(from, fd[t]);
+        const std::int64_t n = p_.counts[i] - (i == j ? 1 : 0);
+        if (n <= 0) continue;
+        double al, om;
+        alpha_next(prow, crow, i, from, pf, al, om);
+        from = nkp_;
+        if (al <= 0.0) continue;
+        H1 += n;
+        if (om <= 0.0) {
+          L1 += n;
+          if (n == 1) {
+            c1 = c0;
+            c0 = 0.0;
+          } else {
+            c0 = c1 = 0.0;
+          }
+          continue;
+        }
+        double b0, b1;
+        if (n == 1) {
+          b0 = om;
+          b1 = al;
+        } else if (n <= 16 && om > 1e-10) {
+          b0 = om;
+          for (std::int64_t t = 1; t < n; ++t) b0 *= om;
+          b1 = b0 * static_cast<double>(n) * (al / om);
+        } else {
+          ok = false;  // the general path below
+          break;
+        }
+        c1 = b0 * c1 + b1 * c0;
+        c0 = b0 * c0;
+        if (c0 < 0x1p-600 && c1 < 0x1p-600) {
+          const double mx = std::max(c0, c1);
+          if (mx == 0.0) {
+            ok = false;
+            break;
+          }
+          int e;
+          std::frexp(mx, &e);
+          c0 = std::ldexp(c0, -e);
+          c1 = std::ldexp(c1, -e);
+          ls += e * 0.6931471805599453;
+        }
+      }
+      // every k of the support [L1, min(H1, 1)] must have kept a positive mass
+      const bool support_ok = L1 > 1 || ((L1 > 0 || c0 > 0.0) && (H1 < 1 || c1 > 0.0));
+      if (ok && support_ok) {
+        TargetRisk out;
+        if (L1 > 1) {
+          out = impossible(1, H1 + (stay > 0.0 ? 1 : 0));
+        } else {
+          LogDist y;
+          const double mx = std::max(c0, c1);
+          y.base = ls + std::log(mx);
+          y.rel = {c0 > 0.0 ? std::log(c0 / mx) : kNegInf, c1 > 0.0 ? std::log(c1 / mx) : kNegInf};
+          out = risk_from_dist(y, stay, leave, 1);
+          out.max_s = H1 + (stay > 0.0 ? 1 : 0);
+        }
+        if (want_gamma) out.gamma = stay > 0 ? stay * expected_inverse_1p(parts(j)) : 0.0;
+        return out;
+      }
+    }
     // fast path: linear space with a binary exponent
     std::vector<double> c(static_cast<std::size_t>(A) + 1, 0.0), b(static_cast<std::size_t>(A) + 1), nc(c.size());
     c[0] = 1.0;
@@ -139,11 +244,18 @@ class VarsRisk {
     std::int64_t L = 0, H = 0;  // support of Y
     int top = 0;                // highest index of c that may be nonzero
     bool lost = false, beyond = false;
-    for (int i : src) {
+    Prefix pf;
+    pf.a.assign(nkp_ + 1, 1.0);
+    pf.o.assign(nkp_ + 1, 0.0);
+    int from = 0;
+    for (std::size_t t = 0; t < src.size(); ++t) {
+      const int i = src[t];
+      from = std::min(from, fd[t]);
       const std::int64_t n = p_.counts[i] - (i == j ? 1 : 0);
       if (n <= 0) continue;
       double al, om;
-      alpha_of(j, i, al, om);
+      alpha_next(prow, crow, i, from, pf, al, om);
+      from = nkp_;
       if (al <= 0.0) continue;
       H += n;
       if (beyond) continue;  // only H still matters
@@ -162,9 +274,18 @@ class VarsRisk {
         continue;
       }
       const int K = static_cast<int>(std::min<std::int64_t>(n, A));
+      const double r = al / om;
       if (n == 1) {
         b[0] = om;
         b[1] = al;
+      } else if (n <= 16 && om > 1e-10) {
+        // the pmf itself, no logarithm: b_0 = om^n >= 1e-160 and
+        // b_k = b_{k-1} (n - k + 1) / k * r = C(n, k) al^k om^(n-k) <= 1; a
+        // b_k that underflows is caught by the support check below
+        double b0 = om;
+        for (std::int64_t t = 1; t < n; ++t) b0 *= om;
+        b[0] = b0;
+        for (int k = 1; k <= K; ++k) b[k] = b[k - 1] * (static_cast<double>(n - k + 1) / k) * r;
       } else {
         // pmf relative to its largest term on 0..K, in log space
         const double lo = std::log(al) - std::log(om);
@@ -229,27 +350,93 @@ class VarsRisk {
     return out;
   }
 
+  // R_D(1, t) alone, as the search's first pass needs it. With no unit
+  // landing in D surely, P(Y = 1) = P(Y = 0) sum_i n_i alpha_i / (1 - alpha_i)
+  // for independent binomials and P(Y = 0) > 0, so (eq. 4.3 at a = 1)
+  //   R_D(1, t) = stay / (stay + leave sum_i n_i alpha_i / (1 - alpha_i)),
+  // a sum of positive terms (relative error below (2 |K| + 4) n u). Where some
+  // unit lands in D surely, evaluate() decides.
+  TargetRisk risk_a1(int j) const {
+    std::vector<const double*> prow, crow;
+    target_rows(j, prow, crow);
+    double stay = 0.0, leave = 0.0;
+    alpha_rows(prow, crow, j, stay, leave);
+    const std::vector<int>& src = members_[group_of_[j]];
+    const std::vector<int>& fd = first_diff_[group_of_[j]];
+    Prefix pf;
+    pf.a.assign(nkp_ + 1, 1.0);
+    pf.o.assign(nkp_ + 1, 0.0);
+    int from = 0;
+    double odds = 0.0;
+    std::int64_t H = 0;
+    for (std::size_t t = 0; t < src.size(); ++t) {
+      const int i = src[t];
+      from = std::min(from, fd[t]);
+      const std::int64_t n = p_.counts[i] - (i == j ? 1 : 0);
+      if (n <= 0) continue;
+      double al, om;
+      alpha_next(prow, crow, i, from, pf, al, om);
+      from = nkp_;
+      if (al <= 0.0) continue;
+      if (om <= 0.0) return evaluate(j, 1, false);
+      H += n;
+      odds += static_cast<double>(n) * (al / om);
+    }
+    TargetRisk out;
+    out.risk.assign(1, kNaN);
+    out.log_prob.assign(1, kNaN);  // not computed here
+    const double other = leave * odds;
+    if (stay > 0.0 || other > 0.0) out.risk[0] = stay / (stay + other);
+    out.max_s = H + (stay > 0.0 ? 1 : 0);
+    return out;
+  }
+
   int n_cells() const { return p_.n_cells; }
 
  private:
   const VarsPlanView& p_;
   std::vector<int> kp_, ku_;  // known perturbed / known unperturbed keys
-  std::vector<std::vector<double>> comp_;
+  int nkp_ = 0;
+  std::vector<std::vector<double>> rows_, comp_;
+  std::vector<const int*> kcodes_;
+  std::vector<std::vector<int>> first_diff_;
+
+  // Running products over the known perturbed keys, reusing the prefix the
+  // previous source shares (same operations in the same order as
+  // alpha_rows(), so the same numbers).
+  struct Prefix {
+    std::vector<double> a, o;
+    bool tiny = false;
+  };
+  void alpha_next(const std::vector<const double*>& prow, const std::vector<const double*>& crow, int i,
+                  int from, Prefix& pf, double& al, double& om) const {
+    const std::size_t base = static_cast<std::size_t>(p_.stratum[i]) * nkp_;
+    for (int q = from; q < nkp_; ++q) {
+      const int ci = kcodes_[q][i];
+      const double pv = prow[base + q][ci];
+      pf.o[q + 1] = pf.o[q] + pf.a[q] * crow[base + q][ci];
+      pf.a[q + 1] = pf.a[q] * pv;
+      if (pf.a[q] > 0.0 && pv > 0.0 && pf.a[q + 1] == 0.0) pf.tiny = true;
+    }
+    if (pf.tiny) throw std::domain_error("a transition probability product underflows a double (below 1e-308)");
+    al = pf.a[nkp_];
+    om = std::min(pf.o[nkp_], 1.0);
+  }
   std::vector<std::vector<int>> members_;
   std::vector<int> group_of_, d_of_;
 
-  // alpha_D(i) for the target set D of cell j, and 1 - alpha_D(i) without
-  // cancellation. Cells i outside j's group have alpha 0 (not called).
-  void alpha_of(int j, int i, double& al, double& om) const {
-    const int s = p_.stratum[i];
+  // alpha_D(i) for the target set D whose rows are prow (and complements
+  // crow), and 1 - alpha_D(i) without cancellation. Cells i outside the
+  // target's group have alpha 0 (not called).
+  void alpha_rows(const std::vector<const double*>& prow, const std::vector<const double*>& crow, int i,
+                  double& al, double& om) const {
+    const std::size_t base = static_cast<std::size_t>(p_.stratum[i]) * nkp_;
     double a = 1.0, o = 0.0;
     bool tiny = false;
-    for (int k : kp_) {
-      const int u = p_.var_of_key[k], m = p_.n_levels[k];
-      const std::size_t idx = static_cast<std::size_t>(p_.codes[k][j]) + static_cast<std::size_t>(m) * p_.codes[k][i];
-      const double pv = p_.matrices[s * p_.n_vars + u][idx];
-      const double cv = comp_[s * p_.n_vars + u][idx];
-      o += a * cv;  // 1 - a p = (1 - a) + a (1 - p)
+    for (int q = 0; q < nkp_; ++q) {
+      const int ci = kcodes_[q][i];
+      const double pv = prow[base + q][ci];
+      o += a * crow[base + q][ci];  // 1 - a p = (1 - a) + a (1 - p)
       const double prev = a;
       a *= pv;
       if (prev > 0.0 && pv > 0.0 && a == 0.0) tiny = true;
@@ -259,13 +446,26 @@ class VarsRisk {
     om = std::min(o, 1.0);
   }
 
+  void target_rows(int j, std::vector<const double*>& prow, std::vector<const double*>& crow) const {
+    prow.resize(rows_.size());
+    crow.resize(rows_.size());
+    for (int s = 0; s < p_.n_strata; ++s)
+      for (int q = 0; q < nkp_; ++q) {
+        const std::size_t off = static_cast<std::size_t>(p_.n_levels[kp_[q]]) * kcodes_[q][j];
+        prow[s * nkp_ + q] = rows_[s * nkp_ + q].data() + off;
+        crow[s * nkp_ + q] = comp_[s * nkp_ + q].data() + off;
+      }
+  }
+
   std::vector<Binom> parts(int j) const {
+    std::vector<const double*> prow, crow;
+    target_rows(j, prow, crow);
     std::vector<Binom> out;
     for (int i : members_[group_of_[j]]) {
       const std::int64_t n = p_.counts[i] - (i == j ? 1 : 0);
       if (n <= 0) continue;
       double al, om;
-      alpha_of(j, i, al, om);
+      alpha_rows(prow, crow, i, al, om);
       if (al > 0.0) out.push_back({n, al, om});
     }
     return out;
@@ -326,7 +526,9 @@ MaxRisk vars_max_risk(const VarsPlanView& plan, Goal goal, Interrupt&& interrupt
   for (int i = 0; i < plan.n_cells; ++i)
     if (rep[i] == i) todo.push_back({0, i, plan.counts[i], -1});
   MaxRisk best;
-  auto eval = [&](const detail::TargetGroup& g, int A) { return eng.evaluate(g.cell, A, false); };
+  auto eval = [&](const detail::TargetGroup& g, int A) {
+    return A == 1 ? eng.risk_a1(g.cell) : eng.evaluate(g.cell, A, false);
+  };
   detail::search_targets_eval(std::move(todo), eval, goal, best, interrupt);
   return best;
 }
