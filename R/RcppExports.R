@@ -17,6 +17,10 @@ cpp_block_category_transitions <- function(plan, category, n_cat) {
     .Call(`_sdcRisk_cpp_block_category_transitions`, plan, category, n_cat)
 }
 
+cpp_block_matrix <- function(plan, block) {
+    .Call(`_sdcRisk_cpp_block_matrix`, plan, block)
+}
+
 cpp_cross_classify <- function(codes, nlevels) {
     .Call(`_sdcRisk_cpp_cross_classify`, codes, nlevels)
 }

@@ -256,15 +256,8 @@ pram_matrix <- function(plan, block) {
   check_pram_plan(plan)
   block <- check_block_index(plan, block)
   ids <- plan_block_cells(plan, block)
-  m <- length(ids)
-  if (is.na(plan$theta[block])) {
-    p <- matrix(plan$matrix[plan$matrix_start[block] + seq_len(m * m)], m, m)
-  } else {
-    t <- plan$cells$cells$count[ids]
-    th <- plan$theta[block]
-    p <- matrix(rep(th / ((m - 1) * t), each = m), m, m)
-    diag(p) <- 1 - th / t
-  }
+  # the transition probabilities of the core (PlanView::p)
+  p <- cpp_block_matrix(plan_cpp(plan), block)
   dimnames(p) <- list(ids, ids)
   p
 }

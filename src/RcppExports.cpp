@@ -58,6 +58,18 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_block_matrix
+Rcpp::NumericMatrix cpp_block_matrix(const Rcpp::List& plan, int block);
+RcppExport SEXP _sdcRisk_cpp_block_matrix(SEXP planSEXP, SEXP blockSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
+    Rcpp::traits::input_parameter< int >::type block(blockSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_block_matrix(plan, block));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_cross_classify
 Rcpp::List cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels);
 RcppExport SEXP _sdcRisk_cpp_cross_classify(SEXP codesSEXP, SEXP nlevelsSEXP) {
@@ -342,6 +354,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_block_cost", (DL_FUNC) &_sdcRisk_cpp_block_cost, 1},
     {"_sdcRisk_cpp_block_category_moments", (DL_FUNC) &_sdcRisk_cpp_block_category_moments, 3},
     {"_sdcRisk_cpp_block_category_transitions", (DL_FUNC) &_sdcRisk_cpp_block_category_transitions, 3},
+    {"_sdcRisk_cpp_block_matrix", (DL_FUNC) &_sdcRisk_cpp_block_matrix, 2},
     {"_sdcRisk_cpp_cross_classify", (DL_FUNC) &_sdcRisk_cpp_cross_classify, 2},
     {"_sdcRisk_cpp_int_range", (DL_FUNC) &_sdcRisk_cpp_int_range, 1},
     {"_sdcRisk_cpp_key_fingerprint", (DL_FUNC) &_sdcRisk_cpp_key_fingerprint, 1},

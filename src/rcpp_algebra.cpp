@@ -1,5 +1,6 @@
 #include <Rcpp.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -57,5 +58,17 @@ Rcpp::NumericMatrix cpp_block_category_transitions(const Rcpp::List& plan, const
   Rcpp::NumericMatrix out(n_cat, n_cat);
   for (int x = 0; x < n_cat; ++x)
     for (int y = 0; y < n_cat; ++y) out(x, y) = t[static_cast<std::size_t>(x) * n_cat + y];
+  return out;
+}
+
+// The transition matrix of block `block` (1-based).
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_block_matrix(const Rcpp::List& plan, int block) {
+  sdcRisk_glue::PlanHolder holder(plan);
+  if (block < 1 || block > holder.view.n_blocks) Rcpp::stop("internal error: block out of range");
+  const int m = holder.view.block_size(block - 1);
+  const std::vector<double> p = sdcRisk::block_matrix(holder.view, block - 1);
+  Rcpp::NumericMatrix out(m, m);
+  std::copy(p.begin(), p.end(), out.begin());
   return out;
 }

@@ -19,6 +19,16 @@
 
 namespace sdcRisk {
 
+// The m x m transition matrix of block b, column-major, from PlanView::p
+// (for an IFPR block, p_ii = 1 - theta / T_i and p_ji = theta / ((m - 1) T_i)).
+inline std::vector<double> block_matrix(const PlanView& plan, int b) {
+  const int m = plan.block_size(b);
+  std::vector<double> out(static_cast<std::size_t>(m) * m);
+  for (int c = 0; c < m; ++c)
+    for (int r = 0; r < m; ++r) out[static_cast<std::size_t>(c) * m + r] = plan.p(b, r, c);
+  return out;
+}
+
 // eq. 6.3: total variance of the counts of an IFPR block of m cells with
 // parameter theta and inv_sum = sum_i 1 / T_i,
 //   V_t = sum_i V(S_i | T) = 2 m theta - theta^2 m / (m - 1) sum_i 1 / T_i.
