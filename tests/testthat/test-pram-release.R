@@ -238,3 +238,31 @@ test_that("pram_release() certifies for an intruder who knows only some keys", {
   expect_equal(rel$certificate$risk, max_match_risk(rel$plan, known = c("sex", "race"))$risk)
   expect_error(pram_release(pums_md[1:600, ], keys, vars = "race", known = "age"), class = "sdcRisk_error_known")
 })
+
+test_that("moments and costs of a per-variable plan on one key equal those of the block-diagonal explicit plan", {
+  set.seed(13)
+  # every (a, b) combination occurs, so each b-group is a block over all of a's categories
+  df <- data.frame(a = rep(c("p", "q", "r", "s"), 6), b = rep(1:3, each = 8))
+  df <- df[c(seq_len(nrow(df)), sample(nrow(df), 30, TRUE)), ]
+  cf <- cell_frequencies(df, c("a", "b"))
+  pa <- random_stochastic(4)
+  dimnames(pa) <- list(c("p", "q", "r", "s"), c("p", "q", "r", "s"))
+  vplan <- pram_plan_vars(cf, list(a = pa))
+  blocks <- split(seq_len(nrow(cf$cells)), cf$cells$b)
+  bplan <- pram_plan(cf, unname(blocks), matrix = lapply(blocks, function(ids) {
+    unname(pa[as.character(cf$cells$a[ids]), as.character(cf$cells$a[ids])])
+  }))
+  vm <- sdcRisk:::cpp_vars_moments(sdcRisk:::vars_plan_cpp(vplan))
+  bm <- sdcRisk:::exact_release_moments(bplan)
+  expect_equal(vm$mean, bm$mean, tolerance = 1e-13)
+  expect_equal(vm$var, bm$var, tolerance = 1e-13)
+  vc <- sdcRisk:::vars_plan_cost(vplan)
+  bc <- sdcRisk:::plan_cost(bplan)
+  expect_equal(c(vc$changed, vc$variance), unname(bc[c("changed", "variance")]), tolerance = 1e-13)
+  cat_a <- match(cf$cells$a, c("p", "q", "r", "s"))
+  expect_equal(
+    sdcRisk:::cpp_vars_category_moments(sdcRisk:::vars_plan_cpp(vplan), 1L)$var,
+    sdcRisk:::cpp_block_category_moments(sdcRisk:::plan_cpp(bplan), cat_a, 4L)$var,
+    tolerance = 1e-13
+  )
+})
