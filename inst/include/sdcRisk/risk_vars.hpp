@@ -95,13 +95,18 @@ class VarsRisk {
         std::vector<double>& C = comp_[s * nkp_ + q];
         R.assign(static_cast<std::size_t>(m) * m, 0.0);
         C.assign(static_cast<std::size_t>(m) * m, 0.0);
+        // sum_{r' != r} = (sum_{r' < r}) + (sum_{r' > r}): prefix and suffix
+        // sums, O(m^2) per matrix and still no subtraction
+        std::vector<double> suffix(static_cast<std::size_t>(m) + 1);
         for (int c = 0; c < m; ++c) {
+          const double* col = P + static_cast<std::size_t>(m) * c;
+          suffix[m] = 0.0;
+          for (int r = m - 1; r >= 0; --r) suffix[r] = suffix[r + 1] + col[r];
+          double prefix = 0.0;
           for (int r = 0; r < m; ++r) {
-            double sum = 0.0;
-            for (int r2 = 0; r2 < m; ++r2)
-              if (r2 != r) sum += P[r2 + static_cast<std::size_t>(m) * c];
-            R[static_cast<std::size_t>(m) * r + c] = P[r + static_cast<std::size_t>(m) * c];
-            C[static_cast<std::size_t>(m) * r + c] = sum;
+            R[static_cast<std::size_t>(m) * r + c] = col[r];
+            C[static_cast<std::size_t>(m) * r + c] = prefix + suffix[r + 1];
+            prefix += col[r];
           }
         }
       }
@@ -126,6 +131,13 @@ class VarsRisk {
     // differs from the member before it (0 at a change of stratum): the
     // products over the keys before it carry over (cells come in
     // lexicographic order, so most of a product is shared).
+    group_strata_.resize(members_.size());
+    for (std::size_t g = 0; g < members_.size(); ++g) {
+      std::vector<int>& gs = group_strata_[g];
+      for (int i : members_[g]) gs.push_back(p_.stratum[i]);
+      std::sort(gs.begin(), gs.end());
+      gs.erase(std::unique(gs.begin(), gs.end()), gs.end());
+    }
     first_diff_.resize(members_.size());
     for (std::size_t g = 0; g < members_.size(); ++g) {
       const std::vector<int>& mem = members_[g];
@@ -156,7 +168,8 @@ class VarsRisk {
     if (j < 0 || j >= p_.n_cells) throw std::invalid_argument("vars risk: target out of range");
     if (A < 1) throw std::invalid_argument("vars risk: A must be >= 1");
     // this target's row of every known key's matrix, in every stratum
-    std::vector<const double*> prow, crow;
+    std::vector<const double*>& prow = prow_buf_;
+    std::vector<const double*>& crow = crow_buf_;
     target_rows(j, prow, crow);
     auto alpha_of = [&](int i, double& al, double& om) { alpha_rows(prow, crow, i, al, om); };
     double stay = 0.0, leave = 0.0;
@@ -357,7 +370,8 @@ class VarsRisk {
   // a sum of positive terms (relative error below (2 |K| + 4) n u). Where some
   // unit lands in D surely, evaluate() decides.
   TargetRisk risk_a1(int j) const {
-    std::vector<const double*> prow, crow;
+    std::vector<const double*>& prow = prow_buf_;
+    std::vector<const double*>& crow = crow_buf_;
     target_rows(j, prow, crow);
     double stay = 0.0, leave = 0.0;
     alpha_rows(prow, crow, j, stay, leave);
@@ -399,7 +413,10 @@ class VarsRisk {
   int nkp_ = 0;
   std::vector<std::vector<double>> rows_, comp_;
   std::vector<const int*> kcodes_;
-  std::vector<std::vector<int>> first_diff_;
+  std::vector<std::vector<int>> first_diff_, group_strata_;
+  // one target's rows (see target_rows()); every caller fills them for its
+  // own target first, and nested calls are for the same target
+  mutable std::vector<const double*> prow_buf_, crow_buf_;
 
   // Running products over the known perturbed keys, reusing the prefix the
   // previous source shares (same operations in the same order as
@@ -446,10 +463,15 @@ class VarsRisk {
     om = std::min(o, 1.0);
   }
 
+  // Only the strata present in the target's group are filled (a group lies
+  // in one stratum when the strata keys are known), so a target costs
+  // nothing per stratum of the table.
   void target_rows(int j, std::vector<const double*>& prow, std::vector<const double*>& crow) const {
-    prow.resize(rows_.size());
-    crow.resize(rows_.size());
-    for (int s = 0; s < p_.n_strata; ++s)
+    if (prow.size() != rows_.size()) {
+      prow.assign(rows_.size(), nullptr);
+      crow.assign(rows_.size(), nullptr);
+    }
+    for (int s : group_strata_[group_of_[j]])
       for (int q = 0; q < nkp_; ++q) {
         const std::size_t off = static_cast<std::size_t>(p_.n_levels[kp_[q]]) * kcodes_[q][j];
         prow[s * nkp_ + q] = rows_[s * nkp_ + q].data() + off;
@@ -458,7 +480,8 @@ class VarsRisk {
   }
 
   std::vector<Binom> parts(int j) const {
-    std::vector<const double*> prow, crow;
+    std::vector<const double*>& prow = prow_buf_;
+    std::vector<const double*>& crow = crow_buf_;
     target_rows(j, prow, crow);
     std::vector<Binom> out;
     for (int i : members_[group_of_[j]]) {
