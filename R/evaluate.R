@@ -33,6 +33,7 @@
 #' rel <- ifpr(pums_md, keys, 0.395, method = "nayak", calibrate = "bound")
 #' release_risk(rel)
 release_risk <- function(release) {
+  if (is_vars_release(release)) return(release_risk_vars(as_vars_release(release)))
   check_release(release)
   cells <- release$cells
   counts <- cells$cells$count
@@ -101,16 +102,18 @@ change_table <- function(release, unit, tau, stayed, s_new, block_of) {
   if (length(in_block) > 0) {
     mr <- match_risk(plan, cells = in_block, a = 1)
     p_empty[in_block] <- mr$p_empty
-    # IFPR: a unit moves with probability theta / T; eq. 4.10 bounds P(S = 0)
+    p_move <- 1 - cpp_block_cost(plan_cpp(plan))$stay
+    # IFPR: eq. 4.10 bounds P(S = 0) by (theta / T)^T e^-theta
     th <- plan$theta[block_of[in_block]]
     t <- counts[in_block]
-    p_move[in_block] <- th / t
     ub_empty[in_block] <- (th / t)^t * exp(-th)
-    for (b in which(is.na(plan$theta))) {
-      ids <- plan_block_cells(plan, b)
-      p_move[ids] <- 1 - diag(pram_matrix(plan, b))
-    }
   }
+  change_rows(counts, old, unit, tau, stayed, s_new, p_move, p_empty, ub_empty)
+}
+
+# Changes by original frequency, observed beside the exact probabilities
+# that a unit of each cell moves and that the cell empties.
+change_rows <- function(counts, old, unit, tau, stayed, s_new, p_move, p_empty, ub_empty) {
   grp <- cut_count(tau, c("1", "2", "3+"))
   cell_set <- unique(old[unit])
   cell_grp <- cut_count(counts[cell_set], c("1", "2", "3+"))
@@ -218,7 +221,8 @@ as.data.frame.sdc_release_risk <- function(x, ...) x$table
 #' u
 #' u$distributions$marital
 release_utility <- function(release, vars) {
-  check_release(release)
+  per_variable <- is_vars_release(release)
+  if (per_variable) release <- as_vars_release(release) else check_release(release)
   combos <- if (is.list(vars)) vars else as.list(vars)
   all_vars <- unique(unlist(combos))
   if (length(combos) == 0 || !is.character(all_vars)) {
@@ -238,7 +242,9 @@ release_utility <- function(release, vars) {
       distributions = stats::setNames(lapply(singles, function(v) distribution_table(orig[[v]], pert[[v]], n)), singles),
       tvd = do.call(rbind, lapply(combos, function(cv) tvd_row(orig[cv], pert[cv], n))),
       variance = stats::setNames(
-        lapply(intersect(singles, c(release$keys, release$also)), function(v) variance_table(release, v)),
+        lapply(intersect(singles, c(release$keys, release$also)), function(v) {
+          if (per_variable) variance_table_vars(release, v) else variance_table(release, v)
+        }),
         intersect(singles, c(release$keys, release$also))
       ),
       n = n
@@ -304,39 +310,12 @@ variance_table <- function(release, v) {
   counts <- cells$count
   value <- as.character(cells[[v]])
   lev <- if (is.factor(cells[[v]])) levels(cells[[v]]) else sort(unique(value))
-  var_exact <- numeric(length(lev))
-  bound <- numeric(length(lev))
-  sizes <- diff(plan$block_start)
-  block <- rep.int(seq_along(sizes), sizes)
-  ids <- plan$block_cells
-  cat <- match(value[ids], lev)
-  ifpr <- !is.na(plan$theta[block])
-  if (any(ifpr)) {
-    # IFPR, per (block, category) pair: eq. 6.5 with b cells of the category
-    # among the block's m, from sums of 1/T over the pair and the block
-    pair <- (block[ifpr] - 1) * length(lev) + cat[ifpr]
-    first <- !duplicated(pair)
-    b_of <- rowsum(rep(1, sum(ifpr)), pair, reorder = FALSE)[, 1]
-    inv_a <- rowsum(1 / counts[ids[ifpr]], pair, reorder = FALSE)[, 1]
-    inv_all <- rowsum(1 / counts[ids], block)[, 1]
-    pb <- block[ifpr][first]
-    m <- sizes[pb]
-    th <- plan$theta[pb]
-    v65 <- 2 * th * b_of * (m - b_of) / (m - 1) -
-      th^2 / (m - 1)^2 * (b_of^2 * (inv_all[as.character(pb)] - inv_a) + (m - b_of)^2 * inv_a)
-    pc <- cat[ifpr][first]
-    var_exact <- var_exact + tabulate_sum(pc, v65, length(lev))
-    bound <- bound + tabulate_sum(pc, 2 * th * b_of, length(lev))
-  }
-  for (b in which(is.na(plan$theta))) {
-    # a matrix block (eq. 3.6): units of cell i land in D with probability q_i
-    p <- pram_matrix(plan, b)
-    bi <- plan_block_cells(plan, b)
-    for (d in unique(cat[block == b])) {
-      q <- colSums(p[cat[block == b] == d, , drop = FALSE])
-      var_exact[d] <- var_exact[d] + sum(counts[bi] * q * (1 - q))
-    }
-  }
+  # a missing value (na = "category") is one more category, not reported
+  cat <- match(value, lev)
+  cat[is.na(cat)] <- length(lev) + 1L
+  mom <- cpp_block_category_moments(plan_cpp(plan), cat, length(lev) + 1L)
+  var_exact <- mom$var[seq_along(lev)]
+  bound <- mom$bound[seq_along(lev)]
   n <- release$cells$n_records
   o <- as.vector(tapply(counts, factor(value, levels = lev), sum, default = 0))
   data.frame(

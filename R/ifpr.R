@@ -182,7 +182,7 @@ ifpr_plan <- function(cf, cells, sizes, theta) {
       matrix = numeric(),
       matrix_start = rep(NA_real_, nb)
     ),
-    class = "pram_plan"
+    class = c("pram_plan", "pram_plan_any")
   )
   validate_pram_plan(plan)
 }
@@ -200,16 +200,11 @@ check_also <- function(also, keys, data, call = rlang::caller_env()) {
   invisible()
 }
 
-# Expected number of records that change cell (every cell of an IFPR block
-# loses theta units in expectation) and total variance V_t (eq. 6.3).
+# Expected number of records that change cell and total variance V_t
+# (eq. 6.3), from the core.
 plan_cost <- function(plan) {
-  sizes <- diff(plan$block_start)
-  if (length(sizes) == 0) return(c(changed = 0, variance = 0))
-  block <- rep.int(seq_along(sizes), sizes)
-  inv <- rowsum(1 / plan$cells$cells$count[plan$block_cells], block, reorder = TRUE)[, 1]
-  th <- plan$theta
-  m <- sizes
-  c(changed = sum(th * m), variance = sum(2 * m * th - th^2 * (m / (m - 1)) * inv))
+  cost <- cpp_block_cost(plan_cpp(plan))
+  c(changed = cost$changed, variance = cost$variance)
 }
 
 new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also, xi, goal,

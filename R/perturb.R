@@ -20,10 +20,18 @@
 #' @param data The data frame the plan's cells were computed from (same key
 #'   values and cell counts; the row order may differ).
 #' @param keys The plan's key variables, in the same order.
-#' @param plan A `pram_plan`.
+#' A per-variable plan ([pram_plan_vars()]) is drawn the same way in the
+#' C++ core: one uniform per record and perturbed key, in record order and
+#' then key order, inverted through the cumulative column of the record's
+#' category (in its stratum's matrix); the released record may fall in a
+#' cell that was empty.
+#'
+#' @param plan A `pram_plan` or a `pram_plan_vars`.
 #' @returns `pram_apply()`: `data` with perturbed keys. `pram_draw()`: an
 #'   integer vector, the released cell id of every record of the plan's data
-#'   (`NA` for records left out).
+#'   (`NA` for records left out); for a `pram_plan_vars`, an integer matrix
+#'   with one column per perturbed key, the released category (its position
+#'   among the key's categories) of every record.
 #' @family perturbation
 #' @export
 #' @examples
@@ -41,6 +49,13 @@
 #' identical(released$income, df$income)
 pram_apply <- function(data, keys, plan) {
   check_data_frame(data)
+  if (inherits(plan, "pram_plan_vars")) {
+    check_plan_keys(keys, plan)
+    cell_id <- check_plan_data(data, plan)
+    codes <- cpp_vars_draw(vars_plan_cpp(plan), cell_id)
+    colnames(codes) <- plan$vars
+    return(write_codes(data, plan$cells, plan$vars, codes, cell_id))
+  }
   check_pram_plan(plan)
   check_plan_keys(keys, plan)
   cell_id <- check_plan_data(data, plan)
@@ -51,6 +66,11 @@ pram_apply <- function(data, keys, plan) {
 #' @rdname pram_apply
 #' @export
 pram_draw <- function(plan) {
+  if (inherits(plan, "pram_plan_vars")) {
+    codes <- cpp_vars_draw(vars_plan_cpp(plan), plan$cells$cell_id)
+    colnames(codes) <- plan$vars
+    return(codes)
+  }
   check_pram_plan(plan)
   cpp_pram_draw(plan_cpp(plan), plan$cells$cell_id)
 }

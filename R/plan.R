@@ -68,7 +68,7 @@ new_pram_plan <- function(cells, blocks, theta, matrix) {
       matrix = as.numeric(unlist(mats, use.names = FALSE)),
       matrix_start = as.numeric(mstart)
     ),
-    class = "pram_plan"
+    class = c("pram_plan", "pram_plan_any")
   )
 }
 
@@ -256,15 +256,8 @@ pram_matrix <- function(plan, block) {
   check_pram_plan(plan)
   block <- check_block_index(plan, block)
   ids <- plan_block_cells(plan, block)
-  m <- length(ids)
-  if (is.na(plan$theta[block])) {
-    p <- matrix(plan$matrix[plan$matrix_start[block] + seq_len(m * m)], m, m)
-  } else {
-    t <- plan$cells$cells$count[ids]
-    th <- plan$theta[block]
-    p <- matrix(rep(th / ((m - 1) * t), each = m), m, m)
-    diag(p) <- 1 - th / t
-  }
+  # the transition probabilities of the core (PlanView::p)
+  p <- cpp_block_matrix(plan_cpp(plan), block)
   dimnames(p) <- list(ids, ids)
   p
 }
@@ -292,19 +285,12 @@ pram_matrix <- function(plan, block) {
 pram_unbiased <- function(plan, tol = 1e-9) {
   check_pram_plan(plan)
   nb <- length(plan$theta)
+  # E(S | T) = P T from the core, compared with T cell by cell
+  gap <- abs(cpp_block_moments(plan_cpp(plan))$mean - plan$cells$cells$count)
   dev <- numeric(nb)
-  for (b in seq_len(nb)) {
-    ids <- plan_block_cells(plan, b)
-    t <- plan$cells$cells$count[ids]
-    m <- length(ids)
-    if (is.na(plan$theta[b])) {
-      pt <- as.vector(pram_matrix(plan, b) %*% t)
-    } else {
-      th <- plan$theta[b]
-      moved_in <- t * th / ((m - 1) * t) # each cell sends theta / (m - 1) to every other
-      pt <- t * (1 - th / t) + (sum(moved_in) - moved_in)
-    }
-    dev[b] <- max(abs(pt - t))
+  if (nb > 0) {
+    block <- rep.int(seq_len(nb), diff(plan$block_start))
+    dev <- as.vector(tapply(gap[plan$block_cells], factor(block, levels = seq_len(nb)), max))
   }
   data.frame(
     block = seq_len(nb),

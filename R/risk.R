@@ -24,7 +24,9 @@
 #' quadrature of \eqn{\alpha_j \int_0^1 \prod_i (1 - \alpha_i u)^{T_i^*} du} to a
 #' relative accuracy of about \eqn{10^{-13}}.
 #'
-#' @param plan A `pram_plan`.
+#' @param plan A `pram_plan`, a `pram_plan_vars`, or an `sdcMicroObj` after
+#'   `sdcMicro::pram()` on key variables (its release is read as in
+#'   [pram_certify()]).
 #' @param cells Cell ids (rows of `plan$cells$cells`); `NULL` for all cells.
 #' @param a Values of \eqn{S_j} (whole numbers \eqn{\ge 1}).
 #' @returns A data frame with one row per cell and value of `a`:
@@ -45,21 +47,32 @@
 #' plan <- pram_plan(cell_frequencies(df, "k"), list(1:3), theta = 0.8)
 #' match_risk(plan, cells = 1, a = 1:3)
 #' psi(1, 0.8)
-match_risk <- function(plan, cells = NULL, a = 1) {
-  check_pram_plan(plan)
+match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
+  if (inherits(plan, "sdcMicroObj")) plan <- sdcmicro_release(plan)$plan
+  check_pram_plan_any(plan)
   ncell <- nrow(plan$cells$cells)
   if (is.null(cells)) cells <- seq_len(ncell)
   check_cell_ids(cells, ncell)
   check_count(a, min = 1)
+  check_count_int(a)
+  known <- check_known(known, plan$cells$keys)
   cells <- as.integer(cells)
   a <- as.integer(a)
-  res <- cpp_cell_risk(plan_cpp(plan), cells, a)
+  res <- risk_engine(plan, known, function(p) {
+    if (inherits(plan, "pram_plan_vars")) {
+      cpp_vars_cell_risk(p, cells, a, TRUE)
+    } else if (length(known) < length(plan$cells$keys)) {
+      cpp_block_known_cell_risk(p, cells, a)
+    } else {
+      cpp_cell_risk(p, cells, a)
+    }
+  })
   na <- length(a)
-  block_of <- plan_block_of(plan)
+  block_of <- if (inherits(plan, "pram_plan")) plan_block_of(plan) else rep(NA_integer_, ncell)
   counts <- plan$cells$cells$count
   risk <- res$risk
   risk[is.nan(risk)] <- NA_real_
-  data.frame(
+  out <- data.frame(
     cell = rep(cells, each = na),
     block = rep(block_of[cells], each = na),
     count = rep(counts[cells], each = na),
@@ -70,6 +83,10 @@ match_risk <- function(plan, cells = NULL, a = 1) {
     p_empty = rep(exp(res$log_p_empty), each = na),
     gamma = rep(res$gamma, each = na)
   )
+  if (length(known) < length(plan$cells$keys)) {
+    out$count_known <- rep(known_counts(plan$cells, known)[cells], each = na)
+  }
+  out
 }
 
 #' Exact maximum correct-match risk of a plan over a disclosure control goal
@@ -90,7 +107,9 @@ match_risk <- function(plan, cells = NULL, a = 1) {
 #' so a cell or a value of \eqn{a} is skipped only when it cannot exceed the
 #' maximum found so far.
 #'
-#' @param plan A `pram_plan`.
+#' @param plan A `pram_plan`, a `pram_plan_vars`, or an `sdcMicroObj` after
+#'   `sdcMicro::pram()` on key variables (its release is read as in
+#'   [pram_certify()]).
 #' @param goal `"all_matches"`, `"unique_matches"` or `"sample_uniques"`.
 #' @returns An object of class `sdc_max_risk`: a list with `goal`, `risk` (the
 #'   exact maximum; `NA` if the goal covers no possible event), `cell`, `a`,
@@ -104,12 +123,25 @@ match_risk <- function(plan, cells = NULL, a = 1) {
 #' plan <- pram_plan(cf, list(1:6), theta = 0.8)
 #' max_match_risk(plan, "all_matches")
 #' max_match_risk(plan, "sample_uniques")
-max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "sample_uniques")) {
-  check_pram_plan(plan)
+max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "sample_uniques"),
+                           known = NULL) {
+  if (inherits(plan, "sdcMicroObj")) plan <- sdcmicro_release(plan)$plan
+  check_pram_plan_any(plan)
   goal <- rlang::arg_match(goal)
-  res <- cpp_max_risk(plan_cpp(plan), goal)
+  known <- check_known(known, plan$cells$keys)
+  partial <- length(known) < length(plan$cells$keys)
+  res <- risk_engine(plan, known, function(p) {
+    if (inherits(plan, "pram_plan_vars")) {
+      cpp_vars_max_risk(p, goal)
+    } else if (partial) {
+      cpp_block_known_max_risk(p, goal)
+    } else {
+      cpp_max_risk(p, goal)
+    }
+  })
   value <- if (is.nan(res$value)) NA_real_ else res$value
   cell <- res$cell
+  block_of <- if (inherits(plan, "pram_plan")) plan_block_of(plan) else NULL
   structure(
     list(
       goal = goal,
@@ -117,8 +149,10 @@ max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "samp
       cell = cell,
       a = res$a,
       count = if (is.na(cell)) NA_integer_ else plan$cells$cells$count[cell],
-      block = if (is.na(cell)) NA_integer_ else plan_block_of(plan)[cell],
+      block = if (is.na(cell) || is.null(block_of)) NA_integer_ else block_of[cell],
       keys = if (is.na(cell)) NULL else plan$cells$cells[cell, plan$cells$keys, drop = FALSE],
+      known = known,
+      count_known = if (is.na(cell) || !partial) NULL else known_counts(plan$cells, known)[cell],
       targets_evaluated = res$targets_evaluated
     ),
     class = "sdc_max_risk"
@@ -172,4 +206,92 @@ check_cell_ids <- function(cells, ncell, arg = rlang::caller_arg(cells),
     ), "argument", call = call)
   }
   invisible(cells)
+}
+
+check_pram_plan_any <- function(plan, arg = rlang::caller_arg(plan),
+                                call = rlang::caller_env()) {
+  if (!inherits(plan, "pram_plan_any")) {
+    abort_sdc(c(
+      "{.arg {arg}} must be a PRAM plan from {.fn pram_plan}, {.fn pram_plan_vars} or {.fn ifpr}.",
+      "x" = "It is {.obj_type_friendly {plan}}."
+    ), "argument", call = call)
+  }
+  invisible(plan)
+}
+
+# Values of a passed to C++ must fit an int.
+check_count_int <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  if (any(x > .Machine$integer.max)) {
+    abort_sdc(c(
+      "{.arg {arg}} must be at most {fmt_int(.Machine$integer.max)}.",
+      "x" = "It is {show_value(x)}."
+    ), "argument", call = call)
+  }
+  invisible(x)
+}
+
+# The keys the intruder matches on: NULL means all of them.
+check_known <- function(known, keys, call = rlang::caller_env()) {
+  if (is.null(known)) return(keys)
+  if (!is.character(known) || length(known) == 0 || anyNA(known) || anyDuplicated(known) ||
+    !all(known %in% keys)) {
+    abort_sdc(c(
+      "{.arg known} must be {.code NULL} (all keys) or distinct keys of the plan.",
+      "x" = "It is {show_value(known)}.",
+      "i" = "The keys are {.val {keys}}."
+    ), "known", call = call)
+  }
+  keys[keys %in% known]
+}
+
+# T_D: the number of original records sharing each cell's values of `known`.
+known_counts <- function(cells, known) {
+  d <- known_sets(cells, known)
+  as.vector(rowsum(cells$cells$count, d, reorder = TRUE))[d]
+}
+
+# The set D (an integer id) of every cell: cells with the same values of `known`.
+known_sets <- function(cells, known) {
+  codes <- cell_codes(cells)[known]
+  id <- do.call(paste, c(unname(codes), sep = "\r"))
+  match(id, unique(id))
+}
+
+# The plan as the C++ glue reads it, and the call with a classed error for a
+# plan whose probabilities underflow a double.
+risk_engine <- function(plan, known, fun, call = rlang::caller_env()) {
+  p <- if (inherits(plan, "pram_plan_vars")) {
+    plan_vars_cpp(plan, known)
+  } else {
+    out <- plan_cpp(plan)
+    if (length(known) < length(plan$cells$keys)) out$known_set <- known_sets(plan$cells, known)
+    out
+  }
+  tryCatch(fun(p), error = function(e) {
+    msg <- conditionMessage(e)
+    if (!grepl("^sdcRisk_underflow", msg)) stop(e)
+    abort_sdc(c(
+      "The plan's transition probabilities are too small to compute with.",
+      "x" = "A product of probabilities of one unit's move falls below the smallest double (about 1e-308).",
+      "i" = "Set such probabilities to 0 if the moves are meant to be impossible."
+    ), "underflow", call = call)
+  })
+}
+
+plan_vars_cpp <- function(plan, known) {
+  keys <- plan$cells$keys
+  mats <- unlist(lapply(plan$matrices, function(ms) {
+    lapply(plan$vars, function(v) as.numeric(ms[[v]]))
+  }), recursive = FALSE)
+  list(
+    counts = plan$cells$cells$count,
+    codes = unname(plan$codes),
+    n_levels = unname(lengths(plan$levels)),
+    var_of_key = match(keys, plan$vars, nomatch = 0L),
+    stratum = plan$stratum_of_cell,
+    n_strata = length(plan$matrices),
+    n_vars = length(plan$vars),
+    matrices = mats,
+    known = keys %in% known
+  )
 }

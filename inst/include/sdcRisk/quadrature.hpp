@@ -79,8 +79,43 @@ inline double expected_inverse_1p(const std::vector<Binom>& parts) {
   for (const Binom& p : parts)
     if (p.n > 0 && p.alpha > 0.0) mu += static_cast<double>(p.n) * p.alpha;
   if (mu == 0.0) return 1.0;
-  auto log_f = [&parts](double u) {
+  // Many summands (per-variable PRAM: one per cell of the table): those with
+  // alpha <= 1/4 enter log f(u) = sum_i n_i log(1 - alpha_i u) through the
+  // power sums p_m = sum_i n_i alpha_i^m, log f = -sum_m p_m u^m / m. Cut at
+  // m = M = 40, the rest is below p_1 sum_{m > M} 4^{1-m} / m
+  // <= p_1 4^{-M} (4/3) / M < 1e-25 p_1: far below rounding for any
+  // p_1 <= 1e7 (counts up to 1e7), as an absolute error in log f.
+  std::vector<Binom> big;
+  std::vector<double> psum;
+  constexpr int M = 40;
+  const bool split = parts.size() > 64;
+  if (split) {
+    psum.assign(M + 1, 0.0);
+    for (const Binom& p : parts) {
+      if (p.n <= 0 || p.alpha <= 0.0) continue;
+      if (p.alpha > 0.25) {
+        big.push_back(p);
+        continue;
+      }
+      double am = 1.0;
+      for (int m = 1; m <= M; ++m) {
+        am *= p.alpha;
+        psum[m] += static_cast<double>(p.n) * am;
+        if (am < 1e-300) break;
+      }
+    }
+  }
+  auto log_f = [&](double u) {
     double s = 0.0;
+    if (split) {
+      for (const Binom& p : big) s += static_cast<double>(p.n) * log1m_scaled(p.alpha, p.oma, u);
+      double um = 1.0, t = 0.0;
+      for (int m = 1; m <= M; ++m) {
+        um *= u;
+        t += psum[m] * um / m;
+      }
+      return s - t;
+    }
     for (const Binom& p : parts)
       if (p.n > 0 && p.alpha > 0.0) s += static_cast<double>(p.n) * log1m_scaled(p.alpha, p.oma, u);
     return s;

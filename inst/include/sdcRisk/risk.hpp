@@ -24,6 +24,7 @@
 #include <tuple>
 #include <vector>
 
+#include "algebra.hpp"
 #include "logdist.hpp"
 #include "plan.hpp"
 #include "quadrature.hpp"
@@ -45,13 +46,15 @@ struct TargetRisk {
   std::vector<double> log_prob;  // log P(S_j = a | T) for a = 1..A
   double log_p_empty = kNegInf;  // log P(S_j = 0 | T)
   double gamma = kNaN;           // P(CM | X_B = c_j, T = t)
+  std::int64_t max_s = 0;        // largest possible S_j
 };
 
-inline TargetRisk evaluate_target(const TargetModel& tm, int A, bool want_gamma) {
+// R_j(a, t) and P(S_j = a) for a = 1..A, and P(S_j = 0), from the
+// distribution of Y on 0..A and the probability that B stays (eq. 4.1-4.3).
+inline TargetRisk risk_from_dist(const LogDist& y, double stay, double leave, int A) {
   TargetRisk out;
-  const LogDist y = sum_logdist(tm.others, A);
-  const double log_stay = tm.stay > 0 ? std::log(tm.stay) : kNegInf;
-  const double log_leave = tm.leave > 0 ? std::log(tm.leave) : kNegInf;
+  const double log_stay = stay > 0 ? std::log(stay) : kNegInf;
+  const double log_leave = leave > 0 ? std::log(leave) : kNegInf;
   out.risk.assign(A, kNaN);
   out.log_prob.assign(A, kNegInf);
   for (int a = 1; a <= A; ++a) {
@@ -62,6 +65,12 @@ inline TargetRisk evaluate_target(const TargetModel& tm, int A, bool want_gamma)
     out.risk[a - 1] = la == kNegInf ? 0.0 : (1.0 / a) / (1.0 + std::exp(lb - la));
   }
   out.log_p_empty = log_leave + y.log_at(0);
+  return out;
+}
+
+inline TargetRisk evaluate_target(const TargetModel& tm, int A, bool want_gamma) {
+  TargetRisk out = risk_from_dist(sum_logdist(tm.others, A), tm.stay, tm.leave, A);
+  out.max_s = tm.max_s;
   if (want_gamma) out.gamma = tm.stay > 0 ? tm.stay * expected_inverse_1p(tm.others) : 0.0;
   return out;
 }
@@ -242,11 +251,24 @@ inline void offer(MaxRisk& best, double r, int cell, int a) {
   }
 }
 
+// Largest a >= 1 with a * best < 1 (R_j(a, t) <= 1 / a can still beat
+// `best`), capped at max_s; computed in doubles so that a tiny `best` (below
+// 2^-63, say) cannot overflow an integer and wrap the range to nothing.
+inline std::int64_t search_limit(double best, std::int64_t max_s) {
+  if (std::isnan(best) || best <= 0.0) return max_s;
+  const double lim = std::ceil(1.0 / best) + 1.0;
+  if (!(lim < static_cast<double>(max_s))) return max_s;
+  std::int64_t a = static_cast<std::int64_t>(lim);
+  while (a > 1 && static_cast<double>(a) * best >= 1.0) --a;
+  return a;
+}
+
 // Raise `best` to the maximum of R_j(a, t) over the target groups and the
-// values of a the goal covers. `model(group)` gives a group's TargetModel.
-template <class Model, class Interrupt>
-void search_targets(std::vector<TargetGroup> todo, const Model& model, Goal goal, MaxRisk& best,
-                    Interrupt& interrupt) {
+// values of a the goal covers. `eval(group, A)` gives a group's TargetRisk on
+// a = 1..A (with max_s, the largest possible S_j).
+template <class Eval, class Interrupt>
+void search_targets_eval(std::vector<TargetGroup> todo, const Eval& eval, Goal goal, MaxRisk& best,
+                         Interrupt& interrupt) {
   if (goal == Goal::SampleUniques)
     todo.erase(std::remove_if(todo.begin(), todo.end(), [](const TargetGroup& g) { return g.count != 1; }),
                todo.end());
@@ -254,33 +276,38 @@ void search_targets(std::vector<TargetGroup> todo, const Model& model, Goal goal
   std::stable_sort(todo.begin(), todo.end(),
                    [](const TargetGroup& x, const TargetGroup& y) { return x.count < y.count; });
   // Pass 1: a = 1 everywhere (cheap), which raises the bar for pass 2.
+  std::vector<std::int64_t> max_s(todo.size(), -1);
   std::size_t done = 0;
-  for (const TargetGroup& g : todo) {
-    if (++done % 256 == 0) interrupt();
+  for (std::size_t t = 0; t < todo.size(); ++t) {
+    const TargetGroup& g = todo[t];
+    if (++done % 64 == 0) interrupt();
     if (goal == Goal::AllMatches && !std::isnan(best.value) && 1.0 / g.count <= best.value) continue;
-    const TargetRisk tr = evaluate_target(model(g), 1, false);
+    const TargetRisk tr = eval(g, 1);
+    max_s[t] = tr.max_s;
     ++best.targets_evaluated;
     offer(best, tr.risk[0], g.cell, 1);
   }
   if (goal != Goal::AllMatches) return;
   // Pass 2: a >= 2 while 1 / a and 1 / t_j can still beat the maximum.
-  for (const TargetGroup& g : todo) {
+  for (std::size_t t = 0; t < todo.size(); ++t) {
+    const TargetGroup& g = todo[t];
     if (++done % 64 == 0) interrupt();
     if (!std::isnan(best.value) && 1.0 / g.count <= best.value) break;  // sorted by count
-    const TargetModel tm = model(g);
-    std::int64_t A = tm.max_s;
-    if (!std::isnan(best.value) && best.value > 0) {
-      // largest a with 1 / a > best, i.e. a * best < 1
-      std::int64_t lim = static_cast<std::int64_t>(std::ceil(1.0 / best.value)) + 1;
-      while (lim > 1 && static_cast<double>(lim) * best.value >= 1.0) --lim;
-      A = std::min(A, lim);
-    }
+    if (max_s[t] < 0) continue;
+    const std::int64_t A = search_limit(best.value, max_s[t]);
     if (A < 2) continue;
     if (A > std::numeric_limits<int>::max()) throw std::invalid_argument("max_risk: search range too large");
-    const TargetRisk tr = evaluate_target(tm, static_cast<int>(A), false);
+    const TargetRisk tr = eval(g, static_cast<int>(A));
     ++best.targets_evaluated;
     for (int a = 2; a <= static_cast<int>(A); ++a) offer(best, tr.risk[a - 1], g.cell, a);
   }
+}
+
+template <class Model, class Interrupt>
+void search_targets(std::vector<TargetGroup> todo, const Model& model, Goal goal, MaxRisk& best,
+                    Interrupt& interrupt) {
+  auto eval = [&model](const TargetGroup& g, int A) { return evaluate_target(model(g), A, false); };
+  search_targets_eval(std::move(todo), eval, goal, best, interrupt);
 }
 
 }  // namespace detail
@@ -408,7 +435,7 @@ std::vector<double> calibrate_ifpr(const PlanView& plan, Goal goal, double targe
     // theta where the lower one would add variance.
     double inv = 0.0;
     for (const auto& g : groups) inv += static_cast<double>(g.second) / g.first;
-    auto variance = [&](double th) { return 2.0 * m * th - th * th * (static_cast<double>(m) / (m - 1)) * inv; };
+    auto variance = [&](double th) { return ifpr_total_variance(m, th, inv); };
     if (variance(hi) > variance(bound)) hi = bound;
     out[b] = hi;
     cache.emplace(key, hi);

@@ -1,0 +1,291 @@
+# Exact risk of per-variable PRAM plans, and of any plan for intruders who
+# know only some keys, against enumeration of every outcome.
+
+# Probability that each unit lands in D, from the dense transition matrix over
+# the full grid of categories (built here independently of the package: the
+# Kronecker product of the per-variable matrices, stratum by stratum).
+bf_vars_alpha <- function(df, keys, mats, strata, known, unit_b) {
+  lev <- lapply(df[keys], function(x) sort(unique(x)))
+  code <- sapply(keys, function(k) match(df[[k]], lev[[k]]))
+  code <- matrix(code, nrow(df))
+  grid <- as.matrix(expand.grid(lapply(lev, seq_along)))
+  stratum_of <- function(u) {
+    if (length(strata) == 0) return(1L)
+    paste0(paste0(strata, "=", sapply(strata, function(s) as.character(df[[s]][u]))), collapse = ", ")
+  }
+  in_d <- apply(grid, 1, function(g) all(g[match(known, keys)] == code[unit_b, match(known, keys)]))
+  vapply(seq_len(nrow(df)), function(u) {
+    m <- if (length(strata) == 0) mats else mats[[stratum_of(u)]]
+    p <- apply(grid, 1, function(g) {
+      prod(vapply(seq_along(keys), function(k) {
+        v <- keys[k]
+        if (v %in% names(m)) m[[v]][g[k], code[u, k]] else as.numeric(g[k] == code[u, k])
+      }, 0))
+    })
+    sum(p[in_d])
+  }, 0) -> alpha
+  # the sum over D of the Kronecker product is exactly 1 where every factor
+  # sums to 1; floating point leaves 1 - 1e-16, which would make impossible
+  # events possible
+  alpha[abs(alpha - 1) < 1e-12] <- 1
+  alpha
+}
+
+# R_D(a), P(S_D = a) for a = 1..n, P(S_D = 0) and gamma by enumerating which
+# units land in D.
+bf_enumerate <- function(alpha, b) {
+  n <- length(alpha)
+  out <- expand.grid(rep(list(0:1), n))
+  pr <- apply(out, 1, function(x) prod(ifelse(x == 1, alpha, 1 - alpha)))
+  s <- rowSums(out)
+  prob <- vapply(seq_len(n), function(a) sum(pr[s == a]), 0)
+  joint <- vapply(seq_len(n), function(a) sum(pr[s == a & out[[b]] == 1]), 0)
+  risk <- ifelse(prob > 0, joint / prob / seq_len(n), NA)
+  list(risk = risk, prob = prob, p_empty = sum(pr[s == 0]), gamma = sum(joint / seq_len(n)))
+}
+
+random_matrix <- function(k, zeros = FALSE) {
+  p <- matrix(stats::rexp(k * k), k, k)
+  if (zeros) p[sample(length(p), k %/% 2)] <- 0
+  diag(p) <- diag(p) + 0.1
+  sweep(p, 2, colSums(p), "/")
+}
+
+random_vars_case <- function(seed) {
+  set.seed(seed)
+  n <- sample(4:8, 1)
+  df <- data.frame(
+    x = sample(c("a", "b", "c"), n, TRUE),
+    y = sample(c("u", "v"), n, TRUE),
+    z = sample(c("p", "q"), n, TRUE)
+  )
+  keys <- c("x", "y", "z")
+  k <- vapply(df, function(v) length(unique(v)), 1L)
+  strata <- if (seed %% 3 == 0 && k[["z"]] == 2) "z" else character(0)
+  cand <- setdiff(keys[k >= 2], strata)
+  vars <- if (length(cand) == 1) cand else sample(cand, sample(seq_along(cand), 1))
+  one <- function() {
+    m <- lapply(vars, function(v) random_matrix(k[[v]], zeros = seed %% 2 == 0))
+    names(m) <- vars
+    m
+  }
+  if (length(strata) == 0) {
+    mats <- one()
+  } else {
+    labs <- paste0("z=", sort(unique(df$z)))
+    mats <- lapply(labs, function(l) one())
+    names(mats) <- labs
+  }
+  known <- if (seed %% 2 == 1) keys else keys[sort(sample(3, sample(1:3, 1)))]
+  list(df = df, keys = keys, vars = vars, strata = strata, mats = mats, known = known)
+}
+
+known_counts_ref <- function(df, cf, known) {
+  id <- do.call(paste, df[known])
+  cid <- do.call(paste, cf$cells[known])
+  as.vector(table(id)[cid])
+}
+
+test_that("match_risk() on per-variable plans equals enumeration of every outcome", {
+  for (seed in 1:40) {
+    cs <- random_vars_case(seed)
+    cf <- cell_frequencies(cs$df, cs$keys)
+    plan <- pram_plan_vars(cf, cs$mats, strata = if (length(cs$strata)) cs$strata)
+    n <- nrow(cs$df)
+    mr <- match_risk(plan, a = seq_len(n), known = cs$known)
+    for (j in seq_len(nrow(cf$cells))) {
+      b <- which(cf$cell_id == j)[1]
+      ref <- bf_enumerate(bf_vars_alpha(cs$df, cs$keys, cs$mats, cs$strata, cs$known, b), b)
+      got <- mr[mr$cell == j, ]
+      info <- paste("seed", seed, "cell", j)
+      expect_identical(is.na(got$risk), is.na(ref$risk), info = info)
+      ok <- !is.na(ref$risk)
+      expect_equal(got$risk[ok], ref$risk[ok], tolerance = 1e-9, info = info)
+      expect_equal(got$prob, ref$prob, tolerance = 1e-9, info = info)
+      expect_equal(got$p_empty[1], ref$p_empty, tolerance = 1e-9, info = info)
+      expect_equal(got$gamma[1], ref$gamma, tolerance = 1e-9, info = info)
+    }
+  }
+})
+
+test_that("max_match_risk() on per-variable plans is the maximum over enumeration, for every goal", {
+  for (seed in 1:30) {
+    cs <- random_vars_case(seed)
+    cf <- cell_frequencies(cs$df, cs$keys)
+    plan <- pram_plan_vars(cf, cs$mats, strata = if (length(cs$strata)) cs$strata)
+    n <- nrow(cs$df)
+    refs <- lapply(seq_len(nrow(cf$cells)), function(j) {
+      b <- which(cf$cell_id == j)[1]
+      bf_enumerate(bf_vars_alpha(cs$df, cs$keys, cs$mats, cs$strata, cs$known, b), b)$risk
+    })
+    tk <- known_counts_ref(cs$df, cf, cs$known)
+    for (goal in c("all_matches", "unique_matches", "sample_uniques")) {
+      keep <- switch(goal,
+        all_matches = rep(TRUE, length(refs)), unique_matches = rep(TRUE, length(refs)),
+        sample_uniques = cf$cells$count == 1
+      )
+      vals <- unlist(lapply(refs[keep], function(r) if (goal == "all_matches") r else r[1]))
+      want <- if (all(is.na(vals))) NA_real_ else max(vals, na.rm = TRUE)
+      got <- max_match_risk(plan, goal, known = cs$known)
+      expect_equal(got$risk, want, tolerance = 1e-9, info = paste("seed", seed, goal))
+    }
+  }
+})
+
+test_that("a per-variable plan on one key is the block-diagonal explicit plan", {
+  for (seed in 1:10) {
+    set.seed(seed)
+    # every combination occurs, so no unit can move to an empty cell
+    df <- expand.grid(x = c("a", "b", "c"), y = c("u", "v"), stringsAsFactors = FALSE)
+    df <- df[c(seq_len(nrow(df)), sample(nrow(df), 8, TRUE)), ]
+    cf <- cell_frequencies(df, c("x", "y"))
+    p <- random_matrix(3, zeros = seed %% 2 == 0)
+    vars <- pram_plan_vars(cf, list(x = p))
+    blocks <- split(seq_len(nrow(cf$cells)), cf$cells$y)
+    blk <- pram_plan(cf, unname(blocks), matrix = lapply(blocks, function(b) p[match(cf$cells$x[b], c("a", "b", "c")), match(cf$cells$x[b], c("a", "b", "c"))]))
+    a <- seq_len(nrow(df))
+    r1 <- match_risk(vars, a = a)
+    r2 <- match_risk(blk, a = a)
+    expect_equal(r1$risk, r2$risk, tolerance = 1e-9, info = paste("seed", seed))
+    expect_equal(r1$log_prob, r2$log_prob, tolerance = 1e-9, info = paste("seed", seed))
+    expect_equal(r1$gamma, r2$gamma, tolerance = 1e-9, info = paste("seed", seed))
+    for (goal in c("all_matches", "unique_matches", "sample_uniques")) {
+      expect_equal(max_match_risk(vars, goal)$risk, max_match_risk(blk, goal)$risk, tolerance = 1e-9)
+    }
+    # and for an intruder who knows only x
+    k1 <- match_risk(vars, a = a, known = "x")
+    k2 <- match_risk(blk, a = a, known = "x")
+    expect_equal(k1$risk, k2$risk, tolerance = 1e-9, info = paste("seed", seed))
+    expect_equal(k1$gamma, k2$gamma, tolerance = 1e-9, info = paste("seed", seed))
+    expect_equal(max_match_risk(vars, known = "x")$risk, max_match_risk(blk, known = "x")$risk, tolerance = 1e-9)
+  }
+})
+
+test_that("block plans (IFPR and matrix blocks) for partial-key intruders equal enumeration", {
+  for (seed in 1:25) {
+    set.seed(seed)
+    n <- sample(5:9, 1)
+    df <- data.frame(x = sample(c("a", "b", "c"), n, TRUE), y = sample(c("u", "v", "w"), n, TRUE))
+    cf <- cell_frequencies(df, c("x", "y"))
+    nc <- nrow(cf$cells)
+    skip_if(nc < 3)
+    ids <- sample(nc)
+    cut <- sample(2:(nc - 1), 1)
+    blocks <- list(ids[seq_len(cut)], ids[-seq_len(cut)])
+    if (length(blocks[[2]]) < 2) blocks <- blocks[1]
+    use_ifpr <- c(TRUE, seed %% 2 == 0)[seq_along(blocks)]
+    theta <- ifelse(use_ifpr, vapply(blocks, function(b) min(cf$cells$count[b]) * stats::runif(1), 0), NA)
+    mats <- lapply(seq_along(blocks), function(i) if (use_ifpr[i]) NULL else random_matrix(length(blocks[[i]]), seed %% 4 == 0))
+    plan <- pram_plan(cf, blocks, theta = theta, matrix = mats)
+    # dense matrix over the nonempty cells, from the blocks' own matrices
+    M <- diag(nc)
+    for (b in seq_along(blocks)) M[blocks[[b]], blocks[[b]]] <- pram_matrix(plan, b)
+    known <- sample(list("x", "y", c("x", "y")), 1)[[1]]
+    mr <- match_risk(plan, a = seq_len(n), known = known)
+    for (j in seq_len(nc)) {
+      d <- which(do.call(paste, cf$cells[known]) == do.call(paste, cf$cells[j, known, drop = FALSE]))
+      alpha <- colSums(M[d, , drop = FALSE])[cf$cell_id]
+      b <- which(cf$cell_id == j)[1]
+      ref <- bf_enumerate(alpha, b)
+      got <- mr[mr$cell == j, ]
+      info <- paste("seed", seed, "cell", j)
+      expect_identical(is.na(got$risk), is.na(ref$risk), info = info)
+      ok <- !is.na(ref$risk)
+      expect_equal(got$risk[ok], ref$risk[ok], tolerance = 1e-9, info = info)
+      expect_equal(got$prob, ref$prob, tolerance = 1e-9, info = info)
+      expect_equal(got$gamma[1], ref$gamma, tolerance = 1e-9, info = info)
+    }
+    refmax <- max(mr$risk, na.rm = TRUE)
+    expect_equal(max_match_risk(plan, known = known)$risk, refmax, tolerance = 1e-9)
+  }
+})
+
+test_that("an intruder who knows fewer keys can face a higher risk", {
+  # two singletons swapped surely by PRAM on y: for an intruder who knows x
+  # only, the pair stays in D = {x = a} and each is found with probability 1/2
+  df <- data.frame(x = c("a", "a", "b", "b", "b"), y = c("u", "v", "u", "v", "v"))
+  cf <- cell_frequencies(df, c("x", "y"))
+  plan <- pram_plan_vars(cf, list(y = matrix(c(0, 1, 1, 0), 2)))
+  # with all keys, every unit leaves its cell surely: no match is correct
+  expect_equal(max_match_risk(plan, "all_matches")$risk, 0)
+  mk <- max_match_risk(plan, "all_matches", known = "x")
+  expect_equal(mk$risk, 1 / 2)
+  expect_identical(mk$known, "x")
+  expect_identical(mk$count_known, 2L)
+})
+
+test_that("match_risk() and max_match_risk() check known", {
+  cf <- cell_frequencies(data.frame(x = c("a", "b")), "x")
+  plan <- pram_plan_vars(cf, list(x = matrix(0.5, 2, 2)))
+  expect_error(match_risk(plan, known = "nokey"), class = "sdcRisk_error_known")
+  expect_error(max_match_risk(plan, known = character(0)), class = "sdcRisk_error_known")
+  expect_error(match_risk(plan, a = 2^31), class = "sdcRisk_error_argument")
+  expect_error(max_match_risk(list()), class = "sdcRisk_error_argument")
+})
+
+test_that("max_match_risk() is not fooled by tiny risks at a = 1 (issue 13, 2.13)", {
+  cf <- cell_frequencies(data.frame(k = c("a", "b")), "k")
+  p <- matrix(c(1e-10, 1 - 1e-10, 1 - 1e-10, 1e-10), 2)
+  for (plan in list(
+    pram_plan(cf, list(1:2), matrix = list(p)),
+    pram_plan(cf, list(1:2), theta = 1 - 1e-10),
+    pram_plan_vars(cf, list(k = p))
+  )) {
+    mr <- match_risk(plan, 1, 2)
+    expect_equal(mr$risk, 0.5)
+    expect_equal(mr$prob, 1e-10, tolerance = 1e-6)
+    mx <- max_match_risk(plan, "all_matches")
+    expect_equal(mx$risk, 0.5)
+    expect_identical(mx$a, 2L)
+  }
+})
+
+test_that("the certificate is never below a risk match_risk() returns (extreme entries)", {
+  extreme <- function(k) {
+    p <- matrix(sample(c(0, 1, 1e-300, 1e-200, 1e-15, 1e-9, 0.5, 1 - 1e-9), k * k, TRUE), k, k)
+    diag(p) <- diag(p) + sample(c(0, 1e-12, 1), k, TRUE)
+    p[, colSums(p) == 0] <- 1
+    sweep(p, 2, colSums(p), "/")
+  }
+  for (seed in 1:60) {
+    set.seed(seed)
+    n <- sample(3:9, 1)
+    df <- data.frame(x = sample(c("a", "b", "c"), n, TRUE), y = sample(c("u", "v"), n, TRUE))
+    cf <- cell_frequencies(df, c("x", "y"))
+    nc <- nrow(cf$cells)
+    plans <- list()
+    kx <- length(unique(df$x))
+    ky <- length(unique(df$y))
+    m <- list(x = extreme(kx))
+    if (ky > 1 && seed %% 2 == 0) m$y <- extreme(ky)
+    plans$vars <- pram_plan_vars(cf, m)
+    if (nc >= 2) {
+      plans$matrix <- pram_plan(cf, list(seq_len(nc)), matrix = list(extreme(nc)))
+      tmin <- min(cf$cells$count)
+      plans$ifpr <- pram_plan(cf, list(seq_len(nc)), theta = tmin * sample(c(1e-300, 1e-12, 0.5, 1 - 1e-12, 1), 1))
+    }
+    for (nm in names(plans)) {
+      plan <- plans[[nm]]
+      known <- if (seed %% 3 == 0) "x" else NULL
+      mr <- tryCatch(match_risk(plan, a = seq_len(n), known = known),
+        sdcRisk_error_underflow = function(e) NULL
+      )
+      if (is.null(mr)) {
+        # probabilities below the smallest double are refused, never rounded
+        expect_error(max_match_risk(plan, known = known), class = "sdcRisk_error_underflow")
+        next
+      }
+      # a risk is NA exactly where its event is impossible
+      expect_identical(is.na(mr$risk), mr$log_prob == -Inf, info = paste(seed, nm))
+      top <- suppressWarnings(max(mr$risk, na.rm = TRUE))
+      mx <- tryCatch(max_match_risk(plan, "all_matches", known = known)$risk,
+        sdcRisk_error_underflow = function(e) NA_real_
+      )
+      if (is.finite(top)) {
+        expect_equal(mx, top, tolerance = 1e-9, info = paste("seed", seed, nm))
+      } else {
+        expect_true(is.na(mx), info = paste("seed", seed, nm))
+      }
+    }
+  }
+})
