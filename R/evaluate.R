@@ -130,22 +130,6 @@ change_table <- function(release, unit, tau, stayed, s_new, block_of) {
   )
 }
 
-check_release <- function(release, arg = rlang::caller_arg(release), call = rlang::caller_env()) {
-  if (!inherits(release, "sdc_release")) {
-    abort_sdc(c(
-      "{.arg {arg}} must be an {.cls sdc_release} from {.fn ifpr}.",
-      "x" = "It is {.obj_type_friendly {release}}."
-    ), "argument", call = call)
-  }
-  if (nrow(release$data) != release$cells$n_records || length(release$new_cell) != nrow(release$data)) {
-    abort_sdc(c(
-      "{.arg {arg}} does not hang together: its data and its cells have different numbers of records.",
-      "i" = "Use the object {.fn ifpr} returned, unmodified."
-    ), "release_mismatch", call = call)
-  }
-  invisible(release)
-}
-
 #' @export
 format.sdc_release_risk <- function(x, digits = 4, ...) {
   tab <- x$table
@@ -228,6 +212,7 @@ release_utility <- function(release, vars) {
     ), "argument")
   }
   check_names_in(all_vars, release$data, arg = "vars", what = "variable")
+  check_atomic_columns(release$data, all_vars, arg = "vars")
   orig <- original_data(release, all_vars)
   pert <- release$data
   singles <- unique(unlist(combos[lengths(combos) == 1]))
@@ -263,6 +248,7 @@ original_data <- function(release, vars) {
 
 distribution_table <- function(x, y, n) {
   lev <- if (is.factor(x)) levels(x) else sort(unique(c(x, y)), na.last = TRUE)
+  if (is.factor(x) && (anyNA(x) || anyNA(y))) lev <- c(lev, NA) # na = "category"
   fx <- factor(x, levels = lev, exclude = NULL)
   fy <- factor(y, levels = lev, exclude = NULL)
   o <- as.vector(table(fx, useNA = "no"))
@@ -304,6 +290,7 @@ variance_table <- function(release, v) {
   counts <- cells$count
   value <- as.character(cells[[v]])
   lev <- if (is.factor(cells[[v]])) levels(cells[[v]]) else sort(unique(value))
+  if (anyNA(value)) lev <- c(lev, NA) # the missing category of na = "category"
   var_exact <- numeric(length(lev))
   bound <- numeric(length(lev))
   sizes <- diff(plan$block_start)
@@ -338,7 +325,7 @@ variance_table <- function(release, v) {
     }
   }
   n <- release$cells$n_records
-  o <- as.vector(tapply(counts, factor(value, levels = lev), sum, default = 0))
+  o <- as.vector(tapply(counts, factor(value, levels = lev, exclude = NULL), sum, default = 0))
   data.frame(
     category = lev,
     original = o,
@@ -484,7 +471,7 @@ plot.sdc_release_risk <- function(x, ...) {
 #' @rdname plot-evaluation
 #' @export
 plot.sdc_utility <- function(x, which = c("distribution", "tvd"), ...) {
-  which <- rlang::arg_match(which)
+  which <- check_choice(which)
   if (which == "distribution" && length(x$distributions) > 0) {
     d <- x$distributions[[1]]
     m <- rbind(original = d$original_share, perturbed = d$perturbed_share)

@@ -205,8 +205,8 @@ design_tiered <- function(ids, counts, xi, goal) {
           j <- join_block(cur, theta, smallest, counts[p], xi, min_size)
           if (is.na(j)) {
             return(list(lacks = sprintf(
-              "a cell of count %d needs a block of at least %d cells with count >= %d and psi(T, %.4g) <= xi, or a block to join; the set has %d more cell%s and no such block",
-              f, m, f, th, length(cand), if (length(cand) == 1) "" else "s"
+              "a cell of count %d needs a block of at least %s cells with count >= %d and psi(T, %.4g) <= xi, or a block to join; the set has %d more cell%s and no such block",
+              f, fmt_int(m), f, th, length(cand), if (length(cand) == 1) "" else "s"
             )))
           }
           theta[j] <- max(theta[j], cpp_design("theta_psi", xi, counts[p]))

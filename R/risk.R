@@ -106,7 +106,7 @@ match_risk <- function(plan, cells = NULL, a = 1) {
 #' max_match_risk(plan, "sample_uniques")
 max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "sample_uniques")) {
   check_pram_plan(plan)
-  goal <- rlang::arg_match(goal)
+  goal <- check_choice(goal)
   res <- cpp_max_risk(plan_cpp(plan), goal)
   value <- if (is.nan(res$value)) NA_real_ else res$value
   cell <- res$cell
@@ -159,17 +159,4 @@ plan_block_of <- function(plan) {
   sizes <- diff(plan$block_start)
   out[plan$block_cells] <- rep.int(seq_along(sizes), sizes)
   out
-}
-
-check_cell_ids <- function(cells, ncell, arg = rlang::caller_arg(cells),
-                           call = rlang::caller_env()) {
-  ok <- is.numeric(cells) && !anyNA(cells) && all(cells == round(cells)) &&
-    all(cells >= 1 & cells <= ncell)
-  if (!ok) {
-    abort_sdc(c(
-      "{.arg {arg}} must contain cell ids between 1 and {fmt_int(ncell)}.",
-      "x" = "It is {show_value(cells)}."
-    ), "argument", call = call)
-  }
-  invisible(cells)
 }
