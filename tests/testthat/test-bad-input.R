@@ -368,3 +368,76 @@ test_that("empty and one-row data", {
   classed_or_ok(cell_sensitivity(one[0, ], "a", "v", rule_p(10)), "cell_sensitivity on no record")
   classed_or_ok(ptn_sensitivity(numeric(), numeric()), "ptn_sensitivity of nothing")
 })
+
+# --- 2.9: merging infeasible partition sets --------------------------------
+
+# The nearest set by direct comparison of every pair of coordinate rows (the
+# definition in ?ifpr, as first implemented).
+nearest_set_reference <- function(s, sets, alive, sizes) {
+  keep <- attr(sets, "keep")
+  a <- sets$coords[[s]]
+  cand <- setdiff(which(alive), s)
+  if (length(keep) > 0) {
+    cand <- cand[vapply(cand, function(t) all(sets$coords[[t]][1, keep] == a[1, keep]), logical(1))]
+  }
+  if (length(cand) == 0) return(NA_integer_)
+  score <- t(vapply(cand, function(t) {
+    b <- sets$coords[[t]]
+    best <- c(Inf, Inf)
+    for (i in seq_len(nrow(a))) {
+      for (j in seq_len(nrow(b))) {
+        d <- c(sum(a[i, ] != b[j, ]), sum(abs(a[i, ] - b[j, ])))
+        if (d[1] < best[1] || (d[1] == best[1] && d[2] < best[2])) best <- d
+      }
+    }
+    best
+  }, numeric(2)))
+  cand[order(score[, 1], score[, 2], -sizes[cand], cand)[1]]
+}
+
+test_that("the nearest set for a merge agrees with pairwise comparison", {
+  for (seed in 1:200) {
+    set.seed(seed)
+    p <- sample(1:3, 1)
+    ns <- sample(2:12, 1)
+    grid <- unique(matrix(sample(1:4, ns * p, TRUE), ncol = p))
+    ns <- nrow(grid)
+    keep <- if (p > 1 && runif(1) < 0.5) 1L else integer()
+    # merged sets hold several rows (distinct coordinates), all with the
+    # same kept values: each row goes to a set among the rows that agree
+    # with it on the kept variable
+    same <- if (length(keep)) grid[, keep] else rep(1, ns)
+    owner <- vapply(seq_len(ns), function(r) {
+      peers <- which(same == same[r])
+      peers[sample.int(length(peers), 1)]
+    }, integer(1))
+    live <- sort(unique(owner))
+    sets <- data.frame(set = seq_len(ns))
+    sets$coords <- lapply(seq_len(ns), function(s) grid[owner == s, , drop = FALSE])
+    attr(sets, "keep") <- keep
+    alive <- seq_len(ns) %in% live
+    sizes <- sample(1:5, ns, TRUE)
+    for (s in live) {
+      expect_identical(
+        sdcRisk:::nearest_set(s, sets, alive, sizes),
+        nearest_set_reference(s, sets, alive, sizes),
+        info = paste("seed", seed, "set", s)
+      )
+    }
+  }
+})
+
+test_that("on_infeasible = \"merge\" is fast with thousands of partition sets", {
+  skip_on_cran()
+  set.seed(1)
+  n <- 20000
+  d <- data.frame(age = sample(0:3999, n, TRUE), sex = sample(c("F", "M"), n, TRUE), r = sample(letters[1:6], n, TRUE))
+  elapsed <- system.time(
+    rel <- ifpr(d, c("age", "sex", "r"), xi = 0.2, partition = list(age = seq(0, 4000, by = 2)),
+      on_infeasible = "merge", calibrate = "bound")
+  )[["elapsed"]]
+  expect_gt(nrow(rel$merges), 1500)
+  expect_lte(rel$certificate$risk, 0.2)
+  # the pairwise search took minutes here (quadratic); allow a slow machine
+  expect_lt(elapsed, 60)
+})
