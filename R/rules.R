@@ -143,10 +143,7 @@ rule_pq <- function(p, q) {
 #' @rdname rules
 #' @export
 rule_ptn <- function(pt, noise, self_noise = 0, nt = 1, ns = 1) {
-  check_count(nt, min = 1, max = max_contributors)
-  check_scalar(nt)
-  check_count(ns, min = 0, max = max_contributors)
-  check_scalar(ns)
+  check_nt_ns(nt, ns)
   spec <- list(pt = ptn_spec(pt), noise = ptn_spec(noise),
                self_noise = ptn_spec(self_noise))
   symmetric <- all(vapply(spec, function(s) identical(s$upper, s$lower), logical(1)))

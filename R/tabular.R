@@ -65,10 +65,7 @@
 #' y <- rexp(8)
 #' ptn_sensitivity(0.1 * y, y, nt = 2, ns = 2)
 ptn_sensitivity <- function(pt, noise, self_noise = 0, nt = 1, ns = 1) {
-  check_count(nt, min = 1, max = max_contributors)
-  check_scalar(nt)
-  check_count(ns, min = 0, max = max_contributors)
-  check_scalar(ns)
+  check_nt_ns(nt, ns)
   vars <- list(pt = ptn_vector(pt), noise = ptn_vector(noise),
                self_noise = ptn_vector(self_noise))
   n <- check_ptn_lengths(vars)

@@ -148,6 +148,16 @@ check_scalar <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env
   invisible(x)
 }
 
+# The numbers of targets and suspects of a PTN rule: single whole numbers,
+# nt >= 1, ns >= 0, both at most max_contributors.
+check_nt_ns <- function(nt, ns, call = rlang::caller_env(), class = "argument") {
+  check_count(nt, min = 1, max = max_contributors, call = call, class = class)
+  check_scalar(nt, call = call, class = class)
+  check_count(ns, min = 0, max = max_contributors, call = call, class = class)
+  check_scalar(ns, call = call, class = class)
+  invisible()
+}
+
 # One finite number in [min, max].
 check_number <- function(x, arg = rlang::caller_arg(x), min = -Inf, max = Inf,
                          call = rlang::caller_env(), class = "argument") {

