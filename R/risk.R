@@ -53,7 +53,12 @@ match_risk <- function(plan, cells = NULL, a = 1) {
   check_count(a, min = 1)
   cells <- as.integer(cells)
   a <- as.integer(a)
-  res <- cpp_cell_risk(plan_cpp(plan), cells, a)
+  # S_j never exceeds the number of records: a larger a is an impossible
+  # event (risk NA, probability 0), not a convolution up to a
+  impossible <- a > sum(as.numeric(plan$cells$cells$count))
+  res <- cpp_cell_risk(plan_cpp(plan), cells, replace(a, impossible, 1L))
+  res$risk[rep(impossible, times = length(cells))] <- NA_real_
+  res$log_prob[rep(impossible, times = length(cells))] <- -Inf
   na <- length(a)
   block_of <- plan_block_of(plan)
   counts <- plan$cells$cells$count

@@ -219,6 +219,12 @@ test_that("whole numbers above the integer maximum and unbounded sizes fail fast
   cf <- cell_frequencies(small_data(), c("a", "b"))
   plan <- pram_plan(cf, list(1:3), theta = 0.5)
   expect_error(match_risk(plan, 1, a = 2^31), class = "sdcRisk_error_argument")
+  # a above the number of records is an impossible event, answered at once
+  elapsed <- system.time(mr <- match_risk(plan, 1:2, a = c(1, 9, .Machine$integer.max)))[["elapsed"]]
+  expect_lt(elapsed, 5)
+  expect_identical(is.na(mr$risk), c(FALSE, TRUE, TRUE, FALSE, TRUE, TRUE))
+  expect_identical(mr$prob[mr$a > 8], rep(0, 4))
+  expect_identical(mr$prob[mr$a == 1], match_risk(plan, 1:2, a = 1)$prob)
   expect_error(rule_nk(2^31, 50), class = "sdcRisk_error_argument")
   expect_error(rule_ptn(1, 1, nt = 2^31), class = "sdcRisk_error_argument")
   expect_error(ptn_sensitivity(1, 1, nt = 2^31), class = "sdcRisk_error_argument")
