@@ -445,3 +445,20 @@ test_that("on_infeasible = \"merge\" is fast with thousands of partition sets", 
   # the pairwise search took minutes here (quadratic); allow a slow machine
   expect_lt(elapsed, 60)
 })
+
+test_that("the certificate stored in an sdcMicroObj prints as on the release", {
+  skip_if_not_installed("sdcMicro")
+  env <- new.env()
+  utils::data("testdata", package = "sdcMicro", envir = env)
+  td <- env$testdata
+  keys <- c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex")
+  obj <- sdcMicro::createSdcObj(td, keyVars = keys, w = "sampling_weight")
+  set.seed(4)
+  out <- ifpr(obj, xi = 0.3, partition = list(urbrur = "keep"), on_infeasible = "merge")
+  cert <- sdcMicro::get.sdcMicroObj(out, "risk")$ifpr
+  expect_s3_class(cert, "sdc_certificate")
+  printed <- capture.output(print(cert))
+  expect_identical(printed, format(cert))
+  expect_match(printed[3], "^Certificate \\(exact maximum risk\\): R = ")
+  expect_s3_class(sdcMicro::get.sdcMicroObj(out, "pram")$params$relat$certificate, "sdc_certificate")
+})
