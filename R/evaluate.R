@@ -133,22 +133,6 @@ change_rows <- function(counts, old, unit, tau, stayed, s_new, p_move, p_empty, 
   )
 }
 
-check_release <- function(release, arg = rlang::caller_arg(release), call = rlang::caller_env()) {
-  if (!inherits(release, "sdc_release")) {
-    abort_sdc(c(
-      "{.arg {arg}} must be an {.cls sdc_release} from {.fn ifpr}.",
-      "x" = "It is {.obj_type_friendly {release}}."
-    ), "argument", call = call)
-  }
-  if (nrow(release$data) != release$cells$n_records || length(release$new_cell) != nrow(release$data)) {
-    abort_sdc(c(
-      "{.arg {arg}} does not hang together: its data and its cells have different numbers of records.",
-      "i" = "Use the object {.fn ifpr} returned, unmodified."
-    ), "release_mismatch", call = call)
-  }
-  invisible(release)
-}
-
 #' @export
 format.sdc_release_risk <- function(x, digits = 4, ...) {
   tab <- x$table
@@ -232,6 +216,7 @@ release_utility <- function(release, vars) {
     ), "argument")
   }
   check_names_in(all_vars, release$data, arg = "vars", what = "variable")
+  check_atomic_columns(release$data, all_vars, arg = "vars")
   orig <- original_data(release, all_vars)
   pert <- release$data
   singles <- unique(unlist(combos[lengths(combos) == 1]))
@@ -269,6 +254,7 @@ original_data <- function(release, vars) {
 
 distribution_table <- function(x, y, n) {
   lev <- if (is.factor(x)) levels(x) else sort(unique(c(x, y)), na.last = TRUE)
+  if (is.factor(x) && (anyNA(x) || anyNA(y))) lev <- c(lev, NA) # na = "category"
   fx <- factor(x, levels = lev, exclude = NULL)
   fy <- factor(y, levels = lev, exclude = NULL)
   o <- as.vector(table(fx, useNA = "no"))
@@ -310,14 +296,13 @@ variance_table <- function(release, v) {
   counts <- cells$count
   value <- as.character(cells[[v]])
   lev <- if (is.factor(cells[[v]])) levels(cells[[v]]) else sort(unique(value))
-  # a missing value (na = "category") is one more category, not reported
+  if (anyNA(value)) lev <- c(lev, NA) # the missing category of na = "category"
   cat <- match(value, lev)
-  cat[is.na(cat)] <- length(lev) + 1L
-  mom <- cpp_block_category_moments(plan_cpp(plan), cat, length(lev) + 1L)
-  var_exact <- mom$var[seq_along(lev)]
-  bound <- mom$bound[seq_along(lev)]
+  mom <- cpp_block_category_moments(plan_cpp(plan), cat, length(lev))
+  var_exact <- mom$var
+  bound <- mom$bound
   n <- release$cells$n_records
-  o <- as.vector(tapply(counts, factor(value, levels = lev), sum, default = 0))
+  o <- as.vector(tapply(counts, factor(value, levels = lev, exclude = NULL), sum, default = 0))
   data.frame(
     category = lev,
     original = o,
@@ -463,7 +448,7 @@ plot.sdc_release_risk <- function(x, ...) {
 #' @rdname plot-evaluation
 #' @export
 plot.sdc_utility <- function(x, which = c("distribution", "tvd"), ...) {
-  which <- rlang::arg_match(which)
+  which <- check_choice(which)
   if (which == "distribution" && length(x$distributions) > 0) {
     d <- x$distributions[[1]]
     m <- rbind(original = d$original_share, perturbed = d$perturbed_share)

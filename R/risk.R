@@ -58,15 +58,21 @@ match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
   known <- check_known(known, plan$cells$keys)
   cells <- as.integer(cells)
   a <- as.integer(a)
+  # S_j never exceeds the number of records: a larger a is an impossible
+  # event (risk NA, probability 0), not a convolution up to a
+  impossible <- a > sum(as.numeric(plan$cells$cells$count))
+  a_run <- replace(a, impossible, 1L)
   res <- risk_engine(plan, known, function(p) {
     if (inherits(plan, "pram_plan_vars")) {
-      cpp_vars_cell_risk(p, cells, a, TRUE)
+      cpp_vars_cell_risk(p, cells, a_run, TRUE)
     } else if (length(known) < length(plan$cells$keys)) {
-      cpp_block_known_cell_risk(p, cells, a)
+      cpp_block_known_cell_risk(p, cells, a_run)
     } else {
-      cpp_cell_risk(p, cells, a)
+      cpp_cell_risk(p, cells, a_run)
     }
   })
+  res$risk[rep(impossible, times = length(cells))] <- NA_real_
+  res$log_prob[rep(impossible, times = length(cells))] <- -Inf
   na <- length(a)
   block_of <- if (inherits(plan, "pram_plan")) plan_block_of(plan) else rep(NA_integer_, ncell)
   counts <- plan$cells$cells$count
@@ -127,7 +133,7 @@ max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "samp
                            known = NULL) {
   if (inherits(plan, "sdcMicroObj")) plan <- sdcmicro_release(plan)$plan
   check_pram_plan_any(plan)
-  goal <- rlang::arg_match(goal)
+  goal <- check_choice(goal)
   known <- check_known(known, plan$cells$keys)
   partial <- length(known) < length(plan$cells$keys)
   res <- risk_engine(plan, known, function(p) {
@@ -193,55 +199,6 @@ plan_block_of <- function(plan) {
   sizes <- diff(plan$block_start)
   out[plan$block_cells] <- rep.int(seq_along(sizes), sizes)
   out
-}
-
-check_cell_ids <- function(cells, ncell, arg = rlang::caller_arg(cells),
-                           call = rlang::caller_env()) {
-  ok <- is.numeric(cells) && !anyNA(cells) && all(cells == round(cells)) &&
-    all(cells >= 1 & cells <= ncell)
-  if (!ok) {
-    abort_sdc(c(
-      "{.arg {arg}} must contain cell ids between 1 and {fmt_int(ncell)}.",
-      "x" = "It is {show_value(cells)}."
-    ), "argument", call = call)
-  }
-  invisible(cells)
-}
-
-check_pram_plan_any <- function(plan, arg = rlang::caller_arg(plan),
-                                call = rlang::caller_env()) {
-  if (!inherits(plan, "pram_plan_any")) {
-    abort_sdc(c(
-      "{.arg {arg}} must be a PRAM plan from {.fn pram_plan}, {.fn pram_plan_vars} or {.fn ifpr}.",
-      "x" = "It is {.obj_type_friendly {plan}}."
-    ), "argument", call = call)
-  }
-  invisible(plan)
-}
-
-# Values of a passed to C++ must fit an int.
-check_count_int <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
-  if (any(x > .Machine$integer.max)) {
-    abort_sdc(c(
-      "{.arg {arg}} must be at most {fmt_int(.Machine$integer.max)}.",
-      "x" = "It is {show_value(x)}."
-    ), "argument", call = call)
-  }
-  invisible(x)
-}
-
-# The keys the intruder matches on: NULL means all of them.
-check_known <- function(known, keys, call = rlang::caller_env()) {
-  if (is.null(known)) return(keys)
-  if (!is.character(known) || length(known) == 0 || anyNA(known) || anyDuplicated(known) ||
-    !all(known %in% keys)) {
-    abort_sdc(c(
-      "{.arg known} must be {.code NULL} (all keys) or distinct keys of the plan.",
-      "x" = "It is {show_value(known)}.",
-      "i" = "The keys are {.val {keys}}."
-    ), "known", call = call)
-  }
-  keys[keys %in% known]
 }
 
 # T_D: the number of original records sharing each cell's values of `known`.

@@ -118,30 +118,6 @@ new_sdc_simulation <- function(cells, target, reps, n, moved) {
   )
 }
 
-check_reps <- function(reps, call = rlang::caller_env()) {
-  ok <- is.numeric(reps) && length(reps) == 1 && !is.na(reps) && is.finite(reps) &&
-    reps == round(reps) && reps >= 1 && reps <= .Machine$integer.max
-  if (!ok) {
-    abort_sdc(c(
-      "{.arg reps} must be one whole number of at least 1.",
-      "x" = "It is {show_value(reps)}."
-    ), "argument", call = call)
-  }
-  invisible(reps)
-}
-
-check_target <- function(target, ncell, call = rlang::caller_env()) {
-  ok <- is.numeric(target) && length(target) == 1 && !is.na(target) &&
-    target == round(target) && target >= 1 && target <= ncell
-  if (!ok) {
-    abort_sdc(c(
-      "{.arg target} must be one cell id between 1 and {fmt_int(ncell)}, or {.code NULL}.",
-      "x" = "It is {show_value(target)}."
-    ), "argument", call = call)
-  }
-  invisible(target)
-}
-
 # E(S | T) = P T and v_ii = V(S_i | T) (eq. 3.3, 3.6, 6.1), from the core.
 exact_release_moments <- function(plan) cpp_block_moments(plan_cpp(plan))
 
