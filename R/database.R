@@ -1,0 +1,304 @@
+# Data where it lives: cell counts, the IFPR plan with its certificate, and
+# the release, computed inside a database through dplyr verbs (dbplyr), so
+# that the records never come into R. Only the table of nonempty cells comes
+# back; only a small table of moves goes out.
+
+is_db_table <- function(x) inherits(x, "tbl_lazy")
+
+# DBI, dplyr and dbplyr (Suggests) must be installed to work on a database
+# table.
+check_db_packages <- function(call = rlang::caller_env()) {
+  need <- c("DBI", "dplyr", "dbplyr")
+  missing <- need[!vapply(need, requireNamespace, logical(1), quietly = TRUE)]
+  if (length(missing) > 0) {
+    abort_sdc(c(
+      "Working on a database table needs the package{?s} {.pkg {missing}}.",
+      "i" = "Install {?it/them} with {.code install.packages({deparse(missing)})}."
+    ), "db_packages", call = call)
+  }
+  invisible()
+}
+
+db_colnames <- function(data) colnames(data)
+
+# A stand-in with the table's column names, for the checks that look at
+# names(data) only.
+db_names_only <- function(data) {
+  cols <- db_colnames(data)
+  stats::setNames(vector("list", length(cols)), cols)
+}
+
+# The nonempty cells of `vars`, counted by the database (one GROUP BY), in
+# the numbering of cell_frequencies() on the same data in memory.
+cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
+                                call = rlang::caller_env()) {
+  check_db_packages(call = call)
+  na <- rlang::arg_match(na, c("exclude", "category"), error_call = call)
+  check_names_in(keys, db_names_only(data), call = call)
+  syms <- rlang::syms(keys)
+  grouped <- dplyr::collect(dplyr::summarise(
+    dplyr::group_by(data, !!!syms),
+    sdc_count__ = dplyr::n(),
+    .groups = "drop"
+  ))
+  grouped <- as.data.frame(grouped, stringsAsFactors = FALSE)
+  counts <- as.integer(grouped$sdc_count__)
+  n_records <- sum(as.numeric(counts))
+  has_na <- Reduce(`|`, lapply(keys, function(k) is.na(grouped[[k]])))
+  n_excluded <- 0
+  if (na == "exclude" && any(has_na)) {
+    n_excluded <- sum(as.numeric(counts[has_na]))
+    grouped <- grouped[!has_na, , drop = FALSE]
+    counts <- counts[!has_na]
+  }
+  if (nrow(grouped) == 0) {
+    abort_sdc(c(
+      "No record has a value in every key of {.arg keys}.",
+      "x" = if (n_records == 0) "The table has no rows." else "All {fmt_int(n_records)} records have a missing key value.",
+      "i" = "Use {.code na = \"category\"} to treat {.val NA} as a category."
+    ), if (n_records == 0) "empty_data" else "key_type", call = call)
+  }
+  # the in-memory numbering: lexicographic in each key's sorted categories
+  coded <- lapply(keys, function(k) code_key(grouped[[k]], k, na == "category", call = call))
+  ord <- do.call(order, unname(lapply(coded, `[[`, "codes")))
+  cells <- grouped[ord, keys, drop = FALSE]
+  rownames(cells) <- NULL
+  cells$count <- counts[ord]
+  new_sdc_cells(
+    cells = cells,
+    cell_id = NULL,
+    keys = keys,
+    na = na,
+    n_records = n_records,
+    n_excluded = n_excluded
+  )
+}
+
+#' @param id For a database table: the name of a column that identifies the
+#'   records (unique, never missing). Each cell's records are ranked by it,
+#'   and the ranks that move are drawn uniformly at random in R, so knowing
+#'   the ids tells nothing about which records moved.
+#' @param name For a database table: the name of the table the release is
+#'   written to, in the same database.
+#' @param overwrite For a database table: replace an existing table called
+#'   `name`? Never done unless `TRUE`.
+#' @section Database tables:
+#'   For a lazy database table (`dplyr::tbl(con, "persons")`, packages DBI,
+#'   dplyr and dbplyr), the counts are computed in the database (one `GROUP
+#'   BY`); the plan and its certificate are computed in R from the counts
+#'   alone, and are the same as for the same data in memory. R then draws,
+#'   from the counts and with R's generator (so `set.seed()` reproduces the
+#'   release), how many records of each blocked cell move, to which cells,
+#'   and which ones (their ranks in the cell, ordered by `id`); only this
+#'   table of moves is uploaded, and the database writes the released table
+#'   `name` in one statement (`ROW_NUMBER() OVER (PARTITION BY keys ORDER BY
+#'   id)` joined to the moves). The result's `data` is the lazy released
+#'   table; `moves` lists every moved record's cell, rank and new cell.
+#'   See `vignette("database", package = "sdcRisk")`.
+#' @rdname ifpr
+#' @export
+ifpr.tbl_lazy <- function(data, keys, xi,
+                          goal = c("all_matches", "unique_matches", "sample_uniques"),
+                          partition = NULL, also = NULL, method = c("tiered", "nayak"),
+                          calibrate = c("exact", "bound"), on_infeasible = c("error", "merge"),
+                          ..., na = c("exclude", "category"), split = FALSE,
+                          id, name, overwrite = FALSE) {
+  rlang::check_dots_empty()
+  check_db_packages()
+  cols <- db_names_only(data)
+  check_names_in(keys, cols)
+  goal <- rlang::arg_match(goal)
+  method <- rlang::arg_match(method)
+  calibrate <- rlang::arg_match(calibrate)
+  on_infeasible <- rlang::arg_match(on_infeasible)
+  na <- rlang::arg_match(na)
+  check_probability(xi)
+  check_also(also, keys, cols)
+  if (method == "nayak" && goal != "sample_uniques" && xi <= 1 / 3) {
+    abort_sdc(c(
+      "{.code method = \"nayak\"} cannot reach {.arg xi} = {xi} for goal {.val {goal}}.",
+      "x" = "Its theta is at most 1, which leaves cells of count 1 or 2 with a risk of at least 1/3 (Nayak, Zhang and You 2016, Section 4.2).",
+      "i" = "Use {.code method = \"tiered\"}, which reaches any xi in (0, 1)."
+    ), "infeasible")
+  }
+  vars <- c(keys, also)
+  con <- dbplyr::remote_con(data)
+  check_db_output(con, name, overwrite)
+  check_db_id(data, id, vars)
+  cf <- cell_frequencies_db(data, vars, na = na)
+  d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split)
+  moves <- draw_moves(d$plan)
+  released <- write_release_db(data, con, vars, id, moves, cf, name, overwrite, na)
+  rel <- new_sdc_release(
+    data = released, plan = d$plan, plan_bound = d$plan_bound, cells = cf, new_cell = integer(),
+    keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
+    partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell
+  )
+  # the realised changes, from the moves (new_sdc_release() reads them from
+  # a record-level vector there is none of here)
+  counts <- cf$cells$count
+  s_new <- counts - tabulate(moves$cell, length(counts)) + tabulate(moves$new_cell, length(counts))
+  rel$certificate$records_changed <- nrow(moves)
+  rel$certificate$cells_changed <- sum(s_new != counts)
+  rel$new_cell <- NULL
+  rel$moves <- moves
+  rel$id <- id
+  rel$table <- name
+  class(rel) <- c("sdc_release_db", class(rel))
+  rel
+}
+
+check_db_output <- function(con, name, overwrite, call = rlang::caller_env()) {
+  if (!is.character(name) || length(name) != 1 || is.na(name) || name == "") {
+    abort_sdc(c(
+      "{.arg name} must be the name of the table to write the release to.",
+      "x" = "It is {show_value(name)}."
+    ), "argument", call = call)
+  }
+  if (!isTRUE(overwrite) && !isFALSE(overwrite)) {
+    abort_sdc(c(
+      "{.arg overwrite} must be {.code TRUE} or {.code FALSE}.",
+      "x" = "It is {show_value(overwrite)}."
+    ), "argument", call = call)
+  }
+  if (!overwrite && DBI::dbExistsTable(con, name)) {
+    abort_sdc(c(
+      "A table called {.val {name}} already exists.",
+      "i" = "Choose another {.arg name}, or use {.code overwrite = TRUE} to replace it."
+    ), "db_table_exists", call = call)
+  }
+  invisible()
+}
+
+# The record identifier: a column, not a key, never missing, unique. Checked
+# by the database before anything is drawn or written.
+check_db_id <- function(data, id, vars, call = rlang::caller_env()) {
+  if (missing(id) || !is.character(id) || length(id) != 1 || is.na(id) || id == "") {
+    abort_sdc(c(
+      "{.arg id} must name the column that identifies the records.",
+      "x" = if (missing(id)) "It is missing." else "It is {show_value(id)}.",
+      "i" = "Each cell's records are ranked by it; it must be unique and never missing."
+    ), "db_id", call = call)
+  }
+  if (!id %in% db_colnames(data)) {
+    abort_sdc(c(
+      "{.arg id} must be a column of the table.",
+      "x" = "Not found: {.val {id}}."
+    ), "db_id", call = call)
+  }
+  if (id %in% vars) {
+    abort_sdc(c(
+      "{.arg id} must not be a key or {.arg also} variable: it would change in the release.",
+      "x" = "{.val {id}} is one of them."
+    ), "db_id", call = call)
+  }
+  idsym <- rlang::sym(id)
+  s <- dplyr::collect(dplyr::summarise(data,
+    n = dplyr::n(),
+    n_missing = sum(ifelse(is.na(!!idsym), 1L, 0L), na.rm = TRUE),
+    n_distinct = dplyr::n_distinct(!!idsym)
+  ))
+  n <- as.numeric(s$n)
+  n_missing <- as.numeric(s$n_missing %||% 0)
+  n_missing[is.na(n_missing)] <- 0
+  n_distinct <- as.numeric(s$n_distinct)
+  if (n_missing > 0) {
+    abort_sdc(c(
+      "{.arg id} must never be missing.",
+      "x" = "Column {.val {id}} is missing in {fmt_int(n_missing)} of {fmt_int(n)} records."
+    ), "db_id", call = call)
+  }
+  if (n_distinct < n) {
+    abort_sdc(c(
+      "{.arg id} must identify the records: no value may repeat.",
+      "x" = "Column {.val {id}} has {fmt_int(n_distinct)} distinct values in {fmt_int(n)} records."
+    ), "db_id", call = call)
+  }
+  invisible()
+}
+
+# The IFPR law, drawn from the counts (Nayak, Zhang and You 2016, Section
+# 3.3): each unit of cell i of a block of m cells independently moves with
+# probability theta / T_i, to each other cell of the block with probability
+# theta / ((m - 1) T_i). So the number that move is Binomial(T_i, theta / T_i),
+# each goes to one of the m - 1 other cells uniformly, and which units move is
+# a uniformly random subset of the cell: their ranks are drawn here, with
+# R's generator (sample.int() draws exactly uniform integers).
+# Returns one row per moving unit: cell, rank (1..T_i), new_cell.
+draw_moves <- function(plan) {
+  sizes <- diff(plan$block_start)
+  none <- data.frame(cell = integer(), rank = integer(), new_cell = integer())
+  if (length(sizes) == 0) return(none)
+  if (anyNA(plan$theta)) {
+    abort_sdc(c(
+      "The release inside a database supports IFPR blocks only.",
+      "x" = "The plan has {sum(is.na(plan$theta))} block{?s} given by a matrix."
+    ), "plan")
+  }
+  counts <- plan$cells$cells$count
+  cells <- plan$block_cells
+  block <- rep.int(seq_along(sizes), sizes)
+  m <- sizes[block]
+  t <- counts[cells]
+  th <- plan$theta[block]
+  k <- stats::rbinom(length(cells), t, pmin(1, th / t))
+  if (sum(k) == 0) return(none)
+  from <- rep.int(seq_along(cells), k)
+  # a uniform other cell of the block: offset 1..m-1 from the cell's position
+  offset <- integer(length(from))
+  mm <- m[from]
+  for (v in sort(unique(mm))) {
+    sel <- which(mm == v)
+    offset[sel] <- sample.int(v - 1L, length(sel), replace = TRUE)
+  }
+  pos <- (seq_along(cells) - plan$block_start[block])[from] # 1..m within the block
+  dest_pos <- (pos - 1L + offset) %% mm + 1L
+  dest <- cells[plan$block_start[block[from]] + dest_pos]
+  moving <- which(k > 0)
+  rank <- unlist(lapply(moving, function(i) sample.int(t[i], k[i])), use.names = FALSE)
+  data.frame(cell = cells[from], rank = as.integer(rank), new_cell = as.integer(dest))
+}
+
+# Upload the moves, rank each cell's records by id in the database, rewrite
+# the keys of the moved records and write the released table: one statement.
+write_release_db <- function(data, con, vars, id, moves, cf, name, overwrite, na) {
+  all_cols <- db_colnames(data)
+  new_names <- paste0("sdc_new__", seq_along(vars))
+  up <- cf$cells[moves$cell, vars, drop = FALSE]
+  up$sdc_rank__ <- moves$rank
+  new_vals <- cf$cells[moves$new_cell, vars, drop = FALSE]
+  names(new_vals) <- new_names
+  up <- cbind(up, new_vals)
+  up$sdc_moved__ <- rep(1L, nrow(up))
+  rownames(up) <- NULL
+  # a fresh name that uses no random numbers (the user's stream stays as the
+  # release left it)
+  tmp <- paste0("sdc_moves_", Sys.getpid(), "_", format(as.numeric(Sys.time()) * 1e6, scientific = FALSE, nsmall = 0))
+  tmp <- gsub("[^A-Za-z0-9_]", "", tmp)
+  moves_tbl <- dplyr::copy_to(con, up, name = tmp, temporary = TRUE, overwrite = FALSE)
+  on.exit(try(DBI::dbRemoveTable(con, tmp), silent = TRUE), add = TRUE)
+  keysyms <- rlang::syms(vars)
+  ranked <- dplyr::ungroup(dplyr::mutate(
+    dbplyr::window_order(dplyr::group_by(data, !!!keysyms), !!rlang::sym(id)),
+    sdc_rank__ = dplyr::row_number()
+  ))
+  joined <- dplyr::left_join(ranked, moves_tbl,
+    by = c(vars, "sdc_rank__"),
+    na_matches = if (na == "category") "na" else "never"
+  )
+  rewrite <- stats::setNames(lapply(seq_along(vars), function(k) {
+    rlang::expr(ifelse(is.na(sdc_moved__), !!rlang::sym(vars[k]), !!rlang::sym(new_names[k])))
+  }), vars)
+  out <- dplyr::select(dplyr::mutate(joined, !!!rewrite), dplyr::all_of(all_cols))
+  if (overwrite && DBI::dbExistsTable(con, name)) DBI::dbRemoveTable(con, name)
+  dplyr::compute(out, name = name, temporary = FALSE)
+  dplyr::tbl(con, name)
+}
+
+#' @export
+format.sdc_release_db <- function(x, ...) {
+  c(
+    NextMethod(),
+    paste0("Released table: ", x$table, " (in the database; ", n_of(nrow(x$moves), "record"), " moved)")
+  )
+}
