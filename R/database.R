@@ -64,13 +64,15 @@ cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
   cells <- grouped[ord, keys, drop = FALSE]
   rownames(cells) <- NULL
   cells$count <- counts[ord]
+  # the types of the in-memory counts: integer records (where they fit), double excluded
+  as_count <- function(x) if (x <= .Machine$integer.max) as.integer(x) else x
   new_sdc_cells(
     cells = cells,
     cell_id = NULL,
     keys = keys,
     na = na,
-    n_records = n_records,
-    n_excluded = n_excluded
+    n_records = as_count(n_records),
+    n_excluded = as.numeric(n_excluded)
   )
 }
 
@@ -123,8 +125,8 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   }
   vars <- c(keys, also)
   con <- dbplyr::remote_con(data)
-  check_db_output(con, name, overwrite)
   check_db_id(data, id, vars)
+  check_db_output(con, name, overwrite)
   cf <- cell_frequencies_db(data, vars, na = na)
   d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split)
   moves <- draw_moves(d$plan)
@@ -149,6 +151,12 @@ ifpr.tbl_lazy <- function(data, keys, xi,
 }
 
 check_db_output <- function(con, name, overwrite, call = rlang::caller_env()) {
+  if (missing(name)) {
+    abort_sdc(c(
+      "{.arg name} must be the name of the table to write the release to.",
+      "x" = "It is missing."
+    ), "argument", call = call)
+  }
   if (!is.character(name) || length(name) != 1 || is.na(name) || name == "") {
     abort_sdc(c(
       "{.arg name} must be the name of the table to write the release to.",
@@ -275,7 +283,9 @@ write_release_db <- function(data, con, vars, id, moves, cf, name, overwrite, na
   # release left it)
   tmp <- paste0("sdc_moves_", Sys.getpid(), "_", format(as.numeric(Sys.time()) * 1e6, scientific = FALSE, nsmall = 0))
   tmp <- gsub("[^A-Za-z0-9_]", "", tmp)
-  moves_tbl <- dplyr::copy_to(con, up, name = tmp, temporary = TRUE, overwrite = FALSE)
+  # RPostgreSQL cannot create temporary tables: a plain one, dropped on exit
+  temporary <- !inherits(con, "PostgreSQLConnection")
+  moves_tbl <- dplyr::copy_to(con, up, name = tmp, temporary = temporary, overwrite = FALSE)
   on.exit(try(DBI::dbRemoveTable(con, tmp), silent = TRUE), add = TRUE)
   keysyms <- rlang::syms(vars)
   ranked <- dplyr::ungroup(dplyr::mutate(
