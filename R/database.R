@@ -95,7 +95,9 @@ cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
 #'   table of moves is uploaded, and the database writes the released table
 #'   `name` in one statement (`ROW_NUMBER() OVER (PARTITION BY keys ORDER BY
 #'   id)` joined to the moves). The result's `data` is the lazy released
-#'   table; `moves` lists every moved record's cell, rank and new cell.
+#'   table, `original` the table it was made from, and `moves` lists every
+#'   moved record's cell, rank and new cell; [release_risk()] and
+#'   [release_utility()] evaluate it from counts made by the database.
 #'   See `vignette("database", package = "sdcRisk")`.
 #' @rdname ifpr
 #' @export
@@ -146,6 +148,7 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   rel$moves <- moves
   rel$id <- id
   rel$table <- name
+  rel$original <- data
   class(rel) <- c("sdc_release_db", class(rel))
   rel
 }
@@ -262,9 +265,25 @@ draw_moves <- function(plan) {
   pos <- (seq_along(cells) - plan$block_start[block])[from] # 1..m within the block
   dest_pos <- (pos - 1L + offset) %% mm + 1L
   dest <- cells[plan$block_start[block[from]] + dest_pos]
-  moving <- which(k > 0)
-  rank <- unlist(lapply(moving, function(i) sample.int(t[i], k[i])), use.names = FALSE)
-  data.frame(cell = cells[from], rank = as.integer(rank), new_cell = as.integer(dest))
+  data.frame(cell = cells[from], rank = draw_ranks(t, k), new_cell = as.integer(dest))
+}
+
+# For each cell, k[i] distinct ranks out of 1..t[i], a uniformly random
+# subset, listed cell after cell. Only the set matters (the destinations are
+# independent and identically distributed), so a cell whose every unit moves
+# needs no draw, and cells where one unit moves draw together, per count.
+draw_ranks <- function(t, k) {
+  start <- cumsum(k) - k
+  rank <- integer(sum(k))
+  all <- which(k > 0 & k == t)
+  rank[rep.int(start[all], k[all]) + sequence(k[all])] <- sequence(k[all])
+  one <- which(k == 1 & t > 1)
+  for (v in sort(unique(t[one]))) {
+    sel <- one[t[one] == v]
+    rank[start[sel] + 1L] <- sample.int(v, length(sel), replace = TRUE)
+  }
+  for (i in which(k > 1 & k < t)) rank[start[i] + seq_len(k[i])] <- sample.int(t[i], k[i])
+  rank
 }
 
 # Upload the moves, rank each cell's records by id in the database, rewrite
@@ -310,5 +329,107 @@ format.sdc_release_db <- function(x, ...) {
   c(
     NextMethod(),
     paste0("Released table: ", x$table, " (in the database; ", n_of(nrow(x$moves), "record"), " moved)")
+  )
+}
+
+# ---------------------------------------------------------------------------
+# Evaluation of a release written to a database, from counts: the database
+# counts the original and the released tables, R compares.
+
+# What release_risk() reads of a release, for the units whose cell could
+# change (cells of count 1 or 2, cells in blocks) and only for them: their
+# original and released cells, rebuilt from the counts and the moves (a unit
+# is its cell and its rank there). The records of other cells never move.
+release_unit_view <- function(release) {
+  counts <- release$cells$cells$count
+  block_of <- plan_block_of(release$plan)
+  inside <- which(counts <= 2 | !is.na(block_of))
+  old <- rep.int(inside, counts[inside])
+  start <- integer(length(counts))
+  start[inside] <- cumsum(counts[inside]) - counts[inside]
+  new <- old
+  mv <- release$moves
+  new[start[mv$cell] + mv$rank] <- mv$new_cell
+  view <- release
+  class(view) <- setdiff(class(release), "sdc_release_db")
+  view$cells$cell_id <- old
+  view$cells$n_records <- length(old)
+  view$new_cell <- new
+  # a data frame of length(old) rows and no columns (costs nothing)
+  view$data <- structure(list(), names = character(), row.names = c(NA, -length(old)), class = "data.frame")
+  view
+}
+
+# Counts of every combination of `vars` in a table, by the database; NA is a
+# value like any other.
+db_counts <- function(tbl, vars) {
+  out <- dplyr::collect(dplyr::summarise(
+    dplyr::group_by(tbl, !!!rlang::syms(vars)),
+    sdc_count__ = dplyr::n(),
+    .groups = "drop"
+  ))
+  out <- as.data.frame(out, stringsAsFactors = FALSE)
+  # integers where they fit, as table() gives in memory
+  cnt <- as.numeric(out$sdc_count__)
+  out$sdc_count__ <- if (all(cnt <= .Machine$integer.max)) as.integer(cnt) else cnt
+  out
+}
+
+# release_utility() for a release in a database: the same tables as for a
+# data frame (distribution_table(), tvd_row() and variance_table() of
+# evaluate.R), with the distributions counted by the database.
+release_utility_db <- function(release, vars, call = rlang::caller_env()) {
+  combos <- if (is.list(vars)) vars else as.list(vars)
+  all_vars <- unique(unlist(combos))
+  if (length(combos) == 0 || !is.character(all_vars)) {
+    abort_sdc(c(
+      "{.arg vars} must name variables of the data, as a character vector or a list of them.",
+      "x" = "It is {.obj_type_friendly {vars}}."
+    ), "argument", call = call)
+  }
+  check_names_in(all_vars, db_names_only(release$data), arg = "vars", what = "variable", call = call)
+  singles <- unique(unlist(combos[lengths(combos) == 1]))
+  if (!is.list(vars)) singles <- all_vars
+  n <- release$cells$n_records
+  key_of <- function(d) do.call(paste, c(lapply(d, as.character), sep = "\r"))
+  tvd_counts <- function(cv) {
+    a <- db_counts(release$original, cv)
+    b <- db_counts(release$data, cv)
+    ka <- key_of(a[cv])
+    kb <- key_of(b[cv])
+    all <- unique(c(ka, kb))
+    fa <- integer(length(all))
+    fb <- integer(length(all))
+    fa[match(ka, all)] <- a$sdc_count__
+    fb[match(kb, all)] <- b$sdc_count__
+    ncat <- prod(vapply(cv, function(v) {
+      length(unique(c(as.character(a[[v]]), as.character(b[[v]]))))
+    }, numeric(1)))
+    data.frame(variables = paste(cv, collapse = ", "), tvd = sum(abs(fa - fb)) / (2 * n),
+      cells = ncat, nonempty = length(all))
+  }
+  dist_counts <- function(v) {
+    a <- db_counts(release$original, v)
+    b <- db_counts(release$data, v)
+    lev <- sort(unique(c(a[[v]], b[[v]])), na.last = TRUE)
+    o <- a$sdc_count__[match(lev, a[[v]])]
+    p <- b$sdc_count__[match(lev, b[[v]])]
+    o[is.na(o)] <- 0L
+    p[is.na(p)] <- 0L
+    data.frame(
+      category = as.character(lev), original = o, original_share = o / n,
+      perturbed = p, perturbed_share = p / n, difference = o - p,
+      sampling_sd = sqrt(n * (o / n) * (1 - o / n))
+    )
+  }
+  perturbed <- intersect(singles, c(release$keys, release$also))
+  structure(
+    list(
+      distributions = stats::setNames(lapply(singles, dist_counts), singles),
+      tvd = do.call(rbind, lapply(combos, tvd_counts)),
+      variance = stats::setNames(lapply(perturbed, function(v) variance_table(release, v)), perturbed),
+      n = n
+    ),
+    class = "sdc_utility"
   )
 }

@@ -33,6 +33,7 @@
 #' rel <- ifpr(pums_md, keys, 0.395, method = "nayak", calibrate = "bound")
 #' release_risk(rel)
 release_risk <- function(release) {
+  if (inherits(release, "sdc_release_db")) release <- release_unit_view(release)
   check_release(release)
   cells <- release$cells
   counts <- cells$cells$count
@@ -218,6 +219,7 @@ as.data.frame.sdc_release_risk <- function(x, ...) x$table
 #' u
 #' u$distributions$marital
 release_utility <- function(release, vars) {
+  if (inherits(release, "sdc_release_db")) return(release_utility_db(release, vars))
   check_release(release)
   combos <- if (is.list(vars)) vars else as.list(vars)
   all_vars <- unique(unlist(combos))
