@@ -300,11 +300,15 @@ write_release_db <- function(data, con, vars, id, moves, cf, name, overwrite, na
   rownames(up) <- NULL
   # a fresh name that uses no random numbers (the user's stream stays as the
   # release left it)
-  tmp <- paste0("sdc_moves_", Sys.getpid(), "_", format(as.numeric(Sys.time()) * 1e6, scientific = FALSE, nsmall = 0))
+  tmp <- paste0("sdc_moves_", Sys.getpid(), "_", format(as.numeric(Sys.time()) * 1e3 %% 1e9, scientific = FALSE))
   tmp <- gsub("[^A-Za-z0-9_]", "", tmp)
   # RPostgreSQL cannot create temporary tables: a plain one, dropped on exit
   temporary <- !inherits(con, "PostgreSQLConnection")
-  moves_tbl <- dplyr::copy_to(con, up, name = tmp, temporary = temporary, overwrite = FALSE)
+  # an index on what the join matches (cell and rank) saves the database
+  # from building one per query; Spark (not a DBI connection) has none
+  indexes <- if (inherits(con, "DBIConnection")) list(c(vars, "sdc_rank__"))
+  moves_tbl <- dplyr::copy_to(con, up, name = tmp, temporary = temporary, overwrite = FALSE,
+    indexes = indexes)
   on.exit(try(DBI::dbRemoveTable(con, tmp), silent = TRUE), add = TRUE)
   keysyms <- rlang::syms(vars)
   ranked <- dplyr::ungroup(dplyr::mutate(
