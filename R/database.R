@@ -304,12 +304,17 @@ write_release_db <- function(data, con, vars, id, moves, cf, name, overwrite, na
   tmp <- gsub("[^A-Za-z0-9_]", "", tmp)
   # RPostgreSQL cannot create temporary tables: a plain one, dropped on exit
   temporary <- !inherits(con, "PostgreSQLConnection")
-  # an index on what the join matches (cell and rank) saves the database
-  # from building one per query; Spark (not a DBI connection) has none
-  indexes <- if (inherits(con, "DBIConnection")) list(c(vars, "sdc_rank__"))
-  moves_tbl <- dplyr::copy_to(con, up, name = tmp, temporary = temporary, overwrite = FALSE,
-    indexes = indexes)
+  moves_tbl <- dplyr::copy_to(con, up, name = tmp, temporary = temporary, overwrite = FALSE)
   on.exit(try(DBI::dbRemoveTable(con, tmp), silent = TRUE), add = TRUE)
+  # an index on what the join matches (cell and rank) saves the database
+  # from building one per query (a short name: PostgreSQL truncates long
+  # ones). Only speed depends on it; Spark (not a DBI connection) has none.
+  if (inherits(con, "DBIConnection")) {
+    q <- function(x) paste(DBI::dbQuoteIdentifier(con, x), collapse = ", ")
+    try(DBI::dbExecute(con, paste0(
+      "CREATE INDEX ", q(paste0(tmp, "_i")), " ON ", q(tmp), " (", q(c(vars, "sdc_rank__")), ")"
+    )), silent = TRUE)
+  }
   keysyms <- rlang::syms(vars)
   ranked <- dplyr::ungroup(dplyr::mutate(
     dbplyr::window_order(dplyr::group_by(data, !!!keysyms), !!rlang::sym(id)),
