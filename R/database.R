@@ -127,8 +127,8 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   }
   vars <- c(keys, also)
   con <- dbplyr::remote_con(data)
+  check_db_output(con, name, overwrite, source = dbplyr::remote_name(data))
   check_db_id(data, id, vars)
-  check_db_output(con, name, overwrite)
   cf <- cell_frequencies_db(data, vars, na = na)
   d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split)
   moves <- draw_moves(d$plan)
@@ -153,7 +153,7 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   rel
 }
 
-check_db_output <- function(con, name, overwrite, call = rlang::caller_env()) {
+check_db_output <- function(con, name, overwrite, source = NULL, call = rlang::caller_env()) {
   if (missing(name)) {
     abort_sdc(c(
       "{.arg name} must be the name of the table to write the release to.",
@@ -171,6 +171,13 @@ check_db_output <- function(con, name, overwrite, call = rlang::caller_env()) {
       "{.arg overwrite} must be {.code TRUE} or {.code FALSE}.",
       "x" = "It is {show_value(overwrite)}."
     ), "argument", call = call)
+  }
+  if (!is.null(source) && identical(tolower(as.character(source)), tolower(name))) {
+    abort_sdc(c(
+      "{.arg name} must not be the table the release is made from.",
+      "x" = "Both are {.val {name}}.",
+      "i" = "Write the release to a new table."
+    ), "db_table_exists", call = call)
   }
   if (!overwrite && DBI::dbExistsTable(con, name)) {
     abort_sdc(c(

@@ -222,6 +222,9 @@ for (backend in c("SQLite", "PostgreSQL")) {
 
     # an existing table is kept unless overwrite = TRUE
     expect_error(ifpr(tb, db_keys, xi = 0.3, id = "pid", name = a), class = "sdcRisk_error_db_table_exists")
+    expect_error(ifpr(tb, db_keys, xi = 0.3, id = "pid", name = dbplyr::remote_name(tb), overwrite = TRUE),
+      class = "sdcRisk_error_db_table_exists")
+    expect_identical(by_id(dplyr::collect(tb), "pid"), by_id(df, "pid"))
     set.seed(43)
     rc <- ifpr(tb, db_keys, xi = 0.3, id = "pid", name = a, overwrite = TRUE)
     expect_identical(by_id(dplyr::collect(rc$data), "pid"), by_id(expected_release(df, rc, "pid")$data, "pid"))
