@@ -172,7 +172,7 @@ check_db_output <- function(con, name, overwrite, source = NULL, call = rlang::c
       "x" = "It is {show_value(overwrite)}."
     ), "argument", call = call)
   }
-  if (!is.null(source) && identical(tolower(as.character(source)), tolower(name))) {
+  if (!is.null(source) && identical(tolower(as.character(source)), tolower(as.character(name)))) {
     abort_sdc(c(
       "{.arg name} must not be the table the release is made from.",
       "x" = "Both are {.val {name}}.",
