@@ -15,7 +15,9 @@
 #' lexicographic order of their categories, the first key varying slowest, so
 #' the numbering does not depend on the order of the records.
 #'
-#' @param data A data frame with one row per record.
+#' @param data A data frame with one row per record, or a lazy database
+#'   table (`dplyr::tbl(con, "persons")`): then the counts are computed by
+#'   the database and only the cells come back; `cell_id` is `NULL`.
 #' @param keys Character vector: the names of the key variables.
 #' @param na How to treat missing values in a key. `"exclude"` (the default)
 #'   leaves a record with a missing value in any key out of the
@@ -49,6 +51,7 @@
 #' cf
 #' head(cf$cells)
 cell_frequencies <- function(data, keys, na = c("exclude", "category")) {
+  if (is_db_table(data)) return(cell_frequencies_db(data, keys, na))
   check_data_frame(data)
   check_names_in(keys, data)
   check_names_free(keys, cell_columns)

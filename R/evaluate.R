@@ -33,6 +33,7 @@
 #' rel <- ifpr(pums_md, keys, 0.395, method = "nayak", calibrate = "bound")
 #' release_risk(rel)
 release_risk <- function(release) {
+  if (inherits(release, "sdc_release_db")) release <- release_unit_view(release)
   if (is_vars_release(release)) return(release_risk_vars(as_vars_release(release)))
   check_release(release)
   cells <- release$cells
@@ -205,6 +206,7 @@ as.data.frame.sdc_release_risk <- function(x, ...) x$table
 #' u
 #' u$distributions$marital
 release_utility <- function(release, vars) {
+  if (inherits(release, "sdc_release_db")) return(release_utility_db(release, vars))
   per_variable <- is_vars_release(release)
   if (per_variable) release <- as_vars_release(release) else check_release(release)
   combos <- if (is.list(vars)) vars else as.list(vars)

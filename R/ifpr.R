@@ -135,16 +135,34 @@ ifpr.data.frame <- function(data, keys, xi,
   }
   vars <- c(keys, also)
   cf <- cell_frequencies(data, vars, na = na)
-  groups <- partition_groups(cf$cells, vars, partition)
+  d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split)
+  plan <- d$plan
+  new_cell <- cpp_pram_draw(plan_cpp(plan), cf$cell_id)
+  released <- write_cells(data, cf, cf$cell_id, new_cell)
+  new_sdc_release(
+    data = released, plan = plan, plan_bound = d$plan_bound, cells = cf, new_cell = new_cell,
+    keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
+    partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell
+  )
+}
+
+# Steps 3-4, calibration and the certificate, from the cell counts alone:
+# shared by the data frame and the database methods, so that both build the
+# same plan from the same counts.
+ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible,
+                        split, call = rlang::caller_env()) {
+  groups <- partition_groups(cf$cells, vars, partition, call = call)
   if (length(partition) > 0 && all(keys %in% names(partition)) &&
     all(vapply(partition[keys], identical, logical(1), "keep"))) {
     abort_sdc(c(
       "{.arg partition} keeps every key fixed: no record could change.",
       "i" = "Let at least one key change, at least within groups."
-    ), "partition")
+    ), "partition", call = call)
   }
   ps <- partition_sets(groups)
-  des <- design_release(cf, ps$set_of_cell, ps$sets, xi, goal, method, split, on_infeasible)
+  des <- design_release(cf, ps$set_of_cell, ps$sets, xi, goal, method, split, on_infeasible,
+    call = call
+  )
   plan_bound <- ifpr_plan(
     cf,
     cells = unlist(lapply(des$design, `[[`, "cells")),
@@ -161,15 +179,9 @@ ifpr.data.frame <- function(data, keys, xi,
       "The release does not meet its bound: the exact maximum risk is {format(mx$risk, digits = 8)} > xi = {xi}.",
       "x" = "At cell {mx$cell} (count {mx$count}), a = {mx$a}.",
       "i" = "No release is returned. Please report this with the data's cell counts."
-    ), "certificate")
+    ), "certificate", call = call)
   }
-  new_cell <- cpp_pram_draw(plan_cpp(plan), cf$cell_id)
-  released <- write_cells(data, cf, cf$cell_id, new_cell)
-  new_sdc_release(
-    data = released, plan = plan, plan_bound = plan_bound, cells = cf, new_cell = new_cell,
-    keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
-    partition = partition, sets = ps$sets, des = des, max_risk = mx, set_of_cell = ps$set_of_cell
-  )
+  list(plan = plan, plan_bound = plan_bound, ps = ps, des = des, mx = mx)
 }
 
 # An all-IFPR plan from flat vectors (cells in block order, block sizes):
