@@ -129,6 +129,14 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_error_sdcmicro_strata`: `sdcMicro::pram()` was run within strata:
 #'   sdcMicro keeps only the last stratum's matrix, so the release cannot be
 #'   certified from the object; use [pram_release()].
+#' * `sdcRisk_error_db_packages`: a database table was given but DBI, dplyr
+#'   or dbplyr is not installed.
+#' * `sdcRisk_error_db_id`: `id` of [ifpr()] on a database table is missing,
+#'   not a column, a key, or not unique and never missing in the database.
+#' * `sdcRisk_error_db_table_exists`: the output table `name` exists (and
+#'   `overwrite` is `FALSE`) or is the table the release is made from.
+#' * `sdcRisk_error_plan`: a plan that the release inside a database cannot
+#'   apply (a block given by a matrix rather than IFPR).
 #'
 #' @name sdcRisk_errors
 #' @family errors
