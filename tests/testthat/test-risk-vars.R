@@ -289,3 +289,26 @@ test_that("the certificate is never below a risk match_risk() returns (extreme e
     }
   }
 })
+
+test_that("max_match_risk_known() checks every subset of the keys and puts the worst first", {
+  df <- data.frame(x = c("a", "a", "b", "b", "b"), y = c("u", "v", "u", "v", "v"))
+  cf <- cell_frequencies(df, c("x", "y"))
+  plan <- pram_plan_vars(cf, list(y = matrix(c(0, 1, 1, 0), 2)))
+  res <- max_match_risk_known(plan)
+  expect_s3_class(res, "sdc_max_risk_known")
+  expect_identical(sort(res$known), sort(c("x", "y", "x, y")))
+  # knowing x: the swapped pair stays in D = {x = a}, found with probability 1/2;
+  # knowing y or both: every unit leaves the target's set surely
+  expect_identical(res$known[1], "x")
+  expect_equal(res$risk, c(0.5, 0, 0))
+  expect_identical(res$count_known[1], 2L)
+  # each row is the certificate for that intruder
+  for (i in seq_len(nrow(res))) {
+    k <- strsplit(res$known[i], ", ")[[1]]
+    expect_equal(res$risk[i], max_match_risk(plan, known = k)$risk)
+  }
+  one <- max_match_risk_known(plan, subsets = list("x"))
+  expect_identical(nrow(one), 1L)
+  expect_error(max_match_risk_known(plan, subsets = list("z")), class = "sdcRisk_error_known")
+  expect_snapshot(print(res))
+})
