@@ -63,6 +63,7 @@ namespace {
 
 // Owns 0-based copies of a per-variable plan and exposes a VarsPlanView.
 struct VarsPlanHolder {
+  sdcRisk_glue::InterruptHookGuard interrupt_guard;
   std::vector<int> counts, stratum;
   std::vector<std::vector<int>> codes;
   std::vector<std::vector<double>> mats;
