@@ -336,7 +336,8 @@ risk_engine <- function(plan, known, fun, call = rlang::caller_env()) {
   })
 }
 
-plan_vars_cpp <- function(plan, known) {
+plan_vars_cpp <- function(plan, known, call = rlang::caller_env()) {
+  check_plan_vars_structure(plan, call)
   keys <- plan$cells$keys
   mats <- unlist(lapply(plan$matrices, function(ms) {
     lapply(plan$vars, function(v) as.numeric(ms[[v]]))
@@ -436,4 +437,33 @@ print.sdc_max_risk_known <- function(x, ...) {
   attr(df, "goal") <- NULL
   print(df, row.names = FALSE, digits = 6)
   invisible(x)
+}
+
+# A cheap structural check before C++ reads a per-variable plan (an edited
+# plan or cells object must give an error, never a crash).
+check_plan_vars_structure <- function(plan, call = rlang::caller_env()) {
+  ncell <- nrow(plan$cells$cells)
+  counts <- plan$cells$cells$count
+  keys <- plan$cells$keys
+  nl <- lengths(plan$levels)
+  ok <- is.integer(counts) && !anyNA(counts) && all(counts >= 1L) &&
+    identical(names(plan$codes), keys) && identical(names(plan$levels), keys) &&
+    all(vapply(plan$codes, function(x) is.integer(x) && length(x) == ncell, logical(1))) &&
+    all(mapply(function(x, k) !anyNA(x) && all(x >= 1L & x <= k), plan$codes, nl)) &&
+    is.integer(plan$stratum_of_cell) && length(plan$stratum_of_cell) == ncell &&
+    !anyNA(plan$stratum_of_cell) && all(plan$stratum_of_cell >= 1L & plan$stratum_of_cell <= length(plan$matrices)) &&
+    all(plan$vars %in% keys) &&
+    all(vapply(plan$matrices, function(ms) {
+      all(vapply(plan$vars, function(v) {
+        m <- ms[[v]]
+        is.matrix(m) && is.double(m) && identical(dim(m), c(nl[[v]], nl[[v]])) && !anyNA(m)
+      }, logical(1)))
+    }, logical(1)))
+  if (!ok) {
+    abort_sdc(c(
+      "{.arg plan} is not a valid per-variable plan.",
+      "i" = "Was it or its cells edited? Build it again with {.fn pram_plan_vars}."
+    ), "plan", call = call)
+  }
+  invisible(plan)
 }

@@ -346,3 +346,21 @@ test_that("the search over a is fast and exact when every risk at a = 1 is small
   a <- c(1, 2, 100, mx$a, 39999, 40000, 40001)
   expect_equal(match_risk(plan, 1, a)$risk, ref_risk(40000, 40000, 0.5, a), tolerance = 1e-9)
 })
+
+test_that("an edited per-variable plan gives a classed error, not a crash", {
+  df <- data.frame(x = c("a", "b", "b"), y = c("u", "u", "v"))
+  cf <- cell_frequencies(df, c("x", "y"))
+  plan <- pram_plan_vars(cf, list(x = matrix(0.5, 2, 2)))
+  bad <- plan
+  bad$cells$cells$count[1] <- 0L
+  expect_error(max_match_risk(bad), class = "sdcRisk_error_plan")
+  bad <- plan
+  bad$codes$x[1] <- 99L
+  expect_error(match_risk(bad), class = "sdcRisk_error_plan")
+  bad <- plan
+  bad$stratum_of_cell[2] <- 5L
+  expect_error(max_match_risk(bad), class = "sdcRisk_error_plan")
+  bad <- plan
+  bad$matrices[[1]]$x <- diag(3)
+  expect_error(max_match_risk(bad), class = "sdcRisk_error_plan")
+})
