@@ -15,7 +15,9 @@
 #' lexicographic order of their categories, the first key varying slowest, so
 #' the numbering does not depend on the order of the records.
 #'
-#' @param data A data frame with one row per record.
+#' @param data A data frame with one row per record, or a lazy database
+#'   table (`dplyr::tbl(con, "persons")`): then the counts are computed by
+#'   the database and only the cells come back; `cell_id` is `NULL`.
 #' @param keys Character vector: the names of the key variables.
 #' @param na How to treat missing values in a key. `"exclude"` (the default)
 #'   leaves a record with a missing value in any key out of the
@@ -49,14 +51,16 @@
 #' cf
 #' head(cf$cells)
 cell_frequencies <- function(data, keys, na = c("exclude", "category")) {
+  if (is_db_table(data)) return(cell_frequencies_db(data, keys, na))
   check_data_frame(data)
   check_names_in(keys, data)
-  na <- rlang::arg_match(na)
-  coded <- lapply(keys, function(k) code_key(data[[k]], k, na == "category"))
-  res <- cross_classify_codes(
-    lapply(coded, `[[`, "codes"),
-    vapply(coded, `[[`, integer(1), "nlevels")
-  )
+  check_names_free(keys, cell_columns)
+  na <- check_choice(na)
+  env <- rlang::current_env()
+  coded <- lapply(keys, function(k) code_key(data[[k]], k, na == "category", call = env))
+  nlevels <- vapply(coded, `[[`, integer(1), "nlevels")
+  # a key without categories (all missing) has no cell
+  res <- if (all(nlevels > 0L)) cross_classify_codes(lapply(coded, `[[`, "codes"), nlevels)
   if (length(res$counts) == 0) {
     abort_sdc(c(
       "No record has a value in every key of {.arg keys}.",
@@ -108,6 +112,12 @@ new_sdc_cells <- function(cells, cell_id, keys, na, n_records, n_excluded) {
 
 # Integer codes 1..L of one key (NA where missing) and the value of each code.
 code_key <- function(x, name, na_category, call = rlang::caller_env()) {
+  if (!is.null(dim(x))) {
+    abort_sdc(c(
+      "Key {.var {name}} must be a vector, one value per record.",
+      "x" = "It is a matrix or array column with dimensions {paste(dim(x), collapse = ' x ')}."
+    ), "key_type", call = call)
+  }
   if (is.factor(x)) {
     # the factor itself carries its codes: no copy
     codes <- x
@@ -118,7 +128,7 @@ code_key <- function(x, name, na_category, call = rlang::caller_env()) {
   } else if (is.integer(x) && !is.object(x) && !is.na((r <- cpp_int_range(x))[1]) &&
     as.numeric(r[2]) - r[1] < 1e6) {
     # a dense range: codes by subtraction; unobserved values make no cells
-    codes <- x - (r[1] - 1L)
+    codes <- (x - r[1]) + 1L # r[1] - 1L would overflow at the integer minimum
     values <- seq.int(r[1], r[2])
   } else if (is.atomic(x) && (is.character(x) || is.numeric(x)) && !is.complex(x)) {
     values <- sort(unique(x[!is.na(x)]), method = "radix")
@@ -134,7 +144,8 @@ code_key <- function(x, name, na_category, call = rlang::caller_env()) {
     nlevels <- nlevels + 1L
     codes <- as.integer(codes)
     codes[is.na(codes)] <- nlevels
-    values[nlevels] <- NA
+    # NaN stays NaN when the key has no other missing value
+    values[nlevels] <- if (is.double(x) && all(is.nan(x[is.na(x)]))) NaN else NA
   }
   list(codes = codes, values = values, nlevels = as.integer(nlevels))
 }

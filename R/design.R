@@ -19,7 +19,7 @@
 #' psi(1:5, 0.8)
 psi <- function(t, theta) {
   check_positive_numbers(t, "t", min = 1)
-  check_positive_numbers(theta, "theta", min = 0)
+  check_positive_numbers(theta, "theta", min = 0, class = "theta")
   n <- max(length(t), length(theta))
   t <- rep_len(as.numeric(t), n)
   theta <- rep_len(as.numeric(theta), n)
@@ -63,7 +63,7 @@ psi <- function(t, theta) {
 #' ifpr_theta(c(0.789, 0.429, 0.35), "all_matches")
 #' ifpr_theta(0.2, "sample_uniques")
 ifpr_theta <- function(xi, goal = c("all_matches", "unique_matches", "sample_uniques")) {
-  goal <- rlang::arg_match(goal)
+  goal <- check_choice(goal)
   check_xi_vector(xi)
   if (goal == "sample_uniques") {
     theta <- cpp_design("theta_psi", xi, 1)
@@ -79,7 +79,7 @@ ifpr_theta <- function(xi, goal = c("all_matches", "unique_matches", "sample_uni
     theta <- cpp_design("theta_h", xi, numeric(0))
     size <- if (goal == "all_matches") pmax(2, cpp_design("ceiling", 1 / (1 - theta), numeric(0))) else rep(2, length(xi))
   }
-  data.frame(xi = xi, goal = goal, theta = theta, block_size = as.integer(size))
+  data.frame(xi = xi, goal = goal, theta = theta, block_size = block_size_int(size, xi))
 }
 
 #' IFPR parameter and minimum block size for any risk bound (Ghatak et al.)
@@ -113,25 +113,20 @@ ifpr_theta_ghatak <- function(xi, t1) {
   t1 <- rep_len(as.numeric(t1), n)
   theta <- cpp_design("theta_psi", xi, t1)
   size <- ifelse(theta > 0, pmax(2, cpp_design("ceiling", t1 / (t1 - theta), numeric(0))), 2)
-  data.frame(xi = xi, t1 = t1, theta = theta, block_size = as.integer(size))
+  data.frame(xi = xi, t1 = t1, theta = theta, block_size = block_size_int(size, xi))
 }
 
-check_xi_vector <- function(xi, call = rlang::caller_env()) {
-  if (!is.numeric(xi) || length(xi) == 0 || anyNA(xi) || any(xi <= 0 | xi >= 1)) {
+# Block sizes as integers; a bound so close to its limit that blocks would
+# need more cells than any table has (more than the largest integer) is an
+# error, not NA.
+block_size_int <- function(size, xi, call = rlang::caller_env()) {
+  bad <- is.na(size) | size > int_max
+  if (any(bad)) {
     abort_sdc(c(
-      "{.arg xi} must contain risk bounds strictly between 0 and 1.",
-      "x" = "It is {show_value(xi)}."
-    ), "xi", call = call)
+      "No usable block size for {.arg xi} = {show_value(xi[bad])}.",
+      "x" = "Blocks would need more than {fmt_int(int_max)} cells: theta is too close to its limit.",
+      "i" = "Use a larger {.arg xi}."
+    ), "infeasible", call = call)
   }
-  invisible(xi)
-}
-
-check_positive_numbers <- function(x, arg, min = 0, call = rlang::caller_env()) {
-  if (!is.numeric(x) || length(x) == 0 || anyNA(x) || any(!is.finite(x)) || any(x < min)) {
-    abort_sdc(c(
-      "{.arg {arg}} must contain finite numbers of at least {min}.",
-      "x" = "It is {show_value(x)}."
-    ), if (arg == "theta") "theta" else "argument", call = call)
-  }
-  invisible(x)
+  as.integer(size)
 }

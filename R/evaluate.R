@@ -33,6 +33,8 @@
 #' rel <- ifpr(pums_md, keys, 0.395, method = "nayak", calibrate = "bound")
 #' release_risk(rel)
 release_risk <- function(release) {
+  if (inherits(release, "sdc_release_db")) release <- release_unit_view(release)
+  if (is_vars_release(release)) return(release_risk_vars(as_vars_release(release)))
   check_release(release)
   cells <- release$cells
   counts <- cells$cells$count
@@ -101,16 +103,18 @@ change_table <- function(release, unit, tau, stayed, s_new, block_of) {
   if (length(in_block) > 0) {
     mr <- match_risk(plan, cells = in_block, a = 1)
     p_empty[in_block] <- mr$p_empty
-    # IFPR: a unit moves with probability theta / T; eq. 4.10 bounds P(S = 0)
+    p_move <- 1 - cpp_block_cost(plan_cpp(plan))$stay
+    # IFPR: eq. 4.10 bounds P(S = 0) by (theta / T)^T e^-theta
     th <- plan$theta[block_of[in_block]]
     t <- counts[in_block]
-    p_move[in_block] <- th / t
     ub_empty[in_block] <- (th / t)^t * exp(-th)
-    for (b in which(is.na(plan$theta))) {
-      ids <- plan_block_cells(plan, b)
-      p_move[ids] <- 1 - diag(pram_matrix(plan, b))
-    }
   }
+  change_rows(counts, old, unit, tau, stayed, s_new, p_move, p_empty, ub_empty)
+}
+
+# Changes by original frequency, observed beside the exact probabilities
+# that a unit of each cell moves and that the cell empties.
+change_rows <- function(counts, old, unit, tau, stayed, s_new, p_move, p_empty, ub_empty) {
   grp <- cut_count(tau, c("1", "2", "3+"))
   cell_set <- unique(old[unit])
   cell_grp <- cut_count(counts[cell_set], c("1", "2", "3+"))
@@ -128,22 +132,6 @@ change_table <- function(release, unit, tau, stayed, s_new, block_of) {
     bound_emptied_pct = vapply(lev, function(g) 100 * mean(ub_empty[cell_set[cell_grp == g]]), numeric(1)),
     row.names = NULL
   )
-}
-
-check_release <- function(release, arg = rlang::caller_arg(release), call = rlang::caller_env()) {
-  if (!inherits(release, "sdc_release")) {
-    abort_sdc(c(
-      "{.arg {arg}} must be an {.cls sdc_release} from {.fn ifpr}.",
-      "x" = "It is {.obj_type_friendly {release}}."
-    ), "argument", call = call)
-  }
-  if (nrow(release$data) != release$cells$n_records || length(release$new_cell) != nrow(release$data)) {
-    abort_sdc(c(
-      "{.arg {arg}} does not hang together: its data and its cells have different numbers of records.",
-      "i" = "Use the object {.fn ifpr} returned, unmodified."
-    ), "release_mismatch", call = call)
-  }
-  invisible(release)
 }
 
 #' @export
@@ -218,7 +206,9 @@ as.data.frame.sdc_release_risk <- function(x, ...) x$table
 #' u
 #' u$distributions$marital
 release_utility <- function(release, vars) {
-  check_release(release)
+  if (inherits(release, "sdc_release_db")) return(release_utility_db(release, vars))
+  per_variable <- is_vars_release(release)
+  if (per_variable) release <- as_vars_release(release) else check_release(release)
   combos <- if (is.list(vars)) vars else as.list(vars)
   all_vars <- unique(unlist(combos))
   if (length(combos) == 0 || !is.character(all_vars)) {
@@ -228,6 +218,7 @@ release_utility <- function(release, vars) {
     ), "argument")
   }
   check_names_in(all_vars, release$data, arg = "vars", what = "variable")
+  check_atomic_columns(release$data, all_vars, arg = "vars")
   orig <- original_data(release, all_vars)
   pert <- release$data
   singles <- unique(unlist(combos[lengths(combos) == 1]))
@@ -238,7 +229,9 @@ release_utility <- function(release, vars) {
       distributions = stats::setNames(lapply(singles, function(v) distribution_table(orig[[v]], pert[[v]], n)), singles),
       tvd = do.call(rbind, lapply(combos, function(cv) tvd_row(orig[cv], pert[cv], n))),
       variance = stats::setNames(
-        lapply(intersect(singles, c(release$keys, release$also)), function(v) variance_table(release, v)),
+        lapply(intersect(singles, c(release$keys, release$also)), function(v) {
+          if (per_variable) variance_table_vars(release, v) else variance_table(release, v)
+        }),
         intersect(singles, c(release$keys, release$also))
       ),
       n = n
@@ -263,6 +256,7 @@ original_data <- function(release, vars) {
 
 distribution_table <- function(x, y, n) {
   lev <- if (is.factor(x)) levels(x) else sort(unique(c(x, y)), na.last = TRUE)
+  if (is.factor(x) && (anyNA(x) || anyNA(y))) lev <- c(lev, NA) # na = "category"
   fx <- factor(x, levels = lev, exclude = NULL)
   fy <- factor(y, levels = lev, exclude = NULL)
   o <- as.vector(table(fx, useNA = "no"))
@@ -304,41 +298,13 @@ variance_table <- function(release, v) {
   counts <- cells$count
   value <- as.character(cells[[v]])
   lev <- if (is.factor(cells[[v]])) levels(cells[[v]]) else sort(unique(value))
-  var_exact <- numeric(length(lev))
-  bound <- numeric(length(lev))
-  sizes <- diff(plan$block_start)
-  block <- rep.int(seq_along(sizes), sizes)
-  ids <- plan$block_cells
-  cat <- match(value[ids], lev)
-  ifpr <- !is.na(plan$theta[block])
-  if (any(ifpr)) {
-    # IFPR, per (block, category) pair: eq. 6.5 with b cells of the category
-    # among the block's m, from sums of 1/T over the pair and the block
-    pair <- (block[ifpr] - 1) * length(lev) + cat[ifpr]
-    first <- !duplicated(pair)
-    b_of <- rowsum(rep(1, sum(ifpr)), pair, reorder = FALSE)[, 1]
-    inv_a <- rowsum(1 / counts[ids[ifpr]], pair, reorder = FALSE)[, 1]
-    inv_all <- rowsum(1 / counts[ids], block)[, 1]
-    pb <- block[ifpr][first]
-    m <- sizes[pb]
-    th <- plan$theta[pb]
-    v65 <- 2 * th * b_of * (m - b_of) / (m - 1) -
-      th^2 / (m - 1)^2 * (b_of^2 * (inv_all[as.character(pb)] - inv_a) + (m - b_of)^2 * inv_a)
-    pc <- cat[ifpr][first]
-    var_exact <- var_exact + tabulate_sum(pc, v65, length(lev))
-    bound <- bound + tabulate_sum(pc, 2 * th * b_of, length(lev))
-  }
-  for (b in which(is.na(plan$theta))) {
-    # a matrix block (eq. 3.6): units of cell i land in D with probability q_i
-    p <- pram_matrix(plan, b)
-    bi <- plan_block_cells(plan, b)
-    for (d in unique(cat[block == b])) {
-      q <- colSums(p[cat[block == b] == d, , drop = FALSE])
-      var_exact[d] <- var_exact[d] + sum(counts[bi] * q * (1 - q))
-    }
-  }
+  if (anyNA(value)) lev <- c(lev, NA) # the missing category of na = "category"
+  cat <- match(value, lev)
+  mom <- cpp_block_category_moments(plan_cpp(plan), cat, length(lev))
+  var_exact <- mom$var
+  bound <- mom$bound
   n <- release$cells$n_records
-  o <- as.vector(tapply(counts, factor(value, levels = lev), sum, default = 0))
+  o <- as.vector(tapply(counts, factor(value, levels = lev, exclude = NULL), sum, default = 0))
   data.frame(
     category = lev,
     original = o,
@@ -484,7 +450,7 @@ plot.sdc_release_risk <- function(x, ...) {
 #' @rdname plot-evaluation
 #' @export
 plot.sdc_utility <- function(x, which = c("distribution", "tvd"), ...) {
-  which <- rlang::arg_match(which)
+  which <- check_choice(which)
   if (which == "distribution" && length(x$distributions) > 0) {
     d <- x$distributions[[1]]
     m <- rbind(original = d$original_share, perturbed = d$perturbed_share)

@@ -205,8 +205,8 @@ design_tiered <- function(ids, counts, xi, goal) {
           j <- join_block(cur, theta, smallest, counts[p], xi, min_size)
           if (is.na(j)) {
             return(list(lacks = sprintf(
-              "a cell of count %d needs a block of at least %d cells with count >= %d and psi(T, %.4g) <= xi, or a block to join; the set has %d more cell%s and no such block",
-              f, m, f, th, length(cand), if (length(cand) == 1) "" else "s"
+              "a cell of count %d needs a block of at least %s cells with count >= %d and psi(T, %.4g) <= xi, or a block to join; the set has %d more cell%s and no such block",
+              f, fmt_int(m), f, th, length(cand), if (length(cand) == 1) "" else "s"
             )))
           }
           theta[j] <- max(theta[j], cpp_design("theta_psi", xi, counts[p]))
@@ -257,21 +257,34 @@ design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_in
   counts <- cf$cells$count
   members <- split(seq_along(counts), factor(set_of_cell, levels = sets$set))
   original <- members
-  merges <- data.frame(set = integer(), merged_into = integer(), reason = character())
-  alive <- rep(TRUE, nrow(sets))
-  design <- vector("list", nrow(sets))
+  n_sets <- nrow(sets)
+  # merges, filled in order (no data frame grown row by row)
+  m_set <- integer()
+  m_into <- integer()
+  m_reason <- character()
+  alive <- rep(TRUE, n_sets)
+  design <- vector("list", n_sets)
   run <- function(s) design_set(members[[s]], counts[members[[s]]], xi, goal, method, split)
-  for (s in seq_len(nrow(sets))) design[[s]] <- run(s)
+  for (s in seq_len(n_sets)) design[[s]] <- run(s)
+  lacking <- vapply(design, function(d) !is.null(d$lacks), logical(1))
+  # every set's coordinate rows (one per original set), and their owner
+  # (no partition: one set, and no coordinates)
+  rows <- if (is.null(sets$coords)) matrix(1, n_sets, 1) else do.call(rbind, sets$coords)
+  owner <- seq_len(n_sets)
+  rows_of <- as.list(seq_len(n_sets))
+  keep <- attr(sets, "keep")
+  lines <- if (on_infeasible == "merge") set_lines(rows)
+  n_alive <- n_sets
   repeat {
-    bad <- which(alive & vapply(design, function(d) !is.null(d$lacks), logical(1)))
+    bad <- which(alive & lacking)
     if (length(bad) == 0) break
-    if (on_infeasible == "error" || sum(alive) == 1) {
+    if (on_infeasible == "error" || n_alive == 1) {
       lines <- paste0("Set ", bad, " (", sets$label[bad], "): ", vapply(design[bad], `[[`, "", "lacks"))
       abort_sdc(c(
         "{length(bad)} partition set{?s} cannot hold the blocks {?it needs/they need}.",
         stats::setNames(utils::head(lines, 10), rep("x", min(10, length(lines)))),
         if (length(lines) > 10) c("x" = paste0("... and ", length(lines) - 10, " more.")),
-        "i" = if (sum(alive) == 1) {
+        "i" = if (n_alive == 1) {
           "Even all records together are too few: use a larger xi, or another goal."
         } else {
           "Use {.code on_infeasible = \"merge\"} to merge such sets with their most similar set, or coarsen {.arg partition}."
@@ -279,7 +292,7 @@ design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_in
       ), "infeasible", call = call)
     }
     s <- bad[1]
-    t <- nearest_set(s, sets, alive, lengths(members))
+    t <- nearest_owner(s, rows, owner, rows_of[[s]], members, keep, lines)
     if (is.na(t)) {
       abort_sdc(c(
         "Partition set {s} ({sets$label[s]}) cannot hold the blocks it needs, and no set agrees with it on every {.val keep} variable.",
@@ -289,12 +302,20 @@ design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_in
     }
     members[[t]] <- c(members[[t]], members[[s]])
     members[[s]] <- integer()
-    sets$coords[[t]] <- rbind(sets$coords[[t]], sets$coords[[s]])
+    owner[rows_of[[s]]] <- t
+    rows_of[[t]] <- c(rows_of[[t]], rows_of[[s]])
+    rows_of[s] <- list(integer())
     alive[s] <- FALSE
-    merges[nrow(merges) + 1, ] <- list(s, t, design[[s]]$lacks)
+    n_alive <- n_alive - 1L
+    m_set <- c(m_set, s)
+    m_into <- c(m_into, t)
+    m_reason <- c(m_reason, design[[s]]$lacks)
     design[[s]] <- no_blocks()
+    lacking[s] <- FALSE
     design[[t]] <- run(t)
+    lacking[t] <- !is.null(design[[t]]$lacks)
   }
+  merges <- data.frame(set = m_set, merged_into = m_into, reason = m_reason)
   list(design = design, members = members, original = original, alive = alive, merges = merges)
 }
 
@@ -305,24 +326,94 @@ design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_in
 # cells; then the lowest set number. NA when no set agrees on the kept
 # variables (merging would change one).
 nearest_set <- function(s, sets, alive, sizes) {
-  keep <- attr(sets, "keep")
-  a <- sets$coords[[s]]
-  cand <- setdiff(which(alive), s)
-  if (length(keep) > 0) {
-    cand <- cand[vapply(cand, function(t) all(sets$coords[[t]][1, keep] == a[1, keep]), logical(1))]
-  }
-  if (length(cand) == 0) return(NA_integer_)
-  score <- t(vapply(cand, function(t) {
-    b <- sets$coords[[t]]
-    best <- c(Inf, Inf)
-    for (i in seq_len(nrow(a))) {
-      for (j in seq_len(nrow(b))) {
-        d <- c(sum(a[i, ] != b[j, ]), sum(abs(a[i, ] - b[j, ])))
-        if (d[1] < best[1] || (d[1] == best[1] && d[2] < best[2])) best <- d
+  rows <- do.call(rbind, sets$coords)
+  owner <- rep.int(seq_len(nrow(sets)), vapply(sets$coords, nrow, integer(1)))
+  # rows of dead sets belong to no candidate
+  owner[!alive[owner] & owner != s] <- 0L
+  members <- lapply(sizes, seq_len)
+  nearest_owner(s, rows, owner, which(owner == s), members, attr(sets, "keep"), set_lines(rows))
+}
+
+# For each partition variable v, the coordinate rows ordered by their line
+# (the values of the other variables) and then by v: the sets that differ
+# from a row in v alone are its neighbours in this order, the nearest in
+# group order first.
+set_lines <- function(rows) {
+  # 1 + the largest distance in group order: (differing variables, distance)
+  # compare as one number, differing * span + distance
+  span <- 1 + sum(apply(rows, 2, function(v) diff(range(v))))
+  out <- lapply(seq_len(ncol(rows)), function(v) {
+    other <- rows[, -v, drop = FALSE]
+    line <- if (ncol(other) == 0) rep(1L, nrow(rows)) else {
+      key <- do.call(paste, c(as.data.frame(other), sep = "\r"))
+      match(key, unique(key))
+    }
+    ord <- order(line, rows[, v])
+    pos <- integer(nrow(rows))
+    pos[ord] <- seq_along(ord)
+    list(line = line, ord = ord, pos = pos)
+  })
+  structure(out, span = span)
+}
+
+# The same from the coordinate rows of all sets (`owner`: the live set that
+# holds each row, 0 for none; `mine`: the rows of set s). Differing
+# variables and distance in group order are compared as one number. Sets
+# that differ in one variable are the next rows of other sets on the lines
+# of the rows of s (time proportional to the rows of s, not to all sets);
+# only when there is none are all rows compared (vectorised).
+nearest_owner <- function(s, rows, owner, mine, members, keep, lines) {
+  span <- attr(lines, "span")
+  free <- setdiff(seq_len(ncol(rows)), keep)
+  n <- nrow(rows)
+  cand <- integer()
+  key <- numeric()
+  for (v in free) {
+    ln <- lines[[v]]
+    for (step in c(-1L, 1L)) {
+      # the next row on the line of each row of s; a row of s followed by
+      # another row of s is covered by the walk from the last of the run
+      q <- ln$pos[mine] + step
+      ok <- q >= 1L & q <= n
+      r <- mine[ok]
+      q <- q[ok]
+      same <- ln$line[ln$ord[q]] == ln$line[r]
+      r <- r[same]
+      q <- q[same]
+      nb_owner <- owner[ln$ord[q]]
+      hit <- nb_owner != s & nb_owner > 0L
+      cand <- c(cand, nb_owner[hit])
+      key <- c(key, span + abs(rows[ln$ord[q[hit]], v] - rows[r[hit], v]))
+      # rows of dead sets (owner 0): walk on past them
+      for (i in which(nb_owner == 0L)) {
+        qq <- q[i]
+        while (qq >= 1L && qq <= n && ln$line[ln$ord[qq]] == ln$line[r[i]] && owner[ln$ord[qq]] %in% c(0L, s)) qq <- qq + step
+        if (qq >= 1L && qq <= n && ln$line[ln$ord[qq]] == ln$line[r[i]]) {
+          cand <- c(cand, owner[ln$ord[qq]])
+          key <- c(key, span + abs(rows[ln$ord[qq], v] - rows[r[i], v]))
+        }
       }
     }
-    best
-  }, numeric(2)))
-  ord <- order(score[, 1], score[, 2], -sizes[cand], cand)
-  cand[ord[1]]
+  }
+  if (length(cand) == 0) {
+    # no set differs in one variable: compare every row with every row of s
+    a <- rows[mine, , drop = FALSE]
+    idx <- which(owner != s & owner > 0L)
+    if (length(keep) > 0 && length(idx) > 0) {
+      agree <- rowSums(rows[idx, keep, drop = FALSE] != rep(a[1, keep], each = length(idx))) == 0
+      idx <- idx[agree]
+    }
+    if (length(idx) == 0) return(NA_integer_)
+    b <- rows[idx, , drop = FALSE]
+    key <- rep(Inf, length(idx))
+    for (i in seq_len(nrow(a))) {
+      ai <- rep(a[i, ], each = length(idx))
+      key <- pmin(key, rowSums(b != ai) * span + rowSums(abs(b - ai)))
+    }
+    cand <- owner[idx]
+  }
+  o <- order(cand, key)
+  first <- o[!duplicated(cand[o])]
+  t <- cand[first]
+  t[order(key[first], -lengths(members[t]), t)[1]]
 }

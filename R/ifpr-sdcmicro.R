@@ -82,26 +82,12 @@ sdcmicro_pram_slot <- function(slot, rel, before, vars) {
   slot
 }
 
-# Exact expected transition matrix of one variable under the plan: in an IFPR
-# block of m cells, T_c - theta units of cell c stay and theta / (m - 1) move
-# to each other cell (Section 3.3), whatever T_c; cells in no block stay.
+# Exact expected transition matrix of one variable under the plan (rows:
+# original value), from the core's expected transitions.
 expected_transitions <- function(rel, v, lev) {
-  cells <- rel$cells$cells
-  value <- match(as.character(cells[[v]]), lev)
-  n <- matrix(0, length(lev), length(lev), dimnames = list(lev, lev))
-  stay <- tapply(cells$count, value, sum)
-  n[cbind(as.integer(names(stay)), as.integer(names(stay)))] <- stay
-  plan <- rel$plan
-  sizes <- diff(plan$block_start)
-  for (b in seq_along(sizes)) {
-    ids <- plan$block_cells[plan$block_start[b] + seq_len(sizes[b])]
-    th <- plan$theta[b]
-    m <- sizes[b]
-    nv <- tabulate(value[ids], length(lev))
-    move <- th / (m - 1) * (outer(nv, nv) - diag(nv))
-    n <- n + move
-    diag(n) <- diag(n) - th * nv
-  }
+  value <- match(as.character(rel$cells$cells[[v]]), lev)
+  n <- cpp_block_category_transitions(plan_cpp(rel$plan), value, length(lev))
+  dimnames(n) <- list(lev, lev)
   rs <- rowSums(n)
   n[rs > 0, ] <- n[rs > 0, ] / rs[rs > 0]
   n

@@ -116,13 +116,16 @@ ifpr.data.frame <- function(data, keys, xi,
   rlang::check_dots_empty()
   check_data_frame(data)
   check_names_in(keys, data)
-  goal <- rlang::arg_match(goal)
-  method <- rlang::arg_match(method)
-  calibrate <- rlang::arg_match(calibrate)
-  on_infeasible <- rlang::arg_match(on_infeasible)
-  na <- rlang::arg_match(na)
-  check_probability(xi)
+  goal <- check_choice(goal)
+  method <- check_choice(method)
+  calibrate <- check_choice(calibrate)
+  on_infeasible <- check_choice(on_infeasible)
+  na <- check_choice(na)
+  check_probability(xi, class = "xi")
+  check_flag(split)
   check_also(also, keys, data)
+  check_names_free(keys, cell_columns)
+  if (!is.null(also)) check_names_free(also, cell_columns)
   if (method == "nayak" && goal != "sample_uniques" && xi <= 1 / 3) {
     abort_sdc(c(
       "{.code method = \"nayak\"} cannot reach {.arg xi} = {xi} for goal {.val {goal}}.",
@@ -132,16 +135,34 @@ ifpr.data.frame <- function(data, keys, xi,
   }
   vars <- c(keys, also)
   cf <- cell_frequencies(data, vars, na = na)
-  groups <- partition_groups(cf$cells, vars, partition)
+  d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split)
+  plan <- d$plan
+  new_cell <- cpp_pram_draw(plan_cpp(plan), cf$cell_id)
+  released <- write_cells(data, cf, cf$cell_id, new_cell)
+  new_sdc_release(
+    data = released, plan = plan, plan_bound = d$plan_bound, cells = cf, new_cell = new_cell,
+    keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
+    partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell
+  )
+}
+
+# Steps 3-4, calibration and the certificate, from the cell counts alone:
+# shared by the data frame and the database methods, so that both build the
+# same plan from the same counts.
+ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible,
+                        split, call = rlang::caller_env()) {
+  groups <- partition_groups(cf$cells, vars, partition, call = call)
   if (length(partition) > 0 && all(keys %in% names(partition)) &&
     all(vapply(partition[keys], identical, logical(1), "keep"))) {
     abort_sdc(c(
       "{.arg partition} keeps every key fixed: no record could change.",
       "i" = "Let at least one key change, at least within groups."
-    ), "partition")
+    ), "partition", call = call)
   }
   ps <- partition_sets(groups)
-  des <- design_release(cf, ps$set_of_cell, ps$sets, xi, goal, method, split, on_infeasible)
+  des <- design_release(cf, ps$set_of_cell, ps$sets, xi, goal, method, split, on_infeasible,
+    call = call
+  )
   plan_bound <- ifpr_plan(
     cf,
     cells = unlist(lapply(des$design, `[[`, "cells")),
@@ -158,15 +179,9 @@ ifpr.data.frame <- function(data, keys, xi,
       "The release does not meet its bound: the exact maximum risk is {format(mx$risk, digits = 8)} > xi = {xi}.",
       "x" = "At cell {mx$cell} (count {mx$count}), a = {mx$a}.",
       "i" = "No release is returned. Please report this with the data's cell counts."
-    ), "certificate")
+    ), "certificate", call = call)
   }
-  new_cell <- cpp_pram_draw(plan_cpp(plan), cf$cell_id)
-  released <- write_cells(data, cf, cf$cell_id, new_cell)
-  new_sdc_release(
-    data = released, plan = plan, plan_bound = plan_bound, cells = cf, new_cell = new_cell,
-    keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
-    partition = partition, sets = ps$sets, des = des, max_risk = mx, set_of_cell = ps$set_of_cell
-  )
+  list(plan = plan, plan_bound = plan_bound, ps = ps, des = des, mx = mx)
 }
 
 # An all-IFPR plan from flat vectors (cells in block order, block sizes):
@@ -187,29 +202,12 @@ ifpr_plan <- function(cf, cells, sizes, theta) {
   validate_pram_plan(plan)
 }
 
-check_also <- function(also, keys, data, call = rlang::caller_env()) {
-  if (is.null(also)) return(invisible())
-  check_names_in(also, data, arg = "also", what = "variable", call = call)
-  both <- intersect(also, keys)
-  if (length(both) > 0) {
-    abort_sdc(c(
-      "{.arg also} must not repeat a key variable.",
-      "x" = "In both {.arg keys} and {.arg also}: {.val {both}}."
-    ), "also", call = call)
-  }
-  invisible()
-}
-
 # Expected number of records that change cell (every cell of an IFPR block
-# loses theta units in expectation) and total variance V_t (eq. 6.3).
+# loses theta units in expectation) and total variance V_t (eq. 6.3), from
+# the core.
 plan_cost <- function(plan) {
-  sizes <- diff(plan$block_start)
-  if (length(sizes) == 0) return(c(changed = 0, variance = 0))
-  block <- rep.int(seq_along(sizes), sizes)
-  inv <- rowsum(1 / plan$cells$cells$count[plan$block_cells], block, reorder = TRUE)[, 1]
-  th <- plan$theta
-  m <- sizes
-  c(changed = sum(th * m), variance = sum(2 * m * th - th^2 * (m / (m - 1)) * inv))
+  cost <- cpp_block_cost(plan_cpp(plan))
+  c(changed = cost$changed, variance = cost$variance)
 }
 
 new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also, xi, goal,
@@ -232,7 +230,7 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
   s_new <- tabulate(new_cell, nbins = length(counts)) # NA ignored
   cost_exact <- plan_cost(plan)
   cost_bound <- plan_cost(plan_bound)
-  certificate <- list(
+  certificate <- new_sdc_certificate(
     goal = goal,
     xi = xi,
     risk = max_risk$risk,
@@ -251,7 +249,8 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
     expected_changed = unname(cost_exact["changed"]),
     expected_changed_bound = unname(cost_bound["changed"]),
     total_variance = unname(cost_exact["variance"]),
-    total_variance_bound = unname(cost_bound["variance"])
+    total_variance_bound = unname(cost_bound["variance"]),
+    n_records = cells$n_records
   )
   structure(
     list(
@@ -263,12 +262,12 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
   )
 }
 
-#' @export
-format.sdc_release <- function(x, ...) {
-  cert <- x$certificate
-  n <- x$cells$n_records
-  keys_txt <- paste(x$keys, collapse = ", ")
-  if (length(x$also)) keys_txt <- paste0(keys_txt, " (jointly with ", paste(x$also, collapse = ", "), ")")
+# The certificate of a release: a list of class `sdc_certificate`, printed
+# as on the release (also where ifpr() stores it in an sdcMicroObj).
+new_sdc_certificate <- function(...) structure(list(...), class = "sdc_certificate")
+
+# Lines describing a certificate: goal, risk, blocks, changes, calibration.
+certificate_lines <- function(cert, n) {
   risk_txt <- if (is.na(cert$risk)) {
     "no cell and value of a that the goal covers can occur"
   } else {
@@ -276,28 +275,58 @@ format.sdc_release <- function(x, ...) {
     sprintf("R = %s <= xi = %s at cell %d (%s; T = %d), a = %d",
       format(cert$risk, digits = 6), format(cert$xi), cert$cell, keys, cert$count, cert$a)
   }
-  live <- sum(is.na(x$sets$merged_into))
   saved <- cert$expected_changed_bound - cert$expected_changed
-  c(
-    paste0("<sdc_release>: ", n_of(n, "record"), "; keys ", keys_txt),
-    paste0("Goal: ", goal_label(cert$goal), "; method ", cert$method, ", calibration ", cert$calibrate),
-    paste0("Certificate (exact maximum risk): ", risk_txt),
-    paste0(
-      "Partition: ", n_of(live, "set"),
-      if (nrow(x$merges) > 0) paste0(" (", nrow(x$merges), " merged into others)") else "",
-      "; ", n_of(cert$blocks, "IFPR block"), " over ", fmt_int(cert$cells_in_blocks), " cells (",
+  list(
+    goal = paste0("Goal: ", goal_label(cert$goal), "; method ", cert$method, ", calibration ", cert$calibrate),
+    risk = paste0("Certificate (exact maximum risk): ", risk_txt),
+    blocks = paste0(
+      n_of(cert$blocks, "IFPR block"), " over ", fmt_int(cert$cells_in_blocks), " cells (",
       fmt_int(cert$records_in_blocks), " records)",
       if (cert$blocks > 0) paste0(", theta ", format(cert$theta_range[1], digits = 3),
         if (diff(cert$theta_range) > 0) paste0(" to ", format(cert$theta_range[2], digits = 3)) else "") else ""
     ),
-    sprintf("Changed: %s records (%.2f%%; expected %.1f), %s cells changed count",
+    changed = sprintf("Changed: %s records (%.2f%%; expected %.1f), %s cells changed count",
       fmt_int(cert$records_changed), 100 * cert$records_changed / n, cert$expected_changed,
       fmt_int(cert$cells_changed)),
-    if (cert$calibrate == "exact" && cert$blocks > 0) {
+    calibration = if (cert$calibrate == "exact" && cert$blocks > 0) {
       sprintf("Exact calibration saved %.1f expected changed records (%.1f%%) and %.1f%% of the total perturbation variance",
         saved, 100 * saved / max(cert$expected_changed_bound, 1e-300),
         100 * (1 - cert$total_variance / max(cert$total_variance_bound, 1e-300)))
     }
+  )
+}
+
+#' @export
+format.sdc_certificate <- function(x, ...) {
+  l <- certificate_lines(x, x$n_records)
+  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$blocks, l$changed, l$calibration)
+}
+
+#' @export
+print.sdc_certificate <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+#' @export
+format.sdc_release <- function(x, ...) {
+  cert <- x$certificate
+  n <- x$cells$n_records
+  keys_txt <- paste(x$keys, collapse = ", ")
+  if (length(x$also)) keys_txt <- paste0(keys_txt, " (jointly with ", paste(x$also, collapse = ", "), ")")
+  live <- sum(is.na(x$sets$merged_into))
+  l <- certificate_lines(cert, n)
+  c(
+    paste0("<sdc_release>: ", n_of(n, "record"), "; keys ", keys_txt),
+    l$goal,
+    l$risk,
+    paste0(
+      "Partition: ", n_of(live, "set"),
+      if (nrow(x$merges) > 0) paste0(" (", nrow(x$merges), " merged into others)") else "",
+      "; ", l$blocks
+    ),
+    l$changed,
+    l$calibration
   )
 }
 

@@ -20,10 +20,18 @@
 #' @param data The data frame the plan's cells were computed from (same key
 #'   values and cell counts; the row order may differ).
 #' @param keys The plan's key variables, in the same order.
-#' @param plan A `pram_plan`.
+#' A per-variable plan ([pram_plan_vars()]) is drawn the same way in the
+#' C++ core: one uniform per record and perturbed key, in record order and
+#' then key order, inverted through the cumulative column of the record's
+#' category (in its stratum's matrix); the released record may fall in a
+#' cell that was empty.
+#'
+#' @param plan A `pram_plan` or a `pram_plan_vars`.
 #' @returns `pram_apply()`: `data` with perturbed keys. `pram_draw()`: an
 #'   integer vector, the released cell id of every record of the plan's data
-#'   (`NA` for records left out).
+#'   (`NA` for records left out); for a `pram_plan_vars`, an integer matrix
+#'   with one column per perturbed key, the released category (its position
+#'   among the key's categories) of every record.
 #' @family perturbation
 #' @export
 #' @examples
@@ -41,7 +49,14 @@
 #' identical(released$income, df$income)
 pram_apply <- function(data, keys, plan) {
   check_data_frame(data)
-  check_pram_plan(plan)
+  if (inherits(plan, "pram_plan_vars")) {
+    check_plan_keys(keys, plan)
+    cell_id <- check_plan_data(data, plan)
+    codes <- cpp_vars_draw(vars_plan_cpp(plan), cell_id)
+    colnames(codes) <- plan$vars
+    return(write_codes(data, plan$cells, plan$vars, codes, cell_id))
+  }
+  check_pram_plan(plan, records = TRUE)
   check_plan_keys(keys, plan)
   cell_id <- check_plan_data(data, plan)
   new_cell <- cpp_pram_draw(plan_cpp(plan), cell_id)
@@ -51,7 +66,12 @@ pram_apply <- function(data, keys, plan) {
 #' @rdname pram_apply
 #' @export
 pram_draw <- function(plan) {
-  check_pram_plan(plan)
+  if (inherits(plan, "pram_plan_vars")) {
+    codes <- cpp_vars_draw(vars_plan_cpp(plan), plan$cells$cell_id)
+    colnames(codes) <- plan$vars
+    return(codes)
+  }
+  check_pram_plan(plan, records = TRUE)
   cpp_pram_draw(plan_cpp(plan), plan$cells$cell_id)
 }
 
@@ -75,42 +95,10 @@ write_cells <- function(data, cells, old_cell, new_cell) {
     }
     data[[k]] <- v
   }
+  # `[[<-` copied a data.table without its over-allocation: restore it, so
+  # that `:=` works on the release without a warning
+  if (inherits(data, "data.table") && requireNamespace("data.table", quietly = TRUE)) {
+    data <- data.table::setalloccol(data)
+  }
   data
-}
-
-check_plan_keys <- function(keys, plan, call = rlang::caller_env()) {
-  if (!identical(as.character(keys), plan$cells$keys)) {
-    abort_sdc(c(
-      "{.arg keys} must be the key variables the plan was built on, in the same order.",
-      "x" = "{.arg keys} is {.val {keys}}; the plan's keys are {.val {plan$cells$keys}}."
-    ), "plan_mismatch", call = call)
-  }
-  invisible(keys)
-}
-
-# The cell of every record of `data` under the plan. Fast path: `data` has
-# the plan's records in the plan's order, recognised by the categories of
-# every key and a fingerprint of every record's codes (one sequential pass).
-# Otherwise `data` is cross-classified again and must give the same cells
-# with the same counts (any row order).
-check_plan_data <- function(data, plan, call = rlang::caller_env()) {
-  cells <- plan$cells
-  keys <- cells$keys
-  check_names_in(keys, data, arg = "keys", call = call)
-  if (!is.null(cells$source) && nrow(data) == length(cells$cell_id)) {
-    coded <- lapply(keys, function(k) code_key(data[[k]], k, cells$na == "category", call = call))
-    if (identical(key_source(coded), cells$source)) return(cells$cell_id)
-  }
-  cf <- cell_frequencies(data, keys, na = cells$na)
-  same <- nrow(cf$cells) == nrow(cells$cells) &&
-    identical(cf$cells$count, cells$cells$count) &&
-    all(vapply(keys, function(k) identical(cf$cells[[k]], cells$cells[[k]]), logical(1)))
-  if (!same) {
-    abort_sdc(c(
-      "{.arg plan} was built for other data.",
-      "x" = "The data give {fmt_int(nrow(cf$cells))} cells ({fmt_int(sum(cf$cells$count))} records); the plan has {fmt_int(nrow(cells$cells))} cells ({fmt_int(sum(cells$cells$count))} records), or the cells differ.",
-      "i" = "Build the plan from {.code cell_frequencies()} of this data."
-    ), "plan_mismatch", call = call)
-  }
-  cf$cell_id
 }

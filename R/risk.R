@@ -47,8 +47,9 @@
 #'   not be safe for one who knows fewer: two units that PRAM only swaps
 #'   between cells the intruder cannot tell apart keep the risk
 #'   \eqn{1 / T_D}. [max_match_risk_known()] checks every subset of the keys.
-#' @param plan A PRAM plan: a `pram_plan` from [pram_plan()] or [ifpr()], or a
-#'   `pram_plan_vars` from [pram_plan_vars()].
+#' @param plan A `pram_plan`, a `pram_plan_vars`, or an `sdcMicroObj` after
+#'   `sdcMicro::pram()` on key variables (its release is read as in
+#'   [pram_certify()]).
 #' @param cells Cell ids (rows of `plan$cells$cells`); `NULL` for all cells.
 #' @param a Values of \eqn{S_j} (whole numbers \eqn{\ge 1}).
 #' @param known `NULL` (the intruder knows every key) or the keys the
@@ -75,6 +76,7 @@
 #' match_risk(plan, cells = 1, a = 1:3)
 #' psi(1, 0.8)
 match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
+  if (inherits(plan, "sdcMicroObj")) plan <- sdcmicro_release(plan)$plan
   check_pram_plan_any(plan)
   ncell <- nrow(plan$cells$cells)
   if (is.null(cells)) cells <- seq_len(ncell)
@@ -84,15 +86,21 @@ match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
   known <- check_known(known, plan$cells$keys)
   cells <- as.integer(cells)
   a <- as.integer(a)
+  # S_j never exceeds the number of records: a larger a is an impossible
+  # event (risk NA, probability 0), not a convolution up to a
+  impossible <- a > sum(as.numeric(plan$cells$cells$count))
+  a_run <- replace(a, impossible, 1L)
   res <- risk_engine(plan, known, function(p) {
     if (inherits(plan, "pram_plan_vars")) {
-      cpp_vars_cell_risk(p, cells, a, TRUE)
+      cpp_vars_cell_risk(p, cells, a_run, TRUE)
     } else if (length(known) < length(plan$cells$keys)) {
-      cpp_block_known_cell_risk(p, cells, a)
+      cpp_block_known_cell_risk(p, cells, a_run)
     } else {
-      cpp_cell_risk(p, cells, a)
+      cpp_cell_risk(p, cells, a_run)
     }
   })
+  res$risk[rep(impossible, times = length(cells))] <- NA_real_
+  res$log_prob[rep(impossible, times = length(cells))] <- -Inf
   na <- length(a)
   block_of <- if (inherits(plan, "pram_plan")) plan_block_of(plan) else rep(NA_integer_, ncell)
   counts <- plan$cells$cells$count
@@ -156,8 +164,9 @@ match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
 #'   not be safe for one who knows fewer: two units that PRAM only swaps
 #'   between cells the intruder cannot tell apart keep the risk
 #'   \eqn{1 / T_D}. [max_match_risk_known()] checks every subset of the keys.
-#' @param plan A PRAM plan: a `pram_plan` from [pram_plan()] or [ifpr()], or a
-#'   `pram_plan_vars` from [pram_plan_vars()].
+#' @param plan A `pram_plan`, a `pram_plan_vars`, or an `sdcMicroObj` after
+#'   `sdcMicro::pram()` on key variables (its release is read as in
+#'   [pram_certify()]).
 #' @param goal `"all_matches"`, `"unique_matches"` or `"sample_uniques"`.
 #' @param known `NULL` (the intruder knows every key) or the keys the
 #'   intruder matches on.
@@ -177,8 +186,9 @@ match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
 #' max_match_risk(plan, "sample_uniques")
 max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "sample_uniques"),
                            known = NULL) {
+  if (inherits(plan, "sdcMicroObj")) plan <- sdcmicro_release(plan)$plan
   check_pram_plan_any(plan)
-  goal <- rlang::arg_match(goal)
+  goal <- check_choice(goal)
   known <- check_known(known, plan$cells$keys)
   partial <- length(known) < length(plan$cells$keys)
   res <- risk_engine(plan, known, function(p) {
@@ -253,55 +263,6 @@ plan_block_of <- function(plan) {
   out
 }
 
-check_cell_ids <- function(cells, ncell, arg = rlang::caller_arg(cells),
-                           call = rlang::caller_env()) {
-  ok <- is.numeric(cells) && !anyNA(cells) && all(cells == round(cells)) &&
-    all(cells >= 1 & cells <= ncell)
-  if (!ok) {
-    abort_sdc(c(
-      "{.arg {arg}} must contain cell ids between 1 and {fmt_int(ncell)}.",
-      "x" = "It is {show_value(cells)}."
-    ), "argument", call = call)
-  }
-  invisible(cells)
-}
-
-check_pram_plan_any <- function(plan, arg = rlang::caller_arg(plan),
-                                call = rlang::caller_env()) {
-  if (!inherits(plan, "pram_plan_any")) {
-    abort_sdc(c(
-      "{.arg {arg}} must be a PRAM plan from {.fn pram_plan}, {.fn pram_plan_vars} or {.fn ifpr}.",
-      "x" = "It is {.obj_type_friendly {plan}}."
-    ), "argument", call = call)
-  }
-  invisible(plan)
-}
-
-# Values of a passed to C++ must fit an int.
-check_count_int <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
-  if (any(x > .Machine$integer.max)) {
-    abort_sdc(c(
-      "{.arg {arg}} must be at most {fmt_int(.Machine$integer.max)}.",
-      "x" = "It is {show_value(x)}."
-    ), "argument", call = call)
-  }
-  invisible(x)
-}
-
-# The keys the intruder matches on: NULL means all of them.
-check_known <- function(known, keys, call = rlang::caller_env()) {
-  if (is.null(known)) return(keys)
-  if (!is.character(known) || length(known) == 0 || anyNA(known) || anyDuplicated(known) ||
-    !all(known %in% keys)) {
-    abort_sdc(c(
-      "{.arg known} must be {.code NULL} (all keys) or distinct keys of the plan.",
-      "x" = "It is {show_value(known)}.",
-      "i" = "The keys are {.val {keys}}."
-    ), "known", call = call)
-  }
-  keys[keys %in% known]
-}
-
 # T_D: the number of original records sharing each cell's values of `known`.
 known_counts <- function(cells, known) {
   d <- known_sets(cells, known)
@@ -336,8 +297,7 @@ risk_engine <- function(plan, known, fun, call = rlang::caller_env()) {
   })
 }
 
-plan_vars_cpp <- function(plan, known, call = rlang::caller_env()) {
-  check_plan_vars_structure(plan, call)
+plan_vars_cpp <- function(plan, known) {
   keys <- plan$cells$keys
   mats <- unlist(lapply(plan$matrices, function(ms) {
     lapply(plan$vars, function(v) as.numeric(ms[[v]]))
@@ -437,33 +397,4 @@ print.sdc_max_risk_known <- function(x, ...) {
   attr(df, "goal") <- NULL
   print(df, row.names = FALSE, digits = 6)
   invisible(x)
-}
-
-# A cheap structural check before C++ reads a per-variable plan (an edited
-# plan or cells object must give an error, never a crash).
-check_plan_vars_structure <- function(plan, call = rlang::caller_env()) {
-  ncell <- nrow(plan$cells$cells)
-  counts <- plan$cells$cells$count
-  keys <- plan$cells$keys
-  nl <- lengths(plan$levels)
-  ok <- is.integer(counts) && !anyNA(counts) && all(counts >= 1L) &&
-    identical(names(plan$codes), keys) && identical(names(plan$levels), keys) &&
-    all(vapply(plan$codes, function(x) is.integer(x) && length(x) == ncell, logical(1))) &&
-    all(mapply(function(x, k) !anyNA(x) && all(x >= 1L & x <= k), plan$codes, nl)) &&
-    is.integer(plan$stratum_of_cell) && length(plan$stratum_of_cell) == ncell &&
-    !anyNA(plan$stratum_of_cell) && all(plan$stratum_of_cell >= 1L & plan$stratum_of_cell <= length(plan$matrices)) &&
-    all(plan$vars %in% keys) &&
-    all(vapply(plan$matrices, function(ms) {
-      all(vapply(plan$vars, function(v) {
-        m <- ms[[v]]
-        is.matrix(m) && is.double(m) && identical(dim(m), c(nl[[v]], nl[[v]])) && !anyNA(m)
-      }, logical(1)))
-    }, logical(1)))
-  if (!ok) {
-    abort_sdc(c(
-      "{.arg plan} is not a valid per-variable plan.",
-      "i" = "Was it or its cells edited? Build it again with {.fn pram_plan_vars}."
-    ), "plan", call = call)
-  }
-  invisible(plan)
 }

@@ -92,7 +92,7 @@ NULL
 rule_frequency <- function(n = 3, convention = c("below", "at_most")) {
   check_count(n, min = 1)
   check_scalar(n)
-  convention <- rlang::arg_match(convention)
+  convention <- check_choice(convention)
   new_sdc_rule("frequency", list(n = n, convention = convention),
                paste0("freq", n))
 }
@@ -106,7 +106,7 @@ rule_zero <- function() {
 #' @rdname rules
 #' @export
 rule_nk <- function(n, k) {
-  check_count(n, min = 1)
+  check_count(n, min = 1, max = max_contributors)
   check_scalar(n)
   check_percent(k, upper_open = FALSE)
   new_sdc_rule("nk", list(n = as.integer(n), k = k, nt = as.integer(n), ns = 0L),
@@ -143,10 +143,7 @@ rule_pq <- function(p, q) {
 #' @rdname rules
 #' @export
 rule_ptn <- function(pt, noise, self_noise = 0, nt = 1, ns = 1) {
-  check_count(nt, min = 1)
-  check_scalar(nt)
-  check_count(ns, min = 0)
-  check_scalar(ns)
+  check_nt_ns(nt, ns)
   spec <- list(pt = ptn_spec(pt), noise = ptn_spec(noise),
                self_noise = ptn_spec(self_noise))
   symmetric <- all(vapply(spec, function(s) identical(s$upper, s$lower), logical(1)))
@@ -178,29 +175,6 @@ ptn_spec <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) 
     ), "rule_parameter", call = call)
   }
   list(upper = x, lower = x)
-}
-
-check_scalar <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
-  if (length(x) != 1) {
-    abort_sdc(c(
-      "{.arg {arg}} must be a single number.",
-      "x" = "It has length {length(x)}."
-    ), "argument", call = call)
-  }
-  invisible(x)
-}
-
-check_percent <- function(x, upper_open, arg = rlang::caller_arg(x),
-                          call = rlang::caller_env()) {
-  ok <- is.numeric(x) && length(x) == 1 && !is.na(x) && x > 0 &&
-    (if (upper_open) x < 100 else x <= 100)
-  if (!ok) {
-    abort_sdc(c(
-      "{.arg {arg}} must be a single percentage in {if (upper_open) '(0, 100)' else '(0, 100]'}.",
-      "x" = "It is {show_value(x)}."
-    ), "rule_parameter", call = call)
-  }
-  invisible(x)
 }
 
 #' @export

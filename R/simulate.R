@@ -74,6 +74,21 @@
 #' summary(sim)
 #' plot(sim)
 simulate_release <- function(data, keys, plan, reps, target = NULL) {
+  if (inherits(data, "sdcMicroObj")) {
+    plan <- sdcmicro_release(data)$plan
+    keys <- plan$cells$keys
+    data <- NULL
+  }
+  if (inherits(plan, "pram_plan_vars")) {
+    check_reps(reps)
+    if (!is.null(data)) {
+      check_data_frame(data)
+      check_plan_keys(keys, plan)
+      check_plan_data(data, plan)
+    }
+    if (!is.null(target)) check_target(target, nrow(plan$cells$cells))
+    return(simulate_release_vars(plan, reps, target))
+  }
   check_data_frame(data)
   check_pram_plan(plan)
   check_plan_keys(keys, plan)
@@ -103,57 +118,8 @@ new_sdc_simulation <- function(cells, target, reps, n, moved) {
   )
 }
 
-check_reps <- function(reps, call = rlang::caller_env()) {
-  ok <- is.numeric(reps) && length(reps) == 1 && !is.na(reps) && is.finite(reps) &&
-    reps == round(reps) && reps >= 1 && reps <= .Machine$integer.max
-  if (!ok) {
-    abort_sdc(c(
-      "{.arg reps} must be one whole number of at least 1.",
-      "x" = "It is {show_value(reps)}."
-    ), "argument", call = call)
-  }
-  invisible(reps)
-}
-
-check_target <- function(target, ncell, call = rlang::caller_env()) {
-  ok <- is.numeric(target) && length(target) == 1 && !is.na(target) &&
-    target == round(target) && target >= 1 && target <= ncell
-  if (!ok) {
-    abort_sdc(c(
-      "{.arg target} must be one cell id between 1 and {fmt_int(ncell)}, or {.code NULL}.",
-      "x" = "It is {show_value(target)}."
-    ), "argument", call = call)
-  }
-  invisible(target)
-}
-
-# E(S | T) = P T and v_ii = V(S_i | T): eq. 6.1 for IFPR blocks (linear, no
-# matrix), the diagonal of eq. 3.6 for matrix blocks, 0 outside blocks.
-exact_release_moments <- function(plan) {
-  counts <- plan$cells$cells$count
-  mean_s <- as.numeric(counts)
-  var_s <- numeric(length(counts))
-  sizes <- diff(plan$block_start)
-  block <- rep.int(seq_along(sizes), sizes)
-  ids <- plan$block_cells
-  t <- counts[ids]
-  th <- plan$theta[block]
-  m <- sizes[block]
-  inv_sum <- as.vector(rowsum(1 / t, block, reorder = TRUE))[block]
-  # eq. 6.1
-  v <- th * (2 - th / t) - th^2 / (m - 1)^2 * (inv_sum - 1 / t)
-  ifpr <- !is.na(th)
-  var_s[ids[ifpr]] <- v[ifpr]
-  for (b in which(is.na(plan$theta))) {
-    cb <- plan_block_cells(plan, b)
-    p <- pram_matrix(plan, b)
-    tb <- counts[cb]
-    mean_s[cb] <- as.vector(p %*% tb)
-    # eq. 3.6: V(S | T) = sum_k T_k (D_{P_k} - P_k P_k'), diagonal
-    var_s[cb] <- as.vector((p * (1 - p)) %*% tb)
-  }
-  list(mean = mean_s, var = var_s)
-}
+# E(S | T) = P T and v_ii = V(S_i | T) (eq. 3.3, 3.6, 6.1), from the core.
+exact_release_moments <- function(plan) cpp_block_moments(plan_cpp(plan))
 
 simulation_table <- function(sums, exact, counts, block, reps, n) {
   r <- reps

@@ -65,10 +65,7 @@
 #' y <- rexp(8)
 #' ptn_sensitivity(0.1 * y, y, nt = 2, ns = 2)
 ptn_sensitivity <- function(pt, noise, self_noise = 0, nt = 1, ns = 1) {
-  check_count(nt, min = 1)
-  check_scalar(nt)
-  check_count(ns, min = 0)
-  check_scalar(ns)
+  check_nt_ns(nt, ns)
   vars <- list(pt = ptn_vector(pt), noise = ptn_vector(noise),
                self_noise = ptn_vector(self_noise))
   n <- check_ptn_lengths(vars)
@@ -116,25 +113,6 @@ ptn_vector <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()
     }
   }
   x
-}
-
-check_ptn_lengths <- function(vars, call = rlang::caller_env()) {
-  lens <- unlist(lapply(vars, function(v) vapply(v, length, integer(1))))
-  n <- max(lens)
-  if (any(lens == 0L)) {
-    abort_sdc(c(
-      "{.arg pt} has no respondents.",
-      "i" = "Give one value per respondent of the cell."
-    ), "empty_data", call = call)
-  }
-  if (any(!(lens %in% c(1L, n)))) {
-    abort_sdc(c(
-      "{.arg pt}, {.arg noise} and {.arg self_noise} must have one value per respondent.",
-      "x" = "Their lengths are {.val {unique(lens)}}.",
-      "i" = "Only a single number is recycled."
-    ), "ptn_length", call = call)
-  }
-  n
 }
 
 #' @export
@@ -268,11 +246,11 @@ cell_sensitivity <- function(data, by, value, rules, contributor = NULL, weight 
       "i" = "Rename these columns of {.arg data}."
     ), "keys")
   }
-  negative <- rlang::arg_match(negative)
-  na <- rlang::arg_match(na)
+  negative <- check_choice(negative)
+  na <- check_choice(na)
   rules <- check_rules(rules)
   check_flag(weights_known)
-  check_count(largest, min = 1)
+  check_count(largest, min = 1, max = max_contributors)
   check_scalar(largest)
   if (!is.character(total_label) || length(total_label) != 1 || is.na(total_label)) {
     abort_sdc(c("{.arg total_label} must be a single string.",
@@ -312,40 +290,6 @@ cell_sensitivity <- function(data, by, value, rules, contributor = NULL, weight 
 new_sdc_sensitivity <- function(df, by, value, rules, n_records, options) {
   structure(df, class = c("sdc_sensitivity", "data.frame"), by = by, value = value,
             rules = rules, n_records = n_records, options = options)
-}
-
-check_flag <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
-  if (!is.logical(x) || length(x) != 1 || is.na(x)) {
-    abort_sdc(c("{.arg {arg}} must be {.code TRUE} or {.code FALSE}.",
-                "x" = "It is {show_value(x)}."), "argument", call = call)
-  }
-  invisible(x)
-}
-
-check_rules <- function(rules, call = rlang::caller_env()) {
-  if (inherits(rules, "sdc_rule")) rules <- list(rules)
-  if (!is.list(rules) || length(rules) == 0 ||
-      !all(vapply(rules, inherits, logical(1), "sdc_rule"))) {
-    abort_sdc(c(
-      "{.arg rules} must be a rule or a list of rules.",
-      "x" = "It is {.obj_type_friendly {rules}}.",
-      "i" = "Build rules with {.fn rule_p}, {.fn rule_nk}, {.fn rule_frequency}, ..."
-    ), "rules", call = call)
-  }
-  nm <- names(rules)
-  default <- vapply(rules, `[[`, character(1), "name")
-  if (is.null(nm)) nm <- default
-  nm[is.na(nm) | nm == ""] <- default[is.na(nm) | nm == ""]
-  if (anyDuplicated(nm)) {
-    abort_sdc(c(
-      "Every rule needs its own name.",
-      "x" = "Duplicated: {.val {unique(nm[duplicated(nm)])}}.",
-      "i" = "Name the rules in the list, e.g. {.code list(a = rule_ptn(...), b = rule_ptn(...))}."
-    ), "rules", call = call)
-  }
-  for (i in seq_along(rules)) rules[[i]]$name <- nm[i]
-  names(rules) <- nm
-  rules
 }
 
 # Validate and code the record-level inputs.

@@ -21,70 +21,123 @@ show_value <- function(x, n = 5) {
   out
 }
 
-check_data_frame <- function(data, arg = rlang::caller_arg(data),
-                             call = rlang::caller_env()) {
-  if (!is.data.frame(data)) {
-    abort_sdc(c(
-      "{.arg {arg}} must be a data frame.",
-      "x" = "It is {.obj_type_friendly {data}}."
-    ), "not_data_frame", call = call)
-  }
-  if (nrow(data) == 0) {
-    abort_sdc(c(
-      "{.arg {arg}} has no rows.",
-      "i" = "There is nothing to cross-classify or perturb."
-    ), "empty_data", call = call)
-  }
-  invisible(data)
-}
-
-check_names_in <- function(x, data, arg = rlang::caller_arg(x), what = "key",
-                           call = rlang::caller_env()) {
-  if (!is.character(x) || length(x) == 0 || anyNA(x) || any(x == "")) {
-    abort_sdc(c(
-      "{.arg {arg}} must name at least one column of the data.",
-      "x" = "It is {show_value(x)}."
-    ), "keys", call = call)
-  }
-  if (anyDuplicated(x)) {
-    abort_sdc(c(
-      "{.arg {arg}} names a column twice.",
-      "x" = "Duplicated: {.val {unique(x[duplicated(x)])}}."
-    ), "keys", call = call)
-  }
-  missing <- setdiff(x, names(data))
-  if (length(missing) > 0) {
-    abort_sdc(c(
-      "Every {what} in {.arg {arg}} must be a column of the data.",
-      "x" = "Not found: {.val {missing}}.",
-      "i" = "The data has columns {.val {utils::head(names(data), 20)}}."
-    ), "unknown_key", call = call)
-  }
-  invisible(x)
-}
-
-check_probability <- function(x, arg = rlang::caller_arg(x), open = TRUE,
-                              call = rlang::caller_env()) {
-  ok <- is.numeric(x) && length(x) == 1 && !is.na(x) &&
-    (if (open) x > 0 && x < 1 else x >= 0 && x <= 1)
-  if (!ok) {
-    abort_sdc(c(
-      "{.arg {arg}} must be a single number in {if (open) '(0, 1)' else '[0, 1]'}.",
-      "x" = "It is {show_value(x)}."
-    ), if (arg == "xi") "xi" else "argument", call = call)
-  }
-  invisible(x)
-}
-
-check_count <- function(x, arg = rlang::caller_arg(x), min = 1,
-                        call = rlang::caller_env()) {
-  ok <- is.numeric(x) && length(x) >= 1 && !anyNA(x) && all(is.finite(x)) &&
-    all(x == round(x)) && all(x >= min)
-  if (!ok) {
-    abort_sdc(c(
-      "{.arg {arg}} must contain whole numbers of at least {min}.",
-      "x" = "It is {show_value(x)}."
-    ), "argument", call = call)
-  }
-  invisible(x)
-}
+#' Errors raised by sdcRisk
+#'
+#' Every error that sdcRisk raises on purpose is an rlang error
+#' ([rlang::abort()], through [cli::cli_abort()]) of class
+#' `c("sdcRisk_error_<what>", "sdcRisk_error", "rlang_error", "error",
+#' "condition")`. Catch all of them with class `sdcRisk_error`, or one kind
+#' with its own class, e.g.
+#' `tryCatch(ifpr(data, keys, xi), sdcRisk_error_infeasible = function(e) ...)`
+#' or `testthat::expect_error(..., class = "sdcRisk_error_xi")`. The wording
+#' of messages may change between versions; the classes do not. An error of
+#' any other class (for instance an `Rcpp::exception` whose message starts
+#' with "internal error") is a bug: please report it.
+#'
+#' @section Condition fields:
+#' Every error carries the fields of an rlang error: `message` (the first
+#' line), `body` (the bullets: what was found, what to do), `call` (the
+#' exported function the user called), `trace` and `parent`.
+#' Errors from argument checks also carry
+#' * `arg`: the name of the argument at fault, as the user wrote it (or the
+#'   object's path, e.g. `"plan$cells"`);
+#' * `value`: the offending value, when one value is at fault (classes
+#'   `argument`, `xi`, `theta`, `rule_parameter` from the checks of single
+#'   numbers, counts, ids and probabilities).
+#'
+#' @section Classes:
+#' Each class below is `sdcRisk_error_` followed by the name shown.
+#' * `sdcRisk_error_argument`: an argument has the wrong type, length or
+#'   range (a count, a cell or block id, a flag, a tolerance, `reps`,
+#'   `target`, `a`, `nt`, `ns`, `largest`, a whole number above
+#'   2,147,483,647, a plan or release of the wrong class, ...).
+#' * `sdcRisk_error_not_data_frame`: `data` is not a data frame.
+#' * `sdcRisk_error_empty_data`: `data` has no rows, or a PTN cell has no
+#'   respondents.
+#' * `sdcRisk_error_keys`: `keys` (or `by`) is not a character vector of
+#'   distinct column names, or a `by` variable is named like an output
+#'   column of [cell_sensitivity()].
+#' * `sdcRisk_error_unknown_key`: a key (or another named variable) is not a
+#'   column of the data, or not a key variable of an `sdcMicroObj`.
+#' * `sdcRisk_error_key_name`: a key or `also` variable is named like a
+#'   column the package adds to its tables (`count`, `cell`).
+#' * `sdcRisk_error_key_type`: a key is not a factor, character, integer,
+#'   logical or double vector (e.g. a list or matrix column), or no record
+#'   has a value in every key (all missing with `na = "exclude"`).
+#' * `sdcRisk_error_invalid_object`: an `sdc_cells` or `pram_plan` object was
+#'   modified so that it no longer hangs together (counts, cell ids, block
+#'   offsets, theta, matrices); raised before any compiled code reads it.
+#' * `sdcRisk_error_release_mismatch`: an `sdc_release` whose data, cells and
+#'   released cells disagree in their numbers of records.
+#' * `sdcRisk_error_plan_mismatch`: [pram_apply()] or [simulate_release()]
+#'   got data or keys other than those the plan was built on.
+#' * `sdcRisk_error_block`: the blocks of [pram_plan()] are malformed (not
+#'   cell ids, a block of fewer than two cells, an id out of range).
+#' * `sdcRisk_error_block_overlap`: a cell is in two blocks.
+#' * `sdcRisk_error_theta`: `theta` is missing, not a number, negative or
+#'   above the smallest count of its block, or above `t` in [psi()].
+#' * `sdcRisk_error_matrix`: a transition matrix is not a square numeric
+#'   matrix of the block's size with entries in \[0, 1\] and columns summing
+#'   to 1, or a block has both or neither of `theta` and `matrix`.
+#' * `sdcRisk_error_xi`: a risk bound is not in (0, 1).
+#' * `sdcRisk_error_infeasible`: no design reaches the bound: a goal or
+#'   method that cannot reach `xi`, a partition set that cannot hold the
+#'   blocks it needs (with `on_infeasible = "error"`, or no set to merge
+#'   with), or blocks that would need more than 2,147,483,647 cells.
+#' * `sdcRisk_error_partition`: a `partition` rule of [ifpr()] is malformed
+#'   or keeps every key fixed.
+#' * `sdcRisk_error_also`: an `also` variable repeats a key, or is not a
+#'   PRAM variable of an `sdcMicroObj`.
+#' * `sdcRisk_error_certificate`: the exact maximum risk of the final plan
+#'   exceeds `xi`; no release is returned (this would be a bug).
+#' * `sdcRisk_error_rules`: `rules` is not a rule or a list of rules with
+#'   distinct names.
+#' * `sdcRisk_error_rule_parameter`: a parameter of a rule constructor is
+#'   out of range (percentages, `p < q`, PTN specifications).
+#' * `sdcRisk_error_rule_value`: a function given to [rule_ptn()] returned
+#'   values of the wrong length or type for the contributor data.
+#' * `sdcRisk_error_ptn_input`: `pt`, `noise` or `self_noise` of
+#'   [ptn_sensitivity()] are not finite numbers, or too large to add up in a
+#'   double.
+#' * `sdcRisk_error_ptn_length`: `pt`, `noise` and `self_noise` have
+#'   different lengths.
+#' * `sdcRisk_error_value_type`: the `value` column of [cell_sensitivity()]
+#'   is missing, not numeric or not finite.
+#' * `sdcRisk_error_missing_value`: a column of [cell_sensitivity()] has
+#'   missing values where none are allowed.
+#' * `sdcRisk_error_negative_values`: negative contributions under rules that
+#'   assume non-negative ones (`negative = "error"`).
+#' * `sdcRisk_error_weight`: the `weight` column is not a column of finite
+#'   weights in range.
+#' * `sdcRisk_error_waiver`: the `waiver` column is not logical.
+#' * `sdcRisk_error_bounds`: the `lower` / `upper` columns are not numeric or
+#'   do not contain the contributions.
+#' * `sdcRisk_error_total_label`: `total_label` equals a category of a `by`
+#'   variable.
+#' * `sdcRisk_error_known`: `known` (the keys an intruder matches on) is not
+#'   `NULL` or a set of distinct keys of the plan.
+#' * `sdcRisk_error_strata`: `strata` of [pram_plan_vars()] or
+#'   [pram_release()] does not name keys outside the perturbed ones, or the
+#'   matrices given per stratum do not match the strata of the cells.
+#' * `sdcRisk_error_underflow`: a product of transition probabilities of one
+#'   unit's move falls below the smallest double, so the exact risk cannot be
+#'   computed; set such probabilities to 0.
+#' * `sdcRisk_error_sdcmicro_no_pram`: an `sdcMicroObj` given to
+#'   [pram_certify()] or the risk functions holds no PRAM of key variables.
+#' * `sdcRisk_error_sdcmicro_history`: the key values before `pram()` cannot
+#'   be recovered from the `sdcMicroObj` (other methods changed the keys).
+#' * `sdcRisk_error_sdcmicro_strata`: `sdcMicro::pram()` was run within strata:
+#'   sdcMicro keeps only the last stratum's matrix, so the release cannot be
+#'   certified from the object; use [pram_release()].
+#'
+#' @name sdcRisk_errors
+#' @family errors
+#' @examples
+#' cf <- cell_frequencies(data.frame(k = c("a", "b", "b")), "k")
+#' e <- tryCatch(pram_plan(cf, list(1:2), theta = 5), sdcRisk_error = function(e) e)
+#' class(e)
+#' conditionMessage(e)
+#' e <- tryCatch(ifpr_theta(1.5), sdcRisk_error_xi = function(e) e)
+#' e$arg
+#' e$value
+NULL

@@ -11,6 +11,7 @@
 
 #include "sdcRisk/logdist.hpp"
 #include "sdcRisk/plan.hpp"
+#include "sdcRisk/risk_vars.hpp"
 
 namespace sdcRisk_glue {
 
@@ -54,6 +55,59 @@ struct PlanHolder {
     view.theta = theta.data();
     view.matrix = matrix.data();
     view.matrix_start = matrix_start.data();
+  }
+};
+
+// Owns 0-based copies of a per-variable plan and exposes a VarsPlanView.
+struct VarsPlanHolder {
+  InterruptHookGuard interrupt_guard;
+  std::vector<int> counts, stratum;
+  std::vector<std::vector<int>> codes;
+  std::vector<std::vector<double>> mats;
+  sdcRisk::VarsPlanView view;
+
+  explicit VarsPlanHolder(const Rcpp::List& plan) {
+    Rcpp::IntegerVector cnt = plan["counts"], st = plan["stratum"], nl = plan["n_levels"], vk = plan["var_of_key"];
+    Rcpp::LogicalVector kn = plan["known"];
+    Rcpp::List cd = plan["codes"], mt = plan["matrices"];
+    const int n_strata = Rcpp::as<int>(plan["n_strata"]), n_vars = Rcpp::as<int>(plan["n_vars"]);
+    const R_xlen_t nk = cd.size();
+    if (nl.size() != nk || vk.size() != nk || kn.size() != nk || st.size() != cnt.size() ||
+        mt.size() != static_cast<R_xlen_t>(n_strata) * n_vars)
+      Rcpp::stop("internal error: malformed per-variable plan");
+    counts.assign(cnt.begin(), cnt.end());
+    stratum.resize(st.size());
+    for (R_xlen_t i = 0; i < st.size(); ++i) stratum[i] = st[i] - 1;
+    view.n_cells = static_cast<int>(counts.size());
+    view.n_keys = static_cast<int>(nk);
+    codes.resize(nk);
+    for (R_xlen_t k = 0; k < nk; ++k) {
+      Rcpp::IntegerVector c = cd[k];
+      if (c.size() != cnt.size()) Rcpp::stop("internal error: malformed per-variable plan");
+      codes[k].resize(c.size());
+      for (R_xlen_t i = 0; i < c.size(); ++i) codes[k][i] = c[i] == NA_INTEGER ? -1 : c[i] - 1;
+      view.codes.push_back(codes[k].data());
+      view.n_levels.push_back(nl[k]);
+      view.var_of_key.push_back(vk[k] - 1);
+      view.known.push_back(kn[k] == TRUE ? 1 : 0);
+    }
+    for (R_xlen_t m = 0; m < mt.size(); ++m) {
+      Rcpp::NumericVector x = mt[m];
+      mats.emplace_back(x.begin(), x.end());
+    }
+    for (R_xlen_t m = 0; m < mt.size(); ++m) {
+      const int u = static_cast<int>(m % n_vars);
+      int k = -1;
+      for (R_xlen_t kk = 0; kk < nk; ++kk)
+        if (vk[kk] - 1 == u) k = static_cast<int>(kk);
+      if (k < 0 || static_cast<R_xlen_t>(mats[m].size()) != static_cast<R_xlen_t>(nl[k]) * nl[k])
+        Rcpp::stop("internal error: malformed per-variable plan");
+      view.matrices.push_back(mats[m].data());
+    }
+    view.counts = counts.data();
+    view.stratum = stratum.data();
+    view.n_strata = n_strata;
+    view.n_vars = n_vars;
   }
 };
 

@@ -1,39 +1,126 @@
 #!/usr/bin/env bash
-# Installs what sdcRisk needs on a fresh Debian machine with R: Debian's
-# prebuilt r-cran-* packages where they exist (fast), CRAN for the rest.
-#   bash tools/install-deps.sh          # what the package needs to install and run
-#   bash tools/install-deps.sh --tests  # plus what R CMD check and the tests need
-set -euo pipefail
+# Installs what sdcRisk needs on a Debian machine with R.
+#   bash tools/install-deps.sh          # what the package needs to install and run (Imports, LinkingTo)
+#   bash tools/install-deps.sh --tests  # plus what R CMD check and the tests need (Suggests,
+#                                       # pandoc, qpdf, a PostgreSQL server for the database tests)
+#
+# The R packages come from DESCRIPTION, so this script never falls out of
+# step with it. Order of sources:
+#   1. Debian's prebuilt r-cran-* packages, for every package Debian has, and
+#      for every dependency (recursively) of the packages it does not have:
+#      sdcMicro is not in Debian, but all it depends on is, so only sdcMicro
+#      itself (and prettydoc) is built from CRAN. Building its dependency
+#      tree from CRAN source does not work on R 4.2 (MatrixModels needs a
+#      newer Matrix, VIM and doBy need packages CRAN no longer offers for it).
+#   2. CRAN (source) for what Debian lacks.
+#   3. A final check that every package loads; each one that does not is
+#      named with the reason, and the script fails.
+# Without root or apt-get (not Debian), only CRAN is used.
+set -uo pipefail
+cd "$(dirname "$0")/.."
 
-runtime=(Rcpp RcppEigen cli rlang)
-tests=(testthat withr knitr rmarkdown roxygen2 data.table sdcMicro)
-# sdcMicro is not in Debian, but nearly all it depends on is: install that
-# prebuilt, and only sdcMicro itself (and prettydoc) from CRAN.
-sdcmicro_debs=(r-cran-car r-cran-cardata r-cran-xtable r-cran-robustbase r-cran-e1071
-  r-cran-ggplot2 r-cran-shiny r-cran-haven r-cran-rhandsontable r-cran-dt r-cran-vim
-  r-cran-httr r-cran-jsonlite r-cran-knitr r-cran-rmarkdown r-cran-data.table)
-pkgs=("${runtime[@]}")
-if [ "${1:-}" = "--tests" ]; then pkgs+=("${tests[@]}"); fi
+mode=runtime
+if [ "${1:-}" = "--tests" ]; then mode=tests; fi
+log=$(mktemp -d)/install-deps.log
+say() { echo "install-deps: $*"; }
 
-missing=$(Rscript --vanilla -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' "${pkgs[@]}")
+# R packages from DESCRIPTION (base and recommended packages R ships are left out).
+pkgs=$(Rscript --vanilla -e '
+  d <- read.dcf("DESCRIPTION")
+  f <- c("Imports", "LinkingTo", if (commandArgs(TRUE)[1] == "tests") "Suggests")
+  p <- unlist(lapply(intersect(f, colnames(d)), function(x) strsplit(d[, x], ",")[[1]]))
+  p <- trimws(sub("\\(.*", "", gsub("\n", " ", p)))
+  base <- rownames(installed.packages(priority = "base"))
+  cat(setdiff(unique(p[nzchar(p)]), base))' "$mode") || { say "cannot read DESCRIPTION"; exit 1; }
 
-if [ -n "$missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  debs=()
-  for p in $missing; do debs+=("r-cran-$(echo "$p" | tr '[:upper:]' '[:lower:]')"); done
-  # tools R CMD check uses beside the R packages
-  if [ "${1:-}" = "--tests" ]; then debs+=(pandoc qpdf); fi
-  echo "Installing from Debian: ${debs[*]}"
-  apt-get update -qq >/dev/null 2>&1 || true
-  for d in "${debs[@]}"; do
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$d" >/dev/null 2>&1 \
-      || echo "  (not from Debian: $d)"
+missing_pkgs() {
+  Rscript --vanilla -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' $pkgs
+}
+missing=$(missing_pkgs)
+say "R packages needed ($mode): $pkgs"
+
+system_debs=()
+if [ "$mode" = tests ]; then
+  # R CMD check builds the vignettes (pandoc) and checks PDF sizes (qpdf);
+  # the database tests start a PostgreSQL server of their own.
+  for tool in pandoc qpdf; do command -v "$tool" >/dev/null 2>&1 || system_debs+=("$tool"); done
+  [ -x /usr/lib/postgresql/15/bin/initdb ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || system_debs+=(postgresql)
+fi
+
+have_apt=no
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then have_apt=yes; fi
+
+deb_name() { echo "r-cran-$(echo "$1" | tr '[:upper:]' '[:lower:]')"; }
+deb_available() { apt-cache policy "$1" 2>/dev/null | grep -q 'Candidate: [^(]'; }
+
+if [ "$have_apt" = yes ] && { [ -n "$missing" ] || [ ${#system_debs[@]} -gt 0 ]; }; then
+  say "apt-get update"
+  apt-get update -qq >>"$log" 2>&1 || say "apt-get update failed (see $log); trying the package lists at hand"
+  debs=("${system_debs[@]}")
+  cran_only=()
+  for p in $missing; do
+    d=$(deb_name "$p")
+    if deb_available "$d"; then debs+=("$d"); else cran_only+=("$p"); fi
   done
-  missing=$(Rscript --vanilla -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' "${pkgs[@]}")
+  if [ ${#cran_only[@]} -gt 0 ]; then
+    # Dependencies of the CRAN-only packages, recursively: take from Debian
+    # whatever it has, so that CRAN builds only the packages themselves.
+    say "not in Debian: ${cran_only[*]}; looking up their dependencies on CRAN"
+    deps=$(Rscript --vanilla -e '
+      options(repos = c(CRAN = "https://cloud.r-project.org"))
+      db <- tryCatch(available.packages(), error = function(e) NULL)
+      if (is.null(db)) quit(status = 0)
+      p <- commandArgs(TRUE)
+      d <- unique(unlist(tools::package_dependencies(p, db = db, recursive = TRUE,
+                    which = c("Depends", "Imports", "LinkingTo"))))
+      have <- rownames(installed.packages())
+      cat(setdiff(d, c(have, p)))' "${cran_only[@]}" 2>>"$log")
+    for p in $deps; do
+      d=$(deb_name "$p")
+      if deb_available "$d"; then debs+=("$d"); fi
+    done
+  fi
+  if [ ${#debs[@]} -gt 0 ]; then
+    say "from Debian: ${debs[*]}"
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${debs[@]}" >>"$log" 2>&1; then
+      # One at a time, so that each failure is named with apt's reason.
+      for d in "${debs[@]}"; do
+        if ! out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$d" 2>&1); then
+          say "Debian package $d failed: $(echo "$out" | grep -E '^E:' | head -n 2 | tr '\n' ' ')"
+        fi
+      done
+    fi
+  fi
+  missing=$(missing_pkgs)
+elif [ "$have_apt" = no ] && [ ${#system_debs[@]} -gt 0 ]; then
+  say "not root or no apt-get: cannot install ${system_debs[*]}; install them with your system's package manager"
 fi
 
 if [ -n "$missing" ]; then
-  echo "Installing from CRAN: $missing"
+  say "from CRAN (source): $missing"
   # shellcheck disable=SC2086
-  Rscript -e 'p <- commandArgs(TRUE); install.packages(p, Ncpus = 2L); stopifnot(all(vapply(p, requireNamespace, logical(1), quietly = TRUE)))' $missing
+  Rscript --vanilla -e '
+    options(repos = c(CRAN = "https://cloud.r-project.org"))
+    p <- commandArgs(TRUE)
+    withCallingHandlers(install.packages(p, Ncpus = 2L),
+      warning = function(w) message("install-deps: CRAN: ", conditionMessage(w)))' $missing 2>&1 \
+    | tee -a "$log" | grep -E '^(install-deps|ERROR|\* installing|\* DONE)' || true
+  missing=$(missing_pkgs)
 fi
-echo "Dependencies ready."
+
+status=0
+if [ -n "$missing" ]; then
+  for p in $missing; do
+    reason=$(grep -E "(ERROR|Error).*$p|$p.*(not available|had non-zero exit status)" "$log" | head -n 2 | tr '\n' ' ')
+    say "MISSING R package $p: ${reason:-it does not load; see $log}"
+  done
+  status=1
+fi
+if [ "$mode" = tests ]; then
+  for tool in pandoc qpdf; do
+    command -v "$tool" >/dev/null 2>&1 || { say "MISSING $tool (Debian package $tool)"; status=1; }
+  done
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { say "MISSING PostgreSQL server (Debian package postgresql)"; status=1; }
+fi
+if [ "$status" -ne 0 ]; then say "failed: the packages above are missing (log: $log)"; exit 1; fi
+say "dependencies ready"

@@ -353,14 +353,14 @@ test_that("an edited per-variable plan gives a classed error, not a crash", {
   plan <- pram_plan_vars(cf, list(x = matrix(0.5, 2, 2)))
   bad <- plan
   bad$cells$cells$count[1] <- 0L
-  expect_error(max_match_risk(bad), class = "sdcRisk_error_plan")
+  expect_error(max_match_risk(bad), class = "sdcRisk_error_invalid_object")
   bad <- plan
   bad$codes$x[1] <- 99L
-  expect_error(match_risk(bad), class = "sdcRisk_error_plan")
+  expect_error(match_risk(bad), class = "sdcRisk_error_invalid_object")
   bad <- plan
   bad$stratum_of_cell[2] <- 5L
-  expect_error(max_match_risk(bad), class = "sdcRisk_error_plan")
+  expect_error(max_match_risk(bad), class = "sdcRisk_error_invalid_object")
   bad <- plan
   bad$matrices[[1]]$x <- diag(3)
-  expect_error(max_match_risk(bad), class = "sdcRisk_error_plan")
+  expect_error(max_match_risk(bad), class = "sdcRisk_error_invalid_object")
 })

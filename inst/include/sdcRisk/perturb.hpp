@@ -41,7 +41,10 @@ class PramSampler {
     }
   }
 
-  bool in_block(int cell) const { return cell >= 0 && where_[cell].block >= 0; }
+  bool in_block(int cell) const {
+    SDCRISK_ASSERT(cell < static_cast<int>(where_.size()), "pram_draw: record cell id out of range");
+    return cell >= 0 && where_[cell].block >= 0;
+  }
 
   // New cell of a unit of `cell` (which must be in a block) given u in (0, 1).
   int draw(int cell, double u) const {

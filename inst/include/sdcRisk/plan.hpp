@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "assert.hpp"
+
 namespace sdcRisk {
 
 struct PlanView {
@@ -38,9 +40,59 @@ struct PlanView {
   }
 };
 
+// Structural preconditions of a plan, in time linear in its size: counts
+// of at least 1, blocks of at least two cells with increasing offsets,
+// theta in [0, min T] of its block, matrix blocks inside the matrix vector
+// with entries in [0, 1]. Throws std::invalid_argument naming the first
+// violation. Every entry point of the core reaches it through
+// locate_cells() in debug builds (SDCRISK_DEBUG).
+inline void check_plan(const PlanView& plan) {
+  if (plan.n_cells < 0 || plan.n_blocks < 0) throw std::invalid_argument("plan: negative size");
+  if (plan.n_cells > 0 && plan.counts == nullptr) throw std::invalid_argument("plan: no counts");
+  for (int c = 0; c < plan.n_cells; ++c)
+    if (plan.counts[c] < 1) throw std::invalid_argument("plan: cell count below 1");
+  if (plan.n_blocks == 0) return;
+  if (plan.block_start == nullptr || plan.block_cells == nullptr || plan.theta == nullptr)
+    throw std::invalid_argument("plan: missing block vectors");
+  if (plan.block_start[0] != 0) throw std::invalid_argument("plan: block_start[0] != 0");
+  for (int b = 0; b < plan.n_blocks; ++b)
+    if (plan.block_start[b + 1] - plan.block_start[b] < 2)
+      throw std::invalid_argument("plan: block with fewer than two cells");
+  if (plan.block_start[plan.n_blocks] > plan.n_cells)
+    throw std::invalid_argument("plan: more block cells than cells");
+  std::vector<char> seen(static_cast<std::size_t>(plan.n_cells), 0);
+  for (int k = 0; k < plan.block_start[plan.n_blocks]; ++k) {
+    const int c = plan.block_cells[k];
+    if (c < 0 || c >= plan.n_cells) throw std::invalid_argument("plan: cell id out of range");
+    if (seen[c]) throw std::invalid_argument("plan: cell in two blocks");
+    seen[c] = 1;
+  }
+  std::int64_t matrix_end = 0;
+  for (int b = 0; b < plan.n_blocks; ++b) {
+    const int m = plan.block_size(b);
+    if (plan.is_ifpr(b)) {
+      const double th = plan.theta[b];
+      if (!(th >= 0)) throw std::invalid_argument("plan: IFPR theta missing or negative");
+      for (int k = plan.block_start[b]; k < plan.block_start[b + 1]; ++k)
+        if (th > plan.counts[plan.block_cells[k]]) throw std::invalid_argument("plan: theta above a count of its block");
+      continue;
+    }
+    if (plan.matrix == nullptr) throw std::invalid_argument("plan: no matrix entries");
+    const std::int64_t start = plan.matrix_start[b];
+    if (start < matrix_end) throw std::invalid_argument("plan: matrix blocks overlap");
+    matrix_end = start + static_cast<std::int64_t>(m) * m;
+    for (std::int64_t e = start; e < matrix_end; ++e)
+      if (!(plan.matrix[e] >= 0.0 && plan.matrix[e] <= 1.0))
+        throw std::invalid_argument("plan: matrix entry outside [0, 1]");
+  }
+}
+
 // Block of each cell (-1 if none) and position within its block.
 inline void locate_cells(const PlanView& plan, std::vector<int>& block_of,
                          std::vector<int>& pos_of) {
+#ifdef SDCRISK_DEBUG
+  check_plan(plan);
+#endif
   block_of.assign(plan.n_cells, -1);
   pos_of.assign(plan.n_cells, -1);
   for (int b = 0; b < plan.n_blocks; ++b) {

@@ -24,6 +24,7 @@
 #include <tuple>
 #include <vector>
 
+#include "algebra.hpp"
 #include "logdist.hpp"
 #include "plan.hpp"
 #include "quadrature.hpp"
@@ -434,7 +435,7 @@ std::vector<double> calibrate_ifpr(const PlanView& plan, Goal goal, double targe
     // theta where the lower one would add variance.
     double inv = 0.0;
     for (const auto& g : groups) inv += static_cast<double>(g.second) / g.first;
-    auto variance = [&](double th) { return 2.0 * m * th - th * th * (static_cast<double>(m) / (m - 1)) * inv; };
+    auto variance = [&](double th) { return ifpr_total_variance(m, th, inv); };
     if (variance(hi) > variance(bound)) hi = bound;
     out[b] = hi;
     cache.emplace(key, hi);

@@ -2,11 +2,13 @@
 #ifndef SDCRISK_SDCRISK_HPP
 #define SDCRISK_SDCRISK_HPP
 
+#include "algebra.hpp"
 #include "cells.hpp"
 #include "design.hpp"
 #include "logdist.hpp"
 #include "perturb.hpp"
 #include "plan.hpp"
+#include "plan_vars.hpp"
 #include "quadrature.hpp"
 #include "risk.hpp"
 #include "risk_known.hpp"

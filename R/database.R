@@ -1,0 +1,461 @@
+# Data where it lives: cell counts, the IFPR plan with its certificate, and
+# the release, computed inside a database through dplyr verbs (dbplyr), so
+# that the records never come into R. Only the table of nonempty cells comes
+# back; only a small table of moves goes out.
+
+is_db_table <- function(x) inherits(x, "tbl_lazy")
+
+# DBI, dplyr and dbplyr (Suggests) must be installed to work on a database
+# table.
+check_db_packages <- function(call = rlang::caller_env()) {
+  need <- c("DBI", "dplyr", "dbplyr")
+  missing <- need[!vapply(need, requireNamespace, logical(1), quietly = TRUE)]
+  if (length(missing) > 0) {
+    abort_sdc(c(
+      "Working on a database table needs the package{?s} {.pkg {missing}}.",
+      "i" = "Install {?it/them} with {.code install.packages({deparse(missing)})}."
+    ), "db_packages", call = call)
+  }
+  invisible()
+}
+
+db_colnames <- function(data) colnames(data)
+
+# A stand-in with the table's column names, for the checks that look at
+# names(data) only.
+db_names_only <- function(data) {
+  cols <- db_colnames(data)
+  stats::setNames(vector("list", length(cols)), cols)
+}
+
+# The nonempty cells of `vars`, counted by the database (one GROUP BY), in
+# the numbering of cell_frequencies() on the same data in memory.
+cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
+                                call = rlang::caller_env()) {
+  check_db_packages(call = call)
+  na <- check_choice(na, c("exclude", "category"), call = call)
+  check_names_in(keys, db_names_only(data), call = call)
+  check_names_free(keys, cell_columns, call = call)
+  syms <- rlang::syms(keys)
+  grouped <- dplyr::collect(dplyr::summarise(
+    dplyr::group_by(data, !!!syms),
+    sdc_count__ = dplyr::n(),
+    .groups = "drop"
+  ))
+  grouped <- as.data.frame(grouped, stringsAsFactors = FALSE)
+  counts <- as.integer(grouped$sdc_count__)
+  n_records <- sum(as.numeric(counts))
+  has_na <- Reduce(`|`, lapply(keys, function(k) is.na(grouped[[k]])))
+  n_excluded <- 0
+  if (na == "exclude" && any(has_na)) {
+    n_excluded <- sum(as.numeric(counts[has_na]))
+    grouped <- grouped[!has_na, , drop = FALSE]
+    counts <- counts[!has_na]
+  }
+  if (nrow(grouped) == 0) {
+    abort_sdc(c(
+      "No record has a value in every key of {.arg keys}.",
+      "x" = if (n_records == 0) "The table has no rows." else "All {fmt_int(n_records)} records have a missing key value.",
+      "i" = "Use {.code na = \"category\"} to treat {.val NA} as a category."
+    ), if (n_records == 0) "empty_data" else "key_type", call = call)
+  }
+  # the in-memory numbering: lexicographic in each key's sorted categories
+  coded <- lapply(keys, function(k) code_key(grouped[[k]], k, na == "category", call = call))
+  ord <- do.call(order, unname(lapply(coded, `[[`, "codes")))
+  cells <- grouped[ord, keys, drop = FALSE]
+  rownames(cells) <- NULL
+  cells$count <- counts[ord]
+  # the types of the in-memory counts: integer records (where they fit), double excluded
+  as_count <- function(x) if (x <= .Machine$integer.max) as.integer(x) else x
+  new_sdc_cells(
+    cells = cells,
+    cell_id = NULL,
+    keys = keys,
+    na = na,
+    n_records = as_count(n_records),
+    n_excluded = as.numeric(n_excluded)
+  )
+}
+
+#' @param id For a database table: the name of a column that identifies the
+#'   records (unique, never missing). Each cell's records are ranked by it,
+#'   and the ranks that move are drawn uniformly at random in R, so knowing
+#'   the ids tells nothing about which records moved.
+#' @param name For a database table: the name of the table the release is
+#'   written to, in the same database.
+#' @param overwrite For a database table: replace an existing table called
+#'   `name`? Never done unless `TRUE`.
+#' @section Database tables:
+#'   For a lazy database table (`dplyr::tbl(con, "persons")`, packages DBI,
+#'   dplyr and dbplyr), the counts are computed in the database (one `GROUP
+#'   BY`); the plan and its certificate are computed in R from the counts
+#'   alone, and are the same as for the same data in memory. R then draws,
+#'   from the counts and with R's generator (so `set.seed()` reproduces the
+#'   release), how many records of each blocked cell move, to which cells,
+#'   and which ones (their ranks in the cell, ordered by `id`); only this
+#'   table of moves is uploaded, and the database writes the released table
+#'   `name` in one statement (`ROW_NUMBER() OVER (PARTITION BY keys ORDER BY
+#'   id)` joined to the moves). The result's `data` is the lazy released
+#'   table, `original` the table it was made from, and `moves` lists every
+#'   moved record's cell, rank and new cell; [release_risk()] and
+#'   [release_utility()] evaluate it from counts made by the database.
+#'   See `vignette("database", package = "sdcRisk")`.
+#' @rdname ifpr
+#' @export
+ifpr.tbl_lazy <- function(data, keys, xi,
+                          goal = c("all_matches", "unique_matches", "sample_uniques"),
+                          partition = NULL, also = NULL, method = c("tiered", "nayak"),
+                          calibrate = c("exact", "bound"), on_infeasible = c("error", "merge"),
+                          ..., na = c("exclude", "category"), split = FALSE,
+                          id, name, overwrite = FALSE) {
+  rlang::check_dots_empty()
+  check_db_packages()
+  cols <- db_names_only(data)
+  check_names_in(keys, cols)
+  goal <- check_choice(goal)
+  method <- check_choice(method)
+  calibrate <- check_choice(calibrate)
+  on_infeasible <- check_choice(on_infeasible)
+  na <- check_choice(na)
+  check_probability(xi, class = "xi")
+  check_flag(split)
+  check_also(also, keys, cols)
+  check_names_free(keys, cell_columns)
+  if (!is.null(also)) check_names_free(also, cell_columns)
+  # the working columns of the release statement (write_release_db())
+  check_names_free(cols, c("sdc_rank__", "sdc_moved__", paste0("sdc_new__", seq_along(c(keys, also)))), arg = "data")
+  if (method == "nayak" && goal != "sample_uniques" && xi <= 1 / 3) {
+    abort_sdc(c(
+      "{.code method = \"nayak\"} cannot reach {.arg xi} = {xi} for goal {.val {goal}}.",
+      "x" = "Its theta is at most 1, which leaves cells of count 1 or 2 with a risk of at least 1/3 (Nayak, Zhang and You 2016, Section 4.2).",
+      "i" = "Use {.code method = \"tiered\"}, which reaches any xi in (0, 1)."
+    ), "infeasible")
+  }
+  vars <- c(keys, also)
+  con <- dbplyr::remote_con(data)
+  check_db_output(con, name, overwrite, source = dbplyr::remote_name(data))
+  check_db_id(data, id, vars)
+  cf <- cell_frequencies_db(data, vars, na = na)
+  d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split)
+  moves <- draw_moves(d$plan)
+  released <- write_release_db(data, con, vars, id, moves, cf, name, overwrite, na)
+  rel <- new_sdc_release(
+    data = released, plan = d$plan, plan_bound = d$plan_bound, cells = cf, new_cell = integer(),
+    keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
+    partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell
+  )
+  # the realised changes, from the moves (new_sdc_release() reads them from
+  # a record-level vector there is none of here)
+  counts <- cf$cells$count
+  s_new <- counts - tabulate(moves$cell, length(counts)) + tabulate(moves$new_cell, length(counts))
+  rel$certificate$records_changed <- nrow(moves)
+  rel$certificate$cells_changed <- sum(s_new != counts)
+  rel$new_cell <- NULL
+  rel$moves <- moves
+  rel$id <- id
+  rel$table <- name
+  rel$original <- data
+  class(rel) <- c("sdc_release_db", class(rel))
+  rel
+}
+
+check_db_output <- function(con, name, overwrite, source = NULL, call = rlang::caller_env()) {
+  if (missing(name)) {
+    abort_sdc(c(
+      "{.arg name} must be the name of the table to write the release to.",
+      "x" = "It is missing."
+    ), "argument", call = call)
+  }
+  if (!is.character(name) || length(name) != 1 || is.na(name) || name == "") {
+    abort_sdc(c(
+      "{.arg name} must be the name of the table to write the release to.",
+      "x" = "It is {show_value(name)}."
+    ), "argument", call = call)
+  }
+  if (!isTRUE(overwrite) && !isFALSE(overwrite)) {
+    abort_sdc(c(
+      "{.arg overwrite} must be {.code TRUE} or {.code FALSE}.",
+      "x" = "It is {show_value(overwrite)}."
+    ), "argument", call = call)
+  }
+  if (!is.null(source) && identical(tolower(as.character(source)), tolower(as.character(name)))) {
+    abort_sdc(c(
+      "{.arg name} must not be the table the release is made from.",
+      "x" = "Both are {.val {name}}.",
+      "i" = "Write the release to a new table."
+    ), "db_table_exists", call = call)
+  }
+  if (!overwrite && DBI::dbExistsTable(con, name)) {
+    abort_sdc(c(
+      "A table called {.val {name}} already exists.",
+      "i" = "Choose another {.arg name}, or use {.code overwrite = TRUE} to replace it."
+    ), "db_table_exists", call = call)
+  }
+  invisible()
+}
+
+# The record identifier: a column, not a key, never missing, unique. Checked
+# by the database before anything is drawn or written.
+check_db_id <- function(data, id, vars, call = rlang::caller_env()) {
+  if (missing(id) || !is.character(id) || length(id) != 1 || is.na(id) || id == "") {
+    abort_sdc(c(
+      "{.arg id} must name the column that identifies the records.",
+      "x" = if (missing(id)) "It is missing." else "It is {show_value(id)}.",
+      "i" = "Each cell's records are ranked by it; it must be unique and never missing."
+    ), "db_id", call = call)
+  }
+  if (!id %in% db_colnames(data)) {
+    abort_sdc(c(
+      "{.arg id} must be a column of the table.",
+      "x" = "Not found: {.val {id}}."
+    ), "db_id", call = call)
+  }
+  if (id %in% vars) {
+    abort_sdc(c(
+      "{.arg id} must not be a key or {.arg also} variable: it would change in the release.",
+      "x" = "{.val {id}} is one of them."
+    ), "db_id", call = call)
+  }
+  idsym <- rlang::sym(id)
+  s <- dplyr::collect(dplyr::summarise(data,
+    n = dplyr::n(),
+    n_missing = sum(ifelse(is.na(!!idsym), 1L, 0L), na.rm = TRUE)
+  ))
+  n <- as.numeric(s$n)
+  n_missing <- as.numeric(s$n_missing %||% 0)
+  n_missing[is.na(n_missing)] <- 0
+  if (n_missing > 0) {
+    abort_sdc(c(
+      "{.arg id} must never be missing.",
+      "x" = "Column {.val {id}} is missing in {fmt_int(n_missing)} of {fmt_int(n)} records."
+    ), "db_id", call = call)
+  }
+  # distinct values as groups: a GROUP BY sorts, where COUNT(DISTINCT) makes
+  # SQLite insert every value into a b-tree (15 times slower at 10^6)
+  n_distinct <- as.numeric(dplyr::collect(dplyr::count(dplyr::summarise(
+    dplyr::group_by(data, !!idsym),
+    .groups = "drop"
+  )))$n)
+  if (n_distinct < n) {
+    abort_sdc(c(
+      "{.arg id} must identify the records: no value may repeat.",
+      "x" = "Column {.val {id}} has {fmt_int(n_distinct)} distinct values in {fmt_int(n)} records."
+    ), "db_id", call = call)
+  }
+  invisible()
+}
+
+# The IFPR law, drawn from the counts (Nayak, Zhang and You 2016, Section
+# 3.3): each unit of cell i of a block of m cells independently moves with
+# probability theta / T_i, to each other cell of the block with probability
+# theta / ((m - 1) T_i). So the number that move is Binomial(T_i, theta / T_i),
+# each goes to one of the m - 1 other cells uniformly, and which units move is
+# a uniformly random subset of the cell: their ranks are drawn here, with
+# R's generator (sample.int() draws exactly uniform integers).
+# Returns one row per moving unit: cell, rank (1..T_i), new_cell.
+draw_moves <- function(plan) {
+  sizes <- diff(plan$block_start)
+  none <- data.frame(cell = integer(), rank = integer(), new_cell = integer())
+  if (length(sizes) == 0) return(none)
+  if (anyNA(plan$theta)) {
+    abort_sdc(c(
+      "The release inside a database supports IFPR blocks only.",
+      "x" = "The plan has {sum(is.na(plan$theta))} block{?s} given by a matrix."
+    ), "plan")
+  }
+  counts <- plan$cells$cells$count
+  cells <- plan$block_cells
+  block <- rep.int(seq_along(sizes), sizes)
+  m <- sizes[block]
+  t <- counts[cells]
+  th <- plan$theta[block]
+  k <- stats::rbinom(length(cells), t, pmin(1, th / t))
+  if (sum(k) == 0) return(none)
+  from <- rep.int(seq_along(cells), k)
+  # a uniform other cell of the block: offset 1..m-1 from the cell's position
+  offset <- integer(length(from))
+  mm <- m[from]
+  for (v in sort(unique(mm))) {
+    sel <- which(mm == v)
+    offset[sel] <- sample.int(v - 1L, length(sel), replace = TRUE)
+  }
+  pos <- (seq_along(cells) - plan$block_start[block])[from] # 1..m within the block
+  dest_pos <- (pos - 1L + offset) %% mm + 1L
+  dest <- cells[plan$block_start[block[from]] + dest_pos]
+  data.frame(cell = cells[from], rank = draw_ranks(t, k), new_cell = as.integer(dest))
+}
+
+# For each cell, k[i] distinct ranks out of 1..t[i], a uniformly random
+# subset, listed cell after cell. Only the set matters (the destinations are
+# independent and identically distributed), so a cell whose every unit moves
+# needs no draw, and cells where one unit moves draw together, per count.
+draw_ranks <- function(t, k) {
+  start <- cumsum(k) - k
+  rank <- integer(sum(k))
+  all <- which(k > 0 & k == t)
+  rank[rep.int(start[all], k[all]) + sequence(k[all])] <- sequence(k[all])
+  one <- which(k == 1 & t > 1)
+  for (v in sort(unique(t[one]))) {
+    sel <- one[t[one] == v]
+    rank[start[sel] + 1L] <- sample.int(v, length(sel), replace = TRUE)
+  }
+  for (i in which(k > 1 & k < t)) rank[start[i] + seq_len(k[i])] <- sample.int(t[i], k[i])
+  rank
+}
+
+# Upload the moves, rank each cell's records by id in the database, rewrite
+# the keys of the moved records and write the released table: one statement.
+write_release_db <- function(data, con, vars, id, moves, cf, name, overwrite, na) {
+  all_cols <- db_colnames(data)
+  new_names <- paste0("sdc_new__", seq_along(vars))
+  up <- cf$cells[moves$cell, vars, drop = FALSE]
+  up$sdc_rank__ <- moves$rank
+  new_vals <- cf$cells[moves$new_cell, vars, drop = FALSE]
+  names(new_vals) <- new_names
+  up <- cbind(up, new_vals)
+  up$sdc_moved__ <- rep(1L, nrow(up))
+  rownames(up) <- NULL
+  # a fresh name that uses no random numbers (the user's stream stays as the
+  # release left it)
+  tmp <- paste0("sdc_moves_", Sys.getpid(), "_", format(as.numeric(Sys.time()) * 1e3 %% 1e9, scientific = FALSE))
+  tmp <- gsub("[^A-Za-z0-9_]", "", tmp)
+  # RPostgreSQL cannot create temporary tables: a plain one, dropped on exit
+  temporary <- !inherits(con, "PostgreSQLConnection")
+  moves_tbl <- dplyr::copy_to(con, up, name = tmp, temporary = temporary, overwrite = FALSE)
+  on.exit(try(DBI::dbRemoveTable(con, tmp), silent = TRUE), add = TRUE)
+  # an index on what the join matches (cell and rank) saves the database
+  # from building one per query (a short name: PostgreSQL truncates long
+  # ones). Only speed depends on it; Spark (not a DBI connection) has none.
+  if (inherits(con, "DBIConnection")) {
+    q <- function(x) paste(DBI::dbQuoteIdentifier(con, x), collapse = ", ")
+    try(DBI::dbExecute(con, paste0(
+      "CREATE INDEX ", q(paste0(tmp, "_i")), " ON ", q(tmp), " (", q(c(vars, "sdc_rank__")), ")"
+    )), silent = TRUE)
+  }
+  keysyms <- rlang::syms(vars)
+  ranked <- dplyr::ungroup(dplyr::mutate(
+    dbplyr::window_order(dplyr::group_by(data, !!!keysyms), !!rlang::sym(id)),
+    sdc_rank__ = dplyr::row_number()
+  ))
+  joined <- dplyr::left_join(ranked, moves_tbl,
+    by = c(vars, "sdc_rank__"),
+    na_matches = if (na == "category") "na" else "never"
+  )
+  rewrite <- stats::setNames(lapply(seq_along(vars), function(k) {
+    rlang::expr(ifelse(is.na(sdc_moved__), !!rlang::sym(vars[k]), !!rlang::sym(new_names[k])))
+  }), vars)
+  out <- dplyr::select(dplyr::mutate(joined, !!!rewrite), dplyr::all_of(all_cols))
+  if (overwrite && DBI::dbExistsTable(con, name)) DBI::dbRemoveTable(con, name)
+  dplyr::compute(out, name = name, temporary = FALSE)
+  dplyr::tbl(con, name)
+}
+
+#' @export
+format.sdc_release_db <- function(x, ...) {
+  c(
+    NextMethod(),
+    paste0("Released table: ", x$table, " (in the database; ", n_of(nrow(x$moves), "record"), " moved)")
+  )
+}
+
+# ---------------------------------------------------------------------------
+# Evaluation of a release written to a database, from counts: the database
+# counts the original and the released tables, R compares.
+
+# What release_risk() reads of a release, for the units whose cell could
+# change (cells of count 1 or 2, cells in blocks) and only for them: their
+# original and released cells, rebuilt from the counts and the moves (a unit
+# is its cell and its rank there). The records of other cells never move.
+release_unit_view <- function(release) {
+  counts <- release$cells$cells$count
+  block_of <- plan_block_of(release$plan)
+  inside <- which(counts <= 2 | !is.na(block_of))
+  old <- rep.int(inside, counts[inside])
+  start <- integer(length(counts))
+  start[inside] <- cumsum(counts[inside]) - counts[inside]
+  new <- old
+  mv <- release$moves
+  new[start[mv$cell] + mv$rank] <- mv$new_cell
+  view <- release
+  class(view) <- setdiff(class(release), "sdc_release_db")
+  view$cells$cell_id <- old
+  view$cells$n_records <- length(old)
+  view$new_cell <- new
+  # a data frame of length(old) rows and no columns (costs nothing)
+  view$data <- structure(list(), names = character(), row.names = c(NA, -length(old)), class = "data.frame")
+  view
+}
+
+# Counts of every combination of `vars` in a table, by the database; NA is a
+# value like any other.
+db_counts <- function(tbl, vars) {
+  out <- dplyr::collect(dplyr::summarise(
+    dplyr::group_by(tbl, !!!rlang::syms(vars)),
+    sdc_count__ = dplyr::n(),
+    .groups = "drop"
+  ))
+  out <- as.data.frame(out, stringsAsFactors = FALSE)
+  # integers where they fit, as table() gives in memory
+  cnt <- as.numeric(out$sdc_count__)
+  out$sdc_count__ <- if (all(cnt <= .Machine$integer.max)) as.integer(cnt) else cnt
+  out
+}
+
+# release_utility() for a release in a database: the same tables as for a
+# data frame (distribution_table(), tvd_row() and variance_table() of
+# evaluate.R), with the distributions counted by the database.
+release_utility_db <- function(release, vars, call = rlang::caller_env()) {
+  combos <- if (is.list(vars)) vars else as.list(vars)
+  all_vars <- unique(unlist(combos))
+  if (length(combos) == 0 || !is.character(all_vars)) {
+    abort_sdc(c(
+      "{.arg vars} must name variables of the data, as a character vector or a list of them.",
+      "x" = "It is {.obj_type_friendly {vars}}."
+    ), "argument", call = call)
+  }
+  check_names_in(all_vars, db_names_only(release$data), arg = "vars", what = "variable", call = call)
+  singles <- unique(unlist(combos[lengths(combos) == 1]))
+  if (!is.list(vars)) singles <- all_vars
+  n <- release$cells$n_records
+  key_of <- function(d) do.call(paste, c(lapply(d, as.character), sep = "\r"))
+  tvd_counts <- function(cv) {
+    a <- db_counts(release$original, cv)
+    b <- db_counts(release$data, cv)
+    ka <- key_of(a[cv])
+    kb <- key_of(b[cv])
+    all <- unique(c(ka, kb))
+    fa <- integer(length(all))
+    fb <- integer(length(all))
+    fa[match(ka, all)] <- a$sdc_count__
+    fb[match(kb, all)] <- b$sdc_count__
+    ncat <- prod(vapply(cv, function(v) {
+      length(unique(c(as.character(a[[v]]), as.character(b[[v]]))))
+    }, numeric(1)))
+    data.frame(variables = paste(cv, collapse = ", "), tvd = sum(abs(fa - fb)) / (2 * n),
+      cells = ncat, nonempty = length(all))
+  }
+  dist_counts <- function(v) {
+    a <- db_counts(release$original, v)
+    b <- db_counts(release$data, v)
+    lev <- sort(unique(c(a[[v]], b[[v]])), na.last = TRUE)
+    o <- a$sdc_count__[match(lev, a[[v]])]
+    p <- b$sdc_count__[match(lev, b[[v]])]
+    o[is.na(o)] <- 0L
+    p[is.na(p)] <- 0L
+    data.frame(
+      category = as.character(lev), original = o, original_share = o / n,
+      perturbed = p, perturbed_share = p / n, difference = o - p,
+      sampling_sd = sqrt(n * (o / n) * (1 - o / n))
+    )
+  }
+  perturbed <- intersect(singles, c(release$keys, release$also))
+  structure(
+    list(
+      distributions = stats::setNames(lapply(singles, dist_counts), singles),
+      tvd = do.call(rbind, lapply(combos, tvd_counts)),
+      variance = stats::setNames(lapply(perturbed, function(v) variance_table(release, v)), perturbed),
+      n = n
+    ),
+    class = "sdc_utility"
+  )
+}

@@ -1,0 +1,153 @@
+#' Certify the PRAM release an sdcMicroObj holds
+#'
+#' After `sdcMicro::pram()` on key variables, sdcMicro warns that its risk
+#' measures are "not useful anymore". The exact correct-match risk
+#' \eqn{R_j(a, t)} of Nayak, Zhang and You (2016, eq. 4.3-4.4) is: this
+#' function reads the transition matrix of every perturbed key from the
+#' object's `pram` slot (rows there are the original category,
+#' `orientation = "rows"` of [pram_plan_vars()]), the original key values
+#' from the state before `pram()` (the object's undo history, or its
+#' original data), computes the exact maximum risk of the release with
+#' [max_match_risk()], and stores the certificate in the object's `risk`
+#' slot as `risk$pram`, the way [ifpr()] stores its own as `risk$ifpr`.
+#' [max_match_risk()], [match_risk()], [release_risk()],
+#' [release_utility()] and [simulate_release()] accept the object directly.
+#'
+#' @section Strata: With `strata_variables` (or a strata variable of the
+#'   object), sdcMicro 5.8 draws a different matrix in every stratum (random
+#'   diagonal in \eqn{[pd, 1]}, invariant adjustment with `alpha`) but keeps
+#'   only the last one in the object, so the release cannot be certified
+#'   from the object. This is detected (a strata variable in the object, or a
+#'   stored matrix that is not invariant for the variable's frequencies over
+#'   all records, as an unstratified `pram()` would make it) and raises an
+#'   error of class `sdcRisk_error_sdcmicro_strata`. The way out is
+#'   [pram_release()] with `strata`, which builds the same kind of matrices
+#'   per variable and stratum, draws the release, and records every matrix.
+#'   A `pd` given as a matrix is used unchanged in every stratum, so such a
+#'   release is certified.
+#'
+#' @param obj An `sdcMicroObj` on which `sdcMicro::pram()` was run on key
+#'   variables.
+#' @param goal The goal, as in [max_match_risk()].
+#' @param known The keys the intruder matches on, as in [max_match_risk()]
+#'   (`NULL`: all keys).
+#' @returns `obj`, with `obj@risk$pram` the certificate: a list with the
+#'   goal, the exact maximum risk, its cell, `a`, the cell's count and key
+#'   values, the perturbed variables, the expected number of changed
+#'   records and the total perturbation variance.
+#' @family per-variable PRAM
+#' @export
+#' @examplesIf rlang::is_installed("sdcMicro")
+#' keys <- c("sex", "race", "marital")
+#' d <- pums_md[1:2000, keys]
+#' obj <- sdcMicro::createSdcObj(d, keyVars = keys)
+#' set.seed(1)
+#' obj <- suppressWarnings(sdcMicro::pram(obj, variables = c("race", "marital")))
+#' obj <- pram_certify(obj)
+#' obj@risk$pram$risk
+pram_certify <- function(obj, goal = c("all_matches", "unique_matches", "sample_uniques"),
+                         known = NULL) {
+  goal <- rlang::arg_match(goal)
+  rel <- sdcmicro_release(obj)
+  known <- check_known(known, rel$keys)
+  mx <- max_match_risk(rel$plan, goal, known = known)
+  cost <- vars_plan_cost(rel$plan)
+  risk <- sdcMicro::get.sdcMicroObj(obj, "risk")
+  risk$pram <- list(
+    goal = goal, known = known, risk = mx$risk, cell = mx$cell, a = mx$a, count = mx$count, cell_keys = mx$keys,
+    vars = rel$vars, expected_changed = cost$changed, total_variance = cost$variance
+  )
+  sdcMicro::set.sdcMicroObj(obj, "risk", list(risk))
+}
+
+check_sdcmicro <- function(obj, arg = rlang::caller_arg(obj), call = rlang::caller_env()) {
+  if (!inherits(obj, "sdcMicroObj")) {
+    abort_sdc(c(
+      "{.arg {arg}} must be an {.cls sdcMicroObj}.",
+      "x" = "It is {.obj_type_friendly {obj}}."
+    ), "argument", call = call)
+  }
+  rlang::check_installed("sdcMicro", reason = "to read an sdcMicroObj.")
+  invisible(obj)
+}
+
+# The release an sdcMicroObj holds after pram(), as an sdc_pram_release:
+# the per-variable plan from the pram slot, the original cells, and the
+# released categories.
+sdcmicro_release <- function(obj, call = rlang::caller_env()) {
+  check_sdcmicro(obj, call = call)
+  keys <- colnames(obj@origData)[obj@keyVars]
+  params <- obj@pram$params
+  methods_used <- vapply(params, function(p) p$method %||% "pram", "")
+  vars <- keys[keys %in% names(params)[methods_used == "pram"]]
+  if (length(vars) == 0) {
+    abort_sdc(c(
+      "{.arg obj} holds no release of {.fn sdcMicro::pram} on its key variables.",
+      "x" = if (length(params)) "PRAM variables of the object: {.val {names(params)}}; its keys: {.val {keys}}." else "Its {.code pram} slot is empty.",
+      "i" = "Run {.code sdcMicro::pram(obj, variables = <keys>)} first."
+    ), "sdcmicro_no_pram", call = call)
+  }
+  before <- sdcmicro_before_pram(obj, keys, vars, call)
+  mats <- lapply(vars, function(v) params[[v]]$Rs)
+  names(mats) <- vars
+  check_sdcmicro_strata(obj, before, params, vars, call)
+  for (v in vars) before[[v]] <- factor(as.character(before[[v]]), levels = rownames(mats[[v]]))
+  cf <- cell_frequencies(before, keys)
+  plan <- pram_plan_vars(cf, mats, orientation = "rows")
+  after <- as.data.frame(obj@manipKeyVars)[keys]
+  codes <- vapply(vars, function(v) match(as.character(after[[v]]), rownames(mats[[v]])), integer(nrow(after)))
+  codes <- matrix(codes, ncol = length(vars), dimnames = list(NULL, vars))
+  codes[is.na(cf$cell_id), ] <- NA_integer_
+  released <- before
+  for (v in vars) released[[v]] <- factor(as.character(after[[v]]), levels = rownames(mats[[v]]))
+  mx <- list(goal = NA_character_, risk = NA_real_, cell = NA_integer_, a = NA_integer_,
+             count = NA_integer_, keys = NULL)
+  new_sdc_pram_release(released, plan, cf, codes, released_cell(cf, vars, codes), keys, vars, NULL, mx)
+}
+
+# Key values as they were before pram(): the object's undo history when it
+# has one, else its original data (when no other method changed the keys).
+sdcmicro_before_pram <- function(obj, keys, vars, call) {
+  prev <- obj@prev
+  while (!is.null(prev) && any(vars %in% names(prev@pram$params))) prev <- prev@prev
+  if (!is.null(prev)) return(as.data.frame(prev@manipKeyVars)[keys])
+  orig <- obj@origData[keys]
+  kept <- setdiff(keys, vars)
+  same <- all(vapply(kept, function(k) {
+    identical(as.character(orig[[k]]), as.character(obj@manipKeyVars[[k]]))
+  }, logical(1)))
+  if (!same) {
+    abort_sdc(c(
+      "Cannot tell the key values of {.arg obj} before {.fn sdcMicro::pram}.",
+      "x" = "Other methods changed its keys, and it keeps no undo history.",
+      "i" = "Keep sdcMicro's undo history, or run {.fn sdcMicro::pram} before other methods."
+    ), "sdcmicro_history", call = call)
+  }
+  orig
+}
+
+# sdcMicro 5.8 draws one matrix per stratum but keeps the last: detect it.
+check_sdcmicro_strata <- function(obj, before, params, vars, call) {
+  random <- vapply(vars, function(v) !is.matrix(params[[v]]$pd), logical(1))
+  if (!any(random)) return(invisible())
+  strata_slot <- length(obj@strataVar) > 0
+  deviation <- vapply(vars[random], function(v) {
+    rs <- params[[v]]$Rs
+    x <- factor(as.character(before[[v]]), levels = rownames(rs))
+    p <- as.numeric(table(x)) / sum(!is.na(x))
+    max(abs(drop(p %*% rs) - p))
+  }, numeric(1))
+  bad <- names(deviation)[deviation > 1e-9]
+  if (strata_slot || length(bad) > 0) {
+    abort_sdc(c(
+      "The PRAM release in {.arg obj} cannot be certified: it was drawn within strata.",
+      "x" = if (strata_slot) {
+        "The object has strata variables, and with strata sdcMicro 5.8 draws a different random matrix in every stratum but keeps only the last one."
+      } else {
+        "The matrix stored for {.val {bad}} is not invariant for the variable's frequencies over all records (largest deviation {format(max(deviation), digits = 3)}): it was built on one stratum's records ({.arg strata_variables}), and sdcMicro 5.8 keeps only the last stratum's matrix."
+      },
+      "i" = "Make the release with {.fn pram_release} and {.arg strata}: it builds the same invariant matrices per variable and stratum, draws the release, and records every matrix, so it can be certified."
+    ), "sdcmicro_strata", call = call)
+  }
+  invisible()
+}

@@ -1,0 +1,632 @@
+# Argument checks: every validator of the package, in one place.
+#
+# Each `check_*()` takes the value, its name as the user wrote it (`arg`,
+# from rlang::caller_arg()), the error class (`class`: the error gets class
+# c("sdcRisk_error_<class>", "sdcRisk_error"); the classes are listed on the
+# help page ?sdcRisk_errors) and the call to blame (`call`). The caller says
+# the class: no class is chosen from the argument's name. They return the
+# value invisibly (some return it converted, as documented above them), and
+# error through abort_sdc(), naming the argument and showing the value.
+#
+# Written for this package in the manner of rlang's standalone type checks
+# (rlang/R/standalone-types-check.R): a few predicates below, and one small
+# checker per kind of argument whose message says what was expected.
+
+# --- Predicates ----------------------------------------------------------
+
+# Numbers (not NA or NaN) in [min, max] (bounds excluded when `open`), whole
+# if `whole`, finite unless `finite = FALSE`; of length `n` when given.
+is_numbers <- function(x, min = -Inf, max = Inf, whole = FALSE, n = NULL,
+                       open_min = FALSE, open_max = FALSE, finite = TRUE) {
+  if (!is.numeric(x) || is.object(x) || (!is.null(n) && length(x) != n) || anyNA(x)) return(FALSE)
+  if (finite && !all(is.finite(x))) return(FALSE)
+  if (whole && !all(x == trunc(x))) return(FALSE)
+  if (any(if (open_min) x <= min else x < min)) return(FALSE)
+  if (any(if (open_max) x >= max else x > max)) return(FALSE)
+  TRUE
+}
+
+# The largest whole number the C++ core (32-bit int) takes.
+int_max <- .Machine$integer.max
+
+# Upper limit of the number of targets, suspects or largest contributions
+# of a rule: beyond it the work and memory (one column or heap slot per
+# contribution and cell) are out of proportion to any real table.
+max_contributors <- 1000L
+
+# Error naming what was expected (`message`, interpolated in the caller) and
+# showing the value found.
+# The condition carries the argument's name (`arg`) and the value (`value`).
+abort_value <- function(message, x, class, call, arg) {
+  env <- rlang::env(parent.frame(), .value = x)
+  abort_sdc(c(message, "x" = "It is {show_value(.value)}."), class, call = call, arg = arg, value = x, .envir = env)
+}
+
+# --- Generic checks ------------------------------------------------------
+
+check_data_frame <- function(data, arg = rlang::caller_arg(data),
+                             call = rlang::caller_env(), class = "not_data_frame") {
+  if (!is.data.frame(data)) {
+    abort_sdc(c(
+      "{.arg {arg}} must be a data frame.",
+      "x" = "It is {.obj_type_friendly {data}}."
+    ), class, call = call, arg = arg)
+  }
+  if (nrow(data) == 0) {
+    abort_sdc(c(
+      "{.arg {arg}} has no rows.",
+      "i" = "There is nothing to cross-classify or perturb."
+    ), "empty_data", call = call, arg = arg)
+  }
+  invisible(data)
+}
+
+check_names_in <- function(x, data, arg = rlang::caller_arg(x), what = "key",
+                           call = rlang::caller_env(), class = "keys") {
+  if (!is.character(x) || length(x) == 0 || anyNA(x) || any(x == "")) {
+    abort_sdc(c(
+      "{.arg {arg}} must name at least one column of the data.",
+      "x" = "It is {show_value(x)}."
+    ), class, call = call, arg = arg)
+  }
+  if (anyDuplicated(x)) {
+    abort_sdc(c(
+      "{.arg {arg}} names a column twice.",
+      "x" = "Duplicated: {.val {unique(x[duplicated(x)])}}."
+    ), class, call = call, arg = arg)
+  }
+  missing <- setdiff(x, names(data))
+  if (length(missing) > 0) {
+    abort_sdc(c(
+      "Every {what} in {.arg {arg}} must be a column of the data.",
+      "x" = "Not found: {.val {missing}}.",
+      "i" = "The data has columns {.val {utils::head(names(data), 20)}}."
+    ), "unknown_key", call = call, arg = arg)
+  }
+  invisible(x)
+}
+
+# Columns the package compares value by value: atomic vectors, no list or
+# matrix columns.
+check_atomic_columns <- function(data, vars, arg = rlang::caller_arg(vars),
+                                 call = rlang::caller_env(), class = "argument") {
+  bad <- vars[!vapply(vars, function(v) is.atomic(data[[v]]) && is.null(dim(data[[v]])), logical(1))]
+  if (length(bad) > 0) {
+    abort_sdc(c(
+      "Every variable in {.arg {arg}} must be a column holding an atomic vector.",
+      "x" = "Not so: {.val {bad}} ({.obj_type_friendly {data[[bad[1]]]}}{if (length(bad) > 1) ', ...' else ''})."
+    ), class, call = call, arg = arg)
+  }
+  invisible(vars)
+}
+
+# Names the package gives to columns it adds beside the key columns:
+# `count` in the cells of cell_frequencies(), `cell` in their data frame
+# (as.data.frame()). (cell_sensitivity() checks its own output columns.)
+cell_columns <- c("count", "cell")
+
+check_names_free <- function(x, reserved, arg = rlang::caller_arg(x),
+                             call = rlang::caller_env(), class = "key_name") {
+  taken <- intersect(x, reserved)
+  if (length(taken) > 0) {
+    abort_sdc(c(
+      "{.arg {arg}} must not name a column the package adds to its tables.",
+      "x" = "Reserved: {.val {taken}}.",
+      "i" = "Rename the column{if (length(taken) > 1) 's' else ''} of the data, e.g. {.code names(data)[names(data) == \"{taken[1]}\"] <- \"{taken[1]}_\"}."
+    ), class, call = call, arg = arg)
+  }
+  invisible(x)
+}
+
+check_probability <- function(x, arg = rlang::caller_arg(x), open = TRUE,
+                              call = rlang::caller_env(), class = "argument") {
+  if (!is_numbers(x, 0, 1, n = 1, open_min = open, open_max = open)) {
+    abort_value("{.arg {arg}} must be a single number in {if (open) '(0, 1)' else '[0, 1]'}.", x, class, call, arg)
+  }
+  invisible(x)
+}
+
+check_count <- function(x, arg = rlang::caller_arg(x), min = 1,
+                        call = rlang::caller_env(), class = "argument", max = int_max) {
+  if (!(is_numbers(x, min, whole = TRUE) && length(x) >= 1)) {
+    abort_value("{.arg {arg}} must contain whole numbers of at least {min}.", x, class, call, arg)
+  }
+  if (any(x > max)) {
+    abort_value("{.arg {arg}} must contain whole numbers between {min} and {fmt_int(max)}.", x[x > max], class, call, arg)
+  }
+  invisible(x)
+}
+
+check_scalar <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(),
+                         class = "argument") {
+  if (length(x) != 1) {
+    abort_sdc(c(
+      "{.arg {arg}} must be a single number.",
+      "x" = "It has length {length(x)}."
+    ), class, call = call, arg = arg)
+  }
+  invisible(x)
+}
+
+# The numbers of targets and suspects of a PTN rule: single whole numbers,
+# nt >= 1, ns >= 0, both at most max_contributors.
+check_nt_ns <- function(nt, ns, call = rlang::caller_env(), class = "argument") {
+  check_count(nt, min = 1, max = max_contributors, call = call, class = class)
+  check_scalar(nt, call = call, class = class)
+  check_count(ns, min = 0, max = max_contributors, call = call, class = class)
+  check_scalar(ns, call = call, class = class)
+  invisible()
+}
+
+# One finite number in [min, max].
+check_number <- function(x, arg = rlang::caller_arg(x), min = -Inf, max = Inf,
+                         call = rlang::caller_env(), class = "argument") {
+  if (!is_numbers(x, min, max, n = 1)) {
+    range <- if (is.finite(max)) paste0("in [", min, ", ", max, "]") else paste("of at least", min)
+    abort_value("{.arg {arg}} must be a single finite number {range}.", x, class, call, arg)
+  }
+  invisible(x)
+}
+
+check_flag <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(),
+                       class = "argument") {
+  if (!is.logical(x) || length(x) != 1 || is.na(x)) {
+    abort_sdc(c("{.arg {arg}} must be {.code TRUE} or {.code FALSE}.",
+                "x" = "It is {show_value(x)}."), class, call = call, arg = arg)
+  }
+  invisible(x)
+}
+
+check_string <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env(),
+                         class = "argument") {
+  if (!is.character(x) || length(x) != 1 || is.na(x)) {
+    abort_sdc(c("{.arg {arg}} must be a single string.",
+                "x" = "It is {show_value(x)}."), class, call = call, arg = arg)
+  }
+  invisible(x)
+}
+
+check_percent <- function(x, upper_open, arg = rlang::caller_arg(x),
+                          call = rlang::caller_env(), class = "rule_parameter") {
+  if (!is_numbers(x, 0, 100, n = 1, open_min = TRUE, open_max = upper_open)) {
+    abort_value("{.arg {arg}} must be a single percentage in {if (upper_open) '(0, 100)' else '(0, 100]'}.", x, class, call, arg)
+  }
+  invisible(x)
+}
+
+check_xi_vector <- function(xi, call = rlang::caller_env(), arg = "xi", class = "xi") {
+  if (!(is_numbers(xi, 0, 1, open_min = TRUE, open_max = TRUE) && length(xi) > 0)) {
+    abort_value("{.arg {arg}} must contain risk bounds strictly between 0 and 1.", xi, class, call, arg)
+  }
+  invisible(xi)
+}
+
+check_positive_numbers <- function(x, arg, min = 0, call = rlang::caller_env(),
+                                   class = "argument") {
+  if (!(is_numbers(x, min) && length(x) > 0)) {
+    abort_value("{.arg {arg}} must contain finite numbers of at least {min}.", x, class, call, arg)
+  }
+  invisible(x)
+}
+
+check_reps <- function(reps, call = rlang::caller_env(), arg = "reps", class = "argument") {
+  if (!is_numbers(reps, 1, int_max, whole = TRUE, n = 1)) {
+    abort_value("{.arg {arg}} must be one whole number of at least 1.", reps, class, call, arg)
+  }
+  invisible(reps)
+}
+
+# One string among the choices of the caller's formal argument (or
+# `values`), like check_choice() (whose error for a zero-length or
+# non-character value is an unclassed "subscript out of bounds"). Returns the
+# choice; the default (the whole vector of choices) gives the first.
+check_choice <- function(x, values = NULL, arg = rlang::caller_arg(x),
+                         call = rlang::caller_env(), class = "argument") {
+  if (is.null(values)) {
+    fn <- sys.function(sys.parent())
+    values <- eval(formals(fn)[[arg]], environment(fn))
+  }
+  if (identical(x, values)) return(values[[1]])
+  if (!is.character(x) || length(x) != 1 || is.na(x) || !(x %in% values)) {
+    near <- if (is.character(x) && length(x) == 1 && !is.na(x)) values[startsWith(values, x) | startsWith(x, values)] else character()
+    abort_sdc(c(
+      "{.arg {arg}} must be one of {.or {.val {values}}}.",
+      "x" = "It is {show_value(x)}.",
+      "i" = if (length(near) == 1) "Did you mean {.val {near}}?"
+    ), class, call = call, arg = arg, value = x)
+  }
+  x
+}
+
+# --- Ids into an object --------------------------------------------------
+
+check_cell_ids <- function(cells, ncell, arg = rlang::caller_arg(cells),
+                           call = rlang::caller_env(), class = "argument") {
+  if (!is_numbers(cells, 1, ncell, whole = TRUE)) {
+    abort_value("{.arg {arg}} must contain cell ids between 1 and {fmt_int(ncell)}.", cells, class, call, arg)
+  }
+  invisible(cells)
+}
+
+check_target <- function(target, ncell, call = rlang::caller_env(), arg = "target",
+                         class = "argument") {
+  if (!is_numbers(target, 1, ncell, whole = TRUE, n = 1)) {
+    abort_value("{.arg {arg}} must be one cell id between 1 and {fmt_int(ncell)}, or {.code NULL}.", target, class, call, arg)
+  }
+  invisible(target)
+}
+
+# Returns the block number as an integer.
+check_block_index <- function(plan, block, call = rlang::caller_env(), arg = "block",
+                              class = "argument") {
+  nb <- length(plan$theta)
+  if (!is_numbers(block, 1, nb, whole = TRUE, n = 1)) {
+    abort_value("{.arg {arg}} must be one block number between 1 and {nb}.", block, class, call, arg)
+  }
+  as.integer(block)
+}
+
+# --- Objects of the package ----------------------------------------------
+#
+# A user can edit any list. What the C++ core reads from an object is
+# checked here first, in time linear in the object's size (no sorting):
+# an edited object gives an error of class sdcRisk_error_invalid_object,
+# never a crash.
+
+check_sdc_cells <- function(cells, arg = rlang::caller_arg(cells),
+                            call = rlang::caller_env(), class = "argument",
+                            records = TRUE) {
+  if (!inherits(cells, "sdc_cells")) {
+    abort_sdc(c(
+      "{.arg {arg}} must be an {.cls sdc_cells} object from {.fn cell_frequencies}.",
+      "x" = "It is {.obj_type_friendly {cells}}."
+    ), class, call = call, arg = arg)
+  }
+  check_cells_structure(cells, arg, records = records, call = call)
+  invisible(cells)
+}
+
+# The cells table and, with `records`, the cell of every record: counts are
+# whole numbers >= 1 and, with `records`, the numbers of records in each
+# cell (one tabulate()). A cells object whose `cell_id` is empty (made from
+# counts alone) has no records to check.
+check_cells_structure <- function(cells, arg, records = TRUE, call = rlang::caller_env()) {
+  broken <- function(what) {
+    abort_sdc(c(
+      paste0("{.arg {arg}} has been modified: ", what, "."),
+      "i" = "Use the object {.fn cell_frequencies} returned, or call it again."
+    ), "invalid_object", call = call, arg = arg)
+  }
+  tab <- cells$cells
+  if (!is.data.frame(tab) || !is.character(cells$keys) || !all(c(cells$keys, "count") %in% names(tab))) {
+    broken("its cells table must hold the key columns and {.field count}")
+  }
+  counts <- tab$count
+  if (!is.integer(counts) || length(counts) == 0 || anyNA(counts) || min(counts) < 1L) {
+    broken("the cell counts must be whole numbers of at least 1")
+  }
+  id <- cells$cell_id
+  # cells built from counts alone (no cell_id) serve risk computations only
+  if (!records || length(id) == 0) return(invisible(cells))
+  ncell <- length(counts)
+  if (!is.integer(id) || is.object(id)) broken("{.field cell_id} must be an integer vector")
+  r <- suppressWarnings(range(id, na.rm = TRUE))
+  if (any(is.finite(r)) && (r[1] < 1L || r[2] > ncell)) {
+    broken(paste0("{.field cell_id} must be between 1 and ", fmt_int(ncell), " (the number of cells) or NA"))
+  }
+  if (!identical(tabulate(id, ncell), counts)) {
+    broken("the cell counts do not match the numbers of records in each cell ({.field cell_id})")
+  }
+  invisible(cells)
+}
+
+check_pram_plan <- function(plan, arg = rlang::caller_arg(plan),
+                            call = rlang::caller_env(), class = "argument",
+                            records = FALSE) {
+  if (!inherits(plan, "pram_plan")) {
+    abort_sdc(c(
+      "{.arg {arg}} must be a {.cls pram_plan} object from {.fn pram_plan}.",
+      "x" = "It is {.obj_type_friendly {plan}}."
+    ), class, call = call, arg = arg)
+  }
+  check_plan_structure(plan, arg, records = records, call = call)
+  invisible(plan)
+}
+
+check_pram_plan_any <- function(plan, arg = rlang::caller_arg(plan),
+                                call = rlang::caller_env()) {
+  if (!inherits(plan, "pram_plan_any")) {
+    abort_sdc(c(
+      "{.arg {arg}} must be a PRAM plan from {.fn pram_plan}, {.fn pram_plan_vars} or {.fn ifpr}.",
+      "x" = "It is {.obj_type_friendly {plan}}."
+    ), "argument", call = call)
+  }
+  if (inherits(plan, "pram_plan")) check_plan_structure(plan, arg, call = call)
+  if (inherits(plan, "pram_plan_vars")) check_vars_plan_structure(plan, arg, call = call)
+  invisible(plan)
+}
+
+# Values of a passed to C++ must fit an int.
+check_count_int <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  if (any(x > .Machine$integer.max)) {
+    abort_sdc(c(
+      "{.arg {arg}} must be at most {fmt_int(.Machine$integer.max)}.",
+      "x" = "It is {show_value(x)}."
+    ), "argument", call = call)
+  }
+  invisible(x)
+}
+
+# The keys the intruder matches on: NULL means all of them.
+check_known <- function(known, keys, call = rlang::caller_env()) {
+  if (is.null(known)) return(keys)
+  if (!is.character(known) || length(known) == 0 || anyNA(known) || anyDuplicated(known) ||
+    !all(known %in% keys)) {
+    abort_sdc(c(
+      "{.arg known} must be {.code NULL} (all keys) or distinct keys of the plan.",
+      "x" = "It is {show_value(known)}.",
+      "i" = "The keys are {.val {keys}}."
+    ), "known", call = call)
+  }
+  keys[keys %in% known]
+}
+
+# Every part of a per-variable plan the C++ core reads (see plan_vars_cpp()):
+# the cells, the codes of every key in range, one stratum per cell, and per
+# stratum one square matrix per perturbed key, entries in [0, 1], columns
+# summing to 1. Linear in the cells plus the size of the matrices.
+check_vars_plan_structure <- function(plan, arg, records = FALSE, call = rlang::caller_env()) {
+  broken <- function(what) {
+    abort_sdc(c(
+      paste0("{.arg {arg}} has been modified: ", what, "."),
+      "i" = "Build the plan again with {.fn pram_plan_vars}."
+    ), "invalid_object", call = call, arg = arg)
+  }
+  if (!inherits(plan$cells, "sdc_cells")) broken("its {.field cells} are not an {.cls sdc_cells} object")
+  check_cells_structure(plan$cells, paste0(arg, "$cells"), records = records, call = call)
+  keys <- plan$cells$keys
+  ncell <- nrow(plan$cells$cells)
+  if (!is.character(plan$vars) || length(plan$vars) == 0 || !all(plan$vars %in% keys) ||
+    anyDuplicated(plan$vars)) broken("its {.field vars} are not distinct keys")
+  if (!is.character(plan$strata) || !all(plan$strata %in% setdiff(keys, plan$vars))) {
+    broken("its {.field strata} are not keys outside {.field vars}")
+  }
+  if (!is.list(plan$levels) || !identical(names(plan$levels), keys)) broken("its {.field levels} do not match the keys")
+  k <- lengths(plan$levels)
+  if (!is.list(plan$codes) || length(plan$codes) != length(keys)) broken("its {.field codes} do not match the keys")
+  for (i in seq_along(keys)) {
+    x <- plan$codes[[i]]
+    if (!is.integer(x) || length(x) != ncell || anyNA(x) || any(x < 1L | x > k[[i]])) {
+      broken("the codes of key {.val {keys[i]}} are out of range")
+    }
+  }
+  ns <- length(plan$matrices)
+  s <- plan$stratum_of_cell
+  if (ns < 1 || !is.integer(s) || length(s) != ncell || anyNA(s) || any(s < 1L | s > ns)) {
+    broken("its {.field stratum_of_cell} is out of range")
+  }
+  for (st in plan$matrices) {
+    if (!is.list(st) || !all(plan$vars %in% names(st))) broken("a stratum lacks the matrix of a perturbed key")
+    for (v in plan$vars) {
+      p <- st[[v]]
+      kv <- k[[v]]
+      if (!is.numeric(p) || !is.matrix(p) || any(dim(p) != kv) || anyNA(p) || any(p < 0 | p > 1) ||
+        any(abs(colSums(p) - 1) > 1e-9)) {
+        broken("the matrix of key {.val {v}} is not a column-stochastic {kv} x {kv} matrix")
+      }
+    }
+  }
+  invisible(plan)
+}
+
+# Every vector the C++ core reads from a plan (see plan_cpp()): types,
+# lengths, offsets, cell ids in range and in one block at most, theta in
+# [0, min T] of its block, matrix blocks inside the matrix vector, entries in
+# [0, 1]. Linear in the plan's size.
+check_plan_structure <- function(plan, arg, records = FALSE, call = rlang::caller_env()) {
+  broken <- function(what) {
+    abort_sdc(c(
+      paste0("{.arg {arg}} has been modified: ", what, "."),
+      "i" = "Build the plan again with {.fn pram_plan}."
+    ), "invalid_object", call = call, arg = arg)
+  }
+  if (!inherits(plan$cells, "sdc_cells")) broken("its {.field cells} are not an {.cls sdc_cells} object")
+  check_cells_structure(plan$cells, paste0(arg, "$cells"), records = records, call = call)
+  ncell <- nrow(plan$cells$cells)
+  theta <- plan$theta
+  nb <- length(theta)
+  bs <- plan$block_start
+  bc <- plan$block_cells
+  ms <- plan$matrix_start
+  mat <- plan$matrix
+  if (!is.double(theta) || !is.integer(bs) || !is.integer(bc) || !is.double(ms) || !is.double(mat)) {
+    broken("{.field theta}, {.field matrix_start} and {.field matrix} must be double, {.field block_start} and {.field block_cells} integer")
+  }
+  if (length(bs) != nb + 1L || length(ms) != nb || anyNA(bs) || bs[1] != 0L ||
+    bs[nb + 1L] != length(bc) || any(diff(bs) < 2L)) {
+    broken("{.field block_start} must start at 0, rise by at least 2 per block and end at the number of block cells")
+  }
+  if (anyNA(bc) || any(bc < 1L | bc > ncell) || anyDuplicated(bc)) {
+    broken(paste0("{.field block_cells} must hold distinct cell ids between 1 and ", fmt_int(ncell)))
+  }
+  sizes <- diff(bs)
+  is_matrix <- is.na(theta)
+  if (any(!is.na(ms[!is_matrix])) || anyNA(ms[is_matrix])) {
+    broken("each block must have exactly one of {.field theta} and a matrix ({.field matrix_start})")
+  }
+  if (any(is_matrix)) {
+    start <- ms[is_matrix]
+    end <- start + as.numeric(sizes[is_matrix])^2
+    if (any(start != trunc(start)) || any(start < c(0, end[-length(end)])) || end[length(end)] > length(mat) ||
+      anyNA(mat) || any(mat < 0 | mat > 1)) {
+      broken("the matrix blocks must lie one after another in {.field matrix}, with entries in [0, 1]")
+    }
+  }
+  validate_pram_plan(plan, call = call)
+  invisible(plan)
+}
+
+check_release <- function(release, arg = rlang::caller_arg(release), call = rlang::caller_env(),
+                          class = "argument") {
+  if (!inherits(release, "sdc_release")) {
+    abort_sdc(c(
+      "{.arg {arg}} must be an {.cls sdc_release} from {.fn ifpr}.",
+      "x" = "It is {.obj_type_friendly {release}}."
+    ), class, call = call, arg = arg)
+  }
+  if (!is.data.frame(release$data) || !inherits(release$cells, "sdc_cells") ||
+    nrow(release$data) != release$cells$n_records || length(release$new_cell) != nrow(release$data)) {
+    abort_sdc(c(
+      "{.arg {arg}} does not hang together: its data and its cells have different numbers of records.",
+      "i" = "Use the object {.fn ifpr} returned, unmodified."
+    ), "release_mismatch", call = call, arg = arg)
+  }
+  invisible(release)
+}
+
+# --- Checks of one function's combination of arguments -------------------
+
+check_plan_keys <- function(keys, plan, call = rlang::caller_env()) {
+  if (!identical(as.character(keys), plan$cells$keys)) {
+    abort_sdc(c(
+      "{.arg keys} must be the key variables the plan was built on, in the same order.",
+      "x" = "{.arg keys} is {.val {keys}}; the plan's keys are {.val {plan$cells$keys}}."
+    ), "plan_mismatch", call = call)
+  }
+  invisible(keys)
+}
+
+# The cell of every record of `data` under the plan. Fast path: `data` has
+# the plan's records in the plan's order, recognised by the categories of
+# every key and a fingerprint of every record's codes (one sequential pass).
+# Otherwise `data` is cross-classified again and must give the same cells
+# with the same counts (any row order).
+check_plan_data <- function(data, plan, call = rlang::caller_env()) {
+  cells <- plan$cells
+  keys <- cells$keys
+  check_names_in(keys, data, arg = "keys", call = call)
+  if (!is.null(cells$source) && nrow(data) == length(cells$cell_id)) {
+    coded <- lapply(keys, function(k) code_key(data[[k]], k, cells$na == "category", call = call))
+    if (identical(key_source(coded), cells$source)) return(cells$cell_id)
+  }
+  cf <- cell_frequencies(data, keys, na = cells$na)
+  same <- nrow(cf$cells) == nrow(cells$cells) &&
+    identical(cf$cells$count, cells$cells$count) &&
+    all(vapply(keys, function(k) identical(cf$cells[[k]], cells$cells[[k]]), logical(1)))
+  if (!same) {
+    abort_sdc(c(
+      "{.arg plan} was built for other data.",
+      "x" = "The data give {fmt_int(nrow(cf$cells))} cells ({fmt_int(sum(cf$cells$count))} records); the plan has {fmt_int(nrow(cells$cells))} cells ({fmt_int(sum(cells$cells$count))} records), or the cells differ.",
+      "i" = "Build the plan from {.code cell_frequencies()} of this data."
+    ), "plan_mismatch", call = call)
+  }
+  cf$cell_id
+}
+
+# Checks that belong to the combination of blocks, theta and matrices.
+check_block_parameters <- function(blocks, theta, matrix, call = rlang::caller_env()) {
+  for (b in seq_along(blocks)) {
+    p <- matrix[[b]]
+    has_theta <- !is.na(theta[b])
+    if (is.null(p) == !has_theta) {
+      abort_sdc(c(
+        "Block {b} needs exactly one of {.arg theta} and {.arg matrix}.",
+        "x" = if (has_theta) "It has both." else "It has neither."
+      ), if (has_theta) "matrix" else "theta", call = call)
+    }
+    if (is.null(p)) next
+    m <- length(blocks[[b]])
+    if (!is.matrix(p) || !is.numeric(p) || !identical(dim(p), c(m, m))) {
+      abort_sdc(c(
+        "{.arg matrix} of block {b} must be a numeric {m} x {m} matrix (one row and column per cell).",
+        "x" = "It is {.obj_type_friendly {p}}{if (is.matrix(p)) paste0(' of size ', nrow(p), ' x ', ncol(p)) else ''}."
+      ), "matrix", call = call)
+    }
+    if (anyNA(p) || any(p < 0 | p > 1)) {
+      abort_sdc(c(
+        "{.arg matrix} of block {b} must have entries in [0, 1].",
+        "x" = "Found {show_value(p[is.na(p) | p < 0 | p > 1])}."
+      ), "matrix", call = call)
+    }
+    cs <- colSums(p)
+    if (any(abs(cs - 1) > 1e-12)) {
+      bad <- which(abs(cs - 1) > 1e-12)
+      abort_sdc(c(
+        "{.arg matrix} of block {b} must be column-stochastic: p[i, j] = P(Z = c_i | X = c_j).",
+        "x" = "Column sums: {show_value(cs[bad])} (column{if (length(bad) > 1) 's' else ''} {show_value(bad)}).",
+        "i" = "Did you give the transpose (rows summing to 1)?"
+      ), "matrix", call = call)
+    }
+  }
+}
+
+check_also <- function(also, keys, data, call = rlang::caller_env()) {
+  if (is.null(also)) return(invisible())
+  check_names_in(also, data, arg = "also", what = "variable", call = call)
+  both <- intersect(also, keys)
+  if (length(both) > 0) {
+    abort_sdc(c(
+      "{.arg also} must not repeat a key variable.",
+      "x" = "In both {.arg keys} and {.arg also}: {.val {both}}."
+    ), "also", call = call)
+  }
+  invisible()
+}
+
+
+check_ptn_lengths <- function(vars, call = rlang::caller_env()) {
+  lens <- unlist(lapply(vars, function(v) vapply(v, length, integer(1))))
+  n <- max(lens)
+  if (any(lens == 0L)) {
+    abort_sdc(c(
+      "{.arg pt} has no respondents.",
+      "i" = "Give one value per respondent of the cell."
+    ), "empty_data", call = call)
+  }
+  if (any(!(lens %in% c(1L, n)))) {
+    abort_sdc(c(
+      "{.arg pt}, {.arg noise} and {.arg self_noise} must have one value per respondent.",
+      "x" = "Their lengths are {.val {unique(lens)}}.",
+      "i" = "Only a single number is recycled."
+    ), "ptn_length", call = call)
+  }
+  # every sum or difference of values the rules form is bounded by the sum
+  # of their absolute values: finite, no sum overflows to Inf or NaN
+  total <- sum(vapply(unlist(vars, recursive = FALSE), function(z) {
+    sum(abs(z)) * (if (length(z) == 1L) n else 1)
+  }, numeric(1)))
+  if (!is.finite(total)) {
+    abort_sdc(c(
+      "{.arg pt}, {.arg noise} and {.arg self_noise} are too large to add up.",
+      "x" = "The sum of their absolute values overflows a double (about {format(.Machine$double.xmax, digits = 3)}).",
+      "i" = "Rescale the contributions, e.g. to thousands or millions."
+    ), "ptn_input", call = call)
+  }
+  n
+}
+
+check_rules <- function(rules, call = rlang::caller_env()) {
+  if (inherits(rules, "sdc_rule")) rules <- list(rules)
+  if (!is.list(rules) || length(rules) == 0 ||
+      !all(vapply(rules, inherits, logical(1), "sdc_rule"))) {
+    abort_sdc(c(
+      "{.arg rules} must be a rule or a list of rules.",
+      "x" = "It is {.obj_type_friendly {rules}}.",
+      "i" = "Build rules with {.fn rule_p}, {.fn rule_nk}, {.fn rule_frequency}, ..."
+    ), "rules", call = call)
+  }
+  nm <- names(rules)
+  default <- vapply(rules, `[[`, character(1), "name")
+  if (is.null(nm)) nm <- default
+  nm[is.na(nm) | nm == ""] <- default[is.na(nm) | nm == ""]
+  if (anyDuplicated(nm)) {
+    abort_sdc(c(
+      "Every rule needs its own name.",
+      "x" = "Duplicated: {.val {unique(nm[duplicated(nm)])}}.",
+      "i" = "Name the rules in the list, e.g. {.code list(a = rule_ptn(...), b = rule_ptn(...))}."
+    ), "rules", call = call)
+  }
+  for (i in seq_along(rules)) rules[[i]]$name <- nm[i]
+  names(rules) <- nm
+  rules
+}

@@ -1,0 +1,78 @@
+sdc_keys <- c("sex", "race", "marital")
+
+sdc_pram_obj <- function(n = 1500, seed = 1, ...) {
+  d <- pums_md[seq_len(n), c(sdc_keys, "puma")]
+  obj <- sdcMicro::createSdcObj(d, keyVars = sdc_keys)
+  set.seed(seed)
+  suppressWarnings(sdcMicro::pram(obj, ...))
+}
+
+test_that("the plan of an sdcMicroObj holds sdcMicro's matrices, transposed, and its original counts", {
+  skip_if_not_installed("sdcMicro")
+  obj <- sdc_pram_obj(variables = c("race", "marital"))
+  rel <- sdcRisk:::sdcmicro_release(obj)
+  expect_s3_class(rel$plan, "pram_plan_vars")
+  expect_identical(rel$vars, c("race", "marital"))
+  for (v in rel$vars) {
+    rs <- obj@pram$params[[v]]$Rs
+    expect_equal(t(rel$plan$matrices[[1]][[v]]), rs, tolerance = 1e-12, ignore_attr = TRUE)
+    expect_identical(rel$plan$levels[[v]], rownames(rs))
+  }
+  # original counts: the cells of the data before pram()
+  ref <- cell_frequencies(obj@origData, sdc_keys)
+  expect_identical(rel$cells$cells$count, ref$cells$count)
+  # released categories: the object's perturbed keys
+  after <- obj@manipKeyVars
+  expect_identical(rel$plan$levels$race[rel$new_codes[, "race"]], as.character(after$race))
+  moved <- sum(as.character(after$race) != as.character(obj@origData$race) |
+    as.character(after$marital) != as.character(obj@origData$marital))
+  expect_identical(sum(is.na(rel$new_cell) | rel$new_cell != rel$cells$cell_id), moved)
+})
+
+test_that("a release drawn within strata by sdcMicro 5.8 cannot be certified: classed error", {
+  skip_if_not_installed("sdcMicro")
+  obj <- sdc_pram_obj(variables = c("race", "marital"), strata_variables = "sex")
+  expect_error(sdcRisk:::sdcmicro_release(obj), class = "sdcRisk_error_sdcmicro_strata")
+  expect_snapshot(error = TRUE, pram_certify(obj))
+  # a pd given as a matrix is the same in every stratum: certifiable
+  lev <- levels(droplevels(pums_md$marital[1:1500]))
+  pd <- matrix(0.05, length(lev), length(lev), dimnames = list(lev, lev))
+  diag(pd) <- 1 - 0.05 * (length(lev) - 1)
+  obj2 <- sdc_pram_obj(variables = "marital", strata_variables = "sex", pd = pd)
+  rel <- sdcRisk:::sdcmicro_release(obj2)
+  expect_equal(t(rel$plan$matrices[[1]]$marital), pd, ignore_attr = TRUE)
+})
+
+test_that("an sdcMicroObj without pram() on keys is refused", {
+  skip_if_not_installed("sdcMicro")
+  obj <- sdcMicro::createSdcObj(pums_md[1:300, sdc_keys], keyVars = sdc_keys)
+  expect_error(sdcRisk:::sdcmicro_release(obj), class = "sdcRisk_error_sdcmicro_no_pram")
+  expect_error(pram_certify(list()), class = "sdcRisk_error_argument")
+})
+
+test_that("sdcMicro round trip: the certificate in obj@risk$pram is the exact risk of the plan sdcMicro used", {
+  skip_if_not_installed("sdcMicro")
+  obj <- sdc_pram_obj(n = 1000, variables = c("race", "marital"))
+  out <- pram_certify(obj)
+  expect_true(inherits(out, "sdcMicroObj"))
+  cert <- out@risk$pram
+  # the same plan built by hand from sdcMicro's printed matrices
+  cf <- cell_frequencies(obj@origData, sdc_keys)
+  mats <- lapply(c(race = "race", marital = "marital"), function(v) obj@pram$params[[v]]$Rs)
+  plan <- pram_plan_vars(cf, mats, orientation = "rows")
+  ref <- max_match_risk(plan)
+  expect_equal(cert$risk, ref$risk)
+  expect_identical(cert$cell, ref$cell)
+  expect_equal(max_match_risk(obj)$risk, ref$risk)
+  expect_equal(match_risk(obj, cells = 1:5)$risk, match_risk(plan, cells = 1:5)$risk)
+  # sdcMicro's own slots are untouched
+  expect_identical(out@manipKeyVars, obj@manipKeyVars)
+  expect_identical(out@risk$global, obj@risk$global)
+  # evaluation functions take the object
+  expect_s3_class(release_risk(obj), "sdc_release_risk")
+  expect_s3_class(release_utility(obj, c("race", "marital")), "sdc_utility")
+  set.seed(1)
+  sim <- simulate_release(obj, reps = 50)
+  pc <- sdcRisk:::vars_plan_cpp(plan)
+  expect_equal(sim$cells$exact_share * sim$n, sdcRisk:::cpp_vars_moments(pc)$mean)
+})
