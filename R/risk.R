@@ -24,17 +24,45 @@
 #' quadrature of \eqn{\alpha_j \int_0^1 \prod_i (1 - \alpha_i u)^{T_i^*} du} to a
 #' relative accuracy of about \eqn{10^{-13}}.
 #'
+#' @section Per-variable plans and partial-key intruders: On a
+#'   [pram_plan_vars()] plan (the PRAM of `sdcMicro::pram()` and mu-ARGUS), a
+#'   unit of cell \eqn{c_i} lands in \eqn{c_j} with probability
+#'   \eqn{\alpha(j, i) = \prod_v P_v[j_v, i_v]} (0 if the cells differ in a
+#'   key that is not perturbed); the risks are computed from these products,
+#'   one pass over the cells of the target's stratum per target, never from a
+#'   matrix over the cells. The distribution of \eqn{S_j} is accumulated from
+#'   nonnegative terms only, so its relative error stays below about
+#'   \eqn{10^{-10}} for \eqn{10^5} cells; where underflow would lose an
+#'   event of positive probability, the target is recomputed in log space.
+#'   Transition probabilities whose products fall below the smallest double
+#'   (about \eqn{10^{-308}}) are refused with an error of class
+#'   `sdcRisk_error_underflow`, never rounded to impossible events.
+#'
+#'   With `known`, the intruder matches only on those keys: for a target in
+#'   cell \eqn{c_j}, \eqn{D} is the set of cells sharing \eqn{c_j}'s values of
+#'   `known` and \eqn{S_D} the number of released records in \eqn{D}; the
+#'   risk is \eqn{R_D(a, t) = P(Z_B \in D | S_D = a) / a}, computed exactly
+#'   the same way (each unit lands in \eqn{D} with its own probability) for
+#'   every plan type. A release safe for an intruder who knows every key need
+#'   not be safe for one who knows fewer: two units that PRAM only swaps
+#'   between cells the intruder cannot tell apart keep the risk
+#'   \eqn{1 / T_D}. [max_match_risk_known()] checks every subset of the keys.
 #' @param plan A `pram_plan`, a `pram_plan_vars`, or an `sdcMicroObj` after
 #'   `sdcMicro::pram()` on key variables (its release is read as in
 #'   [pram_certify()]).
 #' @param cells Cell ids (rows of `plan$cells$cells`); `NULL` for all cells.
 #' @param a Values of \eqn{S_j} (whole numbers \eqn{\ge 1}).
+#' @param known `NULL` (the intruder knows every key) or the keys the
+#'   intruder matches on.
 #' @returns A data frame with one row per cell and value of `a`:
 #'   `cell`, `block` (`NA` outside blocks), `count` (\eqn{T_j}), `a`,
 #'   `risk` (\eqn{R_j(a, t)}; `NA` where \eqn{P(S_j = a | T) = 0}, the event
 #'   being impossible), `prob` (\eqn{P(S_j = a | T)}; may underflow to 0
 #'   while `log_prob` stays finite), `log_prob`, `p_empty`
-#'   (\eqn{P(S_j = 0 | T)}) and `gamma` (\eqn{\gamma(j, t)}). A cell outside
+#'   (\eqn{P(S_j = 0 | T)}) and `gamma` (\eqn{\gamma(j, t)}); with a partial
+#'   `known`, these are the quantities of \eqn{D} and a column `count_known`
+#'   gives \eqn{T_D}, the original records in \eqn{D}. For a
+#'   `pram_plan_vars`, `block` is `NA`. A cell outside
 #'   every block keeps \eqn{S_j = T_j}: its risk is \eqn{1 / T_j} at
 #'   \eqn{a = T_j} and `NA` elsewhere.
 #' @seealso [max_match_risk()] for the maximum over a goal.
@@ -113,14 +141,41 @@ match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
 #' so a cell or a value of \eqn{a} is skipped only when it cannot exceed the
 #' maximum found so far.
 #'
+#' @section Per-variable plans and partial-key intruders: On a
+#'   [pram_plan_vars()] plan (the PRAM of `sdcMicro::pram()` and mu-ARGUS), a
+#'   unit of cell \eqn{c_i} lands in \eqn{c_j} with probability
+#'   \eqn{\alpha(j, i) = \prod_v P_v[j_v, i_v]} (0 if the cells differ in a
+#'   key that is not perturbed); the risks are computed from these products,
+#'   one pass over the cells of the target's stratum per target, never from a
+#'   matrix over the cells. The distribution of \eqn{S_j} is accumulated from
+#'   nonnegative terms only, so its relative error stays below about
+#'   \eqn{10^{-10}} for \eqn{10^5} cells; where underflow would lose an
+#'   event of positive probability, the target is recomputed in log space.
+#'   Transition probabilities whose products fall below the smallest double
+#'   (about \eqn{10^{-308}}) are refused with an error of class
+#'   `sdcRisk_error_underflow`, never rounded to impossible events.
+#'
+#'   With `known`, the intruder matches only on those keys: for a target in
+#'   cell \eqn{c_j}, \eqn{D} is the set of cells sharing \eqn{c_j}'s values of
+#'   `known` and \eqn{S_D} the number of released records in \eqn{D}; the
+#'   risk is \eqn{R_D(a, t) = P(Z_B \in D | S_D = a) / a}, computed exactly
+#'   the same way (each unit lands in \eqn{D} with its own probability) for
+#'   every plan type. A release safe for an intruder who knows every key need
+#'   not be safe for one who knows fewer: two units that PRAM only swaps
+#'   between cells the intruder cannot tell apart keep the risk
+#'   \eqn{1 / T_D}. [max_match_risk_known()] checks every subset of the keys.
 #' @param plan A `pram_plan`, a `pram_plan_vars`, or an `sdcMicroObj` after
 #'   `sdcMicro::pram()` on key variables (its release is read as in
 #'   [pram_certify()]).
 #' @param goal `"all_matches"`, `"unique_matches"` or `"sample_uniques"`.
+#' @param known `NULL` (the intruder knows every key) or the keys the
+#'   intruder matches on.
 #' @returns An object of class `sdc_max_risk`: a list with `goal`, `risk` (the
 #'   exact maximum; `NA` if the goal covers no possible event), `cell`, `a`,
 #'   `count` (\eqn{T} of the arg-max cell), `block`, `keys` (the arg-max
-#'   cell's key values) and `targets_evaluated`.
+#'   cell's key values), `known` (the keys the intruder matches on),
+#'   `count_known` (\eqn{T_D} of the arg-max cell under a partial `known`)
+#'   and `targets_evaluated`.
 #' @family risk
 #' @export
 #' @examples
@@ -159,7 +214,8 @@ max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "samp
       keys = if (is.na(cell)) NULL else plan$cells$cells[cell, plan$cells$keys, drop = FALSE],
       known = known,
       count_known = if (is.na(cell) || !partial) NULL else known_counts(plan$cells, known)[cell],
-      targets_evaluated = res$targets_evaluated
+      targets_evaluated = res$targets_evaluated,
+      plan_type = if (inherits(plan, "pram_plan_vars")) "vars" else "blocks"
     ),
     class = "sdc_max_risk"
   )
@@ -178,12 +234,18 @@ format.sdc_max_risk <- function(x, ...) {
   head <- paste0("Exact maximum correct-match risk over ", goal_label(x$goal))
   if (is.na(x$risk)) return(c(head, "no cell and value of a that the goal covers can occur"))
   keys <- paste0(names(x$keys), " = ", vapply(x$keys, function(v) format(v), ""), collapse = ", ")
+  where <- if (!is.null(x$count_known)) {
+    paste0(", T_D = ", x$count_known, " for an intruder who knows ", paste(x$known, collapse = ", "))
+  } else if (is.na(x$block)) {
+    if (isTRUE(x$plan_type == "vars")) "" else ", in no block"
+  } else {
+    paste0(", block ", x$block)
+  }
   c(
     head,
     sprintf(
       "R = %s at cell %d (%s; T = %d%s), a = %d",
-      format(x$risk, digits = 6), x$cell, keys, x$count,
-      if (is.na(x$block)) ", in no block" else paste0(", block ", x$block), x$a
+      format(x$risk, digits = 6), x$cell, keys, x$count, where, x$a
     )
   )
 }
@@ -251,4 +313,88 @@ plan_vars_cpp <- function(plan, known) {
     matrices = mats,
     known = keys %in% known
   )
+}
+
+#' Exact maximum risk for intruders who know any subset of the keys
+#'
+#' Certifies a release against every intruder at once: for each nonempty
+#' subset of the keys (or the subsets given), the exact maximum of
+#' \eqn{R_D(a, t)} over the goal (see [max_match_risk()] and its `known`
+#' argument). A release certified for an intruder who knows every key is not
+#' automatically safe for one who knows fewer: units that PRAM moves only
+#' between cells the intruder cannot tell apart keep their original risk
+#' \eqn{1 / T_D}.
+#'
+#' @inheritParams max_match_risk
+#' @param subsets `NULL` for every nonempty subset of the keys, or a list of
+#'   character vectors of keys.
+#' @returns An object of class `sdc_max_risk_known`: a data frame with one row
+#'   per subset, the worst first: `known` (the keys, comma-separated),
+#'   `n_known`, `risk`, `cell`, `a` and `count_known` (\eqn{T_D} of the
+#'   arg-max cell). Its attribute `goal` holds the goal.
+#' @family risk
+#' @export
+#' @examples
+#' # PRAM that surely swaps two singletons that differ only in y: safe for an
+#' # intruder who knows x and y, not for one who knows only x
+#' df <- data.frame(x = c("a", "a", "b", "b", "b"), y = c("u", "v", "u", "v", "v"))
+#' cf <- cell_frequencies(df, c("x", "y"))
+#' plan <- pram_plan_vars(cf, list(y = matrix(c(0, 1, 1, 0), 2)))
+#' max_match_risk_known(plan)
+max_match_risk_known <- function(plan, goal = c("all_matches", "unique_matches", "sample_uniques"),
+                                 subsets = NULL) {
+  check_pram_plan_any(plan)
+  goal <- rlang::arg_match(goal)
+  keys <- plan$cells$keys
+  if (is.null(subsets)) {
+    subsets <- unlist(lapply(seq_along(keys), function(k) {
+      utils::combn(keys, k, simplify = FALSE)
+    }), recursive = FALSE)
+  }
+  if (!is.list(subsets) || length(subsets) == 0) {
+    abort_sdc(c(
+      "{.arg subsets} must be {.code NULL} or a list of character vectors of keys.",
+      "x" = "It is {.obj_type_friendly {subsets}}."
+    ), "known")
+  }
+  rows <- lapply(subsets, function(k) {
+    k <- check_known(k, keys, call = rlang::caller_env(4))
+    mx <- max_match_risk(plan, goal, known = k)
+    data.frame(
+      known = paste(k, collapse = ", "),
+      n_known = length(k),
+      risk = mx$risk,
+      cell = mx$cell,
+      a = mx$a,
+      count_known = if (is.na(mx$cell)) NA_integer_ else known_counts(plan$cells, k)[mx$cell]
+    )
+  })
+  out <- do.call(rbind, rows)
+  out <- out[order(-out$risk, out$n_known, na.last = TRUE), , drop = FALSE]
+  rownames(out) <- NULL
+  structure(out, goal = goal, class = c("sdc_max_risk_known", "data.frame"))
+}
+
+#' @export
+format.sdc_max_risk_known <- function(x, ...) {
+  worst <- x[1, ]
+  c(
+    paste0("Exact maximum correct-match risk over ", goal_label(attr(x, "goal")), ", for ",
+           nrow(x), " sets of known keys"),
+    if (is.na(worst$risk)) {
+      "no cell and value of a that the goal covers can occur"
+    } else {
+      sprintf("worst: R = %s when the intruder knows %s (cell %d, a = %d, T_D = %d)",
+              format(worst$risk, digits = 6), worst$known, worst$cell, worst$a, worst$count_known)
+    }
+  )
+}
+
+#' @export
+print.sdc_max_risk_known <- function(x, ...) {
+  writeLines(format(x, ...))
+  df <- as.data.frame(unclass(x), stringsAsFactors = FALSE)
+  attr(df, "goal") <- NULL
+  print(df, row.names = FALSE, digits = 6)
+  invisible(x)
 }

@@ -9,6 +9,8 @@
 #     variable and stratum, invariant for the stratum's frequencies).
 # Run from the package root after installing the package:
 #   Rscript bench/bench_vars.R            (writes bench/results-vars.md)
+# SDCRISK_BENCH_OUT changes the output file. The machine is shared, so CPU
+# seconds (user + system of this process) are reported beside wall seconds.
 suppressPackageStartupMessages(library(sdcRisk))
 sizes <- as.numeric(strsplit(Sys.getenv("SDCRISK_BENCH_SIZES", "1e4,1e5,1e6,1e7"), ",")[[1]])
 reps <- as.integer(Sys.getenv("SDCRISK_BENCH_REPS", "3"))
@@ -20,15 +22,21 @@ add <- function(data, records, cells, strata, task, res, risk) {
   rows[[length(rows) + 1]] <<- data.frame(
     data = data, records = format(records, big.mark = ",", scientific = FALSE),
     cells = format(cells, big.mark = ",", scientific = FALSE), strata = strata, task = task,
-    seconds = res[["seconds"]], peak_mb = res[["mb"]], max_risk = formatC(risk, digits = 4, format = "f")
+    seconds = res[["seconds"]], cpu_seconds = res[["cpu"]], peak_mb = res[["mb"]], max_risk = formatC(risk, digits = 4, format = "f")
   )
 }
 median_measure <- function(f) {
-  m <- t(vapply(seq_len(reps), function(r) measure(f), numeric(2)))
-  c(seconds = median(m[, 1]), mb = median(m[, 2]))
+  m <- t(vapply(seq_len(reps), function(r) {
+    cpu0 <- proc.time()
+    res <- measure(f)
+    cpu <- proc.time() - cpu0
+    c(res, cpu = cpu[["user.self"]] + cpu[["sys.self"]])
+  }, numeric(3)))
+  c(seconds = median(m[, 1]), mb = median(m[, 2]), cpu = median(m[, 3]))
 }
 
 # pums_md, all five keys perturbed
+if (Sys.getenv("SDCRISK_BENCH_PUMS", "true") == "true") {
 keys <- c("sex", "age", "race", "marital", "puma")
 cf <- cell_frequencies(pums_md, keys)
 lev <- lapply(cf$source$values, function(v) if (is.factor(v)) levels(v) else as.character(v))
@@ -41,6 +49,7 @@ message("pums_md: ", round(res[["seconds"]], 2), " s, max risk ", mx$risk)
 res <- median_measure(function() max_match_risk(plan, "all_matches", known = c("sex", "age", "puma")))
 mk <- max_match_risk(plan, "all_matches", known = c("sex", "age", "puma"))
 add("pums_md", nrow(pums_md), nrow(cf$cells), "none", "same, intruder knows sex, age, puma only", res, mk$risk)
+}
 
 # census-like data, age, race, marital perturbed within sex x area
 for (n in sizes) {
@@ -72,4 +81,5 @@ header <- c(
   paste0("Median of ", reps, " repetitions. Peak MB is the rise of the resident set during the call."),
   ""
 )
-write_results(tab, header, file.path("bench", "results-vars.md"), digits = c(seconds = 3, peak_mb = 0))
+out <- Sys.getenv("SDCRISK_BENCH_OUT", file.path("bench", "results-vars.md"))
+write_results(tab, header, out, digits = c(seconds = 3, cpu_seconds = 3, peak_mb = 0))

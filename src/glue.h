@@ -9,13 +9,24 @@
 #include <string>
 #include <vector>
 
+#include "sdcRisk/logdist.hpp"
 #include "sdcRisk/plan.hpp"
 #include "sdcRisk/risk_vars.hpp"
 
 namespace sdcRisk_glue {
 
+// While alive, lets the core's long inner loops (sdcRisk::interrupt_hook())
+// check for a user interrupt.
+struct InterruptHookGuard {
+  InterruptHookGuard() { sdcRisk::interrupt_hook() = []() { Rcpp::checkUserInterrupt(); }; }
+  ~InterruptHookGuard() { sdcRisk::interrupt_hook() = nullptr; }
+  InterruptHookGuard(const InterruptHookGuard&) = delete;
+  InterruptHookGuard& operator=(const InterruptHookGuard&) = delete;
+};
+
 // Owns 0-based copies of a plan's index vectors and exposes a PlanView.
 struct PlanHolder {
+  InterruptHookGuard interrupt_guard;
   std::vector<int> counts, block_start, block_cells;
   std::vector<double> theta, matrix;
   std::vector<std::int64_t> matrix_start;
@@ -49,6 +60,7 @@ struct PlanHolder {
 
 // Owns 0-based copies of a per-variable plan and exposes a VarsPlanView.
 struct VarsPlanHolder {
+  InterruptHookGuard interrupt_guard;
   std::vector<int> counts, stratum;
   std::vector<std::vector<int>> codes;
   std::vector<std::vector<double>> mats;

@@ -289,3 +289,78 @@ test_that("the certificate is never below a risk match_risk() returns (extreme e
     }
   }
 })
+
+test_that("max_match_risk_known() checks every subset of the keys and puts the worst first", {
+  df <- data.frame(x = c("a", "a", "b", "b", "b"), y = c("u", "v", "u", "v", "v"))
+  cf <- cell_frequencies(df, c("x", "y"))
+  plan <- pram_plan_vars(cf, list(y = matrix(c(0, 1, 1, 0), 2)))
+  res <- max_match_risk_known(plan)
+  expect_s3_class(res, "sdc_max_risk_known")
+  expect_identical(sort(res$known), sort(c("x", "y", "x, y")))
+  # knowing x: the swapped pair stays in D = {x = a}, found with probability 1/2;
+  # knowing y or both: every unit leaves the target's set surely
+  expect_identical(res$known[1], "x")
+  expect_equal(res$risk, c(0.5, 0, 0))
+  expect_identical(res$count_known[1], 2L)
+  # each row is the certificate for that intruder
+  for (i in seq_len(nrow(res))) {
+    k <- strsplit(res$known[i], ", ")[[1]]
+    expect_equal(res$risk[i], max_match_risk(plan, known = k)$risk)
+  }
+  one <- max_match_risk_known(plan, subsets = list("x"))
+  expect_identical(nrow(one), 1L)
+  expect_error(max_match_risk_known(plan, subsets = list("z")), class = "sdcRisk_error_known")
+  expect_snapshot(print(res))
+})
+
+test_that("the search over a is fast and exact when every risk at a = 1 is small (issue 13, 2.14)", {
+  # R_j(a) from log dbinom, summing the convolution in full
+  ref_risk <- function(t1, t2, theta, a) {
+    p_stay <- 1 - theta / t1
+    move1 <- theta / t2 # a unit of the other cell lands in c_1
+    lp <- function(k) { # log P(Y = k), Y = Bin(t1 - 1, p_stay) + Bin(t2, move1)
+      l <- 0:k
+      v <- dbinom(l, t1 - 1, p_stay, log = TRUE) + dbinom(k - l, t2, move1, log = TRUE)
+      m <- max(v)
+      m + log(sum(exp(v - m)))
+    }
+    vapply(a, function(aa) {
+      la <- log(p_stay) + lp(aa - 1)
+      lb <- log(theta / t1) + lp(aa)
+      (1 / aa) / (1 + exp(lb - la))
+    }, 0)
+  }
+  df <- data.frame(k = rep(c("a", "b"), c(3000, 3000)))
+  plan <- pram_plan(cell_frequencies(df, "k"), list(1:2), theta = 0.5)
+  a <- c(1, 2, 10, 500, 2999, 3000, 3001, 3050)
+  expect_equal(match_risk(plan, 1, a)$risk, ref_risk(3000, 3000, 0.5, a), tolerance = 1e-9)
+  all_a <- seq_len(6000)
+  mr <- match_risk(plan, 1, all_a)
+  mx <- max_match_risk(plan, "all_matches")
+  expect_equal(mx$risk, max(mr$risk, na.rm = TRUE), tolerance = 1e-12)
+  # two cells of 40,000: formerly a 40,000^2 convolution (15 s)
+  df <- data.frame(k = rep(c("a", "b"), c(40000, 40000)))
+  plan <- pram_plan(cell_frequencies(df, "k"), list(1:2), theta = 0.5)
+  elapsed <- system.time(mx <- max_match_risk(plan, "all_matches"))[["elapsed"]]
+  expect_lt(elapsed, 5)
+  a <- c(1, 2, 100, mx$a, 39999, 40000, 40001)
+  expect_equal(match_risk(plan, 1, a)$risk, ref_risk(40000, 40000, 0.5, a), tolerance = 1e-9)
+})
+
+test_that("an edited per-variable plan gives a classed error, not a crash", {
+  df <- data.frame(x = c("a", "b", "b"), y = c("u", "u", "v"))
+  cf <- cell_frequencies(df, c("x", "y"))
+  plan <- pram_plan_vars(cf, list(x = matrix(0.5, 2, 2)))
+  bad <- plan
+  bad$cells$cells$count[1] <- 0L
+  expect_error(max_match_risk(bad), class = "sdcRisk_error_invalid_object")
+  bad <- plan
+  bad$codes$x[1] <- 99L
+  expect_error(match_risk(bad), class = "sdcRisk_error_invalid_object")
+  bad <- plan
+  bad$stratum_of_cell[2] <- 5L
+  expect_error(max_match_risk(bad), class = "sdcRisk_error_invalid_object")
+  bad <- plan
+  bad$matrices[[1]]$x <- diag(3)
+  expect_error(max_match_risk(bad), class = "sdcRisk_error_invalid_object")
+})

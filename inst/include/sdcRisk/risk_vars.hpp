@@ -400,6 +400,7 @@ class VarsRisk {
     out.risk.assign(1, kNaN);
     out.log_prob.assign(1, kNaN);  // not computed here
     const double other = leave * odds;
+    if (!std::isfinite(other)) return evaluate(j, 1, false);  // odds beyond a double: log space
     if (stay > 0.0 || other > 0.0) out.risk[0] = stay / (stay + other);
     out.max_s = H + (stay > 0.0 ? 1 : 0);
     return out;
