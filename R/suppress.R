@@ -106,7 +106,7 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
     passed[todo[ok]] <- TRUE
     failing <- todo[!ok]
     if (!length(failing)) break
-    grown <- widen_pattern(prep, supp, w, failing, labels)
+    grown <- widen_pattern(prep, supp, w, failing, labels, call = rlang::current_env())
     reason[grown$cells] <- grown$reason
     supp[grown$cells] <- TRUE
   }
@@ -129,7 +129,8 @@ new_sdc_protection <- function(x, prep, supp, reason, targets, final, cost, stat
   out$status <- factor(status, levels = c("published", "primary", "secondary"))
   out$reason <- reason
   out$protection <- ifelse(prep$sensitive, prep$level, 0)
-  out$lower <- out$upper <- NA_real_
+  out$lower <- NA_real_
+  out$upper <- NA_real_
   out$lower[targets] <- final$lower
   out$upper[targets] <- final$upper
   out$protected <- ifelse(prep$sensitive, TRUE, NA)
@@ -167,18 +168,23 @@ close_singletons <- function(st, supp, w, labels) {
     score <- w[cc] / tabulate(cc, st$ncell)[cc]
     o <- order(rr, score, cc)
     first <- o[!duplicated(rr[o])]
-    new <- cc[first]
-    why <- paste("singleton:", labels[lonely[as.character(rr[first])]])
-    keep <- !duplicated(new)
-    supp[new] <- TRUE
-    cells <- c(cells, new[keep])
-    reason <- c(reason, why[keep])
+    # accept the best choices first; a relation already closed by an
+    # accepted cell needs no cell of its own
+    first <- first[order(score[first], cc[first])]
+    open <- single
+    for (k in first) {
+      if (!open[rr[k]] || supp[cc[k]]) next
+      supp[cc[k]] <- TRUE
+      open[st$cell_rels[[cc[k]]]] <- FALSE
+      cells <- c(cells, cc[k])
+      reason <- c(reason, paste("singleton:", labels[lonely[[as.character(rr[k])]]]))
+    }
   }
   list(cells = cells, reason = reason)
 }
 
 # Step 3: one more suppression next to each cell that fails its audit.
-widen_pattern <- function(prep, supp, w, failing, labels) {
+widen_pattern <- function(prep, supp, w, failing, labels, call) {
   st <- prep$structure
   cells <- integer(0)
   reason <- character(0)
@@ -201,7 +207,7 @@ widen_pattern <- function(prep, supp, w, failing, labels) {
         "Cell {.val {labels[f]}} cannot be protected.",
         "x" = "It needs {format(prep$level[f])} on each side of {format(prep$value[f])}, and suppressing every related cell does not give it.",
         "i" = "Check the bounds {.arg lower}/{.arg upper} and the protection levels of the rules."
-      ), "unprotectable", call = NULL)
+      ), "unprotectable", call = call)
     }
     able <- capacity[cand] >= prep$level[f]
     pick <- cand[order(!able, w[cand], cand)][1]
