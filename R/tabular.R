@@ -235,7 +235,9 @@ print.sdc_ptn <- function(x, ...) {
 #'   `target_<rule>` and `suspect_<rule>` (ids of a maximal target and suspect
 #'   set, joined by `", "`; contributor values, or record numbers without
 #'   `contributor`), and finally `sensitive` (any rule) and `rules` (the rules
-#'   that flag the cell).
+#'   that flag the cell); with `lower` or `upper`, also `lower_bound` and
+#'   `upper_bound`, the known bounds on the cell total (sums of its
+#'   contributors' bounds) that [audit_table()] uses.
 #' @references Gray, D. (2018). Precision threshold and noise: an alternative
 #'   framework of sensitivity measures. In *Privacy in Statistical Databases*,
 #'   LNCS 11126, 15-27. Springer.
@@ -320,7 +322,8 @@ cell_sensitivity <- function(data, by, value, rules, contributor = NULL, weight 
                       n_records = nrow(data), options = c(opts[1:2], list(
                         contributor = contributor, weight = weight, waiver = waiver,
                         lower = lower, upper = upper, na = na, total_label = total_label),
-                        if (!is.null(hierarchy)) list(hierarchy = hierarchy_parents(hier, total_label))))
+                        if (!is.null(hierarchy)) list(hierarchy = hierarchy_parents(hier, total_label),
+                                                      n_levels = nrow(depths))))
 }
 
 new_sdc_sensitivity <- function(df, by, value, rules, n_records, options) {
@@ -608,7 +611,7 @@ format.sdc_sensitivity <- function(x, n = 10, ...) {
   by <- attr(x, "by")
   head_lines <- c(
     sprintf("<sdc_sensitivity> %d cell%s of %s by %s (%d levels of aggregation), %d records",
-            nrow(x), if (nrow(x) == 1) "" else "s", attr(x, "value"), paste(by, collapse = " x "), length(unique(x$level)),
+            nrow(x), if (nrow(x) == 1) "" else "s", attr(x, "value"), paste(by, collapse = " x "), attr(x, "options")$n_levels %||% 2^length(by),
             attr(x, "n_records")),
     sprintf("Rules: %s", paste(vapply(rules, function(r) r$name, character(1)), collapse = ", ")),
     sprintf("Sensitive cells: %d of %d", sum(x$sensitive), nrow(x))
