@@ -51,8 +51,12 @@
 #'   Details), one number, or one number per row of `x`.
 #' @param freq_protection Protection level, in percent of the cell value, of
 #'   cells flagged by the frequency rule.
-#' @param intervals Which suppressed cells get an interval: `"suppressed"`
-#'   (all) or `"sensitive"` (sensitive cells only, faster).
+#' @param intervals Which suppressed cells get their exact interval:
+#'   `"suppressed"` (all), `"sensitive"` (sensitive cells only, faster) or
+#'   `"none"` (fastest: protection is decided exactly but no interval is
+#'   reported; one optimal table of a linear program is a witness for every
+#'   sensitive cell it takes far enough, so most cells need no program of
+#'   their own).
 #' @returns An object of class `sdc_audit`: a data frame with one row per
 #'   suppressed or sensitive cell, with the `by` columns, `level`, `total`,
 #'   `suppressed`, `sensitive`, `protection` (the level required on each
@@ -85,18 +89,18 @@
 #' prot <- protect_table(sens)
 #' audit_table(sens, prot$status != "published")
 audit_table <- function(x, suppressed, ..., lower = NULL, upper = NULL, freq_protection = 10,
-                        intervals = c("suppressed", "sensitive")) {
+                        intervals = c("suppressed", "sensitive", "none")) {
   rlang::check_dots_empty()
   check_sensitivity_table(x)
   intervals <- rlang::arg_match(intervals)
   supp <- suppression_vector(x, suppressed)
   prep <- table_problem(x, lower, upper, freq_protection)
   targets <- which(supp & (prep$sensitive | intervals == "suppressed"))
-  res <- audit_cells(prep, supp, targets)
-  new_sdc_audit(x, prep, supp, targets, res)
+  res <- audit_cells(prep, supp, targets, exact = intervals != "none")
+  new_sdc_audit(x, prep, supp, targets, res, show = intervals != "none")
 }
 
-new_sdc_audit <- function(x, prep, supp, targets, res) {
+new_sdc_audit <- function(x, prep, supp, targets, res, show = TRUE) {
   n <- nrow(x)
   lo <- hi <- rep(NA_real_, n)
   lo[targets] <- res$lower
@@ -104,6 +108,7 @@ new_sdc_audit <- function(x, prep, supp, targets, res) {
   protected <- rep(NA, n)
   sens <- prep$sensitive
   protected[sens] <- supp[sens] & protection_met(prep, which(sens), lo[sens], hi[sens])
+  if (!show) lo[] <- hi[] <- NA_real_
   keep <- supp | sens
   by <- attr(x, "by")
   out <- as.data.frame(x)[keep, c(by, "level", "total"), drop = FALSE]
@@ -292,9 +297,15 @@ protection_met <- function(prep, cells, lo, hi) {
   !is.na(lo) & !is.na(hi) & hi >= need_hi - tol & lo <= need_lo + tol & hi - lo > tol
 }
 
-# Exact intervals of the suppressed cells `targets` under pattern `supp`: one
-# pair of linear programs per target, over its component only.
-audit_cells <- function(prep, supp, targets) {
+# Intervals of the suppressed cells `targets` under pattern `supp`, each over
+# its connected set of suppressed cells only. `exact = TRUE`: one pair of
+# linear programs per target. `exact = FALSE` decides protection only, with
+# inner bounds: every optimal table is a witness for all targets at once (a
+# target whose value in it reaches its required level is proved protected on
+# that side), so after one program maximising (minimising) the sum of the
+# targets, only targets without a witness get programs of their own; an
+# interval side without a witness is exact.
+audit_cells <- function(prep, supp, targets, exact = TRUE) {
   st <- prep$structure
   lo <- hi <- rep(NA_real_, length(targets))
   if (!length(targets)) return(list(lower = lo, upper = hi, n_lp = 0L))
@@ -319,30 +330,87 @@ audit_cells <- function(prep, supp, targets) {
       next
     }
     rels <- unique(sr[trip])
-    mat <- slam::simple_triplet_matrix(i = match(sr[trip], rels), j = match(sc[trip], vars),
-                                       v = sv[trip], nrow = length(rels), ncol = length(vars))
-    nv <- length(vars)
-    bounds <- list(lower = list(ind = seq_len(nv), val = prep$lower[vars]),
-                   upper = list(ind = seq_len(nv), val = prep$upper[vars]))
-    dir <- rep("==", length(rels))
-    rhs <- -pubsum[rels]
-    for (k in mine) {
-      obj <- numeric(nv)
-      obj[match(targets[k], vars)] <- 1
-      lo[k] <- lp_extreme(obj, mat, dir, rhs, bounds, FALSE, targets[k])
-      hi[k] <- lp_extreme(obj, mat, dir, rhs, bounds, TRUE, targets[k])
-      n_lp <- n_lp + 2L
-    }
+    lp <- list(mat = slam::simple_triplet_matrix(i = match(sr[trip], rels), j = match(sc[trip], vars),
+                                                 v = sv[trip], nrow = length(rels), ncol = length(vars)),
+               dir = rep("==", length(rels)), rhs = -pubsum[rels],
+               bounds = list(lower = list(ind = seq_along(vars), val = prep$lower[vars]),
+                             upper = list(ind = seq_along(vars), val = prep$upper[vars])))
+    pos <- match(targets[mine], vars)
+    res <- if (exact) component_exact(lp, pos, targets[mine]) else
+      component_check(lp, pos, targets[mine], prep)
+    lo[mine] <- res$lower
+    hi[mine] <- res$upper
+    n_lp <- n_lp + res$n_lp
   }
   list(lower = lo, upper = hi, n_lp = n_lp)
 }
 
-lp_extreme <- function(obj, mat, dir, rhs, bounds, max, cell) {
-  r <- Rglpk::Rglpk_solve_LP(obj, mat, dir, rhs, bounds = bounds, max = max,
+component_exact <- function(lp, pos, cells) {
+  lo <- hi <- numeric(length(pos))
+  for (k in seq_along(pos)) {
+    obj <- numeric(lp$mat$ncol)
+    obj[pos[k]] <- 1
+    lo[k] <- lp_extreme(obj, lp, FALSE, cells[k])$value
+    hi[k] <- lp_extreme(obj, lp, TRUE, cells[k])$value
+  }
+  list(lower = lo, upper = hi, n_lp = 2L * length(pos))
+}
+
+component_check <- function(lp, pos, cells, prep) {
+  v <- prep$value[cells]
+  tol <- prep$tol[cells]
+  need_hi <- pmin(v + prep$level[cells], prep$upper[cells]) - tol
+  need_lo <- pmax(v - prep$level[cells], prep$lower[cells]) + tol
+  hi <- rep(-Inf, length(pos))
+  lo <- rep(Inf, length(pos))
+  n_lp <- 0L
+  # a witness table: record every target's value in it
+  witness <- function(r, max) {
+    if (is.null(r$solution)) return()
+    y <- r$solution[pos]
+    if (max) hi <<- pmax(hi, y) else lo <<- pmin(lo, y)
+  }
+  # the batch programs get finite bounds (a table of the smaller polytope is
+  # still a witness), so that an unbounded direction cannot hide the others
+  big <- 10 * sum(abs(prep$value)) + 1
+  capped <- lp
+  capped$bounds$lower$val <- pmax(capped$bounds$lower$val, -big)
+  capped$bounds$upper$val <- pmin(capped$bounds$upper$val, big)
+  for (max in c(TRUE, FALSE)) {
+    obj <- numeric(lp$mat$ncol)
+    obj[pos] <- 1 / (1 + abs(v))
+    r <- lp_extreme(obj, capped, max, cells[1])
+    n_lp <- n_lp + 1L
+    witness(r, max)
+    for (k in seq_along(pos)) {
+      open <- if (max) hi[k] < need_hi[k] else lo[k] > need_lo[k]
+      if (!open) next
+      obj <- numeric(lp$mat$ncol)
+      obj[pos[k]] <- 1
+      r <- lp_extreme(obj, lp, max, cells[k])
+      n_lp <- n_lp + 1L
+      witness(r, max)
+      if (max) hi[k] <- r$value else lo[k] <- r$value
+    }
+  }
+  # positive width, when the levels alone do not force it
+  for (k in which(hi - lo <= tol)) {
+    obj <- numeric(lp$mat$ncol)
+    obj[pos[k]] <- 1
+    lo[k] <- lp_extreme(obj, lp, FALSE, cells[k])$value
+    hi[k] <- lp_extreme(obj, lp, TRUE, cells[k])$value
+    n_lp <- n_lp + 2L
+  }
+  list(lower = lo, upper = hi, n_lp = n_lp)
+}
+
+# Optimum of one linear program and its optimal table (NULL if unbounded).
+lp_extreme <- function(obj, lp, max, cell) {
+  r <- Rglpk::Rglpk_solve_LP(obj, lp$mat, lp$dir, lp$rhs, bounds = lp$bounds, max = max,
                              control = list(canonicalize_status = FALSE))
   # GLPK statuses: 5 optimal, 6 unbounded
-  if (r$status == 5L) return(r$optimum)
-  if (r$status == 6L) return(if (max) Inf else -Inf)
+  if (r$status == 5L) return(list(value = r$optimum, solution = r$solution))
+  if (r$status == 6L) return(list(value = if (max) Inf else -Inf, solution = NULL))
   abort_sdc(c(
     "The published cells are inconsistent with the table's relations and bounds.",
     "x" = "No table fits them (GLPK status {r$status}) when bounding cell {cell}.",

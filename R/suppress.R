@@ -17,10 +17,12 @@
 #'    single suppressed cell. This is what keeps sensitive cells from exact
 #'    disclosure, as the hypercube and singleton steps of tau-ARGUS and
 #'    sdcTable do.
-#' 2. Audit: the exact interval of every sensitive cell not yet shown
-#'    protected, by linear programming over its connected set of suppressed
-#'    cells only. Suppressing more cells only widens intervals, so a cell
-#'    that passes once is never solved again until the final certificate.
+#' 2. Audit: every sensitive cell not yet shown protected, by linear
+#'    programming over its connected set of suppressed cells only, an optimal
+#'    table of one program serving as witness for every cell it takes far
+#'    enough (see `intervals = "none"` in [audit_table()]). Suppressing more
+#'    cells only widens intervals, so a cell that passes once is never solved
+#'    again until the final certificate.
 #' 3. For each cell that fails, the cheapest published cell sharing a
 #'    relation with it whose value can absorb the protection level (or, if
 #'    none can, the cheapest such cell; if the cell's relations are all
@@ -79,7 +81,7 @@
 #' counts <- cell_sensitivity(firms, c("sector", "area"), "one", rule_frequency(3))
 #' protect_table(counts, cost = "cells")
 protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, upper = NULL,
-                          freq_protection = 10, intervals = c("suppressed", "sensitive")) {
+                          freq_protection = 10, intervals = c("suppressed", "sensitive", "none")) {
   rlang::check_dots_empty()
   check_sensitivity_table(x)
   cost <- rlang::arg_match(cost)
@@ -100,7 +102,7 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
     reason[closed$cells] <- closed$reason
     supp[closed$cells] <- TRUE
     todo <- which(primary & !passed)
-    res <- audit_cells(prep, supp, todo)
+    res <- audit_cells(prep, supp, todo, exact = FALSE)
     n_lp <- n_lp + res$n_lp
     ok <- protection_met(prep, todo, res$lower, res$upper)
     passed[todo[ok]] <- TRUE
@@ -111,9 +113,10 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
     supp[grown$cells] <- TRUE
   }
   targets <- which(supp & (primary | intervals == "suppressed"))
-  final <- audit_cells(prep, supp, targets)
+  final <- audit_cells(prep, supp, targets, exact = intervals != "none")
   n_lp <- n_lp + final$n_lp
   cert <- new_sdc_audit(x, prep, supp, targets, final)
+  if (intervals == "none") final$lower[] <- final$upper[] <- NA_real_
   if (!isTRUE(attr(cert, "passed"))) {
     # cannot happen: a cell that passed keeps passing when more are suppressed
     abort_sdc("Internal error: the final audit failed.", "internal")

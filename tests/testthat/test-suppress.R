@@ -56,6 +56,23 @@ test_that("audit intervals equal brute-force enumeration over whole-number table
     m <- match(paste(ref$r, ref$c), paste(got$r, got$c))
     expect_equal(got$lower[m], ref$lower, tolerance = 1e-9, info = paste("seed", seed))
     expect_equal(got$upper[m], ref$upper, tolerance = 1e-9, info = paste("seed", seed))
+    # deciding protection from witness tables gives the exact decision
+    quick <- audit_table(sens, supp, intervals = "none")
+    expect_equal(quick$protected, aud$protected, info = paste("seed", seed))
+  }
+})
+
+test_that("witness-based decisions agree with exact intervals on larger tables", {
+  for (seed in 1:6) {
+    set.seed(seed)
+    d <- data.frame(a = sample(5, 150, TRUE), b = sample(4, 150, TRUE), c = sample(3, 150, TRUE),
+                    v = round(rlnorm(150, 3, 1.5)))
+    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
+    supp <- sens$sensitive | runif(nrow(sens)) < 0.3
+    exact <- audit_table(sens, supp, intervals = "sensitive")
+    quick <- audit_table(sens, supp, intervals = "none")
+    expect_equal(quick$protected, exact$protected, info = paste("seed", seed))
+    expect_true(all(is.na(quick$lower)))
   }
 })
 
