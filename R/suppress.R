@@ -12,9 +12,10 @@
 #' 1. Singletons: every relation (a margin and the cells it adds up) holding
 #'    exactly one suppressed cell would give it away by subtraction, so the
 #'    cheapest published cell of such a relation is suppressed too, cells
-#'    closing several open relations at once being preferred (cost divided by
-#'    the number of relations it closes); repeated until no relation holds a
-#'    single suppressed cell. This is what keeps sensitive cells from exact
+#'    closing several open relations at once and opening few new ones being
+#'    preferred (cost times the square of one plus the number of relations
+#'    it would open, divided by the number it closes); repeated until no
+#'    relation holds a single suppressed cell. This is what keeps sensitive cells from exact
 #'    disclosure, as the hypercube and singleton steps of tau-ARGUS and
 #'    sdcTable do.
 #' 2. Audit: every sensitive cell not yet shown protected, by linear
@@ -159,8 +160,11 @@ close_singletons <- function(st, supp, w, labels) {
   cells <- integer(0)
   reason <- character(0)
   repeat {
-    single <- tabulate(st$rel[supp[st$cell]], st$nrel) == 1L
+    count <- tabulate(st$rel[supp[st$cell]], st$nrel)
+    single <- count == 1L
     if (!any(single)) break
+    # a cell added to a relation with no suppressed cell opens a new singleton
+    opens <- tabulate(st$cell[count[st$rel] == 0L], st$ncell)
     alone <- single[st$rel]
     # the suppressed cell each open relation would give away
     lonely <- st$cell[alone & supp[st$cell]]
@@ -168,7 +172,7 @@ close_singletons <- function(st, supp, w, labels) {
     cand <- which(alone & !supp[st$cell])
     cc <- st$cell[cand]
     rr <- st$rel[cand]
-    score <- w[cc] / tabulate(cc, st$ncell)[cc]
+    score <- w[cc] * (1 + opens[cc])^2 / tabulate(cc, st$ncell)[cc]
     o <- order(rr, score, cc)
     first <- o[!duplicated(rr[o])]
     # accept the best choices first; a relation already closed by an
