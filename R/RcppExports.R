@@ -93,6 +93,10 @@ cpp_simulate_release <- function(plan, reps, target) {
     .Call(`_sdcRisk_cpp_simulate_release`, plan, reps, target)
 }
 
+cpp_relation_components <- function(relation, node, n_relation, n_node) {
+    .Call(`_sdcRisk_cpp_relation_components`, relation, node, n_relation, n_node)
+}
+
 cpp_ptn_sensitivity <- function(pt, noise, self_noise, opts) {
     .Call(`_sdcRisk_cpp_ptn_sensitivity`, pt, noise, self_noise, opts)
 }

@@ -196,6 +196,12 @@ print.sdc_ptn <- function(x, ...) {
 #' @param total_label Label of the total category in the `by` columns.
 #' @param largest How many of the largest contributions to report (at least
 #'   the `n` of every dominance rule).
+#' @param hierarchy `NULL`, or a named list giving for some `by` variables
+#'   their hierarchy: a named vector (names the detailed codes, values their
+#'   parents) or a data frame whose first column holds the detailed codes and
+#'   whose next columns hold coarser and coarser groups (e.g. 4-digit, then
+#'   2-digit industry). The table then has margins at every level of every
+#'   hierarchy (the `level` column names the level of each variable).
 #' @returns A data frame of class `sdc_sensitivity`, one row per cell,
 #'   ordered by the `by` variables (totals last): the `by` columns (factors
 #'   whose last level is `total_label`), `level` (the `by` variables not
@@ -207,7 +213,9 @@ print.sdc_ptn <- function(x, ...) {
 #'   `target_<rule>` and `suspect_<rule>` (ids of a maximal target and suspect
 #'   set, joined by `", "`; contributor values, or record numbers without
 #'   `contributor`), and finally `sensitive` (any rule) and `rules` (the rules
-#'   that flag the cell).
+#'   that flag the cell); with `lower` or `upper`, also `lower_bound` and
+#'   `upper_bound`, the known bounds on the cell total (sums of its
+#'   contributors' bounds) that [audit_table()] uses.
 #' @references Gray, D. (2018). Precision threshold and noise: an alternative
 #'   framework of sensitivity measures. In *Privacy in Statistical Databases*,
 #'   LNCS 11126, 15-27. Springer.
@@ -234,7 +242,7 @@ cell_sensitivity <- function(data, by, value, rules, contributor = NULL, weight 
                              waiver = NULL, lower = NULL, upper = NULL,
                              negative = c("error", "abs"), weights_known = TRUE,
                              na = c("error", "category"), total_label = "Total",
-                             largest = 2) {
+                             largest = 2, hierarchy = NULL) {
   rlang::check_dots_empty()
   check_data_frame(data)
   check_names_in(by, data, what = "classification variable")
@@ -262,9 +270,16 @@ cell_sensitivity <- function(data, by, value, rules, contributor = NULL, weight 
   opts <- list(negative = negative, weights_known = weights_known,
                call = rlang::current_env())
   nby <- length(by)
-  levels_out <- lapply(0:(2^nby - 1), function(mask) {
-    kept <- which(bitwAnd(mask, 2^(seq_len(nby) - 1)) > 0)
-    sensitivity_level(rec, kept, rules, opts, k_largest)
+  hier <- table_hierarchy(hierarchy, rec, total_label)
+  rec$labels <- lapply(hier, `[[`, "labels")
+  # every level of every hierarchy (0 = totalled); without hierarchies the
+  # 2^d margins of the table
+  depths <- expand.grid(lapply(hier, function(h) seq_along(h$maps) - 1L), KEEP.OUT.ATTRS = FALSE)
+  levels_out <- lapply(seq_len(nrow(depths)), function(i) {
+    depth <- unlist(depths[i, ], use.names = FALSE)
+    kept <- which(depth > 0)
+    rec_i <- hierarchy_level(rec, hier, depth)
+    sensitivity_level(rec_i, kept, rules, opts, k_largest)
   })
   out <- do.call(rbind, levels_out)
   for (j in seq_len(nby)) {
@@ -284,7 +299,9 @@ cell_sensitivity <- function(data, by, value, rules, contributor = NULL, weight 
   new_sdc_sensitivity(out, by = by, value = value, rules = rules,
                       n_records = nrow(data), options = c(opts[1:2], list(
                         contributor = contributor, weight = weight, waiver = waiver,
-                        lower = lower, upper = upper, na = na, total_label = total_label)))
+                        lower = lower, upper = upper, na = na, total_label = total_label),
+                        if (!is.null(hierarchy)) list(hierarchy = hierarchy_parents(hier, total_label),
+                                                      n_levels = nrow(depths))))
 }
 
 new_sdc_sensitivity <- function(df, by, value, rules, n_records, options) {
@@ -452,7 +469,7 @@ sensitivity_level <- function(rec, kept, rules, opts, k_largest) {
   for (j in seq_along(kept)) out[[kept[j]]] <- agg$codes[[j]]
   names(out) <- rec$by
   out <- as.data.frame(out, optional = TRUE)
-  out$level <- if (length(kept)) paste(rec$by[kept], collapse = ":") else "(total)"
+  out$level <- if (length(kept)) paste((rec$level_names %||% rec$by)[kept], collapse = ":") else "(total)"
   n_contrib <- tabulate(cell, ncell)
   out$n_contributors <- n_contrib
   out$total <- as.numeric(rowsum(value, cell, reorder = TRUE))
@@ -470,6 +487,9 @@ sensitivity_level <- function(rec, kept, rules, opts, k_largest) {
   }
   out$sensitive <- rowSums(flagged) > 0
   out$rules <- apply_names(flagged, names(rules))
+  # known bounds on the cell totals, for the audit of a suppression pattern
+  if (length(rec$lower) > 1) out$lower_bound <- as.numeric(rowsum(d$lower, cell, reorder = TRUE))
+  if (length(rec$upper) > 1) out$upper_bound <- as.numeric(rowsum(d$upper, cell, reorder = TRUE))
   out
 }
 
@@ -535,7 +555,7 @@ format.sdc_sensitivity <- function(x, n = 10, ...) {
   by <- attr(x, "by")
   head_lines <- c(
     sprintf("<sdc_sensitivity> %d cell%s of %s by %s (%d levels of aggregation), %d records",
-            nrow(x), if (nrow(x) == 1) "" else "s", attr(x, "value"), paste(by, collapse = " x "), 2^length(by),
+            nrow(x), if (nrow(x) == 1) "" else "s", attr(x, "value"), paste(by, collapse = " x "), attr(x, "options")$n_levels %||% 2^length(by),
             attr(x, "n_records")),
     sprintf("Rules: %s", paste(vapply(rules, function(r) r$name, character(1)), collapse = ", ")),
     sprintf("Sensitive cells: %d of %d", sum(x$sensitive), nrow(x))

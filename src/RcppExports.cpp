@@ -290,6 +290,20 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_relation_components
+Rcpp::IntegerVector cpp_relation_components(const Rcpp::IntegerVector& relation, const Rcpp::IntegerVector& node, int n_relation, int n_node);
+RcppExport SEXP _sdcRisk_cpp_relation_components(SEXP relationSEXP, SEXP nodeSEXP, SEXP n_relationSEXP, SEXP n_nodeSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type relation(relationSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type node(nodeSEXP);
+    Rcpp::traits::input_parameter< int >::type n_relation(n_relationSEXP);
+    Rcpp::traits::input_parameter< int >::type n_node(n_nodeSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_relation_components(relation, node, n_relation, n_node));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_ptn_sensitivity
 Rcpp::List cpp_ptn_sensitivity(const Rcpp::NumericVector& pt, const Rcpp::NumericVector& noise, const Rcpp::NumericVector& self_noise, const Rcpp::List& opts);
 RcppExport SEXP _sdcRisk_cpp_ptn_sensitivity(SEXP ptSEXP, SEXP noiseSEXP, SEXP self_noiseSEXP, SEXP optsSEXP) {
@@ -373,6 +387,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_block_known_cell_risk", (DL_FUNC) &_sdcRisk_cpp_block_known_cell_risk, 3},
     {"_sdcRisk_cpp_block_known_max_risk", (DL_FUNC) &_sdcRisk_cpp_block_known_max_risk, 2},
     {"_sdcRisk_cpp_simulate_release", (DL_FUNC) &_sdcRisk_cpp_simulate_release, 3},
+    {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},
     {"_sdcRisk_cpp_ptn_cells", (DL_FUNC) &_sdcRisk_cpp_ptn_cells, 5},

@@ -1,0 +1,419 @@
+#' Audit a cell suppression pattern
+#'
+#' Computes, for every suppressed cell of a table, the exact interval of
+#' values an attacker can deduce from everything published, and checks that
+#' every sensitive cell is suppressed and meets its protection levels. The
+#' attacker knows every published cell, that each cell at every level of
+#' every hierarchy is the sum of the cells below it, and a priori bounds on
+#' every cell; the interval of a suppressed cell is then the minimum and the
+#' maximum of that cell over the polyhedron of consistent tables, two linear
+#' programs (Hundepool et al. 2012, Section 4.4.2; de Wolf 2002), solved with
+#' GLPK through \pkg{Rglpk}. The programs split into independent problems,
+#' one per connected set of suppressed cells linked by the table's
+#' relations, which keeps each one small.
+#'
+#' Protection levels (the amount by which a sensitive cell's value must stay
+#' uncertain upwards and downwards): for a rule of the PTN framework
+#' (`rule_p()`, `rule_pq()`, `rule_nk()`, `rule_ptn()`), the cell's PTN
+#' sensitivity \eqn{S} of that rule, in the units of the table (Gray 2018,
+#' Section 2: \eqn{S} is the extra uncertainty the cell total needs). For the
+#' p% rule this is the classic upper protection level
+#' \eqn{p/100\,x_1 - (X - x_1 - x_2)}, for the (n, k) rule
+#' \eqn{(100/k)(x_1 + \dots + x_n) - X} and for the pq rule
+#' \eqn{p/100\,x_1 - q/100\,(X - x_1 - x_2)} (Hundepool et al. 2012, Section
+#' 4.3.3; Cox 2001). The same level is required on both sides (the symmetric
+#' convention of tau-ARGUS; with asymmetric PTN rules \eqn{S} is the larger
+#' side, so the requirement is conservative). A cell flagged by the frequency
+#' rule needs `freq_protection` percent of its value on both sides (a
+#' documented choice, as tau-ARGUS' frequency rule protection percentage); a
+#' cell flagged by the zero rule only needs not to be disclosed exactly. In
+#' every case the interval of a sensitive cell must have positive width. A
+#' cell flagged by several rules takes the largest level. A cell is never
+#' required to be uncertain beyond its a priori bounds (with non-negative
+#' values, a level larger than the cell's value asks for a lower end of 0).
+#'
+#' Cells absent from `x` (no contributor) are published zeros. A priori
+#' bounds: `lower` defaults to the `lower_bound` column of `x` (from the
+#' `lower` bounds given to [cell_sensitivity()]) or \eqn{-\infty}, raised to 0
+#' when every cell total is non-negative and `x` was made with
+#' `negative = "error"` (give `lower = -Inf` when contributions may be
+#' negative while every total is not); `upper` defaults to the `upper_bound`
+#' column or \eqn{+\infty}. Comparisons allow a relative tolerance of
+#' \eqn{10^{-7}} for the floating-point solver.
+#'
+#' @param x An `sdc_sensitivity` table from [cell_sensitivity()], with all
+#'   its margins.
+#' @param suppressed The pattern: a logical vector with one value per row of
+#'   `x`, or a data frame whose `by` columns name the suppressed cells (with
+#'   the total label for margins), e.g. read in from sdcTable or tau-ARGUS.
+#' @param ... Must be empty.
+#' @param lower,upper A priori bounds on the cell totals: `NULL` (see
+#'   Details), one number, or one number per row of `x`.
+#' @param freq_protection Protection level, in percent of the cell value, of
+#'   cells flagged by the frequency rule.
+#' @param intervals Which suppressed cells get their exact interval:
+#'   `"suppressed"` (all), `"sensitive"` (sensitive cells only, faster) or
+#'   `"none"` (fastest: protection is decided exactly but no interval is
+#'   reported; one optimal table of a linear program is a witness for every
+#'   sensitive cell it takes far enough, so most cells need no program of
+#'   their own).
+#' @returns An object of class `sdc_audit`: a data frame with one row per
+#'   suppressed or sensitive cell, with the `by` columns, `level`, `total`,
+#'   `suppressed`, `sensitive`, `protection` (the level required on each
+#'   side), `lower` and `upper` (the feasibility interval; `NA` for published
+#'   cells, and for non-sensitive cells with `intervals = "sensitive"`) and
+#'   `protected` (`NA` for non-sensitive cells). Attribute `passed` is `TRUE`
+#'   when every sensitive cell is protected; `n_lp` counts the linear
+#'   programs solved.
+#' @references Hundepool, A. et al. (2012). *Statistical Disclosure
+#'   Control*, Sections 4.3 and 4.4. Wiley.
+#'
+#'   de Wolf, P.-P. (2002). HiTaS: a heuristic approach to cell suppression
+#'   in hierarchical tables. In *Inference Control in Statistical Databases*,
+#'   LNCS 2316, 74-82. Springer.
+#'
+#'   Gray, D. (2018). Precision threshold and noise: an alternative
+#'   framework of sensitivity measures. In *Privacy in Statistical Databases*,
+#'   LNCS 11126, 15-27. Springer.
+#' @family tabular
+#' @export
+#' @examples
+#' set.seed(3)
+#' firms <- data.frame(sector = sample(c("a", "b", "c"), 40, TRUE),
+#'                     area = sample(c("x", "y", "z"), 40, TRUE),
+#'                     sales = round(rlnorm(40, 5, 1.2)))
+#' sens <- cell_sensitivity(firms, c("sector", "area"), "sales", rule_p(15))
+#' # suppressing only the sensitive cells: recovered by subtraction
+#' audit_table(sens, sens$sensitive)
+#' # the pattern chosen by protect_table() passes
+#' prot <- protect_table(sens)
+#' audit_table(sens, prot$status != "published")
+audit_table <- function(x, suppressed, ..., lower = NULL, upper = NULL, freq_protection = 10,
+                        intervals = c("suppressed", "sensitive", "none")) {
+  rlang::check_dots_empty()
+  check_sensitivity_table(x)
+  intervals <- rlang::arg_match(intervals)
+  supp <- suppression_vector(x, suppressed)
+  prep <- table_problem(x, lower, upper, freq_protection)
+  targets <- which(supp & (prep$sensitive | intervals == "suppressed"))
+  res <- audit_cells(prep, supp, targets, exact = intervals != "none")
+  new_sdc_audit(x, prep, supp, targets, res, show = intervals != "none")
+}
+
+new_sdc_audit <- function(x, prep, supp, targets, res, show = TRUE) {
+  n <- nrow(x)
+  lo <- hi <- rep(NA_real_, n)
+  lo[targets] <- res$lower
+  hi[targets] <- res$upper
+  protected <- rep(NA, n)
+  sens <- prep$sensitive
+  protected[sens] <- supp[sens] & protection_met(prep, which(sens), lo[sens], hi[sens])
+  if (!show) lo[] <- hi[] <- NA_real_
+  keep <- supp | sens
+  by <- attr(x, "by")
+  out <- as.data.frame(x)[keep, c(by, "level", "total"), drop = FALSE]
+  out$suppressed <- supp[keep]
+  out$sensitive <- sens[keep]
+  out$protection <- ifelse(sens, prep$level, NA_real_)[keep]
+  out$lower <- lo[keep]
+  out$upper <- hi[keep]
+  out$protected <- protected[keep]
+  rownames(out) <- NULL
+  structure(out, class = c("sdc_audit", "data.frame"), by = by, value = attr(x, "value"),
+            passed = all(protected[sens]), n_lp = res$n_lp)
+}
+
+#' @export
+format.sdc_audit <- function(x, n = 10, ...) {
+  fail <- which(x$sensitive & !x$protected)
+  df <- as.data.frame(unclass(x))
+  shown <- if (length(fail)) df[fail, , drop = FALSE] else df
+  body <- utils::capture.output(print(utils::head(shown, n), row.names = FALSE))
+  c(sprintf("<sdc_audit> %d suppressed cell%s of %s, %d sensitive; %d linear programs",
+            sum(x$suppressed), if (sum(x$suppressed) == 1) "" else "s", attr(x, "value"),
+            sum(x$sensitive), attr(x, "n_lp")),
+    if (attr(x, "passed")) "Every sensitive cell is protected." else
+      sprintf("NOT PROTECTED: %d sensitive cell%s (shown below).", length(fail),
+              if (length(fail) == 1) "" else "s"),
+    body,
+    if (nrow(shown) > n) sprintf("# ... %d more rows", nrow(shown) - n))
+}
+
+#' @export
+print.sdc_audit <- function(x, n = 10, ...) {
+  cat(format(x, n = n, ...), sep = "\n")
+  invisible(x)
+}
+
+check_sensitivity_table <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  if (!inherits(x, "sdc_sensitivity")) {
+    abort_sdc(c(
+      "{.arg {arg}} must be a table from {.fn cell_sensitivity}.",
+      "x" = "It is {.obj_type_friendly {x}}."
+    ), "not_sensitivity", call = call)
+  }
+  invisible(x)
+}
+
+# A suppression pattern as a logical vector over the rows of `x`.
+suppression_vector <- function(x, suppressed, call = rlang::caller_env()) {
+  by <- attr(x, "by")
+  if (is.data.frame(suppressed)) {
+    if (!all(by %in% names(suppressed))) {
+      abort_sdc(c(
+        "{.arg suppressed} must have a column for every {.arg by} variable.",
+        "x" = "Missing: {.val {setdiff(by, names(suppressed))}}."
+      ), "pattern", call = call)
+    }
+    key <- function(d) do.call(paste, c(lapply(by, function(b) as.character(d[[b]])), sep = "\r"))
+    pos <- match(key(suppressed), key(x))
+    if (anyNA(pos)) {
+      bad <- suppressed[is.na(pos), by, drop = FALSE][1, ]
+      abort_sdc(c(
+        "Every row of {.arg suppressed} must be a cell of the table.",
+        "x" = "{sum(is.na(pos))} row{?s} match{?es/} no cell, e.g. {.val {paste(unlist(lapply(bad, as.character)), collapse = ' x ')}}.",
+        "i" = "Margins are labelled {.val {attr(x, 'options')$total_label}}."
+      ), "pattern", call = call)
+    }
+    out <- logical(nrow(x))
+    out[pos] <- TRUE
+    return(out)
+  }
+  if (!is.logical(suppressed) || length(suppressed) != nrow(x) || anyNA(suppressed)) {
+    abort_sdc(c(
+      "{.arg suppressed} must be a logical vector with one value per cell, or a data frame of cells.",
+      "x" = "It is {.obj_type_friendly {suppressed}} of length {length(suppressed)}; the table has {nrow(x)} cells."
+    ), "pattern", call = call)
+  }
+  suppressed
+}
+
+# Everything the audit needs: relations, values, bounds, protection levels.
+table_problem <- function(x, lower, upper, freq_protection, call = rlang::caller_env()) {
+  if (!is.numeric(freq_protection) || length(freq_protection) != 1 || is.na(freq_protection) ||
+      freq_protection < 0) {
+    abort_sdc(c("{.arg freq_protection} must be a single non-negative percentage.",
+                "x" = "It is {show_value(freq_protection)}."), "argument", call = call)
+  }
+  value <- as.numeric(x$total)
+  bounds <- cell_bounds(x, lower, upper, call)
+  list(structure = table_structure(x, call), value = value, lower = bounds$lower,
+       upper = bounds$upper, level = protection_levels(x, freq_protection),
+       sensitive = x$sensitive, tol = 1e-7 * (1 + abs(value)))
+}
+
+protection_levels <- function(x, freq_protection) {
+  lev <- numeric(nrow(x))
+  for (r in attr(x, "rules")) {
+    flag <- x[[paste0("sensitive_", r$name)]]
+    add <- switch(r$type,
+      frequency = freq_protection / 100 * abs(x$total),
+      zero = numeric(nrow(x)),
+      x[[paste0("S_", r$name)]]
+    )
+    lev[flag] <- pmax(lev[flag], add[flag])
+  }
+  lev
+}
+
+cell_bounds <- function(x, lower, upper, call) {
+  n <- nrow(x)
+  one <- function(b, arg) {
+    if (!is.numeric(b) || !(length(b) %in% c(1, n)) || anyNA(b)) {
+      abort_sdc(c(
+        "{.arg {arg}} must be one number or one number per cell.",
+        "x" = "It is {.obj_type_friendly {b}} of length {length(b)}; the table has {n} cells."
+      ), "bounds", call = call)
+    }
+    rep_len(as.numeric(b), n)
+  }
+  nonneg <- all(x$total >= 0) && identical(attr(x, "options")$negative, "error")
+  lo <- if (!is.null(lower)) one(lower, "lower") else {
+    b <- if (!is.null(x$lower_bound)) x$lower_bound else rep(-Inf, n)
+    if (nonneg) pmax(b, 0) else b
+  }
+  hi <- if (!is.null(upper)) one(upper, "upper") else
+    if (!is.null(x$upper_bound)) x$upper_bound else rep(Inf, n)
+  bad <- which(lo > x$total | hi < x$total)
+  if (length(bad)) {
+    abort_sdc(c(
+      "The bounds must contain every cell total.",
+      "x" = "{length(bad)} cell{?s} lie{?s/} outside {.arg lower}/{.arg upper}, e.g. row{?s} {utils::head(bad, 5)}."
+    ), "bounds", call = call)
+  }
+  list(lower = lo, upper = hi)
+}
+
+# The additive relations of the table as incidences (relation, cell, coef):
+# for every variable and every cell at a level with a parent, parent cell
+# = sum of its children (coef -1 for the parent, +1 for the children).
+table_structure <- function(x, call = rlang::caller_env()) {
+  by <- attr(x, "by")
+  opts <- attr(x, "options")
+  n <- nrow(x)
+  codes <- matrix(vapply(by, function(b) as.integer(x[[b]]), integer(n)), nrow = n)
+  key <- function(m) do.call(paste, c(lapply(seq_len(ncol(m)), function(j) m[, j]), sep = "."))
+  keys <- key(codes)
+  rel <- cell <- coef <- vector("list", length(by))
+  offset <- 0L
+  for (j in seq_along(by)) {
+    labs <- levels(x[[by[j]]])
+    par <- if (is.null(opts$hierarchy)) ifelse(labs == opts$total_label, NA, opts$total_label) else
+      unname(opts$hierarchy[[by[j]]][labs])
+    pcode <- match(par, labs)
+    child <- which(!is.na(pcode[codes[, j]]))
+    up <- codes[child, , drop = FALSE]
+    up[, j] <- pcode[codes[child, j]]
+    p <- match(key(up), keys)
+    if (anyNA(p)) {
+      abort_sdc(c(
+        "{.arg x} must hold the whole table with all its margins.",
+        "x" = "{sum(is.na(p))} cell{?s} {?has/have} no margin cell in the table, e.g. row {child[is.na(p)][1]}.",
+        "i" = "Audit the unsubsetted result of {.fn cell_sensitivity}."
+      ), "incomplete_table", call = call)
+    }
+    parents <- unique(p)
+    r <- match(p, parents)
+    rel[[j]] <- offset + c(r, seq_along(parents))
+    cell[[j]] <- c(child, parents)
+    coef[[j]] <- c(rep(1, length(child)), rep(-1, length(parents)))
+    offset <- offset + length(parents)
+  }
+  rel <- unlist(rel)
+  cell <- unlist(cell)
+  list(rel = rel, cell = cell, coef = unlist(coef), nrel = offset, ncell = n,
+       members = split(seq_along(rel), factor(rel, levels = seq_len(offset))),
+       cell_rels = split(rel, factor(cell, levels = seq_len(n))))
+}
+
+# Does each cell in `cells` (with intervals lo, hi) meet its protection?
+protection_met <- function(prep, cells, lo, hi) {
+  v <- prep$value[cells]
+  lev <- prep$level[cells]
+  tol <- prep$tol[cells]
+  # a cell need not be uncertain beyond its a priori bounds
+  need_hi <- pmin(v + lev, prep$upper[cells])
+  need_lo <- pmax(v - lev, prep$lower[cells])
+  !is.na(lo) & !is.na(hi) & hi >= need_hi - tol & lo <= need_lo + tol & hi - lo > tol
+}
+
+# Intervals of the suppressed cells `targets` under pattern `supp`, each over
+# its connected set of suppressed cells only. `exact = TRUE`: one pair of
+# linear programs per target. `exact = FALSE` decides protection only, with
+# inner bounds: every optimal table is a witness for all targets at once (a
+# target whose value in it reaches its required level is proved protected on
+# that side), so after one program maximising (minimising) the sum of the
+# targets, only targets without a witness get programs of their own; an
+# interval side without a witness is exact.
+audit_cells <- function(prep, supp, targets, exact = TRUE) {
+  st <- prep$structure
+  lo <- hi <- rep(NA_real_, length(targets))
+  if (!length(targets)) return(list(lower = lo, upper = hi, n_lp = 0L))
+  is_s <- supp[st$cell]
+  pub <- rowsum(st$coef[!is_s] * prep$value[st$cell[!is_s]], st$rel[!is_s])
+  pubsum <- numeric(st$nrel)
+  pubsum[as.integer(rownames(pub))] <- pub[, 1]
+  sr <- st$rel[is_s]
+  sc <- st$cell[is_s]
+  sv <- st$coef[is_s]
+  comp <- cpp_relation_components(sr, sc, st$nrel, st$ncell)
+  trip_by_comp <- split(seq_along(sc), comp[sc])
+  supp_by_comp <- split(which(supp), comp[supp])
+  n_lp <- 0L
+  for (cc in unique(comp[targets])) {
+    vars <- supp_by_comp[[as.character(cc)]]
+    trip <- trip_by_comp[[as.character(cc)]]
+    mine <- which(comp[targets] == cc)
+    if (is.null(trip)) {
+      lo[mine] <- prep$lower[targets[mine]]
+      hi[mine] <- prep$upper[targets[mine]]
+      next
+    }
+    rels <- unique(sr[trip])
+    lp <- list(mat = slam::simple_triplet_matrix(i = match(sr[trip], rels), j = match(sc[trip], vars),
+                                                 v = sv[trip], nrow = length(rels), ncol = length(vars)),
+               dir = rep("==", length(rels)), rhs = -pubsum[rels],
+               bounds = list(lower = list(ind = seq_along(vars), val = prep$lower[vars]),
+                             upper = list(ind = seq_along(vars), val = prep$upper[vars])))
+    pos <- match(targets[mine], vars)
+    res <- if (exact) component_exact(lp, pos, targets[mine]) else
+      component_check(lp, pos, targets[mine], prep)
+    lo[mine] <- res$lower
+    hi[mine] <- res$upper
+    n_lp <- n_lp + res$n_lp
+  }
+  list(lower = lo, upper = hi, n_lp = n_lp)
+}
+
+component_exact <- function(lp, pos, cells) {
+  lo <- hi <- numeric(length(pos))
+  for (k in seq_along(pos)) {
+    obj <- numeric(lp$mat$ncol)
+    obj[pos[k]] <- 1
+    lo[k] <- lp_extreme(obj, lp, FALSE, cells[k])$value
+    hi[k] <- lp_extreme(obj, lp, TRUE, cells[k])$value
+  }
+  list(lower = lo, upper = hi, n_lp = 2L * length(pos))
+}
+
+component_check <- function(lp, pos, cells, prep) {
+  v <- prep$value[cells]
+  tol <- prep$tol[cells]
+  need_hi <- pmin(v + prep$level[cells], prep$upper[cells]) - tol
+  need_lo <- pmax(v - prep$level[cells], prep$lower[cells]) + tol
+  hi <- rep(-Inf, length(pos))
+  lo <- rep(Inf, length(pos))
+  n_lp <- 0L
+  # a witness table: record every target's value in it
+  witness <- function(r, max) {
+    if (is.null(r$solution)) return()
+    y <- r$solution[pos]
+    if (max) hi <<- pmax(hi, y) else lo <<- pmin(lo, y)
+  }
+  # the batch programs get finite bounds (a table of the smaller polytope is
+  # still a witness), so that an unbounded direction cannot hide the others
+  big <- 10 * sum(abs(prep$value)) + 1
+  capped <- lp
+  capped$bounds$lower$val <- pmax(capped$bounds$lower$val, -big)
+  capped$bounds$upper$val <- pmin(capped$bounds$upper$val, big)
+  for (max in c(TRUE, FALSE)) {
+    obj <- numeric(lp$mat$ncol)
+    obj[pos] <- 1 / (1 + abs(v))
+    r <- lp_extreme(obj, capped, max, cells[1])
+    n_lp <- n_lp + 1L
+    witness(r, max)
+    for (k in seq_along(pos)) {
+      open <- if (max) hi[k] < need_hi[k] else lo[k] > need_lo[k]
+      if (!open) next
+      obj <- numeric(lp$mat$ncol)
+      obj[pos[k]] <- 1
+      r <- lp_extreme(obj, lp, max, cells[k])
+      n_lp <- n_lp + 1L
+      witness(r, max)
+      if (max) hi[k] <- r$value else lo[k] <- r$value
+    }
+  }
+  # positive width, when the levels alone do not force it
+  for (k in which(hi - lo <= tol)) {
+    obj <- numeric(lp$mat$ncol)
+    obj[pos[k]] <- 1
+    lo[k] <- lp_extreme(obj, lp, FALSE, cells[k])$value
+    hi[k] <- lp_extreme(obj, lp, TRUE, cells[k])$value
+    n_lp <- n_lp + 2L
+  }
+  list(lower = lo, upper = hi, n_lp = n_lp)
+}
+
+# Optimum of one linear program and its optimal table (NULL if unbounded).
+lp_extreme <- function(obj, lp, max, cell) {
+  r <- Rglpk::Rglpk_solve_LP(obj, lp$mat, lp$dir, lp$rhs, bounds = lp$bounds, max = max,
+                             control = list(canonicalize_status = FALSE))
+  # GLPK statuses: 5 optimal, 6 unbounded
+  if (r$status == 5L) return(list(value = r$optimum, solution = r$solution))
+  if (r$status == 6L) return(list(value = if (max) Inf else -Inf, solution = NULL))
+  abort_sdc(c(
+    "The published cells are inconsistent with the table's relations and bounds.",
+    "x" = "No table fits them (GLPK status {r$status}) when bounding cell {cell}.",
+    "i" = "Check that the totals add up and that {.arg lower}/{.arg upper} contain them."
+  ), "audit_infeasible", call = NULL)
+}
