@@ -106,7 +106,7 @@ ifpr.tbl_lazy <- function(data, keys, xi,
                           goal = c("all_matches", "unique_matches", "sample_uniques"),
                           partition = NULL, also = NULL, method = c("tiered", "nayak"),
                           calibrate = c("exact", "bound"), on_infeasible = c("error", "merge"),
-                          ..., na = c("exclude", "category"), split = FALSE,
+                          ..., na = c("exclude", "category"), split = FALSE, known = NULL,
                           id, name, overwrite = FALSE) {
   rlang::check_dots_empty()
   check_db_packages()
@@ -136,13 +136,16 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   check_db_output(con, name, overwrite, source = dbplyr::remote_name(data))
   check_db_id(data, id, vars)
   cf <- cell_frequencies_db(data, vars, na = na)
-  d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split)
+  d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
+    known = known
+  )
   moves <- draw_moves(d$plan)
   released <- write_release_db(data, con, vars, id, moves, cf, name, overwrite, na)
   rel <- new_sdc_release(
     data = released, plan = d$plan, plan_bound = d$plan_bound, cells = cf, new_cell = integer(),
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
-    partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell
+    partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell,
+    known_risk = d$known
   )
   # the realised changes, from the moves (new_sdc_release() reads them from
   # a record-level vector there is none of here)

@@ -67,6 +67,14 @@
 #'   [cell_frequencies()].
 #' @param split For `method = "nayak"`: split each set's block into blocks of
 #'   at least \eqn{m_0} cells.
+#' @param known Intruders who know only some of the keys, for whom the
+#'   release is certified too: `NULL` (the default: only an intruder who
+#'   knows every key), a character vector of keys (one such intruder), a list
+#'   of them, or `TRUE` (every nonempty subset of the keys). The design aims
+#'   at an intruder who knows every key; the certificate then also holds the
+#'   exact maximum of \eqn{R_D(a, t)} for each of these sets (see
+#'   [max_match_risk_known()]), and `ifpr()` stops with
+#'   `sdcRisk_error_certificate` if any is above `xi`.
 #'
 #' @returns An object of class `sdc_release`: a list with
 #'   * `data`: the released data: same rows in the same order, same columns
@@ -112,7 +120,7 @@ ifpr.data.frame <- function(data, keys, xi,
                             goal = c("all_matches", "unique_matches", "sample_uniques"),
                             partition = NULL, also = NULL, method = c("tiered", "nayak"),
                             calibrate = c("exact", "bound"), on_infeasible = c("error", "merge"),
-                            ..., na = c("exclude", "category"), split = FALSE) {
+                            ..., na = c("exclude", "category"), split = FALSE, known = NULL) {
   rlang::check_dots_empty()
   check_data_frame(data)
   check_names_in(keys, data)
@@ -135,14 +143,17 @@ ifpr.data.frame <- function(data, keys, xi,
   }
   vars <- c(keys, also)
   cf <- cell_frequencies(data, vars, na = na)
-  d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split)
+  d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
+    known = known
+  )
   plan <- d$plan
   new_cell <- cpp_pram_draw(plan_cpp(plan), cf$cell_id)
   released <- write_cells(data, cf, cf$cell_id, new_cell)
   new_sdc_release(
     data = released, plan = plan, plan_bound = d$plan_bound, cells = cf, new_cell = new_cell,
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
-    partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell
+    partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell,
+    known_risk = d$known
   )
 }
 
@@ -150,7 +161,8 @@ ifpr.data.frame <- function(data, keys, xi,
 # shared by the data frame and the database methods, so that both build the
 # same plan from the same counts.
 ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible,
-                        split, call = rlang::caller_env()) {
+                        split, known = NULL, call = rlang::caller_env()) {
+  subsets <- known_subsets(known, vars, call = call)
   groups <- partition_groups(cf$cells, vars, partition, call = call)
   if (length(partition) > 0 && all(keys %in% names(partition)) &&
     all(vapply(partition[keys], identical, logical(1), "keep"))) {
@@ -181,7 +193,41 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
       "i" = "No release is returned. Please report this with the data's cell counts."
     ), "certificate", call = call)
   }
-  list(plan = plan, plan_bound = plan_bound, ps = ps, des = des, mx = mx)
+  kr <- NULL
+  if (!is.null(subsets)) {
+    # intruders who know fewer keys: R_D(a, t) for every set D of cells that
+    # share their known values (max_match_risk(known =))
+    kr <- max_match_risk_known(plan, goal, subsets)
+    if (!is.na(kr$risk[1]) && kr$risk[1] > xi) {
+      abort_sdc(c(
+        "The release does not meet its bound for an intruder who knows only {.val {strsplit(kr$known[1], ', ')[[1]]}}: the exact maximum risk is {format(kr$risk[1], digits = 8)} > xi = {xi}.",
+        "x" = "At cell {kr$cell[1]} (T_D = {kr$count_known[1]} records share its known values), a = {kr$a[1]}.",
+        "i" = "Blocks whose cells such an intruder cannot tell apart do not protect against them. Let those keys change (see {.arg partition}), or leave that intruder out of {.arg known}.",
+        "i" = "No release is returned."
+      ), "certificate", call = call)
+    }
+  }
+  list(plan = plan, plan_bound = plan_bound, ps = ps, des = des, mx = mx, known = kr)
+}
+
+# The sets of keys an intruder may know, from ifpr()'s `known`: NULL (only
+# every key), one character vector, a list of them, or TRUE (every nonempty
+# subset).
+known_subsets <- function(known, keys, call = rlang::caller_env()) {
+  if (is.null(known)) return(NULL)
+  if (isTRUE(known)) {
+    return(unlist(lapply(seq_along(keys), function(k) utils::combn(keys, k, simplify = FALSE)),
+      recursive = FALSE
+    ))
+  }
+  if (is.character(known)) known <- list(known)
+  if (!is.list(known) || length(known) == 0) {
+    abort_sdc(c(
+      "{.arg known} must be {.code NULL}, {.code TRUE}, a character vector of keys or a list of them.",
+      "x" = "It is {.obj_type_friendly {known}}."
+    ), "known", call = call)
+  }
+  lapply(known, check_known, keys = keys, call = call)
 }
 
 # An all-IFPR plan from flat vectors (cells in block order, block sizes):
@@ -211,7 +257,7 @@ plan_cost <- function(plan) {
 }
 
 new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also, xi, goal,
-                            method, calibrate, partition, sets, des, max_risk, set_of_cell) {
+                            method, calibrate, partition, sets, des, max_risk, set_of_cell, known_risk = NULL) {
   counts <- cells$cells$count
   members <- des$original
   n_blocks_set <- vapply(des$design, function(d) length(d$sizes), integer(1))
@@ -250,7 +296,8 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
     expected_changed_bound = unname(cost_bound["changed"]),
     total_variance = unname(cost_exact["variance"]),
     total_variance_bound = unname(cost_bound["variance"]),
-    n_records = cells$n_records
+    n_records = cells$n_records,
+    known = known_risk
   )
   structure(
     list(
@@ -288,6 +335,11 @@ certificate_lines <- function(cert, n) {
     changed = sprintf("Changed: %s records (%.2f%%; expected %.1f), %s cells changed count",
       fmt_int(cert$records_changed), 100 * cert$records_changed / n, cert$expected_changed,
       fmt_int(cert$cells_changed)),
+    known = if (!is.null(cert$known) && nrow(cert$known) > 0) {
+      w <- cert$known[1, ]
+      sprintf("Also certified for intruders who know fewer keys (%s): worst R = %s when they know %s",
+        n_of(nrow(cert$known), "set"), format(w$risk, digits = 6), w$known)
+    },
     calibration = if (cert$calibrate == "exact" && cert$blocks > 0) {
       sprintf("Exact calibration saved %.1f expected changed records (%.1f%%) and %.1f%% of the total perturbation variance",
         saved, 100 * saved / max(cert$expected_changed_bound, 1e-300),
@@ -299,7 +351,7 @@ certificate_lines <- function(cert, n) {
 #' @export
 format.sdc_certificate <- function(x, ...) {
   l <- certificate_lines(x, x$n_records)
-  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$blocks, l$changed, l$calibration)
+  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$known, l$blocks, l$changed, l$calibration)
 }
 
 #' @export
@@ -320,6 +372,7 @@ format.sdc_release <- function(x, ...) {
     paste0("<sdc_release>: ", n_of(n, "record"), "; keys ", keys_txt),
     l$goal,
     l$risk,
+    l$known,
     paste0(
       "Partition: ", n_of(live, "set"),
       if (nrow(x$merges) > 0) paste0(" (", nrow(x$merges), " merged into others)") else "",

@@ -344,7 +344,7 @@ plan_vars_cpp <- function(plan, known) {
 max_match_risk_known <- function(plan, goal = c("all_matches", "unique_matches", "sample_uniques"),
                                  subsets = NULL) {
   check_pram_plan_any(plan)
-  goal <- rlang::arg_match(goal)
+  goal <- check_choice(goal)
   keys <- plan$cells$keys
   if (is.null(subsets)) {
     subsets <- unlist(lapply(seq_along(keys), function(k) {

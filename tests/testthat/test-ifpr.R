@@ -297,3 +297,35 @@ test_that("bad input to ifpr gets classed errors naming the argument", {
   expect_snapshot(error = TRUE, ifpr(df, "a", 0.3, also = "a"))
   expect_snapshot(error = TRUE, ifpr(df, c("a", "b"), 0.3, partition = list(a = "keep", b = "keep")))
 })
+
+test_that("ifpr(known =) certifies intruders who know fewer keys, exactly as max_match_risk(known =)", {
+  set.seed(11)
+  keys <- c("sex", "age", "race", "marital")
+  d <- pums_md[sample(nrow(pums_md), 2000), ]
+  rel <- ifpr(d, keys, xi = 0.3, known = TRUE, partition = list(sex = "keep"), on_infeasible = "merge")
+  kr <- rel$certificate$known
+  expect_s3_class(kr, "sdc_max_risk_known")
+  expect_equal(nrow(kr), 2^length(keys) - 1)
+  expect_true(all(kr$risk <= 0.3 + 1e-12, na.rm = TRUE))
+  for (i in c(1, nrow(kr), 5)) {
+    k <- strsplit(kr$known[i], ", ")[[1]]
+    expect_equal(kr$risk[i], max_match_risk(rel$plan, known = k)$risk)
+  }
+  # the known sets do not change the release itself
+  set.seed(11)
+  d2 <- pums_md[sample(nrow(pums_md), 2000), ]
+  rel0 <- ifpr(d2, keys, xi = 0.3, partition = list(sex = "keep"), on_infeasible = "merge")
+  expect_identical(rel0$data, rel$data)
+  expect_null(rel0$certificate$known)
+  one <- ifpr(d, keys, xi = 0.3, known = c("age", "race"), partition = list(sex = "keep"),
+    on_infeasible = "merge")
+  expect_equal(nrow(one$certificate$known), 1)
+  expect_match(format(one), "Also certified for intruders who know fewer keys", all = FALSE)
+})
+
+test_that("ifpr(known =) rejects keys that are not keys", {
+  df <- data.frame(x = rep(c("a", "b", "c"), c(1, 1, 5)), y = rep(1:2, c(4, 3)))
+  expect_error(ifpr(df, c("x", "y"), 0.4, known = "z"), class = "sdcRisk_error_known")
+  expect_error(ifpr(df, c("x", "y"), 0.4, known = 3), class = "sdcRisk_error_known")
+  expect_error(ifpr(df, c("x", "y"), 0.4, known = list()), class = "sdcRisk_error_known")
+})
