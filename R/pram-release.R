@@ -78,7 +78,7 @@ new_sdc_pram_release <- function(data, plan, cells, codes, new_cell, keys, vars,
   cost <- vars_plan_cost(plan)
   old <- cells$cell_id
   moved <- !is.na(old) & (is.na(new_cell) | new_cell != old)
-  certificate <- list(
+  certificate <- structure(list(
     goal = max_risk$goal,
     known = max_risk$known,
     risk = max_risk$risk,
@@ -87,10 +87,11 @@ new_sdc_pram_release <- function(data, plan, cells, codes, new_cell, keys, vars,
     count = max_risk$count,
     cell_keys = max_risk$keys,
     method = "per-variable PRAM",
+    vars = vars,
     records_changed = sum(moved),
     expected_changed = cost$changed,
     total_variance = cost$variance
-  )
+  ), class = "sdc_pram_certificate")
   structure(
     list(data = data, plan = plan, cells = cells, new_codes = codes, new_cell = new_cell,
          keys = keys, vars = vars, strata = strata %||% character(0), certificate = certificate),
@@ -205,10 +206,9 @@ released_cell <- function(cf, vars, codes) {
   out
 }
 
-#' @export
-format.sdc_pram_release <- function(x, ...) {
-  cert <- x$certificate
-  n <- x$cells$n_records
+# The certificate line of a per-variable PRAM release (pram_release(),
+# pram_certify()).
+pram_certificate_line <- function(cert) {
   risk_txt <- if (is.na(cert$risk)) {
     "no cell and value of a that the goal covers can occur"
   } else {
@@ -216,12 +216,38 @@ format.sdc_pram_release <- function(x, ...) {
     sprintf("R = %s at cell %d (%s; T = %d), a = %d", format(cert$risk, digits = 6), cert$cell, keys,
             cert$count, cert$a)
   }
+  known <- if (!is.null(cert$known) && length(cert$known) < length(cert$cell_keys)) {
+    paste0("; intruder knows ", paste(cert$known, collapse = ", "))
+  } else ""
+  paste0("Certificate (exact maximum risk, ", goal_label(cert$goal), known, "): ", risk_txt)
+}
+
+#' @export
+format.sdc_pram_certificate <- function(x, ...) {
+  c(
+    paste0("<sdc_pram_certificate> of a per-variable PRAM of ", paste(x$vars, collapse = ", ")),
+    pram_certificate_line(x),
+    sprintf("Expected changed records %.1f; total perturbation variance %.1f",
+            x$expected_changed, x$total_variance)
+  )
+}
+
+#' @export
+print.sdc_pram_certificate <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+#' @export
+format.sdc_pram_release <- function(x, ...) {
+  cert <- x$certificate
+  n <- x$cells$n_records
   c(
     paste0("<sdc_pram_release>: ", n_of(n, "record"), "; keys ", paste(x$keys, collapse = ", ")),
     paste0("Per-variable PRAM of ", paste(x$vars, collapse = ", "),
            if (length(x$strata)) paste0(" within strata of ", paste(x$strata, collapse = " x "),
                                         " (", fmt_int(length(x$plan$matrices)), " strata)") else ""),
-    paste0("Certificate (exact maximum risk, ", goal_label(cert$goal), "): ", risk_txt),
+    pram_certificate_line(cert),
     sprintf("Changed: %s records (%.2f%%; expected %.1f); total perturbation variance %.1f",
             fmt_int(cert$records_changed), 100 * cert$records_changed / n, cert$expected_changed,
             cert$total_variance)

@@ -47,16 +47,16 @@
 #' obj@risk$pram$risk
 pram_certify <- function(obj, goal = c("all_matches", "unique_matches", "sample_uniques"),
                          known = NULL) {
-  goal <- rlang::arg_match(goal)
+  goal <- check_choice(goal)
   rel <- sdcmicro_release(obj)
   known <- check_known(known, rel$keys)
   mx <- max_match_risk(rel$plan, goal, known = known)
   cost <- vars_plan_cost(rel$plan)
   risk <- sdcMicro::get.sdcMicroObj(obj, "risk")
-  risk$pram <- list(
+  risk$pram <- structure(list(
     goal = goal, known = known, risk = mx$risk, cell = mx$cell, a = mx$a, count = mx$count, cell_keys = mx$keys,
     vars = rel$vars, expected_changed = cost$changed, total_variance = cost$variance
-  )
+  ), class = "sdc_pram_certificate")
   sdcMicro::set.sdcMicroObj(obj, "risk", list(risk))
 }
 

@@ -137,6 +137,21 @@ show_value <- function(x, n = 5) {
 #'   `overwrite` is `FALSE`) or is the table the release is made from.
 #' * `sdcRisk_error_plan`: a plan that the release inside a database cannot
 #'   apply (a block given by a matrix rather than IFPR).
+#' * `sdcRisk_error_hierarchy`: `hierarchy` of [cell_sensitivity()] is not a
+#'   list named by `by` variables, or does not give a parent to every
+#'   category.
+#' * `sdcRisk_error_not_sensitivity`: [protect_table()] or [audit_table()]
+#'   was not given a table from [cell_sensitivity()].
+#' * `sdcRisk_error_incomplete_table`: the table lacks some of its margins
+#'   (a subset of the result of [cell_sensitivity()]).
+#' * `sdcRisk_error_pattern`: `suppressed` of [audit_table()] is not one
+#'   logical per cell or a data frame of cells of the table.
+#' * `sdcRisk_error_audit_infeasible`: the published cells contradict the
+#'   table's relations or the bounds (no table fits them).
+#' * `sdcRisk_error_unprotectable`: a sensitive cell cannot be protected
+#'   even with every related cell suppressed; the message names the cell.
+#' * `sdcRisk_error_internal`: a pattern [protect_table()] built failed its
+#'   own final audit; it is not returned. Please report it.
 #'
 #' @name sdcRisk_errors
 #' @family errors

@@ -266,3 +266,12 @@ test_that("moments and costs of a per-variable plan on one key equal those of th
     tolerance = 1e-13
   )
 })
+
+test_that("a per-variable release's certificate prints as a certificate", {
+  set.seed(4)
+  df <- data.frame(a = sample(c("x", "y", "z"), 200, TRUE), b = sample(1:5, 200, TRUE))
+  rel <- pram_release(df, c("a", "b"), vars = "a", pd = 0.8)
+  expect_s3_class(rel$certificate, "sdc_pram_certificate")
+  expect_match(capture.output(print(rel$certificate))[1], "per-variable PRAM of a")
+  expect_equal(rel$certificate$risk, max_match_risk(rel$plan)$risk)
+})

@@ -76,3 +76,19 @@ test_that("sdcMicro round trip: the certificate in obj@risk$pram is the exact ri
   pc <- sdcRisk:::vars_plan_cpp(plan)
   expect_equal(sim$cells$exact_share * sim$n, sdcRisk:::cpp_vars_moments(pc)$mean)
 })
+
+test_that("the certificate stored by pram_certify() prints as a certificate, not a raw list", {
+  skip_if_not_installed("sdcMicro")
+  set.seed(3)
+  df <- data.frame(a = factor(sample(c("x", "y", "z"), 300, TRUE)),
+                   b = factor(sample(c("u", "v"), 300, TRUE)), c = sample(1:20, 300, TRUE))
+  obj <- suppressWarnings(sdcMicro::createSdcObj(df, keyVars = c("a", "b", "c")))
+  obj <- suppressWarnings(sdcMicro::pram(obj, variables = "a"))
+  obj <- pram_certify(obj)
+  cert <- obj@risk$pram
+  expect_s3_class(cert, "sdc_pram_certificate")
+  out <- capture.output(print(cert))
+  expect_match(out[1], "<sdc_pram_certificate> of a per-variable PRAM of a")
+  expect_match(out[2], "Certificate \\(exact maximum risk")
+  expect_equal(cert$risk, max_match_risk(obj)$risk)
+})
