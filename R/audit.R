@@ -92,7 +92,7 @@ audit_table <- function(x, suppressed, ..., lower = NULL, upper = NULL, freq_pro
                         intervals = c("suppressed", "sensitive", "none")) {
   rlang::check_dots_empty()
   check_sensitivity_table(x)
-  intervals <- rlang::arg_match(intervals)
+  intervals <- check_choice(intervals)
   supp <- suppression_vector(x, suppressed)
   prep <- table_problem(x, lower, upper, freq_protection)
   targets <- which(supp & (prep$sensitive | intervals == "suppressed"))

@@ -117,20 +117,9 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   calibrate <- check_choice(calibrate)
   on_infeasible <- check_choice(on_infeasible)
   na <- check_choice(na)
-  check_probability(xi, class = "xi")
-  check_flag(split)
-  check_also(also, keys, cols)
-  check_names_free(keys, cell_columns)
-  if (!is.null(also)) check_names_free(also, cell_columns)
+  check_ifpr_common(cols, keys, xi, also, goal, method, split)
   # the working columns of the release statement (write_release_db())
   check_names_free(cols, c("sdc_rank__", "sdc_moved__", paste0("sdc_new__", seq_along(c(keys, also)))), arg = "data")
-  if (method == "nayak" && goal != "sample_uniques" && xi <= 1 / 3) {
-    abort_sdc(c(
-      "{.code method = \"nayak\"} cannot reach {.arg xi} = {xi} for goal {.val {goal}}.",
-      "x" = "Its theta is at most 1, which leaves cells of count 1 or 2 with a risk of at least 1/3 (Nayak, Zhang and You 2016, Section 4.2).",
-      "i" = "Use {.code method = \"tiered\"}, which reaches any xi in (0, 1)."
-    ), "infeasible")
-  }
   vars <- c(keys, also)
   con <- dbplyr::remote_con(data)
   check_db_output(con, name, overwrite, source = dbplyr::remote_name(data))

@@ -129,18 +129,7 @@ ifpr.data.frame <- function(data, keys, xi,
   calibrate <- check_choice(calibrate)
   on_infeasible <- check_choice(on_infeasible)
   na <- check_choice(na)
-  check_probability(xi, class = "xi")
-  check_flag(split)
-  check_also(also, keys, data)
-  check_names_free(keys, cell_columns)
-  if (!is.null(also)) check_names_free(also, cell_columns)
-  if (method == "nayak" && goal != "sample_uniques" && xi <= 1 / 3) {
-    abort_sdc(c(
-      "{.code method = \"nayak\"} cannot reach {.arg xi} = {xi} for goal {.val {goal}}.",
-      "x" = "Its theta is at most 1, which leaves cells of count 1 or 2 with a risk of at least 1/3 (Nayak, Zhang and You 2016, Section 4.2).",
-      "i" = "Use {.code method = \"tiered\"}, which reaches any xi in (0, 1)."
-    ), "infeasible")
-  }
+  check_ifpr_common(data, keys, xi, also, goal, method, split)
   vars <- c(keys, also)
   cf <- cell_frequencies(data, vars, na = na)
   d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
@@ -155,6 +144,24 @@ ifpr.data.frame <- function(data, keys, xi,
     partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell,
     known_risk = d$known
   )
+}
+
+# The checks shared by the data frame and database methods of ifpr(), after
+# the choices are matched. `data` is anything check_names_in() takes.
+check_ifpr_common <- function(data, keys, xi, also, goal, method, split, call = rlang::caller_env()) {
+  check_probability(xi, class = "xi", call = call)
+  check_flag(split, call = call)
+  check_also(also, keys, data, call = call)
+  check_names_free(keys, cell_columns, call = call)
+  if (!is.null(also)) check_names_free(also, cell_columns, call = call)
+  if (method == "nayak" && goal != "sample_uniques" && xi <= 1 / 3) {
+    abort_sdc(c(
+      "{.code method = \"nayak\"} cannot reach {.arg xi} = {xi} for goal {.val {goal}}.",
+      "x" = "Its theta is at most 1, which leaves cells of count 1 or 2 with a risk of at least 1/3 (Nayak, Zhang and You 2016, Section 4.2).",
+      "i" = "Use {.code method = \"tiered\"}, which reaches any xi in (0, 1)."
+    ), "infeasible", call = call)
+  }
+  invisible()
 }
 
 # Steps 3-4, calibration and the certificate, from the cell counts alone:

@@ -97,7 +97,7 @@
 pram_plan_vars <- function(cells, matrices, strata = NULL,
                            orientation = c("columns", "rows")) {
   check_sdc_cells(cells)
-  orientation <- rlang::arg_match(orientation)
+  orientation <- check_choice(orientation)
   keys <- cells$keys
   strata <- check_strata(strata, keys)
   call <- rlang::current_env()

@@ -59,8 +59,8 @@ pram_release <- function(data, keys, vars = setdiff(keys, strata), strata = NULL
                          known = NULL, na = c("exclude", "category")) {
   check_data_frame(data)
   check_names_in(keys, data)
-  goal <- rlang::arg_match(goal)
-  na <- rlang::arg_match(na)
+  goal <- check_choice(goal)
+  na <- check_choice(na)
   check_pram_vars(vars, strata, keys)
   known <- check_known(known, keys)
   cf <- cell_frequencies(data, keys, na = na)

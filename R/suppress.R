@@ -85,8 +85,8 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
                           freq_protection = 10, intervals = c("suppressed", "sensitive", "none")) {
   rlang::check_dots_empty()
   check_sensitivity_table(x)
-  cost <- rlang::arg_match(cost)
-  intervals <- rlang::arg_match(intervals)
+  cost <- check_choice(cost)
+  intervals <- check_choice(intervals)
   start <- proc.time()[["elapsed"]]
   prep <- table_problem(x, lower, upper, freq_protection)
   w <- suppression_cost(prep$value, cost)
