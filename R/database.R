@@ -334,7 +334,7 @@ write_release_db <- function(data, con, vars, id, moves, cf, name, overwrite, na
     na_matches = if (na == "category") "na" else "never"
   )
   rewrite <- stats::setNames(lapply(seq_along(vars), function(k) {
-    rlang::expr(ifelse(is.na(sdc_moved__), !!rlang::sym(vars[k]), !!rlang::sym(new_names[k])))
+    rlang::expr(ifelse(is.na(!!rlang::sym("sdc_moved__")), !!rlang::sym(vars[k]), !!rlang::sym(new_names[k])))
   }), vars)
   out <- dplyr::select(dplyr::mutate(joined, !!!rewrite), dplyr::all_of(all_cols))
   if (overwrite && DBI::dbExistsTable(con, name)) DBI::dbRemoveTable(con, name)
