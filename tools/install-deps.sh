@@ -51,13 +51,20 @@ have_apt=no
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then have_apt=yes; fi
 
 deb_name() { echo "r-cran-$(echo "$1" | tr '[:upper:]' '[:lower:]')"; }
-deb_available() { apt-cache policy "$1" 2>/dev/null | grep -q 'Candidate: [^(]'; }
+# (the output is captured first: `apt-cache ... | grep -q` would end apt-cache
+# with SIGPIPE, which pipefail turns into "not available")
+deb_available() {
+  local out
+  out=$(apt-cache policy "$1" 2>/dev/null)
+  [[ "$out" =~ Candidate:\ [^\(] ]]
+}
 
 if [ "$have_apt" = yes ] && { [ -n "$missing" ] || [ ${#system_debs[@]} -gt 0 ]; }; then
   say "apt-get update"
   apt-get update -qq >>"$log" 2>&1 || say "apt-get update failed (see $log); trying the package lists at hand"
   debs=("${system_debs[@]}")
   cran_only=()
+  deps=""
   for p in $missing; do
     d=$(deb_name "$p")
     if deb_available "$d"; then debs+=("$d"); else cran_only+=("$p"); fi
@@ -80,6 +87,14 @@ if [ "$have_apt" = yes ] && { [ -n "$missing" ] || [ ${#system_debs[@]} -gt 0 ];
       if deb_available "$d"; then debs+=("$d"); fi
     done
   fi
+  # System libraries that CRAN source builds of these packages need.
+  for p in "${cran_only[@]}" $deps; do
+    case "$p" in
+      Rglpk) debs+=(libglpk-dev) ;;
+      RPostgreSQL) debs+=(libpq-dev) ;;
+      curl) debs+=(libcurl4-openssl-dev) ;;
+    esac
+  done
   if [ ${#debs[@]} -gt 0 ]; then
     say "from Debian: ${debs[*]}"
     if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${debs[@]}" >>"$log" 2>&1; then
