@@ -117,8 +117,13 @@ if [ -n "$missing" ]; then
   Rscript --vanilla -e '
     options(repos = c(CRAN = "https://cloud.r-project.org"))
     p <- commandArgs(TRUE)
-    withCallingHandlers(install.packages(p, Ncpus = 2L),
-      warning = function(w) message("install-deps: CRAN: ", conditionMessage(w)))' $missing 2>&1 \
+    # failures are named below; other warnings (such as the mirror having no
+    # PACKAGES.rds, after which R reads PACKAGES.gz) only go to the log
+    withCallingHandlers(install.packages(p, Ncpus = 2L), warning = function(w) {
+      m <- conditionMessage(w)
+      message(if (grepl("installation of|non-zero exit|not available", m)) "install-deps: CRAN: " else "(log) ", m)
+      invokeRestart("muffleWarning")
+    })' $missing 2>&1 \
     | tee -a "$log" | grep -E '^(install-deps|ERROR|\* installing|\* DONE)' || true
   missing=$(missing_pkgs)
 fi

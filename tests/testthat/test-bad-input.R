@@ -462,3 +462,80 @@ test_that("the certificate stored in an sdcMicroObj prints as on the release", {
   expect_match(printed[3], "^Certificate \\(exact maximum risk\\): R = ")
   expect_s3_class(sdcMicro::get.sdcMicroObj(out, "pram")$params$relat$certificate, "sdc_certificate")
 })
+
+# --- the functions added for per-variable PRAM, partial keys and tables ----
+
+test_that("the newer exported functions answer bad values with a classed error or a result", {
+  d <- small_data()
+  cf <- cell_frequencies(d, c("a", "b"))
+  pv <- pram_plan_vars(cf, list(b = matrix(c(0.8, 0.2, 0.3, 0.7), 2)))
+  sens <- cell_sensitivity(d, "a", "v", rule_frequency(3))
+  supp <- sens$total < 0 # nothing suppressed
+  bad <- list(NULL, NA, NaN, -Inf, 0, 2^31, "a", character(), c(1, 2), list(1), factor("a"), d, matrix(1:4, 2))
+  calls <- list(
+    pram_plan_vars_cells = function(x) pram_plan_vars(x, list(b = diag(2))),
+    pram_plan_vars_matrices = function(x) pram_plan_vars(cf, x),
+    pram_plan_vars_one = function(x) pram_plan_vars(cf, list(b = x)),
+    pram_plan_vars_strata = function(x) pram_plan_vars(cf, list(b = diag(2)), strata = x),
+    pram_plan_vars_orientation = function(x) pram_plan_vars(cf, list(b = diag(2)), orientation = x),
+    pram_strata = function(x) pram_strata(cf, x),
+    pram_matrix_invariant_freq = function(x) pram_matrix_invariant(x),
+    pram_matrix_invariant_pd = function(x) pram_matrix_invariant(c(a = 3, b = 5), pd = x),
+    pram_matrix_invariant_alpha = function(x) pram_matrix_invariant(c(a = 3, b = 5), alpha = x),
+    pram_matrix_argus_cat = function(x) pram_matrix_argus(x, 0.8),
+    pram_matrix_argus_ret = function(x) pram_matrix_argus(3, x),
+    pram_matrix_argus_band = function(x) pram_matrix_argus(3, 0.8, x),
+    pram_release_data = function(x) pram_release(x, c("a", "b"), vars = "b"),
+    pram_release_keys = function(x) pram_release(d, x, vars = "b"),
+    pram_release_vars = function(x) pram_release(d, c("a", "b"), vars = x),
+    pram_release_strata = function(x) pram_release(d, c("a", "b"), vars = "b", strata = x),
+    pram_release_pd = function(x) pram_release(d, c("a", "b"), vars = "b", pd = x),
+    pram_release_known = function(x) pram_release(d, c("a", "b"), vars = "b", known = x),
+    pram_certify = function(x) pram_certify(x),
+    pram_draw_vars = function(x) pram_draw(x),
+    match_risk_known = function(x) match_risk(pv, 1, 1, known = x),
+    max_match_risk_known_arg = function(x) max_match_risk(pv, known = x),
+    max_match_risk_known_fn = function(x) max_match_risk_known(pv, subsets = x),
+    max_match_risk_known_plan = function(x) max_match_risk_known(x),
+    ifpr_known = function(x) ifpr(d, c("a", "b"), xi = 0.5, known = x),
+    protect_table_x = function(x) protect_table(x),
+    protect_table_cost = function(x) protect_table(sens, cost = x),
+    protect_table_lower = function(x) protect_table(sens, lower = x),
+    protect_table_freq = function(x) protect_table(sens, freq_protection = x),
+    audit_table_x = function(x) audit_table(x, supp),
+    audit_table_supp = function(x) audit_table(sens, x),
+    audit_table_upper = function(x) audit_table(sens, supp, upper = x),
+    cell_sensitivity_hierarchy = function(x) cell_sensitivity(d, "a", "v", rule_p(10), hierarchy = x)
+  )
+  for (fn in names(calls)) {
+    for (i in seq_along(bad)) {
+      set.seed(1)
+      classed_or_ok(calls[[fn]](bad[[i]]), paste0(fn, "(bad[[", i, "]])"))
+    }
+  }
+})
+
+test_that("an edited per-variable plan gives a classed error, never a crash", {
+  d <- small_data()
+  cf <- cell_frequencies(d, c("a", "b"))
+  pv <- pram_plan_vars(cf, list(b = matrix(c(0.8, 0.2, 0.3, 0.7), 2)))
+  edits <- list(
+    function(p) { p$codes[[2]][1] <- 99L; p },
+    function(p) { p$codes[[1]] <- p$codes[[1]][-1]; p },
+    function(p) { p$stratum_of_cell[1] <- 5L; p },
+    function(p) { p$matrices[[1]]$b <- matrix(0.5, 3, 3); p },
+    function(p) { p$matrices[[1]]$b[1, 1] <- NaN; p },
+    function(p) { p$matrices <- list(); p },
+    function(p) { p$vars <- "zz"; p },
+    function(p) { p$levels <- p$levels[1]; p },
+    function(p) { p$cells$cells$count[1] <- 0L; p },
+    function(p) { p$cells$cell_id[1] <- 999L; p }
+  )
+  for (i in seq_along(edits)) {
+    bad <- edits[[i]](pv)
+    for (f in list(function(p) max_match_risk(p), function(p) match_risk(p, 1, 1),
+                   function(p) pram_draw(p), function(p) max_match_risk_known(p))) {
+      expect_error(f(bad), class = "sdcRisk_error", info = paste("edit", i))
+    }
+  }
+})
