@@ -50,6 +50,7 @@
 pram_apply <- function(data, keys, plan) {
   check_data_frame(data)
   if (inherits(plan, "pram_plan_vars")) {
+    check_vars_plan_structure(plan, "plan", records = TRUE)
     check_plan_keys(keys, plan)
     cell_id <- check_plan_data(data, plan)
     codes <- cpp_vars_draw(vars_plan_cpp(plan), cell_id)
@@ -67,6 +68,7 @@ pram_apply <- function(data, keys, plan) {
 #' @export
 pram_draw <- function(plan) {
   if (inherits(plan, "pram_plan_vars")) {
+    check_vars_plan_structure(plan, "plan", records = TRUE)
     codes <- cpp_vars_draw(vars_plan_cpp(plan), plan$cells$cell_id)
     colnames(codes) <- plan$vars
     return(codes)

@@ -91,7 +91,10 @@ pram_matrix_invariant <- function(freq, pd = 0.8, alpha = 0.5) {
 #' @export
 pram_matrix_argus <- function(categories, retention, bandwidth = NULL) {
   lev <- if (is.character(categories)) categories else {
-    check_count(categories, min = 1)
+    if (!is_numbers(categories, 1, 1e6, whole = TRUE, n = 1)) {
+      abort_value("{.arg categories} must be the category labels or their number (one whole number).",
+        categories, "argument", rlang::current_env(), "categories")
+    }
     as.character(seq_len(categories))
   }
   L <- length(lev)
