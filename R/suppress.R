@@ -97,8 +97,14 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   passed <- !primary
   rounds <- 0L
   n_lp <- 0L
-  # step 1: elimination (else, on a table too dense for it, singletons)
-  elim <- if (any(primary)) gauss_step(prep$structure, primary, w, labels)
+  # step 1: singletons; or, as an experiment (internal option
+  # sdcRisk.elimination = TRUE), elimination, falling back to singletons on a
+  # table too dense for it. The elimination finds fewer suppressions against
+  # exact disclosure but leaves more work to step 3 on the bench tables (see
+  # the suppression section of bench/README.md), so it is not the default.
+  elim <- if (any(primary) && isTRUE(getOption("sdcRisk.elimination", FALSE))) {
+    gauss_step(prep$structure, primary, w, labels)
+  }
   singletons <- is.null(elim)
   if (!singletons) {
     reason[elim$cells] <- elim$reason

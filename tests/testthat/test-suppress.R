@@ -315,24 +315,30 @@ test_that("elimination: no primary is computable, every secondary is needed (bru
 })
 
 test_that("every pattern protect_table() returns passes a fresh audit, with and without elimination", {
+  on.exit(options(sdcRisk.elimination = NULL, sdcRisk.elimination_work = NULL))
   for (seed in 1:6) {
     set.seed(seed)
     d <- data.frame(a = sample(6, 120, TRUE), b = sample(4, 120, TRUE), c = sample(3, 120, TRUE),
                     v = round(rlnorm(120, 3, 1.5)))
     sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
-    for (cost in c("value", "cells")) {
-      prot <- protect_table(sens, cost = cost, intervals = "none")
-      aud <- audit_table(sens, prot$status != "published", intervals = "sensitive")
-      expect_true(attr(aud, "passed"), info = paste("seed", seed, cost))
-      expect_true(any(grepl("^elimination:", prot$reason)) || !any(prot$status == "secondary") ||
-                    any(grepl("^audit:", prot$reason)))
+    for (elim in c(FALSE, TRUE)) {
+      options(sdcRisk.elimination = elim)
+      for (cost in c("value", "cells")) {
+        prot <- protect_table(sens, cost = cost, intervals = "none")
+        aud <- audit_table(sens, prot$status != "published", intervals = "sensitive")
+        expect_true(attr(aud, "passed"), info = paste("seed", seed, cost, elim))
+        # which step chose each secondary cell
+        step <- sub(":.*", "", prot$reason[prot$status == "secondary"])
+        expect_true(all(step %in% c(if (elim) "elimination" else "singleton", "audit")),
+                    info = paste("seed", seed, cost, elim))
+      }
     }
     # the fallback when the elimination outgrows its work limit
-    old <- options(sdcRisk.elimination_work = 0)
+    options(sdcRisk.elimination = TRUE, sdcRisk.elimination_work = 0)
     prot <- protect_table(sens, intervals = "none")
-    options(old)
     expect_false(any(grepl("^elimination:", prot$reason)))
     expect_true(attr(audit_table(sens, prot$status != "published", intervals = "none"), "passed"))
+    options(sdcRisk.elimination = NULL, sdcRisk.elimination_work = NULL)
   }
 })
 
