@@ -97,11 +97,26 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   passed <- !primary
   rounds <- 0L
   n_lp <- 0L
+  # step 1: singletons; or, as an experiment (internal option
+  # sdcRisk.elimination = TRUE), elimination, falling back to singletons on a
+  # table too dense for it. The elimination finds fewer suppressions against
+  # exact disclosure but leaves more work to step 3 on the bench tables (see
+  # the suppression section of bench/README.md), so it is not the default.
+  elim <- if (any(primary) && isTRUE(getOption("sdcRisk.elimination", FALSE))) {
+    gauss_step(prep$structure, primary, w, labels)
+  }
+  singletons <- is.null(elim)
+  if (!singletons) {
+    reason[elim$cells] <- elim$reason
+    supp[elim$cells] <- TRUE
+  }
   repeat {
     rounds <- rounds + 1L
-    closed <- close_singletons(prep$structure, supp, w, labels)
-    reason[closed$cells] <- closed$reason
-    supp[closed$cells] <- TRUE
+    if (singletons) {
+      closed <- close_singletons(prep$structure, supp, w, labels)
+      reason[closed$cells] <- closed$reason
+      supp[closed$cells] <- TRUE
+    }
     todo <- which(primary & !passed)
     res <- audit_cells(prep, supp, todo, exact = FALSE)
     n_lp <- n_lp + res$n_lp
@@ -154,7 +169,56 @@ cell_labels <- function(x) {
   do.call(paste, c(lapply(by, function(b) as.character(x[[b]])), sep = " x "))
 }
 
-# Step 1: suppress a published cell in every relation holding a single
+# The inner cells of the table (cells that add up no others) below each
+# cell, as incidences (inner, cell): the matrix X of y = X' z.
+inner_incidence <- function(st) {
+  parent_of_rel <- integer(st$nrel)
+  parent_of_rel[st$rel[st$coef < 0]] <- st$cell[st$coef < 0]
+  up <- st$coef > 0
+  edges <- split(parent_of_rel[st$rel[up]], factor(st$cell[up], levels = seq_len(st$ncell)))
+  inner <- setdiff(seq_len(st$ncell), st$cell[st$coef < 0])
+  n <- length(inner)
+  i <- seq_len(n)
+  c_ <- inner
+  all_i <- i
+  all_c <- c_
+  seen <- i + (c_ - 1) * n
+  repeat {
+    nxt <- edges[c_]
+    k <- lengths(nxt)
+    if (!sum(k)) break
+    i <- rep(i, k)
+    c_ <- unlist(nxt, use.names = FALSE)
+    key <- i + (c_ - 1) * n
+    new <- !duplicated(key) & !(key %in% seen)
+    i <- i[new]
+    c_ <- c_[new]
+    seen <- c(seen, key[new])
+    all_i <- c(all_i, i)
+    all_c <- c(all_c, c_)
+  }
+  list(inner = all_i, cell = all_c, n_inner = n)
+}
+
+# Step 1 by Gaussian elimination (Langsrud 2024): publish the cells in
+# decreasing order of cost unless publishing one would let a primary cell be
+# computed exactly from the published cells and additivity; those are
+# suppressed. NULL when the elimination outgrows its work limit (entry
+# operations; the internal option sdcRisk.elimination_work, 0 to turn the
+# step off), which the caller meets with the singleton step.
+gauss_step <- function(st, primary, w, labels,
+                       max_work = getOption("sdcRisk.elimination_work", 2e10)) {
+  X <- inner_incidence(st)
+  prim <- which(primary)
+  order <- which(!primary)
+  order <- order[order(-w[order], order)]
+  res <- cpp_gauss_candidates(X$inner, X$cell, X$n_inner, st$ncell, prim, order, max_work)
+  if (!res$completed) return(NULL)
+  hit <- res$suppress > 0
+  list(cells = order[hit], reason = paste("elimination:", labels[prim[res$suppress[hit]]]))
+}
+
+# Step 1 (fallback): suppress a published cell in every relation holding a single
 # suppressed cell, until none is left.
 close_singletons <- function(st, supp, w, labels) {
   cells <- integer(0)

@@ -260,3 +260,94 @@ test_that("printing and plotting a protected table", {
   on.exit(grDevices::dev.off())
   expect_invisible(plot(prot))
 })
+
+# Reference for the elimination step: cell j is computable from the
+# published cells P iff its column of X (inner cells x cells) lies in the
+# span of P's columns, a rank test.
+brute_x <- function(sens) {
+  st <- sdcRisk:::table_structure(sens)
+  X <- sdcRisk:::inner_incidence(st)
+  m <- matrix(0, X$n_inner, st$ncell)
+  m[cbind(X$inner, X$cell)] <- 1
+  m
+}
+in_span <- function(m, pub, j) {
+  r <- function(a) if (ncol(a)) qr(a)$rank else 0L
+  r(m[, c(pub, j), drop = FALSE]) == r(m[, pub, drop = FALSE])
+}
+
+test_that("elimination: no primary is computable, every secondary is needed (brute force)", {
+  for (seed in 1:12) {
+    set.seed(seed)
+    nd <- sample(2:3, 1)
+    d <- data.frame(a = sample(4, 40, TRUE), b = sample(3, 40, TRUE), c = sample(2, 40, TRUE),
+                    v = round(rlnorm(40, 3, 1.5)))
+    by <- c("a", "b", "c")[seq_len(nd)]
+    sens <- cell_sensitivity(d, by, "v", list(rule_frequency(3), rule_p(20)))
+    skip_if_not(any(sens$sensitive))
+    st <- sdcRisk:::table_structure(sens)
+    w <- sdcRisk:::suppression_cost(sens$total, "value")
+    g <- sdcRisk:::gauss_step(st, sens$sensitive, w, sdcRisk:::cell_labels(sens))
+    expect_false(is.null(g), info = paste("seed", seed))
+    supp <- sens$sensitive
+    supp[g$cells] <- TRUE
+    m <- brute_x(sens)
+    pub <- which(!supp)
+    # no primary cell lies in the span of the published cells
+    for (j in which(sens$sensitive)) expect_false(in_span(m, pub, j), info = paste("seed", seed, "cell", j))
+    # each secondary cell, published on top, would disclose some primary cell
+    for (s in g$cells) {
+      disclosed <- vapply(which(sens$sensitive), function(j) in_span(m, c(pub, s), j), logical(1))
+      expect_true(any(disclosed), info = paste("seed", seed, "secondary", s))
+    }
+    # the pattern the greedy promises: publishing in decreasing cost, a cell
+    # is suppressed iff it would disclose a primary cell given those before
+    order <- which(!sens$sensitive)
+    order <- order[order(-w[order], order)]
+    ref <- logical(length(order))
+    published <- integer(0)
+    for (t in seq_along(order)) {
+      hit <- any(vapply(which(sens$sensitive), function(j) in_span(m, c(published, order[t]), j), logical(1)))
+      if (hit) ref[t] <- TRUE else published <- c(published, order[t])
+    }
+    expect_setequal(g$cells, order[ref])
+  }
+})
+
+test_that("every pattern protect_table() returns passes a fresh audit, with and without elimination", {
+  on.exit(options(sdcRisk.elimination = NULL, sdcRisk.elimination_work = NULL))
+  for (seed in 1:6) {
+    set.seed(seed)
+    d <- data.frame(a = sample(6, 120, TRUE), b = sample(4, 120, TRUE), c = sample(3, 120, TRUE),
+                    v = round(rlnorm(120, 3, 1.5)))
+    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
+    for (elim in c(FALSE, TRUE)) {
+      options(sdcRisk.elimination = elim)
+      for (cost in c("value", "cells")) {
+        prot <- protect_table(sens, cost = cost, intervals = "none")
+        aud <- audit_table(sens, prot$status != "published", intervals = "sensitive")
+        expect_true(attr(aud, "passed"), info = paste("seed", seed, cost, elim))
+        # which step chose each secondary cell
+        step <- sub(":.*", "", prot$reason[prot$status == "secondary"])
+        expect_true(all(step %in% c(if (elim) "elimination" else "singleton", "audit")),
+                    info = paste("seed", seed, cost, elim))
+      }
+    }
+    # the fallback when the elimination outgrows its work limit
+    options(sdcRisk.elimination = TRUE, sdcRisk.elimination_work = 0)
+    prot <- protect_table(sens, intervals = "none")
+    expect_false(any(grepl("^elimination:", prot$reason)))
+    expect_true(attr(audit_table(sens, prot$status != "published", intervals = "none"), "passed"))
+    options(sdcRisk.elimination = NULL, sdcRisk.elimination_work = NULL)
+  }
+})
+
+test_that("the elimination gives up within its work limit", {
+  set.seed(1)
+  d <- data.frame(a = sample(8, 200, TRUE), b = sample(6, 200, TRUE), v = round(rlnorm(200, 3, 1.5)))
+  sens <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(15)))
+  st <- sdcRisk:::table_structure(sens)
+  w <- sdcRisk:::suppression_cost(sens$total, "value")
+  expect_null(sdcRisk:::gauss_step(st, sens$sensitive, w, sdcRisk:::cell_labels(sens), max_work = 1))
+  expect_false(is.null(sdcRisk:::gauss_step(st, sens$sensitive, w, sdcRisk:::cell_labels(sens))))
+})
