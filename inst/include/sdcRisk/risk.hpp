@@ -149,22 +149,69 @@ struct CellRiskTable {
   std::vector<double> log_p_empty, gamma;
 };
 
-template <class Interrupt>
-CellRiskTable cell_risk(const PlanView& plan, const std::vector<int>& targets,
-                        const std::vector<int>& a_values, Interrupt&& interrupt) {
-  std::vector<int> block_of, pos_of;
-  locate_cells(plan, block_of, pos_of);
+// The largest a asked for (every a must be >= 1).
+inline int largest_a(const std::vector<int>& a_values) {
   int A = 0;
   for (int a : a_values) {
     if (a < 1) throw std::invalid_argument("cell_risk: a must be >= 1");
     A = std::max(A, a);
   }
-  const std::size_t na = a_values.size();
+  return A;
+}
+
+// A table for n targets and na values of a: risk NaN (impossible), log
+// probabilities -Inf, until filled.
+inline CellRiskTable empty_risk_table(std::size_t n, std::size_t na) {
   CellRiskTable out;
-  out.risk.assign(targets.size() * na, kNaN);
-  out.log_prob.assign(targets.size() * na, kNegInf);
-  out.log_p_empty.assign(targets.size(), kNegInf);
-  out.gamma.assign(targets.size(), kNaN);
+  out.risk.assign(n * na, kNaN);
+  out.log_prob.assign(n * na, kNegInf);
+  out.log_p_empty.assign(n, kNegInf);
+  out.gamma.assign(n, kNaN);
+  return out;
+}
+
+// Copies one target's results into row t of the table.
+inline void fill_target_row(CellRiskTable& out, std::size_t t, const TargetRisk& tr,
+                            const std::vector<int>& a_values) {
+  const std::size_t na = a_values.size();
+  for (std::size_t i = 0; i < na; ++i) {
+    out.risk[t * na + i] = tr.risk[a_values[i] - 1];
+    out.log_prob[t * na + i] = tr.log_prob[a_values[i] - 1];
+  }
+  out.log_p_empty[t] = tr.log_p_empty;
+  out.gamma[t] = tr.gamma;
+}
+
+// Per-cell results for engines whose cells share their results with a
+// representative cell (rep[j]): each representative is evaluated once, by
+// `evaluate(rep, A)`, and its results copied to every target it stands for.
+template <class Evaluate, class Interrupt>
+CellRiskTable representative_cell_risk(int n_cells, const std::vector<int>& rep,
+                                       const std::vector<int>& targets,
+                                       const std::vector<int>& a_values, Evaluate&& evaluate,
+                                       Interrupt&& interrupt) {
+  const int A = largest_a(a_values);
+  CellRiskTable out = empty_risk_table(targets.size(), a_values.size());
+  std::map<int, TargetRisk> cache;
+  for (std::size_t t = 0; t < targets.size(); ++t) {
+    if (t % 64 == 0) interrupt();
+    const int j = targets[t];
+    if (j < 0 || j >= n_cells) throw std::invalid_argument("cell_risk: target out of range");
+    auto it = cache.find(rep[j]);
+    if (it == cache.end()) it = cache.emplace(rep[j], evaluate(rep[j], A)).first;
+    fill_target_row(out, t, it->second, a_values);
+  }
+  return out;
+}
+
+template <class Interrupt>
+CellRiskTable cell_risk(const PlanView& plan, const std::vector<int>& targets,
+                        const std::vector<int>& a_values, Interrupt&& interrupt) {
+  std::vector<int> block_of, pos_of;
+  locate_cells(plan, block_of, pos_of);
+  const int A = largest_a(a_values);
+  const std::size_t na = a_values.size();
+  CellRiskTable out = empty_risk_table(targets.size(), na);
 
   // Results of IFPR targets are shared by all cells of one count in blocks of
   // the same design (size, theta and counts), as the certificate shares them.
@@ -201,12 +248,7 @@ CellRiskTable cell_risk(const PlanView& plan, const std::vector<int>& targets,
       local = evaluate_target(matrix_target(plan, b, pos_of[j]), A, true);
       tr = &local;
     }
-    for (std::size_t i = 0; i < na; ++i) {
-      out.risk[t * na + i] = tr->risk[a_values[i] - 1];
-      out.log_prob[t * na + i] = tr->log_prob[a_values[i] - 1];
-    }
-    out.log_p_empty[t] = tr->log_p_empty;
-    out.gamma[t] = tr->gamma;
+    fill_target_row(out, t, *tr, a_values);
   }
   return out;
 }

@@ -113,33 +113,9 @@ CellRiskTable block_known_cell_risk(const PlanView& plan, const std::vector<int>
                                     const std::vector<int>& targets, const std::vector<int>& a_values,
                                     Interrupt&& interrupt) {
   BlockKnownRisk eng(plan, set_of);
-  const std::vector<int> rep = eng.representatives();
-  int A = 0;
-  for (int a : a_values) {
-    if (a < 1) throw std::invalid_argument("cell_risk: a must be >= 1");
-    A = std::max(A, a);
-  }
-  const std::size_t na = a_values.size();
-  CellRiskTable out;
-  out.risk.assign(targets.size() * na, kNaN);
-  out.log_prob.assign(targets.size() * na, kNegInf);
-  out.log_p_empty.assign(targets.size(), kNegInf);
-  out.gamma.assign(targets.size(), kNaN);
-  std::map<int, TargetRisk> cache;
-  for (std::size_t t = 0; t < targets.size(); ++t) {
-    if (t % 64 == 0) interrupt();
-    const int j = targets[t];
-    if (j < 0 || j >= plan.n_cells) throw std::invalid_argument("cell_risk: target out of range");
-    auto it = cache.find(rep[j]);
-    if (it == cache.end()) it = cache.emplace(rep[j], evaluate_target(eng.model(rep[j]), A, true)).first;
-    for (std::size_t i = 0; i < na; ++i) {
-      out.risk[t * na + i] = it->second.risk[a_values[i] - 1];
-      out.log_prob[t * na + i] = it->second.log_prob[a_values[i] - 1];
-    }
-    out.log_p_empty[t] = it->second.log_p_empty;
-    out.gamma[t] = it->second.gamma;
-  }
-  return out;
+  return representative_cell_risk(
+      plan.n_cells, eng.representatives(), targets, a_values,
+      [&](int r, int A) { return evaluate_target(eng.model(r), A, true); }, interrupt);
 }
 
 template <class Interrupt>

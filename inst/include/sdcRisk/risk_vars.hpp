@@ -511,34 +511,9 @@ template <class Interrupt>
 CellRiskTable vars_cell_risk(const VarsPlanView& plan, const std::vector<int>& targets,
                              const std::vector<int>& a_values, bool want_gamma, Interrupt&& interrupt) {
   VarsRisk eng(plan);
-  const std::vector<int> rep = eng.representatives();
-  int A = 0;
-  for (int a : a_values) {
-    if (a < 1) throw std::invalid_argument("vars_cell_risk: a must be >= 1");
-    A = std::max(A, a);
-  }
-  const std::size_t na = a_values.size();
-  CellRiskTable out;
-  out.risk.assign(targets.size() * na, kNaN);
-  out.log_prob.assign(targets.size() * na, kNegInf);
-  out.log_p_empty.assign(targets.size(), kNegInf);
-  out.gamma.assign(targets.size(), kNaN);
-  std::map<int, TargetRisk> cache;
-  for (std::size_t t = 0; t < targets.size(); ++t) {
-    if (t % 64 == 0) interrupt();
-    const int j = targets[t];
-    if (j < 0 || j >= plan.n_cells) throw std::invalid_argument("vars_cell_risk: target out of range");
-    auto it = cache.find(rep[j]);
-    if (it == cache.end()) it = cache.emplace(rep[j], eng.evaluate(rep[j], A, want_gamma)).first;
-    const TargetRisk& tr = it->second;
-    for (std::size_t i = 0; i < na; ++i) {
-      out.risk[t * na + i] = tr.risk[a_values[i] - 1];
-      out.log_prob[t * na + i] = tr.log_prob[a_values[i] - 1];
-    }
-    out.log_p_empty[t] = tr.log_p_empty;
-    out.gamma[t] = tr.gamma;
-  }
-  return out;
+  return representative_cell_risk(
+      plan.n_cells, eng.representatives(), targets, a_values,
+      [&](int r, int A) { return eng.evaluate(r, A, want_gamma); }, interrupt);
 }
 
 // The exact maximum of R_D(a, t) over what a goal covers (see max_risk()).
