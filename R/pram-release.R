@@ -106,18 +106,13 @@ check_pram_vars <- function(vars, strata, keys, call = rlang::caller_env()) {
       "x" = "It is {show_value(vars)}; the keys are {.val {keys}}."
     ), "argument", call = call)
   }
-  if (!is.null(strata) && (!is.character(strata) || anyNA(strata) || !all(strata %in% keys))) {
-    abort_sdc(c(
-      "{.arg strata} must name keys (that are not perturbed), or be {.code NULL}.",
-      "x" = "It is {show_value(strata)}; the keys are {.val {keys}}."
-    ), "argument", call = call)
-  }
+  strata <- check_strata(strata, keys, call = call)
   both <- intersect(vars, strata)
   if (length(both) > 0) {
     abort_sdc(c(
       "A key cannot be both perturbed and a stratum.",
       "x" = "In both {.arg vars} and {.arg strata}: {.val {both}}."
-    ), "argument", call = call)
+    ), "strata", call = call)
   }
   invisible()
 }

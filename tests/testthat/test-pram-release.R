@@ -275,3 +275,10 @@ test_that("a per-variable release's certificate prints as a certificate", {
   expect_match(capture.output(print(rel$certificate))[1], "per-variable PRAM of a")
   expect_equal(rel$certificate$risk, max_match_risk(rel$plan)$risk)
 })
+
+test_that("pram_release() checks strata as pram_plan_vars() does", {
+  df <- data.frame(a = c("x", "y", "y", "z"), b = c(1, 1, 2, 2))
+  expect_error(pram_release(df, c("a", "b"), vars = "a", strata = "zz"), class = "sdcRisk_error_strata")
+  expect_error(pram_release(df, c("a", "b"), vars = "a", strata = c("b", "b")), class = "sdcRisk_error_strata")
+  expect_error(pram_release(df, c("a", "b"), vars = c("a", "b"), strata = "b"), class = "sdcRisk_error_strata")
+})
