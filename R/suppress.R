@@ -343,31 +343,13 @@ plot.sdc_protection <- function(x, rows = attr(x, "by")[1],
                                         secondary = "#F6B26B"),
                                 digits = 4, main = NULL, ...) {
   by <- attr(x, "by")
-  shown <- c(rows, cols)
-  if (!is.character(shown) || !all(shown %in% by) || anyDuplicated(shown) || length(rows) != 1) {
-    abort_sdc(c("{.arg rows} and {.arg cols} must be distinct {.arg by} variables.",
-                "x" = "They are {show_value(shown)}; {.arg by} is {show_value(by)}."), "argument")
-  }
-  keep <- rep(TRUE, nrow(x))
-  for (o in setdiff(by, shown)) keep <- keep & x[[o]] == attr(x, "total_label")
-  sub <- as.data.frame(unclass(x))[keep, , drop = FALSE]
-  rlev <- levels(x[[rows]])
-  clev <- if (is.null(cols)) "" else levels(x[[cols]])
-  nr <- length(rlev)
-  nc <- length(clev)
-  graphics::plot.default(NA, xlim = c(0, nc + 1), ylim = c(0, nr + 1), axes = FALSE,
-                         xlab = if (is.null(cols)) "" else cols, ylab = rows,
-                         main = main %||% paste("Suppression pattern of", attr(x, "value")), ...)
-  i <- match(as.character(sub[[rows]]), rlev)
-  j <- if (is.null(cols)) rep(1L, nrow(sub)) else match(as.character(sub[[cols]]), clev)
-  yy <- nr + 1 - i
-  graphics::rect(j, yy - 0.5, j + 1, yy + 0.5, col = col[as.character(sub$status)], border = "grey60")
-  lab <- ifelse(sub$status == "published", format(signif(sub$total, digits), big.mark = ",", trim = TRUE),
-                ifelse(sub$status == "primary", "X", "x"))
-  graphics::text(j + 0.5, yy, lab, cex = 0.8)
-  graphics::text(0.9, nr + 1 - seq_len(nr), rlev, adj = 1, cex = 0.8, xpd = TRUE)
-  if (!is.null(cols)) graphics::text(seq_len(nc) + 0.5, nr + 0.75, clev, cex = 0.8, xpd = TRUE)
-  graphics::legend("bottomright", fill = col, bty = "n", cex = 0.8, legend = names(col),
-                   inset = c(0, -0.02), xpd = TRUE, horiz = TRUE)
+  sub <- table_slice(x, by, rows, cols, attr(x, "total_label"))
+  plot_table_grid(sub, x, rows, cols,
+    fill = col[as.character(sub$status)],
+    labels = ifelse(sub$status == "published", format(signif(sub$total, digits), big.mark = ",", trim = TRUE),
+                    ifelse(sub$status == "primary", "X", "x")),
+    legend_fill = col, legend = names(col),
+    main = main %||% paste("Suppression pattern of", attr(x, "value")), ...
+  )
   invisible(x)
 }

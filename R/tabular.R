@@ -662,34 +662,47 @@ plot.sdc_sensitivity <- function(x, rows = attr(x, "by")[1],
                                  col_sensitive = "#E06666", col_safe = "grey95",
                                  digits = 4, main = NULL, ...) {
   by <- attr(x, "by")
+  sub <- table_slice(x, by, rows, cols, attr(x, "options")$total_label)
+  plot_table_grid(sub, x, rows, cols,
+    fill = ifelse(sub$sensitive, col_sensitive, col_safe),
+    labels = format(signif(sub$total, digits), big.mark = ",", trim = TRUE),
+    legend_fill = c(col_sensitive, col_safe), legend = c("sensitive", "safe"),
+    main = main %||% paste("Sensitive cells of", attr(x, "value")), ...
+  )
+  invisible(x)
+}
+
+# The cells of a table shown in a rows x cols grid: every other `by`
+# variable at its total.
+table_slice <- function(x, by, rows, cols, total_label, call = rlang::caller_env()) {
   shown <- c(rows, cols)
   if (!is.character(shown) || !all(shown %in% by) || anyDuplicated(shown) || length(rows) != 1) {
     abort_sdc(c("{.arg rows} and {.arg cols} must be distinct {.arg by} variables.",
-                "x" = "They are {show_value(shown)}; {.arg by} is {show_value(by)}."), "argument")
+                "x" = "They are {show_value(shown)}; {.arg by} is {show_value(by)}."), "argument", call = call)
   }
-  total_label <- attr(x, "options")$total_label
-  others <- setdiff(by, shown)
   keep <- rep(TRUE, nrow(x))
-  for (o in others) keep <- keep & x[[o]] == total_label
-  sub <- x[keep, , drop = FALSE]
+  for (o in setdiff(by, shown)) keep <- keep & x[[o]] == total_label
+  as.data.frame(unclass(x))[keep, , drop = FALSE]
+}
+
+# Draws the cells `sub` of table `x` as a grid of coloured, labelled boxes
+# (plot() of sensitivity and protection results).
+plot_table_grid <- function(sub, x, rows, cols, fill, labels, legend_fill, legend, main, ...) {
   rlev <- levels(x[[rows]])
   clev <- if (is.null(cols)) "" else levels(x[[cols]])
   nr <- length(rlev)
   nc <- length(clev)
   graphics::plot.default(NA, xlim = c(0, nc + 1), ylim = c(0, nr + 1), axes = FALSE,
-                         xlab = if (is.null(cols)) "" else cols, ylab = rows,
-                         main = main %||% paste("Sensitive cells of", attr(x, "value")), ...)
+                         xlab = if (is.null(cols)) "" else cols, ylab = rows, main = main, ...)
   i <- match(as.character(sub[[rows]]), rlev)
   j <- if (is.null(cols)) rep(1L, nrow(sub)) else match(as.character(sub[[cols]]), clev)
   yy <- nr + 1 - i
-  graphics::rect(j - 0.5 + 0.5, yy - 0.5, j + 0.5 + 0.5, yy + 0.5,
-                 col = ifelse(sub$sensitive, col_sensitive, col_safe), border = "grey60")
-  graphics::text(j + 0.5, yy, format(signif(sub$total, digits), big.mark = ",", trim = TRUE), cex = 0.8)
+  graphics::rect(j, yy - 0.5, j + 1, yy + 0.5, col = fill, border = "grey60")
+  graphics::text(j + 0.5, yy, labels, cex = 0.8)
   graphics::text(0.9, nr + 1 - seq_len(nr), rlev, adj = 1, cex = 0.8, xpd = TRUE)
   if (!is.null(cols)) graphics::text(seq_len(nc) + 0.5, nr + 0.75, clev, cex = 0.8, xpd = TRUE)
-  graphics::legend("bottomright", fill = c(col_sensitive, col_safe), bty = "n", cex = 0.8,
-                   legend = c("sensitive", "safe"), inset = c(0, -0.02), xpd = TRUE, horiz = TRUE)
-  invisible(x)
+  graphics::legend("bottomright", fill = legend_fill, bty = "n", cex = 0.8, legend = legend,
+                   inset = c(0, -0.02), xpd = TRUE, horiz = TRUE)
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
