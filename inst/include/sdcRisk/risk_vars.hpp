@@ -174,26 +174,12 @@ class VarsRisk {
     auto alpha_of = [&](int i, double& al, double& om) { alpha_rows(prow, crow, i, al, om); };
     double stay = 0.0, leave = 0.0;
     alpha_of(j, stay, leave);
-    const std::vector<int>& src = members_[group_of_[j]];
-    const std::vector<int>& fd = first_diff_[group_of_[j]];
     if (A == 1) {
       // the same recursion on c_0, c_1 only (pass 1 of the search)
       double c0 = 1.0, c1 = 0.0, ls = 0.0;
       std::int64_t L1 = 0, H1 = 0;
       bool ok = true;
-      Prefix pf;
-      pf.a.assign(nkp_ + 1, 1.0);
-      pf.o.assign(nkp_ + 1, 0.0);
-      int from = 0;
-      for (std::size_t t = 0; t < src.size(); ++t) {
-        const int i = src[t];
-        from = std::min(from, fd[t]);
-        const std::int64_t n = p_.counts[i] - (i == j ? 1 : 0);
-        if (n <= 0) continue;
-        double al, om;
-        alpha_next(prow, crow, i, from, pf, al, om);
-        from = nkp_;
-        if (al <= 0.0) continue;
+      for_each_source(j, prow, crow, [&](std::int64_t n, double al, double om) {
         H1 += n;
         if (om <= 0.0) {
           L1 += n;
@@ -203,7 +189,7 @@ class VarsRisk {
           } else {
             c0 = c1 = 0.0;
           }
-          continue;
+          return true;
         }
         double b0, b1;
         if (n == 1) {
@@ -215,7 +201,7 @@ class VarsRisk {
           b1 = b0 * static_cast<double>(n) * (al / om);
         } else {
           ok = false;  // the general path below
-          break;
+          return false;
         }
         c1 = b0 * c1 + b1 * c0;
         c0 = b0 * c0;
@@ -223,7 +209,7 @@ class VarsRisk {
           const double mx = std::max(c0, c1);
           if (mx == 0.0) {
             ok = false;
-            break;
+            return false;
           }
           int e;
           std::frexp(mx, &e);
@@ -231,7 +217,8 @@ class VarsRisk {
           c1 = std::ldexp(c1, -e);
           ls += e * 0.6931471805599453;
         }
-      }
+        return true;
+      });
       // every k of the support [L1, min(H1, 1)] must have kept a positive mass
       const bool support_ok = L1 > 1 || ((L1 > 0 || c0 > 0.0) && (H1 < 1 || c1 > 0.0));
       if (ok && support_ok) {
@@ -257,26 +244,14 @@ class VarsRisk {
     std::int64_t L = 0, H = 0;  // support of Y
     int top = 0;                // highest index of c that may be nonzero
     bool lost = false, beyond = false;
-    Prefix pf;
-    pf.a.assign(nkp_ + 1, 1.0);
-    pf.o.assign(nkp_ + 1, 0.0);
-    int from = 0;
-    for (std::size_t t = 0; t < src.size(); ++t) {
-      const int i = src[t];
-      from = std::min(from, fd[t]);
-      const std::int64_t n = p_.counts[i] - (i == j ? 1 : 0);
-      if (n <= 0) continue;
-      double al, om;
-      alpha_next(prow, crow, i, from, pf, al, om);
-      from = nkp_;
-      if (al <= 0.0) continue;
+    for_each_source(j, prow, crow, [&](std::int64_t n, double al, double om) {
       H += n;
-      if (beyond) continue;  // only H still matters
+      if (beyond) return true;  // only H still matters
       if (om <= 0.0) {  // point mass at n: shift
         L += n;
         if (L > A) {  // Y > A surely
           beyond = true;
-          continue;
+          return true;
         }
         const int sh = static_cast<int>(n);
         for (int k = top; k >= 0; --k) {
@@ -284,7 +259,7 @@ class VarsRisk {
           c[k] = 0.0;
         }
         top = std::min(A, top + sh);
-        continue;
+        return true;
       }
       const int K = static_cast<int>(std::min<std::int64_t>(n, A));
       const double r = al / om;
@@ -327,7 +302,7 @@ class VarsRisk {
       top = ntop;
       if (mx == 0.0) {
         lost = true;
-        break;
+        return false;
       }
       if (mx < 0x1p-600) {
         int e;
@@ -335,7 +310,8 @@ class VarsRisk {
         for (int k = 0; k <= top; ++k) c[k] = std::ldexp(c[k], -e);
         log_scale += e * 0.6931471805599453;
       }
-    }
+      return true;
+    });
     if (beyond) {
       TargetRisk out = impossible(A, H + (stay > 0.0 ? 1 : 0));
       if (want_gamma) out.gamma = stay > 0 ? stay * expected_inverse_1p(parts(j)) : 0.0;
@@ -375,27 +351,19 @@ class VarsRisk {
     target_rows(j, prow, crow);
     double stay = 0.0, leave = 0.0;
     alpha_rows(prow, crow, j, stay, leave);
-    const std::vector<int>& src = members_[group_of_[j]];
-    const std::vector<int>& fd = first_diff_[group_of_[j]];
-    Prefix pf;
-    pf.a.assign(nkp_ + 1, 1.0);
-    pf.o.assign(nkp_ + 1, 0.0);
-    int from = 0;
     double odds = 0.0;
     std::int64_t H = 0;
-    for (std::size_t t = 0; t < src.size(); ++t) {
-      const int i = src[t];
-      from = std::min(from, fd[t]);
-      const std::int64_t n = p_.counts[i] - (i == j ? 1 : 0);
-      if (n <= 0) continue;
-      double al, om;
-      alpha_next(prow, crow, i, from, pf, al, om);
-      from = nkp_;
-      if (al <= 0.0) continue;
-      if (om <= 0.0) return evaluate(j, 1, false);
+    bool sure = false;  // some unit lands in D surely
+    for_each_source(j, prow, crow, [&](std::int64_t n, double al, double om) {
+      if (om <= 0.0) {
+        sure = true;
+        return false;
+      }
       H += n;
       odds += static_cast<double>(n) * (al / om);
-    }
+      return true;
+    });
+    if (sure) return evaluate(j, 1, false);
     TargetRisk out;
     out.risk.assign(1, kNaN);
     out.log_prob.assign(1, kNaN);  // not computed here
@@ -426,6 +394,33 @@ class VarsRisk {
     std::vector<double> a, o;
     bool tiny = false;
   };
+
+  // Calls f(n, alpha, 1 - alpha) for every source cell of target j that can
+  // reach D: n its units other than the target (n > 0), alpha > 0 the
+  // probability that one lands in D. Products over the known perturbed keys
+  // reuse the prefix shared with the previous source (alpha_next()). f
+  // returns false to stop.
+  template <class F>
+  void for_each_source(int j, const std::vector<const double*>& prow, const std::vector<const double*>& crow,
+                       F&& f) const {
+    const std::vector<int>& src = members_[group_of_[j]];
+    const std::vector<int>& fd = first_diff_[group_of_[j]];
+    Prefix pf;
+    pf.a.assign(nkp_ + 1, 1.0);
+    pf.o.assign(nkp_ + 1, 0.0);
+    int from = 0;
+    for (std::size_t t = 0; t < src.size(); ++t) {
+      const int i = src[t];
+      from = std::min(from, fd[t]);
+      const std::int64_t n = p_.counts[i] - (i == j ? 1 : 0);
+      if (n <= 0) continue;
+      double al, om;
+      alpha_next(prow, crow, i, from, pf, al, om);
+      from = nkp_;
+      if (al <= 0.0) continue;
+      if (!f(n, al, om)) return;
+    }
+  }
   void alpha_next(const std::vector<const double*>& prow, const std::vector<const double*>& crow, int i,
                   int from, Prefix& pf, double& al, double& om) const {
     const std::size_t base = static_cast<std::size_t>(p_.stratum[i]) * nkp_;
