@@ -97,10 +97,6 @@ cpp_relation_components <- function(relation, node, n_relation, n_node) {
     .Call(`_sdcRisk_cpp_relation_components`, relation, node, n_relation, n_node)
 }
 
-cpp_gauss_candidates <- function(inner, cell, n_inner, n_cell, primary, order, max_work) {
-    .Call(`_sdcRisk_cpp_gauss_candidates`, inner, cell, n_inner, n_cell, primary, order, max_work)
-}
-
 cpp_ptn_sensitivity <- function(pt, noise, self_noise, opts) {
     .Call(`_sdcRisk_cpp_ptn_sensitivity`, pt, noise, self_noise, opts)
 }

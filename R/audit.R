@@ -10,7 +10,12 @@
 #' programs (Hundepool et al. 2012, Section 4.4.2; de Wolf 2002), solved with
 #' GLPK through \pkg{Rglpk}. The programs split into independent problems,
 #' one per connected set of suppressed cells linked by the table's
-#' relations, which keeps each one small.
+#' relations, which keeps each one small. Every optimal table a program
+#' returns is a consistent table for all cells at once: an end of an
+#' interval that one of them already reaches, when it equals the bound that
+#' a single relation implies (the other cells of the relation at their own
+#' bounds), is exact without a program of its own, which saves most
+#' programs on large patterns.
 #'
 #' Protection levels (the amount by which a sensitive cell's value must stay
 #' uncertain upwards and downwards): for a rule of the PTN framework
@@ -244,23 +249,32 @@ cell_bounds <- function(x, lower, upper, call) {
   list(lower = lo, upper = hi)
 }
 
+# The parent of every category of every `by` variable, as a code (level
+# number; NA for the top of the hierarchy).
+category_parents <- function(x) {
+  opts <- attr(x, "options")
+  lapply(attr(x, "by"), function(b) {
+    labs <- levels(x[[b]])
+    par <- if (is.null(opts$hierarchy)) ifelse(labs == opts$total_label, NA, opts$total_label) else
+      unname(opts$hierarchy[[b]][labs])
+    match(par, labs)
+  })
+}
+
 # The additive relations of the table as incidences (relation, cell, coef):
 # for every variable and every cell at a level with a parent, parent cell
 # = sum of its children (coef -1 for the parent, +1 for the children).
 table_structure <- function(x, call = rlang::caller_env()) {
   by <- attr(x, "by")
-  opts <- attr(x, "options")
   n <- nrow(x)
   codes <- matrix(vapply(by, function(b) as.integer(x[[b]]), integer(n)), nrow = n)
   key <- function(m) do.call(paste, c(lapply(seq_len(ncol(m)), function(j) m[, j]), sep = "."))
   keys <- key(codes)
   rel <- cell <- coef <- vector("list", length(by))
   offset <- 0L
+  pcodes <- category_parents(x)
   for (j in seq_along(by)) {
-    labs <- levels(x[[by[j]]])
-    par <- if (is.null(opts$hierarchy)) ifelse(labs == opts$total_label, NA, opts$total_label) else
-      unname(opts$hierarchy[[by[j]]][labs])
-    pcode <- match(par, labs)
+    pcode <- pcodes[[j]]
     child <- which(!is.na(pcode[codes[, j]]))
     up <- codes[child, , drop = FALSE]
     up[, j] <- pcode[codes[child, j]]
@@ -282,8 +296,8 @@ table_structure <- function(x, call = rlang::caller_env()) {
   rel <- unlist(rel)
   cell <- unlist(cell)
   list(rel = rel, cell = cell, coef = unlist(coef), nrel = offset, ncell = n,
-       members = split(seq_along(rel), factor(rel, levels = seq_len(offset))),
-       cell_rels = split(rel, factor(cell, levels = seq_len(n))))
+       codes = codes, parents = pcodes,
+       cell_trips = split(seq_along(cell), factor(cell, levels = seq_len(n))))
 }
 
 # Does each cell in `cells` (with intervals lo, hi) meet its protection?
@@ -330,14 +344,13 @@ audit_cells <- function(prep, supp, targets, exact = TRUE) {
       next
     }
     rels <- unique(sr[trip])
-    lp <- list(mat = slam::simple_triplet_matrix(i = match(sr[trip], rels), j = match(sc[trip], vars),
+    lp <- list(mat = triplet_matrix(i = match(sr[trip], rels), j = match(sc[trip], vars),
                                                  v = sv[trip], nrow = length(rels), ncol = length(vars)),
                dir = rep("==", length(rels)), rhs = -pubsum[rels],
                bounds = list(lower = list(ind = seq_along(vars), val = prep$lower[vars]),
                              upper = list(ind = seq_along(vars), val = prep$upper[vars])))
     pos <- match(targets[mine], vars)
-    res <- if (exact) component_exact(lp, pos, targets[mine]) else
-      component_check(lp, pos, targets[mine], prep)
+    res <- component_intervals(lp, pos, targets[mine], prep, exact)
     lo[mine] <- res$lower
     hi[mine] <- res$upper
     n_lp <- n_lp + res$n_lp
@@ -345,30 +358,67 @@ audit_cells <- function(prep, supp, targets, exact = TRUE) {
   list(lower = lo, upper = hi, n_lp = n_lp)
 }
 
-component_exact <- function(lp, pos, cells) {
-  lo <- hi <- numeric(length(pos))
-  for (k in seq_along(pos)) {
-    obj <- numeric(lp$mat$ncol)
-    obj[pos[k]] <- 1
-    lo[k] <- lp_extreme(obj, lp, FALSE, cells[k])$value
-    hi[k] <- lp_extreme(obj, lp, TRUE, cells[k])$value
+# Bounds on every variable of a component implied by each relation alone
+# (the other cells of the relation at their own bounds) and the a priori
+# bounds. Most cells reach one of them, so a table that attains it proves
+# the bound exact without a program of its own.
+relation_bounds <- function(lp) {
+  m <- lp$mat
+  lo <- lp$bounds$lower$val[m$j]
+  hi <- lp$bounds$upper$val[m$j]
+  tmin <- pmin(m$v * lo, m$v * hi)
+  tmax <- pmax(m$v * lo, m$v * hi)
+  # sums over each relation of the other cells' extremes, infinities counted apart
+  others <- function(t, inf) {
+    fin <- ifelse(is.infinite(t), 0, t)
+    sum_fin <- rowsum(fin, m$i, reorder = FALSE)[as.character(m$i), 1]
+    n_inf <- rowsum(as.numeric(t == inf), m$i, reorder = FALSE)[as.character(m$i), 1]
+    ifelse(n_inf - (t == inf) > 0, inf, sum_fin - fin)
   }
-  list(lower = lo, upper = hi, n_lp = 2L * length(pos))
+  omin <- others(tmin, -Inf)
+  omax <- others(tmax, Inf)
+  rhs <- lp$rhs[m$i]
+  # v_j x_j = rhs - (sum of the others)
+  a <- (rhs - omax) / m$v
+  b <- (rhs - omin) / m$v
+  up <- pmax(a, b)
+  dn <- pmin(a, b)
+  n <- m$ncol
+  upper <- lp$bounds$upper$val
+  lower <- lp$bounds$lower$val
+  ub <- vapply(split(up, factor(m$j, levels = seq_len(n))), function(z) if (length(z)) min(z) else Inf, 0)
+  lb <- vapply(split(dn, factor(m$j, levels = seq_len(n))), function(z) if (length(z)) max(z) else -Inf, 0)
+  list(lower = pmax(lower, lb), upper = pmin(upper, ub))
 }
 
-component_check <- function(lp, pos, cells, prep) {
+# Intervals of the targets at positions `pos` of one component. Every table
+# a program returns is a witness for all targets at once: a target whose
+# value in some witness reaches its bound from relation_bounds() has that
+# bound as its exact end; `exact = FALSE` (protection decided, not
+# measured) also accepts a witness beyond the required level, as an inner
+# bound. Only the remaining ends get programs of their own.
+component_intervals <- function(lp, pos, cells, prep, exact) {
   v <- prep$value[cells]
   tol <- prep$tol[cells]
-  need_hi <- pmin(v + prep$level[cells], prep$upper[cells]) - tol
-  need_lo <- pmax(v - prep$level[cells], prep$lower[cells]) + tol
-  hi <- rep(-Inf, length(pos))
-  lo <- rep(Inf, length(pos))
+  rb <- relation_bounds(lp)
+  ub <- rb$upper[pos]
+  lb <- rb$lower[pos]
+  if (exact) {
+    need_hi <- ub - tol
+    need_lo <- lb + tol
+  } else {
+    need_hi <- pmin(pmin(v + prep$level[cells], prep$upper[cells]) - tol, ub - tol)
+    need_lo <- pmax(pmax(v - prep$level[cells], prep$lower[cells]) + tol, lb + tol)
+  }
+  seen_hi <- rep(-Inf, length(pos))
+  seen_lo <- rep(Inf, length(pos))
+  hi <- lo <- rep(NA_real_, length(pos))
   n_lp <- 0L
-  # a witness table: record every target's value in it
-  witness <- function(r, max) {
+  witness <- function(r) {
     if (is.null(r$solution)) return()
     y <- r$solution[pos]
-    if (max) hi <<- pmax(hi, y) else lo <<- pmin(lo, y)
+    seen_hi <<- pmax(seen_hi, y)
+    seen_lo <<- pmin(seen_lo, y)
   }
   # the batch programs get finite bounds (a table of the smaller polytope is
   # still a witness), so that an unbounded direction cannot hide the others
@@ -377,40 +427,70 @@ component_check <- function(lp, pos, cells, prep) {
   capped$bounds$lower$val <- pmax(capped$bounds$lower$val, -big)
   capped$bounds$upper$val <- pmin(capped$bounds$upper$val, big)
   for (max in c(TRUE, FALSE)) {
-    obj <- numeric(lp$mat$ncol)
-    obj[pos] <- 1 / (1 + abs(v))
-    r <- lp_extreme(obj, capped, max, cells[1])
-    n_lp <- n_lp + 1L
-    witness(r, max)
-    for (k in seq_along(pos)) {
-      open <- if (max) hi[k] < need_hi[k] else lo[k] > need_lo[k]
-      if (!open) next
+    # batch programs over the ends still open, while each settles several
+    repeat {
+      open <- if (max) seen_hi < need_hi else seen_lo > need_lo
+      if (sum(open) < 4) break
       obj <- numeric(lp$mat$ncol)
-      obj[pos[k]] <- 1
-      r <- lp_extreme(obj, lp, max, cells[k])
+      obj[pos[open]] <- 1 / (1 + abs(v[open]))
+      witness(lp_extreme(obj, capped, max, cells[1]))
       n_lp <- n_lp + 1L
-      witness(r, max)
-      if (max) hi[k] <- r$value else lo[k] <- r$value
+      still <- if (max) seen_hi < need_hi else seen_lo > need_lo
+      if (sum(open) - sum(still) < max(2, 0.05 * sum(open))) break
+    }
+    for (k in seq_along(pos)) {
+      done <- if (max) seen_hi[k] >= need_hi[k] else seen_lo[k] <= need_lo[k]
+      if (done) {
+        # exact at the relation bound when reached; otherwise an inner bound
+        end <- if (max) {
+          if (seen_hi[k] >= ub[k] - tol[k]) ub[k] else seen_hi[k]
+        } else {
+          if (seen_lo[k] <= lb[k] + tol[k]) lb[k] else seen_lo[k]
+        }
+      } else {
+        obj <- numeric(lp$mat$ncol)
+        obj[pos[k]] <- 1
+        r <- lp_extreme(obj, lp, max, cells[k])
+        n_lp <- n_lp + 1L
+        witness(r)
+        end <- r$value
+      }
+      if (max) hi[k] <- end else lo[k] <- end
     }
   }
-  # positive width, when the levels alone do not force it
-  for (k in which(hi - lo <= tol)) {
-    obj <- numeric(lp$mat$ncol)
-    obj[pos[k]] <- 1
-    lo[k] <- lp_extreme(obj, lp, FALSE, cells[k])$value
-    hi[k] <- lp_extreme(obj, lp, TRUE, cells[k])$value
-    n_lp <- n_lp + 2L
+  if (!exact) {
+    # positive width, when the levels alone do not force it
+    for (k in which(hi - lo <= tol)) {
+      obj <- numeric(lp$mat$ncol)
+      obj[pos[k]] <- 1
+      lo[k] <- lp_extreme(obj, lp, FALSE, cells[k])$value
+      hi[k] <- lp_extreme(obj, lp, TRUE, cells[k])$value
+      n_lp <- n_lp + 2L
+    }
   }
   list(lower = lo, upper = hi, n_lp = n_lp)
 }
 
+# A sparse matrix for Rglpk from (i, j, v) triplets with no (i, j) twice;
+# slam::simple_triplet_matrix() would spend most of a small program's time
+# checking that.
+triplet_matrix <- function(i, j, v, nrow, ncol) {
+  structure(list(i = as.integer(i), j = as.integer(j), v = as.numeric(v), nrow = as.integer(nrow),
+                 ncol = as.integer(ncol), dimnames = NULL), class = "simple_triplet_matrix")
+}
+
 # Optimum of one linear program and its optimal table (NULL if unbounded).
+# GLPK's simplex can lose feasibility on a large degenerate program (it then
+# reports no feasible solution for a table that exists); such a program is
+# solved again after GLPK's presolver, which settles it.
 lp_extreme <- function(obj, lp, max, cell) {
-  r <- Rglpk::Rglpk_solve_LP(obj, lp$mat, lp$dir, lp$rhs, bounds = lp$bounds, max = max,
-                             control = list(canonicalize_status = FALSE))
-  # GLPK statuses: 5 optimal, 6 unbounded
-  if (r$status == 5L) return(list(value = r$optimum, solution = r$solution))
-  if (r$status == 6L) return(list(value = if (max) Inf else -Inf, solution = NULL))
+  for (presolve in c(FALSE, TRUE)) {
+    r <- Rglpk::Rglpk_solve_LP(obj, lp$mat, lp$dir, lp$rhs, bounds = lp$bounds, max = max,
+                               control = list(canonicalize_status = FALSE, presolve = presolve))
+    # GLPK statuses: 5 optimal, 6 unbounded
+    if (r$status == 5L) return(list(value = r$optimum, solution = r$solution))
+    if (r$status == 6L) return(list(value = if (max) Inf else -Inf, solution = NULL))
+  }
   abort_sdc(c(
     "The published cells are inconsistent with the table's relations and bounds.",
     "x" = "No table fits them (GLPK status {r$status}) when bounding cell {cell}.",

@@ -8,34 +8,35 @@
 #' audit: otherwise the function stops with an error of class
 #' `sdcRisk_error_unprotectable` naming the cell.
 #'
-#' The heuristic scales to tables of \eqn{10^4} to \eqn{10^5} cells:
-#' 1. Singletons: every relation (a margin and the cells it adds up) holding
-#'    exactly one suppressed cell would give it away by subtraction, so the
-#'    cheapest published cell of such a relation is suppressed too, cells
-#'    closing several open relations at once and opening few new ones being
-#'    preferred (cost times the square of one plus the number of relations
-#'    it would open, divided by the number it closes); repeated until no
-#'    relation holds a single suppressed cell. This is what keeps sensitive cells from exact
-#'    disclosure, as the hypercube and singleton steps of tau-ARGUS and
-#'    sdcTable do.
-#' 2. Audit: every sensitive cell not yet shown protected, by linear
-#'    programming over its connected set of suppressed cells only, an optimal
-#'    table of one program serving as witness for every cell it takes far
-#'    enough (see `intervals = "none"` in [audit_table()]). Suppressing more
-#'    cells only widens intervals, so a cell that passes once is never solved
-#'    again until the final certificate.
-#' 3. For each cell that fails, the cheapest published cell sharing a
-#'    relation with it whose value can absorb the protection level (or, if
-#'    none can, the cheapest such cell; if the cell's relations are all
-#'    suppressed, the cheapest published cell of a relation of its connected
-#'    set) is suppressed; back to 1.
+#' The heuristic (Kelly, Golden and Assad 1992; Fischetti and
+#' Salazar-González 2000) scales to tables of \eqn{10^4} to \eqn{10^5}
+#' cells. It takes the sensitive cells one at a time, the largest
+#' protection level first. A cell is protected upwards when some table that
+#' agrees with every published cell, adds up at every level and keeps
+#' within the bounds puts it at least its protection level above its value
+#' (downwards likewise). For each side not yet shown protected, a linear
+#' program finds the cheapest such table, moving only cells of a box around
+#' the cell: for every `by` variable, the cell's category, its ancestors,
+#' and the cheapest other categories at each of those levels and below,
+#' with at most about `box` cells in all (enlarged fourfold while no such
+#' table exists inside, up to the whole table). Every published cell that
+#' table moves is suppressed. Its cost in the program is its suppression cost
+#' when it takes the whole deviation or its whole room (the linear
+#' relaxation of the fixed charge); suppressed cells are free. Because
+#' more suppression only widens what an attacker must allow, every table
+#' found stays a witness until the end; each is checked to add up and to
+#' keep the bounds before it counts, and it serves every cell it moves
+#' (its mirror image too, when that keeps the bounds).
 #'
-#' Each round suppresses at least one more cell, so the loop ends. The cost of
-#' suppressing a cell is its absolute value (`cost = "value"`, the total
-#' value lost) or 1 (`cost = "cells"`, ties broken by smaller value, so
-#' detailed cells go before margins). The heuristic does not seek the optimum
-#' (a mixed integer program, Fischetti and Salazar-González 2001); it is
-#' built to be fast and always audited.
+#' The cost of suppressing a cell is its absolute value (`cost = "value"`,
+#' the total value lost) or 1 (`cost = "cells"`, ties broken by smaller value,
+#' so detailed cells go before margins). The heuristic does not seek the
+#' optimum (a mixed integer program, Fischetti and Salazar-González 2001).
+#' Then the pattern is audited: with `intervals = "suppressed"` or
+#' `"sensitive"` the exact intervals by linear programming, as
+#' [audit_table()] computes them; with `intervals = "none"` the witness tables
+#' themselves are the proof (inner bounds of every interval, each at least
+#' the protection level).
 #'
 #' Frequency tables are protected the same way: make the table of a column
 #' of ones with [rule_frequency()] (see the examples).
@@ -43,6 +44,10 @@
 #' @inheritParams audit_table
 #' @param cost What suppression loses: `"value"` (the sum of the suppressed
 #'   cells' absolute values) or `"cells"` (their number).
+#' @param box The number of cells, about, among which the linear program
+#'   protecting one sensitive cell may choose suppressions (see Details; at
+#'   least 4). Larger boxes find cheaper patterns more slowly; `Inf` searches
+#'   the whole table every time.
 #' @returns An object of class `sdc_protection`: the table as a data frame,
 #'   one row per cell, with the `by` columns, `level`, `total`, `status`
 #'   (factor: `"published"`, `"primary"` or `"secondary"`), `reason` (the
@@ -52,17 +57,23 @@
 #'   feasibility interval of every suppressed cell with `intervals =
 #'   "suppressed"`, `NA` for published cells) and `protected` (`TRUE` for
 #'   every sensitive cell, `NA` otherwise). Attributes `by`, `value`, `cost`
-#'   and `stats` (rounds, linear programs solved, seconds).
+#'   and `stats` (linear programs solved, seconds).
 #' @references Hundepool, A. et al. (2012). *Statistical Disclosure
 #'   Control*, Section 4.4. Wiley.
+#'
+#'   Kelly, J. P., Golden, B. L. and Assad, A. A. (1992). Cell suppression:
+#'   disclosure protection for sensitive tabular data. *Networks* 22(4),
+#'   397-417.
+#'
+#'   Fischetti, M. and Salazar-González, J. J. (2000). Models and algorithms
+#'   for optimizing cell suppression in tabular data with linear
+#'   constraints. *Journal of the American Statistical Association* 95(451),
+#'   916-928.
 #'
 #'   Fischetti, M. and Salazar-González, J. J. (2001). Solving the cell
 #'   suppression problem on tabular data with linear constraints.
 #'   *Management Science* 47(7), 1008-1027.
-#'
-#'   Langsrud, Ø. (2024). Secondary cell suppression by Gaussian elimination:
-#'   an algorithm suitable for handling issues with zeros and singletons.
-#'   In *Privacy in Statistical Databases*, LNCS 14915. Springer.
+
 #' @family tabular
 #' @export
 #' @examples
@@ -82,63 +93,38 @@
 #' counts <- cell_sensitivity(firms, c("sector", "area"), "one", rule_frequency(3))
 #' protect_table(counts, cost = "cells")
 protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, upper = NULL,
-                          freq_protection = 10, intervals = c("suppressed", "sensitive", "none")) {
+                          freq_protection = 10, intervals = c("suppressed", "sensitive", "none"),
+                          box = 2000) {
   rlang::check_dots_empty()
   check_sensitivity_table(x)
   cost <- check_choice(cost)
   intervals <- check_choice(intervals)
+  if (!identical(box, Inf)) check_number(box, min = 4)
   start <- proc.time()[["elapsed"]]
   prep <- table_problem(x, lower, upper, freq_protection)
-  w <- suppression_cost(prep$value, cost)
-  labels <- cell_labels(x)
+  search <- new_protection_search(prep, suppression_cost(prep$value, cost), cell_labels(x), box)
   primary <- prep$sensitive
-  supp <- primary
-  reason <- ifelse(primary, x$rules, "")
-  passed <- !primary
-  rounds <- 0L
-  n_lp <- 0L
-  # step 1: singletons; or, as an experiment (internal option
-  # sdcRisk.elimination = TRUE), elimination, falling back to singletons on a
-  # table too dense for it. The elimination finds fewer suppressions against
-  # exact disclosure but leaves more work to step 3 on the bench tables (see
-  # the suppression section of bench/README.md), so it is not the default.
-  elim <- if (any(primary) && isTRUE(getOption("sdcRisk.elimination", FALSE))) {
-    gauss_step(prep$structure, primary, w, labels)
-  }
-  singletons <- is.null(elim)
-  if (!singletons) {
-    reason[elim$cells] <- elim$reason
-    supp[elim$cells] <- TRUE
-  }
-  repeat {
-    rounds <- rounds + 1L
-    if (singletons) {
-      closed <- close_singletons(prep$structure, supp, w, labels)
-      reason[closed$cells] <- closed$reason
-      supp[closed$cells] <- TRUE
-    }
-    todo <- which(primary & !passed)
-    res <- audit_cells(prep, supp, todo, exact = FALSE)
-    n_lp <- n_lp + res$n_lp
-    ok <- protection_met(prep, todo, res$lower, res$upper)
-    passed[todo[ok]] <- TRUE
-    failing <- todo[!ok]
-    if (!length(failing)) break
-    grown <- widen_pattern(prep, supp, w, failing, labels, call = rlang::current_env())
-    reason[grown$cells] <- grown$reason
-    supp[grown$cells] <- TRUE
-  }
+  search$reason[primary] <- x$rules[primary]
+  todo <- which(primary)
+  todo <- todo[order(-prep$level[todo], todo)]
+  for (i in todo) protect_cell(search, i, call = rlang::current_env())
+  supp <- search$supp
   targets <- which(supp & (primary | intervals == "suppressed"))
-  final <- audit_cells(prep, supp, targets, exact = intervals != "none")
-  n_lp <- n_lp + final$n_lp
-  cert <- new_sdc_audit(x, prep, supp, targets, final)
-  if (intervals == "none") final$lower[] <- final$upper[] <- NA_real_
-  if (!isTRUE(attr(cert, "passed"))) {
-    # cannot happen: a cell that passed keeps passing when more are suppressed
-    abort_sdc("Internal error: the final audit failed.", "internal")
+  if (intervals == "none") {
+    # the witness tables prove every sensitive cell protected (inner bounds)
+    final <- list(lower = prep$value[targets] - search$cover_dn[targets],
+                  upper = prep$value[targets] + search$cover_up[targets], n_lp = 0L)
+  } else {
+    final <- audit_cells(prep, supp, targets, exact = TRUE)
   }
-  stats <- list(rounds = rounds, n_lp = n_lp, seconds = proc.time()[["elapsed"]] - start)
-  new_sdc_protection(x, prep, supp, reason, targets, final, cost, stats)
+  cert <- new_sdc_audit(x, prep, supp, targets, final)
+  if (!isTRUE(attr(cert, "passed"))) {
+    # cannot happen: each sensitive cell has a verified witness table
+    abort_sdc("Internal error: the final audit of the suppression pattern failed.", "internal")
+  }
+  if (intervals == "none") final$lower[] <- final$upper[] <- NA_real_
+  stats <- list(n_lp = search$n_lp + final$n_lp, seconds = proc.time()[["elapsed"]] - start)
+  new_sdc_protection(x, prep, supp, search$reason, targets, final, cost, stats)
 }
 
 new_sdc_protection <- function(x, prep, supp, reason, targets, final, cost, stats) {
@@ -169,124 +155,233 @@ cell_labels <- function(x) {
   do.call(paste, c(lapply(by, function(b) as.character(x[[b]])), sep = " x "))
 }
 
-# The inner cells of the table (cells that add up no others) below each
-# cell, as incidences (inner, cell): the matrix X of y = X' z.
-inner_incidence <- function(st) {
-  parent_of_rel <- integer(st$nrel)
-  parent_of_rel[st$rel[st$coef < 0]] <- st$cell[st$coef < 0]
-  up <- st$coef > 0
-  edges <- split(parent_of_rel[st$rel[up]], factor(st$cell[up], levels = seq_len(st$ncell)))
-  inner <- setdiff(seq_len(st$ncell), st$cell[st$coef < 0])
-  n <- length(inner)
-  i <- seq_len(n)
-  c_ <- inner
-  all_i <- i
-  all_c <- c_
-  seen <- i + (c_ - 1) * n
-  repeat {
-    nxt <- edges[c_]
-    k <- lengths(nxt)
-    if (!sum(k)) break
-    i <- rep(i, k)
-    c_ <- unlist(nxt, use.names = FALSE)
-    key <- i + (c_ - 1) * n
-    new <- !duplicated(key) & !(key %in% seen)
-    i <- i[new]
-    c_ <- c_[new]
-    seen <- c(seen, key[new])
-    all_i <- c(all_i, i)
-    all_c <- c(all_c, c_)
-  }
-  list(inner = all_i, cell = all_c, n_inner = n)
-}
-
-# Step 1 by Gaussian elimination (Langsrud 2024): publish the cells in
-# decreasing order of cost unless publishing one would let a primary cell be
-# computed exactly from the published cells and additivity; those are
-# suppressed. NULL when the elimination outgrows its work limit (entry
-# operations; the internal option sdcRisk.elimination_work, 0 to turn the
-# step off), which the caller meets with the singleton step.
-gauss_step <- function(st, primary, w, labels,
-                       max_work = getOption("sdcRisk.elimination_work", 2e10)) {
-  X <- inner_incidence(st)
-  prim <- which(primary)
-  order <- which(!primary)
-  order <- order[order(-w[order], order)]
-  res <- cpp_gauss_candidates(X$inner, X$cell, X$n_inner, st$ncell, prim, order, max_work)
-  if (!res$completed) return(NULL)
-  hit <- res$suppress > 0
-  list(cells = order[hit], reason = paste("elimination:", labels[prim[res$suppress[hit]]]))
-}
-
-# Step 1 (fallback): suppress a published cell in every relation holding a single
-# suppressed cell, until none is left.
-close_singletons <- function(st, supp, w, labels) {
-  cells <- integer(0)
-  reason <- character(0)
-  repeat {
-    count <- tabulate(st$rel[supp[st$cell]], st$nrel)
-    single <- count == 1L
-    if (!any(single)) break
-    # a cell added to a relation with no suppressed cell opens a new singleton
-    opens <- tabulate(st$cell[count[st$rel] == 0L], st$ncell)
-    alone <- single[st$rel]
-    # the suppressed cell each open relation would give away
-    lonely <- st$cell[alone & supp[st$cell]]
-    names(lonely) <- st$rel[alone & supp[st$cell]]
-    cand <- which(alone & !supp[st$cell])
-    cc <- st$cell[cand]
-    rr <- st$rel[cand]
-    score <- w[cc] * (1 + opens[cc])^2 / tabulate(cc, st$ncell)[cc]
-    o <- order(rr, score, cc)
-    first <- o[!duplicated(rr[o])]
-    # accept the best choices first; a relation already closed by an
-    # accepted cell needs no cell of its own
-    first <- first[order(score[first], cc[first])]
-    open <- single
-    for (k in first) {
-      if (!open[rr[k]] || supp[cc[k]]) next
-      supp[cc[k]] <- TRUE
-      open[st$cell_rels[[cc[k]]]] <- FALSE
-      cells <- c(cells, cc[k])
-      reason <- c(reason, paste("singleton:", labels[lonely[[as.character(rr[k])]]]))
-    }
-  }
-  list(cells = cells, reason = reason)
-}
-
-# Step 3: one more suppression next to each cell that fails its audit.
-widen_pattern <- function(prep, supp, w, failing, labels, call) {
+# Search state of protect_table(): the pattern, the reasons, and for every
+# cell the largest deviation upwards and downwards shown possible by a
+# verified witness table (a table that agrees with every published cell,
+# adds up at every level and keeps within the bounds).
+new_protection_search <- function(prep, w, labels, box) {
   st <- prep$structure
-  cells <- integer(0)
-  reason <- character(0)
-  capacity <- pmax(prep$value - prep$lower, prep$upper - prep$value)
-  for (f in failing) {
-    rels <- st$cell_rels[[f]]
-    cand <- unique(st$cell[unlist(st$members[rels])])
-    cand <- cand[!supp[cand]]
-    if (!length(cand)) {
-      # every relation of the cell is suppressed: reach further, through the
-      # relations of its connected set of suppressed cells
-      is_s <- supp[st$cell]
-      comp <- cpp_relation_components(st$rel[is_s], st$cell[is_s], st$nrel, st$ncell)
-      mates <- which(supp & comp == comp[f])
-      cand <- unique(st$cell[unlist(st$members[unique(unlist(st$cell_rels[mates]))])])
-      cand <- cand[!supp[cand]]
-    }
-    if (!length(cand)) {
-      abort_sdc(c(
-        "Cell {.val {labels[f]}} cannot be protected.",
-        "x" = "It needs {format(prep$level[f])} on each side of {format(prep$value[f])}, and suppressing every related cell does not give it.",
-        "i" = "Check the bounds {.arg lower}/{.arg upper} and the protection levels of the rules."
-      ), "unprotectable", call = call)
-    }
-    able <- capacity[cand] >= prep$level[f]
-    pick <- cand[order(!able, w[cand], cand)][1]
-    supp[pick] <- TRUE
-    cells <- c(cells, pick)
-    reason <- c(reason, paste("audit:", labels[f]))
+  n <- st$ncell
+  codes <- st$codes
+  nl <- vapply(st$parents, length, integer(1))
+  mult <- cumprod(c(1, nl[-length(nl)]))
+  keys <- as.vector((codes - 1) %*% mult)
+  dense <- prod(nl) <= 5e7
+  lookup <- if (dense) {
+    l <- integer(prod(nl))
+    l[keys + 1] <- seq_len(n)
+    l
   }
-  list(cells = cells, reason = reason)
+  search <- new.env(parent = emptyenv())
+  search$prep <- prep
+  search$w <- w
+  search$labels <- labels
+  search$box <- box
+  search$cap_up <- prep$upper - prep$value
+  search$cap_dn <- prep$value - prep$lower
+  search$supp <- logical(n)
+  search$supp[prep$sensitive] <- TRUE
+  search$reason <- character(n)
+  search$cover_up <- numeric(n)
+  search$cover_dn <- numeric(n)
+  search$n_lp <- 0L
+  search$children <- lapply(st$parents, function(p) {
+    split(which(!is.na(p)), factor(p[!is.na(p)], levels = seq_along(p)))
+  })
+  # the cell at the given codes (rows of a matrix), 0 when absent
+  search$cell_at <- function(m) {
+    k <- as.vector((m - 1) %*% mult)
+    if (dense) lookup[k + 1] else match(k, keys, nomatch = 0L)
+  }
+  search
+}
+
+# The protection cell i needs on each side: its level, within its a priori
+# bounds; when that leaves no width (zero rule, or levels cut by the
+# bounds), a small deviation on the roomier side.
+protection_targets <- function(search, i, call) {
+  prep <- search$prep
+  lev <- prep$level[i]
+  tol <- prep$tol[i]
+  up <- max(min(lev, search$cap_up[i]), 0)
+  dn <- max(min(lev, search$cap_dn[i]), 0)
+  if (up + dn <= 2 * tol) {
+    room <- max(search$cap_up[i], search$cap_dn[i])
+    small <- min(room, max(lev, 1e-3 * (1 + abs(prep$value[i]))))
+    if (small <= 2 * tol) unprotectable(search, i, call)
+    if (search$cap_up[i] >= search$cap_dn[i]) up <- small else dn <- small
+  }
+  c(up = up, down = dn)
+}
+
+# Suppress cells until cell i has a witness table on each side that meets its
+# protection level.
+protect_cell <- function(search, i, call) {
+  targets <- protection_targets(search, i, call)
+  tol <- search$prep$tol[i]
+  for (dir in c(1, -1)) {
+    t <- targets[[if (dir > 0) "up" else "down"]]
+    have <- if (dir > 0) search$cover_up[i] else search$cover_dn[i]
+    if (t <= 0 || have >= t - tol) next
+    budget <- search$box
+    repeat {
+      box <- search_box(search, i, t, budget)
+      y <- deviation_lp(search, i, box$cells, t, dir, symmetric = TRUE) %||%
+        deviation_lp(search, i, box$cells, t, dir, symmetric = FALSE)
+      if (!is.null(y)) break
+      if (box$whole) unprotectable(search, i, call)
+      budget <- budget * 4
+    }
+    record_witness(search, y, i)
+  }
+  invisible(search)
+}
+
+unprotectable <- function(search, i, call) {
+  prep <- search$prep
+  abort_sdc(c(
+    "Cell {.val {search$labels[i]}} cannot be protected.",
+    "x" = "It needs {format(prep$level[i])} on each side of {format(prep$value[i])}, and no table that keeps the relations and bounds moves it that far, whatever else is suppressed.",
+    "i" = "Check the bounds {.arg lower}/{.arg upper} and the protection levels of the rules."
+  ), "unprotectable", call = call)
+}
+
+# The cells among which the linear program for cell i may choose: for every
+# `by` variable, the cell's category, its ancestors, up to k other categories
+# at each of those levels (siblings) and below them down to the finest level,
+# the cheapest first (suppressed cells are free; cells that cannot absorb
+# the deviation t come last); the box is their product, with k the largest
+# that keeps it within `budget` cells. `whole` when nothing was left out.
+search_box <- function(search, i, t, budget) {
+  codes <- search$prep$structure$codes
+  nd <- ncol(codes)
+  k <- max(1L, floor(budget^(1 / nd)))
+  repeat {
+    sets <- lapply(seq_len(nd), function(d) box_categories(search, i, d, k, t))
+    size <- prod(lengths(sets))
+    if (size <= budget || k == 1L) break
+    k <- max(1L, floor(k * min(0.9, (budget / size)^(1 / nd))))
+  }
+  whole <- all(vapply(sets, attr, logical(1), "whole"))
+  grid <- as.matrix(expand.grid(lapply(sets, as.vector), KEEP.OUT.ATTRS = FALSE))
+  cells <- search$cell_at(grid)
+  list(cells = cells[cells > 0], whole = whole)
+}
+
+box_categories <- function(search, i, d, k, t) {
+  parent <- search$prep$structure$parents[[d]]
+  children <- search$children[[d]]
+  codes <- search$prep$structure$codes
+  c0 <- codes[i, d]
+  whole <- TRUE
+  pick <- function(cand) {
+    if (length(cand) <= k) return(cand)
+    whole <<- FALSE
+    m <- matrix(codes[i, ], length(cand), ncol(codes), byrow = TRUE)
+    m[, d] <- cand
+    j <- search$cell_at(m)
+    score <- rep(Inf, length(cand))
+    ok <- j > 0
+    jj <- j[ok]
+    score[ok] <- ifelse(search$supp[jj], 0, search$w[jj]) +
+      ifelse(pmax(search$cap_up[jj], search$cap_dn[jj]) >= t, 0, max(search$w))
+    cand[order(score, cand)][seq_len(k)]
+  }
+  out <- c0
+  u <- c0
+  while (!is.na(parent[u])) {
+    p <- parent[u]
+    out <- c(out, p, pick(setdiff(children[[p]], u)))
+    u <- p
+  }
+  # categories below the chosen ones, down to the finest level
+  down <- setdiff(out, unlist(lapply(out, function(u) parent[u])))
+  down <- unique(c(c0, down))
+  while (length(down)) {
+    u <- down[1]
+    down <- down[-1]
+    ch <- children[[u]]
+    if (!length(ch)) next
+    add <- setdiff(pick(ch), out)
+    out <- c(out, add)
+    down <- c(down, add)
+  }
+  structure(unique(out), whole = whole)
+}
+
+# A deviation y of the table, nonzero only on `cells`, with y_i = dir * t,
+# that keeps every relation and every bound: the cheapest by linear
+# programming, each published cell costing its suppression cost when fully
+# used (the linear relaxation of the fixed charge), suppressed cells
+# (almost) nothing. With `symmetric`, -y keeps the bounds too. NULL if none.
+deviation_lp <- function(search, i, cells, t, dir, symmetric) {
+  st <- search$prep$structure
+  trips <- unlist(st$cell_trips[cells], use.names = FALSE)
+  rels <- unique(st$rel[trips])
+  m <- length(cells)
+  col <- match(st$cell[trips], cells)
+  row <- match(st$rel[trips], rels)
+  up <- search$cap_up[cells]
+  dn <- search$cap_dn[cells]
+  if (symmetric) up <- dn <- pmin(up, dn)
+  if (dir < 0) {
+    tmp <- up
+    up <- dn
+    dn <- tmp
+  }
+  free <- search$supp[cells]
+  eps <- 1e-6 * min(search$w) / t
+  w <- search$w[cells]
+  obj <- c(ifelse(free, eps, w / pmax(pmin(up, t), 1e-9 * t)),
+           ifelse(free, eps, w / pmax(pmin(dn, t), 1e-9 * t)))
+  ii <- match(i, cells)
+  lb <- numeric(2 * m)
+  ub <- c(up, dn)
+  lb[ii] <- ub[ii] <- t
+  ub[m + ii] <- 0
+  mat <- triplet_matrix(i = c(row, row), j = c(col, col + m),
+                                     v = c(st$coef[trips], -st$coef[trips]),
+                                     nrow = length(rels), ncol = 2 * m)
+  r <- Rglpk::Rglpk_solve_LP(obj, mat, rep("==", length(rels)), numeric(length(rels)),
+                             bounds = list(lower = list(ind = seq_len(2 * m), val = lb),
+                                           upper = list(ind = seq_len(2 * m), val = ub)),
+                             control = list(canonicalize_status = FALSE, presolve = TRUE))
+  search$n_lp <- search$n_lp + 1L
+  if (r$status != 5L) return(NULL)
+  y <- dir * (r$solution[seq_len(m)] - r$solution[m + seq_len(m)])
+  keep <- abs(y) > 1e-9 * (1 + abs(search$prep$value[cells]))
+  y <- list(cells = cells[keep], y = y[keep])
+  if (!witness_ok(search, y$cells, y$y) || !any(y$cells == i)) return(NULL)
+  y
+}
+
+# Is value + y (y on `cells`, 0 elsewhere) a table that adds up at every
+# level and keeps the a priori bounds, within the audit's tolerances?
+witness_ok <- function(search, cells, y) {
+  prep <- search$prep
+  st <- prep$structure
+  trips <- unlist(st$cell_trips[cells], use.names = FALSE)
+  resid <- rowsum(st$coef[trips] * y[match(st$cell[trips], cells)], st$rel[trips])
+  new <- prep$value[cells] + y
+  tol <- prep$tol[cells]
+  all(abs(resid) <= 1e-7 * (1 + max(abs(y)))) &&
+    all(new >= prep$lower[cells] - tol) && all(new <= prep$upper[cells] + tol)
+}
+
+# Suppress the cells a witness moves, and record how far it moves each one
+# (its mirror image -y too, when that keeps the bounds).
+record_witness <- function(search, y, i) {
+  cells <- y$cells
+  new <- cells[!search$supp[cells]]
+  search$supp[new] <- TRUE
+  search$reason[new] <- paste("protects", search$labels[i])
+  search$cover_up[cells] <- pmax(search$cover_up[cells], y$y)
+  search$cover_dn[cells] <- pmax(search$cover_dn[cells], -y$y)
+  if (witness_ok(search, cells, -y$y)) {
+    search$cover_up[cells] <- pmax(search$cover_up[cells], -y$y)
+    search$cover_dn[cells] <- pmax(search$cover_dn[cells], y$y)
+  }
+  invisible(search)
 }
 
 #' @export
@@ -302,8 +397,8 @@ format.sdc_protection <- function(x, n = 10, ...) {
     sprintf("Suppressed: %d primary, %d secondary (%s of the value); cost = \"%s\"",
             sum(status == "primary"), sum(status == "secondary"),
             format(lost, big.mark = ",", scientific = FALSE), attr(x, "cost")),
-    sprintf("Audit passed: every sensitive cell protected (%d rounds, %d linear programs, %.2f s)",
-            st$rounds, st$n_lp, st$seconds),
+    sprintf("Audit passed: every sensitive cell protected (%d linear programs, %.2f s)",
+            st$n_lp, st$seconds),
     utils::capture.output(print(utils::head(shown, n), row.names = FALSE)),
     if (nrow(shown) > n) sprintf("# ... %d more suppressed cells", nrow(shown) - n)
   )

@@ -304,23 +304,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_gauss_candidates
-Rcpp::List cpp_gauss_candidates(const Rcpp::IntegerVector& inner, const Rcpp::IntegerVector& cell, int n_inner, int n_cell, const Rcpp::IntegerVector& primary, const Rcpp::IntegerVector& order, double max_work);
-RcppExport SEXP _sdcRisk_cpp_gauss_candidates(SEXP innerSEXP, SEXP cellSEXP, SEXP n_innerSEXP, SEXP n_cellSEXP, SEXP primarySEXP, SEXP orderSEXP, SEXP max_workSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type inner(innerSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
-    Rcpp::traits::input_parameter< int >::type n_inner(n_innerSEXP);
-    Rcpp::traits::input_parameter< int >::type n_cell(n_cellSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type primary(primarySEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type order(orderSEXP);
-    Rcpp::traits::input_parameter< double >::type max_work(max_workSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_gauss_candidates(inner, cell, n_inner, n_cell, primary, order, max_work));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_ptn_sensitivity
 Rcpp::List cpp_ptn_sensitivity(const Rcpp::NumericVector& pt, const Rcpp::NumericVector& noise, const Rcpp::NumericVector& self_noise, const Rcpp::List& opts);
 RcppExport SEXP _sdcRisk_cpp_ptn_sensitivity(SEXP ptSEXP, SEXP noiseSEXP, SEXP self_noiseSEXP, SEXP optsSEXP) {
@@ -405,7 +388,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_block_known_max_risk", (DL_FUNC) &_sdcRisk_cpp_block_known_max_risk, 2},
     {"_sdcRisk_cpp_simulate_release", (DL_FUNC) &_sdcRisk_cpp_simulate_release, 3},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
-    {"_sdcRisk_cpp_gauss_candidates", (DL_FUNC) &_sdcRisk_cpp_gauss_candidates, 7},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},
     {"_sdcRisk_cpp_ptn_cells", (DL_FUNC) &_sdcRisk_cpp_ptn_cells, 5},

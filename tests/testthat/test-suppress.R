@@ -261,93 +261,167 @@ test_that("printing and plotting a protected table", {
   expect_invisible(plot(prot))
 })
 
-# Reference for the elimination step: cell j is computable from the
-# published cells P iff its column of X (inner cells x cells) lies in the
-# span of P's columns, a rank test.
-brute_x <- function(sens) {
-  st <- sdcRisk:::table_structure(sens)
-  X <- sdcRisk:::inner_incidence(st)
-  m <- matrix(0, X$n_inner, st$ncell)
-  m[cbind(X$inner, X$cell)] <- 1
-  m
-}
-in_span <- function(m, pub, j) {
-  r <- function(a) if (ncol(a)) qr(a)$rank else 0L
-  r(m[, c(pub, j), drop = FALSE]) == r(m[, pub, drop = FALSE])
-}
-
-test_that("elimination: no primary is computable, every secondary is needed (brute force)", {
-  for (seed in 1:12) {
-    set.seed(seed)
-    nd <- sample(2:3, 1)
-    d <- data.frame(a = sample(4, 40, TRUE), b = sample(3, 40, TRUE), c = sample(2, 40, TRUE),
-                    v = round(rlnorm(40, 3, 1.5)))
-    by <- c("a", "b", "c")[seq_len(nd)]
-    sens <- cell_sensitivity(d, by, "v", list(rule_frequency(3), rule_p(20)))
-    skip_if_not(any(sens$sensitive))
-    st <- sdcRisk:::table_structure(sens)
-    w <- sdcRisk:::suppression_cost(sens$total, "value")
-    g <- sdcRisk:::gauss_step(st, sens$sensitive, w, sdcRisk:::cell_labels(sens))
-    expect_false(is.null(g), info = paste("seed", seed))
-    supp <- sens$sensitive
-    supp[g$cells] <- TRUE
-    m <- brute_x(sens)
-    pub <- which(!supp)
-    # no primary cell lies in the span of the published cells
-    for (j in which(sens$sensitive)) expect_false(in_span(m, pub, j), info = paste("seed", seed, "cell", j))
-    # each secondary cell, published on top, would disclose some primary cell
-    for (s in g$cells) {
-      disclosed <- vapply(which(sens$sensitive), function(j) in_span(m, c(pub, s), j), logical(1))
-      expect_true(any(disclosed), info = paste("seed", seed, "secondary", s))
-    }
-    # the pattern the greedy promises: publishing in decreasing cost, a cell
-    # is suppressed iff it would disclose a primary cell given those before
-    order <- which(!sens$sensitive)
-    order <- order[order(-w[order], order)]
-    ref <- logical(length(order))
-    published <- integer(0)
-    for (t in seq_along(order)) {
-      hit <- any(vapply(which(sens$sensitive), function(j) in_span(m, c(published, order[t]), j), logical(1)))
-      if (hit) ref[t] <- TRUE else published <- c(published, order[t])
-    }
-    expect_setequal(g$cells, order[ref])
-  }
-})
-
-test_that("every pattern protect_table() returns passes a fresh audit, with and without elimination", {
-  on.exit(options(sdcRisk.elimination = NULL, sdcRisk.elimination_work = NULL))
+test_that("every pattern protect_table() returns passes a fresh audit, whatever the box", {
   for (seed in 1:6) {
     set.seed(seed)
     d <- data.frame(a = sample(6, 120, TRUE), b = sample(4, 120, TRUE), c = sample(3, 120, TRUE),
                     v = round(rlnorm(120, 3, 1.5)))
     sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
-    for (elim in c(FALSE, TRUE)) {
-      options(sdcRisk.elimination = elim)
+    expect_true(any(sens$sensitive))
+    for (box in c(4, 30, Inf)) {
       for (cost in c("value", "cells")) {
-        prot <- protect_table(sens, cost = cost, intervals = "none")
+        info <- paste("seed", seed, "box", box, cost)
+        prot <- protect_table(sens, cost = cost, intervals = "none", box = box)
         aud <- audit_table(sens, prot$status != "published", intervals = "sensitive")
-        expect_true(attr(aud, "passed"), info = paste("seed", seed, cost, elim))
-        # which step chose each secondary cell
-        step <- sub(":.*", "", prot$reason[prot$status == "secondary"])
-        expect_true(all(step %in% c(if (elim) "elimination" else "singleton", "audit")),
-                    info = paste("seed", seed, cost, elim))
+        expect_true(attr(aud, "passed"), info = info)
+        # every secondary cell names the sensitive cell whose witness chose it
+        sec <- prot$reason[prot$status == "secondary"]
+        named <- sub("^protects ", "", sec)
+        expect_true(all(startsWith(sec, "protects ")), info = info)
+        expect_true(all(named %in% sdcRisk:::cell_labels(sens)[sens$sensitive]), info = info)
       }
     }
-    # the fallback when the elimination outgrows its work limit
-    options(sdcRisk.elimination = TRUE, sdcRisk.elimination_work = 0)
-    prot <- protect_table(sens, intervals = "none")
-    expect_false(any(grepl("^elimination:", prot$reason)))
-    expect_true(attr(audit_table(sens, prot$status != "published", intervals = "none"), "passed"))
-    options(sdcRisk.elimination = NULL, sdcRisk.elimination_work = NULL)
   }
 })
 
-test_that("the elimination gives up within its work limit", {
-  set.seed(1)
-  d <- data.frame(a = sample(8, 200, TRUE), b = sample(6, 200, TRUE), v = round(rlnorm(200, 3, 1.5)))
-  sens <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(15)))
+test_that("a larger box never needs the whole table and finds cheaper patterns on the whole", {
+  set.seed(21)
+  d <- data.frame(a = sample(12, 600, TRUE), b = sample(8, 600, TRUE), c = sample(5, 600, TRUE),
+                  v = round(rlnorm(600, 4, 1.8)))
+  sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_p(10))
+  lost <- function(p) sum(abs(p$total[p$status != "published"]))
+  small <- protect_table(sens, box = 8, intervals = "none")
+  whole <- protect_table(sens, box = Inf, intervals = "none")
+  expect_true(attr(audit_table(sens, small$status != "published", intervals = "none"), "passed"))
+  expect_true(attr(audit_table(sens, whole$status != "published", intervals = "none"), "passed"))
+  expect_lte(lost(whole), lost(small))
+})
+
+test_that("the search box holds the cell, its ancestors and siblings, within its budget", {
+  set.seed(5)
+  n <- 300
+  d <- data.frame(ind = sample(c("A1", "A2", "A3", "B1", "B2", "B3"), n, TRUE),
+                  area = sample(c("x", "y", "z", "u"), n, TRUE),
+                  v = round(rlnorm(n, 4, 1.5)))
+  hier <- list(ind = c(A1 = "A", A2 = "A", A3 = "A", B1 = "B", B2 = "B", B3 = "B"))
+  s <- cell_sensitivity(d, c("ind", "area"), "v", rule_p(10), hierarchy = hier)
+  prep <- sdcRisk:::table_problem(s, NULL, NULL, 10)
+  search <- sdcRisk:::new_protection_search(prep, sdcRisk:::suppression_cost(prep$value, "value"),
+                                           sdcRisk:::cell_labels(s), 2000)
+  i <- which(s$ind == "A2" & s$area == "y")
+  lab <- function(cells) paste(s$ind[cells], s$area[cells])
+  whole <- sdcRisk:::search_box(search, i, 1, Inf)
+  expect_true(whole$whole)
+  expect_setequal(whole$cells, seq_len(nrow(s)))
+  # the smallest box: one other category at each level
+  tiny <- sdcRisk:::search_box(search, i, 1, 4)
+  expect_false(tiny$whole)
+  got <- lab(tiny$cells)
+  expect_true(all(c("A2 y", "A y", "Total y", "A2 Total", "A Total", "Total Total") %in% got))
+  cats <- unique(as.character(s$ind[tiny$cells]))
+  # ancestors A and Total, one sibling of A2 and one of A (B), B's child
+  expect_equal(length(cats), 6)
+  expect_true("B" %in% cats)
+  expect_true(any(c("B1", "B2", "B3") %in% cats))
+  expect_true(any(c("A1", "A3") %in% cats))
+  # a margin cell's box reaches down to the finest level
+  m <- which(s$ind == "Total" & s$area == "Total")
+  got <- lab(sdcRisk:::search_box(search, m, 1, 4)$cells)
+  expect_true(any(grepl("^(A|B)[123] ", got)))
+  # the budget holds, unless the smallest box is larger
+  for (b in c(10, 40, 100)) {
+    expect_lte(length(sdcRisk:::search_box(search, i, 1, b)$cells), max(b, length(tiny$cells)))
+  }
+})
+
+test_that("a witness must add up and keep the bounds before it counts", {
+  d <- data.frame(k = c("a", "a", "b", "b", "b"), v = c(1, 2, 3, 4, 5))
+  sens <- cell_sensitivity(d, "k", "v", rule_frequency(3))
+  prep <- sdcRisk:::table_problem(sens, NULL, NULL, 10)
+  search <- sdcRisk:::new_protection_search(prep, sdcRisk:::suppression_cost(prep$value, "value"),
+                                           sdcRisk:::cell_labels(sens), 2000)
+  a <- which(sens$k == "a")
+  b <- which(sens$k == "b")
+  tot <- which(sens$k == "Total")
+  expect_true(sdcRisk:::witness_ok(search, c(a, b), c(1, -1)))
+  expect_true(sdcRisk:::witness_ok(search, c(a, tot), c(2, 2)))
+  # does not add up
+  expect_false(sdcRisk:::witness_ok(search, c(a, b), c(1, -0.5)))
+  # leaves the bounds: a is 3 and cannot go below 0
+  expect_false(sdcRisk:::witness_ok(search, c(a, b), c(-4, 4)))
+})
+
+test_that("negative contributions and known bounds are respected", {
+  set.seed(8)
+  d <- data.frame(a = sample(5, 150, TRUE), b = sample(4, 150, TRUE),
+                  v = round(rnorm(150, 20, 40)))
+  sens <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(4), rule_p(20)),
+                           negative = "abs")
+  expect_true(any(sens$total < 0))
+  prot <- protect_table(sens)
+  aud <- audit_table(sens, prot$status != "published")
+  expect_true(attr(aud, "passed"))
+  # the intervals may reach below zero when contributions may be negative
+  expect_true(any(prot$lower < 0, na.rm = TRUE))
+  # known upper bounds close the intervals; the pattern still passes
+  up <- abs(sens$total) * 3 + 50
+  lo <- -up
+  prot2 <- protect_table(sens, lower = lo, upper = up)
+  expect_true(all(prot2$upper <= up + 1e-6, na.rm = TRUE))
+  expect_true(all(prot2$lower >= lo - 1e-6, na.rm = TRUE))
+  expect_true(attr(audit_table(sens, prot2$status != "published", lower = lo, upper = up), "passed"))
+})
+
+# Reference intervals: one linear program per end over the whole table, every
+# published cell fixed, no components, no witnesses, no relation bounds.
+whole_table_intervals <- function(sens, supp, lower, upper) {
   st <- sdcRisk:::table_structure(sens)
-  w <- sdcRisk:::suppression_cost(sens$total, "value")
-  expect_null(sdcRisk:::gauss_step(st, sens$sensitive, w, sdcRisk:::cell_labels(sens), max_work = 1))
-  expect_false(is.null(sdcRisk:::gauss_step(st, sens$sensitive, w, sdcRisk:::cell_labels(sens))))
+  n <- nrow(sens)
+  mat <- slam::simple_triplet_matrix(st$rel, st$cell, st$coef, st$nrel, n)
+  lo <- ifelse(supp, lower, sens$total)
+  hi <- ifelse(supp, upper, sens$total)
+  one <- function(j, max) {
+    obj <- numeric(n)
+    obj[j] <- 1
+    r <- Rglpk::Rglpk_solve_LP(obj, mat, rep("==", st$nrel), numeric(st$nrel), max = max,
+                               bounds = list(lower = list(ind = seq_len(n), val = lo),
+                                             upper = list(ind = seq_len(n), val = hi)))
+    if (r$status == 0) r$optimum else if (max) Inf else -Inf
+  }
+  cells <- which(supp)
+  data.frame(cell = cells, lower = vapply(cells, one, 0, max = FALSE),
+             upper = vapply(cells, one, 0, max = TRUE))
+}
+
+test_that("exact intervals equal whole-table programs, with negative values and hierarchies", {
+  for (seed in 1:5) {
+    set.seed(seed)
+    d <- data.frame(a = sample(c("a1", "a2", "b1", "b2", "b3"), 120, TRUE),
+                    b = sample(3, 120, TRUE), c = sample(2, 120, TRUE),
+                    v = round(rnorm(120, 10, 30)))
+    hier <- list(a = c(a1 = "A", a2 = "A", b1 = "B", b2 = "B", b3 = "B"))
+    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_frequency(3), hierarchy = hier,
+                             negative = "abs")
+    bound <- 2 * sum(abs(d$v))
+    lower <- if (seed %% 2) -Inf else -bound
+    supp <- sens$sensitive | runif(nrow(sens)) < 0.35
+    aud <- audit_table(sens, supp, lower = lower, upper = bound)
+    ref <- whole_table_intervals(sens, supp, rep(lower, nrow(sens)), rep(bound, nrow(sens)))
+    got <- aud[aud$suppressed, ]
+    expect_equal(got$lower, ref$lower, tolerance = 1e-7, info = paste("seed", seed))
+    expect_equal(got$upper, ref$upper, tolerance = 1e-7, info = paste("seed", seed))
+    prot <- protect_table(sens, lower = lower, upper = bound)
+    expect_true(attr(audit_table(sens, prot$status != "published", lower = lower, upper = bound), "passed"))
+  }
+})
+
+test_that("bounds implied by single relations, infinities included", {
+  # x1 + x2 = 10, x1 - x3 = 0; x1 >= 0, 0 <= x2 <= 4, x3 <= 8
+  lp <- list(mat = sdcRisk:::triplet_matrix(c(1, 1, 2, 2), c(1, 2, 1, 3), c(1, 1, 1, -1), 2, 3),
+             rhs = c(10, 0),
+             bounds = list(lower = list(ind = 1:3, val = c(0, 0, -Inf)),
+                           upper = list(ind = 1:3, val = c(Inf, 4, 8))))
+  rb <- sdcRisk:::relation_bounds(lp)
+  expect_equal(rb$lower, c(6, 0, 0))
+  expect_equal(rb$upper, c(8, 4, 8))
 })
