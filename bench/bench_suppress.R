@@ -10,8 +10,14 @@
 #   Rscript bench/bench_suppress.R        (writes bench/results-suppress.md)
 # sdcTable and GaussSuppression are installed if missing, into
 # SDCRISK_BENCH_LIB when set (they are never dependencies of sdcRisk).
-# SDCRISK_BENCH_TABLES selects tables by number (default all: 1,2,3,4,5);
+# SDCRISK_BENCH_TABLES selects tables by number (default all: 1,...,7);
 # SDCRISK_BENCH_LIMIT stops a tool after that many seconds (default 120).
+# sdcRisk runs three times: protect_table(intervals = "none") (the pattern,
+# proved by its witness tables), the same with a smaller search box (box =
+# 500: faster, more suppression), and the default intervals = "suppressed"
+# (the exact interval of every suppressed cell), the latter on tables of at
+# most SDCRISK_BENCH_CERT_CELLS cells (default 20,000) and without time
+# limit.
 
 lib <- Sys.getenv("SDCRISK_BENCH_LIB", "")
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
@@ -39,14 +45,25 @@ make_tables <- function(n, seed = 3) {
   )
 }
 
+# Larger 3-way tables of uniform categories: the table of bench_versus.R
+# (40 x 25 x 10, 11,724 cells with margins) and one of 106,636 cells
+# (50 x 40 x 50).
+make_cube <- function(n, sizes, seed) {
+  set.seed(seed)
+  data.frame(a = sprintf("A%02d", sample(sizes[1], n, TRUE)), b = sprintf("B%02d", sample(sizes[2], n, TRUE)),
+             c = sprintf("C%02d", sample(sizes[3], n, TRUE)), v = round(rlnorm(n, 6, 1.8)))
+}
+
 specs <- list(
   list(n = 1e5, dims = c("a", "b"), hier = FALSE),
   list(n = 1e6, dims = c("a", "b"), hier = FALSE),
   list(n = 1e5, dims = c("b", "c", "ga"), hier = FALSE),
   list(n = 1e6, dims = c("b", "c", "ga"), hier = FALSE),
-  list(n = 1e5, dims = c("a", "b"), hier = TRUE)
+  list(n = 1e5, dims = c("a", "b"), hier = TRUE),
+  list(n = 1e5, dims = c("a", "b", "c"), hier = FALSE, cube = c(40, 25, 10), seed = 3),
+  list(n = 1e6, dims = c("a", "b", "c"), hier = FALSE, cube = c(50, 40, 50), seed = 4)
 )
-pick <- as.integer(strsplit(Sys.getenv("SDCRISK_BENCH_TABLES", "1,2,3,4,5"), ",")[[1]])
+pick <- as.integer(strsplit(Sys.getenv("SDCRISK_BENCH_TABLES", "1,2,3,4,5,6,7"), ",")[[1]])
 specs <- specs[pick]
 groups <- c(a = "ga", b = "gb")
 
@@ -56,13 +73,13 @@ cell_key <- function(df, dims) {
 }
 
 # every tool's run returns the suppressed cells as a data frame of labels
-run_sdcrisk <- function(d, spec) {
+run_sdcrisk <- function(d, spec, intervals = "none", box = 2000) {
   hier <- if (spec$hier) lapply(c(a = "a", b = "b"), function(v) {
     m <- unique(d[c(v, groups[[v]])])
     stats::setNames(m[[2]], m[[1]])
   })
   s <- cell_sensitivity(d, spec$dims, "v", rule_p(10), hierarchy = hier)
-  p <- protect_table(s, intervals = "none")
+  p <- protect_table(s, intervals = intervals, box = box)
   as.data.frame(p)[p$status != "published", spec$dims]
 }
 
@@ -113,7 +130,7 @@ rows <- list()
 for (k in seq_along(specs)) {
   spec <- specs[[k]]
   message("table ", pick[k])
-  d <- make_tables(spec$n)
+  d <- if (is.null(spec$cube)) make_tables(spec$n) else make_cube(spec$n, spec$cube, spec$seed)
   hier <- if (spec$hier) lapply(c(a = "a", b = "b"), function(v) {
     m <- unique(d[c(v, groups[[v]])])
     stats::setNames(m[[2]], m[[1]])
@@ -121,16 +138,20 @@ for (k in seq_along(specs)) {
   sens <- cell_sensitivity(d, spec$dims, "v", rule_p(10), hierarchy = hier)
   label <- sprintf("%s%d-way, %d cells, %d sensitive", if (spec$hier) "hierarchical " else "",
                    length(spec$dims), nrow(sens), sum(sens$sensitive))
+  cert <- nrow(sens) <= as.numeric(Sys.getenv("SDCRISK_BENCH_CERT_CELLS", "20000"))
   tools <- list(
     "sdcRisk protect_table()" = function() run_sdcrisk(d, spec),
+    "sdcRisk protect_table(box = 500)" = function() run_sdcrisk(d, spec, box = 500),
+    "sdcRisk protect_table(), exact intervals" = if (cert) function() run_sdcrisk(d, spec, "suppressed"),
     "sdcTable SIMPLEHEURISTIC" = function() run_sdctable(d, spec, "SIMPLEHEURISTIC"),
     "sdcTable GAUSS" = function() run_sdctable(d, spec, "GAUSS"),
     "GaussSuppression SuppressDominantCells()" = function() run_gauss(d, spec)
   )
+  tools <- tools[!vapply(tools, is.null, logical(1))]
   for (tool in names(tools)) {
     message("  ", tool)
     pattern <- NULL
-    limit <- as.numeric(Sys.getenv("SDCRISK_BENCH_LIMIT", "120"))
+    limit <- if (grepl("exact intervals", tool)) Inf else as.numeric(Sys.getenv("SDCRISK_BENCH_LIMIT", "120"))
     t <- system.time(pattern <- tryCatch({
       setTimeLimit(elapsed = limit, transient = TRUE)
       on.exit(setTimeLimit(elapsed = Inf))

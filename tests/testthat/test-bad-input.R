@@ -504,6 +504,8 @@ test_that("the newer exported functions answer bad values with a classed error o
     protect_table_freq = function(x) protect_table(sens, freq_protection = x),
     protect_table_box = function(x) protect_table(sens, box = x),
     protect_table_intervals = function(x) protect_table(sens, intervals = x),
+    protect_table_method = function(x) protect_table(sens, method = x),
+    protect_table_time = function(x) protect_table(sens, method = "optimal", time_limit = x),
     audit_table_x = function(x) audit_table(x, supp),
     audit_table_supp = function(x) audit_table(sens, x),
     audit_table_upper = function(x) audit_table(sens, supp, upper = x),

@@ -425,3 +425,46 @@ test_that("bounds implied by single relations, infinities included", {
   expect_equal(rb$lower, c(6, 0, 0))
   expect_equal(rb$upper, c(8, 4, 8))
 })
+
+test_that("method = \"optimal\" finds the cheapest pattern that passes the audit (brute force)", {
+  checked <- 0
+  for (seed in 1:40) {
+    set.seed(seed)
+    nr <- 2 + seed %% 2
+    d <- data.frame(r = sample(letters[seq_len(nr)], 14, TRUE), c = sample(c("X", "Y"), 14, TRUE),
+                    v = round(rlnorm(14, 3, 1.2)))
+    sens <- cell_sensitivity(d, c("r", "c"), "v", list(rule_frequency(3), rule_p(25)))
+    free <- which(!sens$sensitive)
+    if (!any(sens$sensitive) || length(free) > 9) next
+    for (cost in c("value", "cells")) {
+      info <- paste("seed", seed, cost)
+      w <- sdcRisk:::suppression_cost(sens$total, cost)
+      opt <- protect_table(sens, cost = cost, method = "optimal", intervals = "none")
+      heur <- protect_table(sens, cost = cost, intervals = "none")
+      lost <- function(p) sum(w[p$status != "published"])
+      # every subset of the other cells, on top of the sensitive ones
+      best <- Inf
+      for (m in 0:(2^length(free) - 1)) {
+        supp <- sens$sensitive
+        supp[free[bitwAnd(m, 2^(seq_along(free) - 1)) > 0]] <- TRUE
+        if (sum(w[supp]) >= best) next
+        if (attr(audit_table(sens, supp, intervals = "none"), "passed")) best <- sum(w[supp])
+      }
+      expect_true(isTRUE(attr(opt, "stats")$optimal), info = info)
+      expect_equal(lost(opt), best, tolerance = 1e-9, info = info)
+      expect_gte(lost(heur), best - 1e-9)
+      expect_true(attr(audit_table(sens, opt$status != "published"), "passed"), info = info)
+      checked <- checked + 1
+    }
+  }
+  expect_gte(checked, 10)
+})
+
+test_that("method = \"optimal\" refuses large tables and reports a time limit", {
+  set.seed(2)
+  d <- data.frame(a = sample(30, 2000, TRUE), b = sample(20, 2000, TRUE), v = round(rlnorm(2000, 3, 2)))
+  sens <- cell_sensitivity(d, c("a", "b"), "v", rule_p(15))
+  expect_error(protect_table(sens, method = "optimal"), class = "sdcRisk_error_argument")
+  expect_error(protect_table(sens, time_limit = 0), class = "sdcRisk_error_argument")
+  expect_error(protect_table(sens, method = "best"), class = "sdcRisk_error_argument")
+})
