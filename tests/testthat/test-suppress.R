@@ -377,7 +377,7 @@ test_that("negative contributions and known bounds are respected", {
 whole_table_intervals <- function(sens, supp, lower, upper) {
   st <- sdcRisk:::table_structure(sens)
   n <- nrow(sens)
-  mat <- slam::simple_triplet_matrix(st$rel, st$cell, st$coef, st$nrel, n)
+  mat <- sdcRisk:::triplet_matrix(st$rel, st$cell, st$coef, st$nrel, n)
   lo <- ifelse(supp, lower, sens$total)
   hi <- ifelse(supp, upper, sens$total)
   one <- function(j, max) {
