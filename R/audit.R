@@ -312,21 +312,15 @@ protection_met <- function(prep, cells, lo, hi) {
 }
 
 # Intervals of the suppressed cells `targets` under pattern `supp`, each over
-# its connected set of suppressed cells only. `exact = TRUE`: one pair of
-# linear programs per target. `exact = FALSE` decides protection only, with
-# inner bounds: every optimal table is a witness for all targets at once (a
-# target whose value in it reaches its required level is proved protected on
-# that side), so after one program maximising (minimising) the sum of the
-# targets, only targets without a witness get programs of their own; an
-# interval side without a witness is exact.
+# its connected set of suppressed cells only (see component_intervals():
+# `exact = TRUE` gives exact intervals, `exact = FALSE` decides protection
+# only, with inner bounds where a witness table suffices).
 audit_cells <- function(prep, supp, targets, exact = TRUE) {
   st <- prep$structure
   lo <- hi <- rep(NA_real_, length(targets))
   if (!length(targets)) return(list(lower = lo, upper = hi, n_lp = 0L))
   is_s <- supp[st$cell]
-  pub <- rowsum(st$coef[!is_s] * prep$value[st$cell[!is_s]], st$rel[!is_s])
-  pubsum <- numeric(st$nrel)
-  pubsum[as.integer(rownames(pub))] <- pub[, 1]
+  pubsum <- tabulate_sum(st$rel[!is_s], st$coef[!is_s] * prep$value[st$cell[!is_s]], st$nrel)
   sr <- st$rel[is_s]
   sc <- st$cell[is_s]
   sv <- st$coef[is_s]
@@ -371,8 +365,8 @@ relation_bounds <- function(lp) {
   # sums over each relation of the other cells' extremes, infinities counted apart
   others <- function(t, inf) {
     fin <- ifelse(is.infinite(t), 0, t)
-    sum_fin <- rowsum(fin, m$i, reorder = FALSE)[as.character(m$i), 1]
-    n_inf <- rowsum(as.numeric(t == inf), m$i, reorder = FALSE)[as.character(m$i), 1]
+    sum_fin <- tabulate_sum(m$i, fin, m$nrow)[m$i]
+    n_inf <- tabulate(m$i[t == inf], m$nrow)[m$i]
     ifelse(n_inf - (t == inf) > 0, inf, sum_fin - fin)
   }
   omin <- others(tmin, -Inf)

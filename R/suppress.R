@@ -286,10 +286,9 @@ optimal_pattern <- function(search, todo, time_limit, call) {
   if (!r$status %in% c(2L, 5L)) return(FALSE)
   sol <- r$solution
   for (q in seq_len(k)) {
-    y <- sol[col_p(q) + seq_len(n)] - sol[col_p(q) + n + seq_len(n)]
-    keep <- abs(y) > 1e-9 * (1 + abs(prep$value))
-    w <- list(cells = which(keep), y = y[keep])
-    if (witness_ok(search, w$cells, w$y)) record_witness(search, w, need$cell[q])
+    w <- checked_witness(search, seq_len(n), sol[col_p(q) + seq_len(n)] - sol[col_p(q) + n + seq_len(n)],
+                         need$cell[q])
+    if (!is.null(w)) record_witness(search, w, need$cell[q])
   }
   r$status == 5L
 }
@@ -446,11 +445,16 @@ deviation_lp <- function(search, i, cells, t, dir, symmetric) {
                              control = list(canonicalize_status = FALSE, presolve = TRUE))
   search$n_lp <- search$n_lp + 1L
   if (r$status != 5L) return(NULL)
-  y <- dir * (r$solution[seq_len(m)] - r$solution[m + seq_len(m)])
+  checked_witness(search, cells, dir * (r$solution[seq_len(m)] - r$solution[m + seq_len(m)]), i)
+}
+
+# A program's deviation y on `cells` as a witness (the cells it moves, and
+# by how much), or NULL unless it moves cell i and passes witness_ok().
+checked_witness <- function(search, cells, y, i) {
   keep <- abs(y) > 1e-9 * (1 + abs(search$prep$value[cells]))
-  y <- list(cells = cells[keep], y = y[keep])
-  if (!witness_ok(search, y$cells, y$y) || !any(y$cells == i)) return(NULL)
-  y
+  w <- list(cells = cells[keep], y = y[keep])
+  if (!any(w$cells == i) || !witness_ok(search, w$cells, w$y)) return(NULL)
+  w
 }
 
 # Is value + y (y on `cells`, 0 elsewhere) a table that adds up at every
