@@ -23,7 +23,9 @@
 #'   leaves a record with a missing value in any key out of the
 #'   cross-classification: it belongs to no cell (its cell id is `NA`) and is
 #'   never perturbed; the result says how many records were left out.
-#'   `"category"` treats `NA` as one more category of each key.
+#'   `"category"` treats `NA` as one more category of each key: a release
+#'   ([ifpr()], [pram_release()]) can then move records into and out of the
+#'   missing category (see the section "Missing key values" of [ifpr()]).
 #'
 #' @returns An object of class `sdc_cells`, a list with
 #'   * `cells`: a data frame with one row per nonempty cell, the key values
@@ -59,6 +61,12 @@ cell_frequencies <- function(data, keys, na = c("exclude", "category")) {
   env <- rlang::current_env()
   coded <- lapply(keys, function(k) code_key(data[[k]], k, na == "category", call = env))
   nlevels <- vapply(coded, `[[`, integer(1), "nlevels")
+  warn_distinct_keys(keys, lapply(coded, function(x) {
+    # observed categories only (a factor's unused levels and the gaps of an
+    # integer range count for nothing), counted where they could be many
+    if (x$nlevels < 0.8 * nrow(data)) return(x$nlevels)
+    sum(tabulate(x$codes, x$nlevels) > 0L)
+  }), nrow(data))
   # a key without categories (all missing) has no cell
   res <- if (all(nlevels > 0L)) cross_classify_codes(lapply(coded, `[[`, "codes"), nlevels)
   if (length(res$counts) == 0) {
@@ -83,6 +91,22 @@ cell_frequencies <- function(data, keys, na = c("exclude", "category")) {
   )
   out$source <- key_source(coded)
   out
+}
+
+# A key with nearly as many distinct values as records (a continuous
+# variable, an identifier) makes almost every record a singleton: valid, but
+# rarely meant. `distinct` counts each key's distinct non-missing values.
+warn_distinct_keys <- function(keys, distinct, n_records, call = rlang::caller_env()) {
+  distinct <- as.numeric(unlist(distinct))
+  bad <- which(n_records >= 50 & distinct >= 0.8 * n_records)
+  for (k in bad) {
+    warn_sdc(c(
+      "Key {.var {keys[k]}} has {fmt_int(distinct[k])} distinct values in {fmt_int(n_records)} records.",
+      "!" = "Almost every record is alone in its cell, and a release would change most of them.",
+      "i" = "Group it first (for a number, e.g. with {.fn cut}), or leave it out of the keys."
+    ), "key_distinct", call = call)
+  }
+  invisible()
 }
 
 # What identifies the records a cross-classification was made from: the
@@ -244,6 +268,33 @@ print.summary.sdc_cells <- function(x, ...) {
   d$records_pct <- sprintf("%.2f%%", d$records_pct)
   names(d) <- c("count T", "cells", "records", "% of records")
   print(d, row.names = FALSE)
+  invisible(x)
+}
+
+#' Plot the distribution of cell sizes
+#'
+#' Bars show how many nonempty cells have each count \eqn{T} (1, 2, 3, 4,
+#' 5-9, 10 or more); singleton and doubleton cells, whose records are the
+#' easiest to re-identify, are marked in colour. Each bar is labelled with
+#' the share of the records its cells hold.
+#'
+#' @param x An `sdc_cells` object from [cell_frequencies()].
+#' @param ... Passed on to [graphics::barplot()].
+#' @returns `x`, invisibly.
+#' @family cells
+#' @export
+#' @examples
+#' cf <- cell_frequencies(pums_md, c("sex", "age", "race", "marital", "puma"))
+#' plot(cf)
+plot.sdc_cells <- function(x, ...) {
+  d <- summary(x)$distribution
+  cols <- c("#D55E00", "#E69F00", rep("grey60", nrow(d) - 2))
+  mids <- graphics::barplot(d$cells, names.arg = d$count, col = cols, ylim = c(0, 1.15 * max(d$cells)),
+    xlab = "count T of the cell", ylab = "nonempty cells",
+    main = paste0("Cells of ", paste(x$keys, collapse = " x "), ": ", n_of(x$n_singletons, "singleton"),
+                  ", ", n_of(x$n_doubletons, "doubleton")), ...)
+  graphics::text(mids, d$cells, sprintf("%.1f%% of records", d$records_pct), pos = 3, cex = 0.8)
+  graphics::legend("topright", c("singletons", "doubletons"), fill = cols[1:2], bty = "n")
   invisible(x)
 }
 

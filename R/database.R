@@ -61,6 +61,7 @@ cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
   }
   # the in-memory numbering: lexicographic in each key's sorted categories
   coded <- lapply(keys, function(k) code_key(grouped[[k]], k, na == "category", call = call))
+  warn_distinct_keys(keys, lapply(keys, function(k) length(unique(grouped[[k]]))), n_records, call = call)
   ord <- do.call(order, unname(lapply(coded, `[[`, "codes")))
   cells <- grouped[ord, keys, drop = FALSE]
   rownames(cells) <- NULL

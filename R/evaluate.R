@@ -149,8 +149,9 @@ format.sdc_release_risk <- function(x, digits = 4, ...) {
   c(
     "Empirical probability of a correct match (units), by original (tau) and released (tau*) frequency:",
     utils::capture.output(print(noquote(m))),
-    sprintf("Certified exact maximum of R_j(a, t): %s (goal: %s, xi = %s)",
-      format(cert$risk, digits = 6), cert$goal, format(cert$xi)),
+    sprintf("Certified exact maximum of R_j(a, t): %s (goal: %s%s)",
+      format(cert$risk, digits = 6), cert$goal,
+      if (is.null(cert$xi) || is.na(cert$xi)) "" else paste0(", xi = ", format(cert$xi))),
     "Changes by original frequency (observed | exact expected | eq. 4.10 bound):",
     sprintf("  tau = %s: %s of %s units changed (%.2f%% | %.2f%%); %s of %s cells emptied (%.2f%% | %.2f%% | %s)",
       ch$tau, fmt_int(ch$units_changed), fmt_int(ch$units), ch$units_changed_pct, ch$expected_changed_pct,
@@ -390,33 +391,58 @@ NULL
 #' @export
 plot.sdc_release <- function(x, n = 5, a_max = NULL, ...) {
   cert <- x$certificate
+  plot_risk_curves(x$plan, unique(x$plan$block_cells), cert$xi, "xi", n,
+    a_max %||% max(3, ceiling(2 / cert$xi)), "Exact correct-match risk of the riskiest cells", ...)
+  invisible(x)
+}
+
+#' @rdname plot-evaluation
+#' @export
+plot.sdc_pram_release <- function(x, n = 5, a_max = NULL, ...) {
+  cert <- x$certificate
   plan <- x$plan
-  cand <- unique(plan$block_cells)
+  counts <- plan$cells$cells$count
+  # the certified worst cell and the smallest cells whose units can move
+  # (at most 500 of them: each costs a pass over the cells)
+  movable <- which(vars_stay_probability(plan) < 1)
+  small <- movable[order(counts[movable], movable)][seq_len(min(500, length(movable)))]
+  cand <- unique(c(if (!is.na(cert$cell)) cert$cell, small))
+  risk <- if (is.na(cert$risk)) 0.5 else cert$risk
+  plot_risk_curves(plan, cand, cert$risk, "certified maximum", n,
+    a_max %||% max(3, ceiling(2 / max(risk, 0.05))),
+    "Exact correct-match risk of the riskiest small cells", ...)
+  invisible(x)
+}
+
+# R_j(a, t) against a for the n riskiest of the candidate cells (by their
+# risk at a = 1, one cell per distinct curve), with a horizontal line at
+# `level`.
+plot_risk_curves <- function(plan, cand, level, level_label, n, a_max, main, ...) {
   if (length(cand) == 0) {
     graphics::plot.new()
     graphics::title(main = "No cell is perturbed")
-    return(invisible(x))
+    return(invisible())
   }
-  a_max <- a_max %||% max(3, ceiling(2 / cert$xi))
   r1 <- match_risk(plan, cells = cand, a = 1)
-  # one cell per distinct curve: cells of the same count in identical blocks
-  # share their risks
+  # cells of the same count in identical blocks share their risks
   key <- paste(r1$count, signif(r1$risk, 10), signif(r1$p_empty, 10))
   first <- !duplicated(key)
-  top <- r1$cell[first][order(-r1$risk[first])][seq_len(min(n, sum(first)))]
+  rk <- ifelse(is.na(r1$risk), -Inf, r1$risk)
+  top <- r1$cell[first][order(-rk[first])][seq_len(min(n, sum(first)))]
   mr <- match_risk(plan, cells = top, a = seq_len(a_max))
-  ylim <- c(0, max(c(mr$risk, cert$xi), na.rm = TRUE))
+  ylim <- c(0, max(c(mr$risk, level), na.rm = TRUE))
   graphics::plot(NA, xlim = c(1, a_max), ylim = ylim, xlab = "a (released records matching the target)",
-    ylab = "R_j(a, t)", main = "Exact correct-match risk of the riskiest cells", ...)
+    ylab = "R_j(a, t)", main = main, xaxt = "n", ...)
+  graphics::axis(1, at = unique(round(pretty(c(1, a_max)))))
   cols <- grDevices::hcl.colors(length(top), "Dark 3")
   for (i in seq_along(top)) {
     d <- mr[mr$cell == top[i], ]
     graphics::lines(d$a, d$risk, type = "b", pch = 19, col = cols[i])
   }
-  graphics::abline(h = cert$xi, lty = 2, col = "red")
-  graphics::legend("bottomleft", c(paste0("cell ", top, " (T = ", plan$cells$cells$count[top], ")"), "xi"),
+  if (!is.na(level)) graphics::abline(h = level, lty = 2, col = "red")
+  graphics::legend("topright", c(paste0("cell ", top, " (T = ", plan$cells$cells$count[top], ")"), level_label),
     col = c(cols, "red"), lty = c(rep(1, length(top)), 2), pch = c(rep(19, length(top)), NA), bty = "n")
-  invisible(x)
+  invisible()
 }
 
 #' @rdname plot-evaluation
@@ -454,15 +480,27 @@ plot.sdc_utility <- function(x, which = c("distribution", "tvd"), ...) {
   if (which == "distribution" && length(x$distributions) > 0) {
     d <- x$distributions[[1]]
     m <- rbind(original = d$original_share, perturbed = d$perturbed_share)
-    colnames(m) <- d$category
-    graphics::barplot(m, beside = TRUE, legend.text = TRUE, las = 2, ylab = "relative frequency",
+    colnames(m) <- ifelse(is.na(d$category), "NA", d$category)
+    # room below for the longest category label, above for the legend
+    width <- max(graphics::strwidth(colnames(m), units = "inches", cex = graphics::par("cex.axis")))
+    old <- graphics::par(mar = c(min(max(5, width / graphics::par("csi") + 2.5), 25), 4, 4, 1) + 0.1)
+    on.exit(graphics::par(old))
+    graphics::barplot(m, beside = TRUE, las = 2, ylab = "relative frequency",
+      ylim = c(0, 1.15 * max(m)), col = c("grey35", "grey75"),
       main = paste("Distribution of", names(x$distributions)[1]), ...)
+    graphics::legend("top", c("original", "perturbed"), fill = c("grey35", "grey75"), horiz = TRUE, bty = "n")
   } else {
     t <- x$tvd
     graphics::barplot(t$tvd, names.arg = t$variables, horiz = TRUE, las = 1, xlab = "total variation distance",
       main = "Original against perturbed joint distributions", ...)
   }
   invisible(x)
+}
+
+# The largest non-missing value, NA (not -Inf with a warning) when none.
+largest_or_na <- function(x) {
+  x <- x[!is.na(x)]
+  if (length(x) == 0) NA_real_ else max(x)
 }
 
 #' @export
@@ -472,15 +510,17 @@ summary.sdc_release_risk <- function(object, ...) {
   structure(
     list(margins = margins, changes = object$changes, uniques = object$uniques,
          certified = object$certificate$risk, xi = object$certificate$xi,
-         largest_empirical = max(tab$mean[tab$units >= 30], na.rm = TRUE)),
+         largest_empirical = largest_or_na(tab$mean[tab$units >= 30])),
     class = "summary.sdc_release_risk"
   )
 }
 
 #' @export
 print.summary.sdc_release_risk <- function(x, ...) {
-  cat(sprintf("Certified maximum risk %s (xi = %s); largest empirical mean over groups of 30+ units %s\n",
-    format(x$certified, digits = 5), format(x$xi), format(x$largest_empirical, digits = 4)))
+  cat(sprintf("Certified maximum risk %s%s; largest empirical mean over groups of 30+ units %s\n",
+    format(x$certified, digits = 5),
+    if (is.null(x$xi) || is.na(x$xi)) "" else paste0(" (xi = ", format(x$xi), ")"),
+    if (is.na(x$largest_empirical)) "none (no group has 30 units)" else format(x$largest_empirical, digits = 4)))
   cat("Margins of the empirical correct-match probability:\n")
   print(x$margins, row.names = FALSE, digits = 4)
   cat("Changes by original frequency:\n")

@@ -64,7 +64,7 @@
 #' @param ... Passed on to methods; must be empty for data frames.
 #' @param na Missing key values: `"exclude"` (records with a missing key or
 #'   `also` value are never perturbed) or `"category"`; see
-#'   [cell_frequencies()].
+#'   [cell_frequencies()] and the section on missing key values.
 #' @param split For `method = "nayak"`: split each set's block into blocks of
 #'   at least \eqn{m_0} cells.
 #' @param known Intruders who know only some of the keys, for whom the
@@ -95,6 +95,23 @@
 #'   object's `pram` slot as sdcMicro's own `pram()` does, the certificate is
 #'   stored with the object's risk results, and the object is returned
 #'   (after `nextSdcObj()`, so that `undolast()` works).
+#' @section Missing key values:
+#'   With `na = "exclude"` (the default), a record with a missing value in any
+#'   key (or `also` variable) is in no cell: it is released exactly as it is,
+#'   and the release's print and summary say how many such records there
+#'   are. It does not count in the cells of the others, so the certificate
+#'   covers the records in cells; an intruder who knows that a target's key
+#'   is missing finds its record unchanged.
+#'
+#'   With `na = "category"`, `NA` is one more category of each key, and PRAM
+#'   treats it like any other: records can move *into* the missing category
+#'   (a released `NA` may have had a value) and *out of* it. That is what
+#'   protects records with missing values, but it changes the number of
+#'   missing values of a key. To keep every missing value where it is while
+#'   protecting the records, put `NA` in a partition group of its own, e.g.
+#'   `partition = list(race = list(known = levels(d$race), missing = NA))`:
+#'   no record then enters or leaves the missing race, while its other keys
+#'   can still change.
 #' @references Nayak, T. K., Zhang, C. and You, J. (2016), Sections 4-6.
 #'   Ghatak, D. et al. (2018), Sections 2-3.
 #' @family release
@@ -386,8 +403,23 @@ format.sdc_release <- function(x, ...) {
       "; ", l$blocks
     ),
     l$changed,
+    missing_key_line(x$cells),
     l$calibration
   )
+}
+
+# What happened to records with a missing key value: left out of the
+# cross-classification (never perturbed) or in a category of their own
+# (which records can move into and out of). NULL when no key is missing.
+missing_key_line <- function(cells) {
+  if (identical(cells$na, "category")) {
+    has_na <- any(vapply(cells$keys, function(k) anyNA(cells$cells[[k]]), logical(1)))
+    if (!has_na) return(NULL)
+    return("Missing key values form a category of their own (na = \"category\"): records can move into and out of it, unless a partition keeps it apart")
+  }
+  n <- cells$n_excluded %||% 0
+  if (n == 0) return(NULL)
+  paste0("Not perturbed: ", n_of(n, "record"), " with a missing key value (na = \"exclude\"), released as they are")
 }
 
 #' @export
@@ -408,7 +440,8 @@ summary.sdc_release <- function(object, ...) {
   )
   structure(
     list(certificate = cert, sets = object$sets, merges = object$merges, blocks = blocks,
-         n_records = object$cells$n_records, keys = object$keys, also = object$also),
+         n_records = object$cells$n_records, keys = object$keys, also = object$also,
+         missing = missing_key_line(object$cells)),
     class = "summary.sdc_release"
   )
 }
@@ -430,8 +463,12 @@ print.summary.sdc_release <- function(x, ...) {
               format(cert$total_variance, digits = 6), format(cert$total_variance_bound, digits = 6))
   )
   print(tab, row.names = FALSE, right = FALSE)
+  if (!is.null(x$missing)) cat(x$missing, "\n", sep = "")
   cat("\nPartition sets:\n")
-  print(utils::head(x$sets, 20), row.names = FALSE)
+  sets <- x$sets
+  # the set each was merged into, only when some set was merged
+  if (all(is.na(sets$merged_into))) sets$merged_into <- NULL
+  print(utils::head(sets, 20), row.names = FALSE)
   if (nrow(x$sets) > 20) cat("# ... ", nrow(x$sets) - 20, " more sets\n", sep = "")
   if (nrow(x$merges) > 0) {
     cat("\nMerges:\n")

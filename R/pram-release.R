@@ -35,7 +35,11 @@
 #' @param known The keys the intruder matches on, as in [max_match_risk()]
 #'   (`NULL`: all keys).
 #' @param na How records with a missing key are treated, as in
-#'   [cell_frequencies()].
+#'   [cell_frequencies()]. With `"exclude"` they are released unchanged. With
+#'   `"category"`, `NA` is the last category of each key and its matrices: its
+#'   row and column decide how records move into and out of the missing
+#'   category. To keep missing values where they are, give `matrices` whose
+#'   `NA` column has 1 on the diagonal and whose `NA` row is 0 elsewhere.
 #' @returns An object of class `sdc_pram_release`: a list with `data` (the
 #'   released data: only the columns `vars` of records in a cell change),
 #'   `plan` (the `pram_plan_vars`, holding every matrix), `cells`,
@@ -163,6 +167,9 @@ vars_plan_cpp <- function(plan) plan_vars_cpp(plan, plan$cells$keys)
 
 vars_plan_cost <- function(plan) cpp_vars_cost(vars_plan_cpp(plan))
 
+# The probability that a unit of each cell keeps its cell.
+vars_stay_probability <- function(plan) vars_plan_cost(plan)$stay
+
 # Write the released categories of the perturbed keys into the records,
 # keeping every attribute of the columns.
 write_codes <- function(data, cf, vars, codes, cell_id = cf$cell_id) {
@@ -245,12 +252,86 @@ format.sdc_pram_release <- function(x, ...) {
     pram_certificate_line(cert),
     sprintf("Changed: %s records (%.2f%%; expected %.1f); total perturbation variance %.1f",
             fmt_int(cert$records_changed), 100 * cert$records_changed / n, cert$expected_changed,
-            cert$total_variance)
+            cert$total_variance),
+    missing_key_line(x$cells)
   )
 }
 
 #' @export
 print.sdc_pram_release <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}
+
+#' @export
+summary.sdc_pram_release <- function(object, ...) {
+  plan <- object$plan
+  cells <- object$cells
+  counts <- cells$cells$count
+  old <- cells$cell_id
+  inside <- !is.na(old)
+  vars <- data.frame(
+    variable = plan$vars,
+    categories = lengths(plan$levels[plan$vars]),
+    changed = vapply(plan$vars, function(v) {
+      sum(object$new_codes[inside, v] != plan$codes[[v]][old[inside]])
+    }, numeric(1)),
+    # each unit keeps its category of v with the diagonal entry of its
+    # stratum's matrix: expected changes sum T_i (1 - P_v[i_v, i_v])
+    expected_changed = vapply(plan$vars, function(v) {
+      keep <- vars_keep_probability(plan, v)
+      sum(counts * (1 - keep))
+    }, numeric(1)),
+    smallest_keep = vapply(plan$vars, function(v) min(vars_keep_probability(plan, v)), numeric(1)),
+    row.names = NULL
+  )
+  structure(
+    list(certificate = object$certificate, n_records = cells$n_records, keys = object$keys,
+         strata = object$strata, n_strata = length(plan$matrices), vars = vars,
+         records_changed = object$certificate$records_changed,
+         missing = missing_key_line(cells)),
+    class = "summary.sdc_pram_release"
+  )
+}
+
+# The probability that a unit of each cell keeps its category of variable v
+# (the diagonal entry of its stratum's matrix at the cell's category).
+vars_keep_probability <- function(plan, v) {
+  code <- plan$codes[[v]]
+  diag_of <- vapply(plan$matrices, function(ms) diag(ms[[v]]), numeric(length(plan$levels[[v]])))
+  diag_of <- matrix(diag_of, nrow = length(plan$levels[[v]]))
+  diag_of[cbind(code, plan$stratum_of_cell)]
+}
+
+#' @export
+format.summary.sdc_pram_release <- function(x, ...) {
+  cert <- x$certificate
+  v <- x$vars
+  tab <- data.frame(
+    variable = v$variable,
+    categories = v$categories,
+    changed = fmt_int(v$changed),
+    `changed %` = sprintf("%.2f", 100 * v$changed / x$n_records),
+    expected = sprintf("%.1f", v$expected_changed),
+    `least P(keep)` = format(v$smallest_keep, digits = 4),
+    check.names = FALSE
+  )
+  c(
+    paste0("Per-variable PRAM of ", n_of(x$n_records, "record"), "; keys ", paste(x$keys, collapse = ", "),
+           if (length(x$strata)) paste0("; matrices per stratum of ", paste(x$strata, collapse = " x "),
+                                        " (", fmt_int(x$n_strata), " strata)") else ""),
+    pram_certificate_line(cert),
+    "Perturbed variables (records changed, observed and expected; smallest probability of keeping a category):",
+    utils::capture.output(print(tab, row.names = FALSE)),
+    sprintf("Records changed in any variable: %s (%.2f%%; expected %.1f); total perturbation variance %.1f",
+            fmt_int(x$records_changed), 100 * x$records_changed / x$n_records, cert$expected_changed,
+            cert$total_variance),
+    x$missing
+  )
+}
+
+#' @export
+print.summary.sdc_pram_release <- function(x, ...) {
   writeLines(format(x, ...))
   invisible(x)
 }

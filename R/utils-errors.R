@@ -11,6 +11,19 @@ abort_sdc <- function(message, what, call = rlang::caller_env(), ...,
   )
 }
 
+# Classed warnings: c("sdcRisk_warning_<what>", "sdcRisk_warning"), for
+# input that is valid but probably not what the user meant.
+warn_sdc <- function(message, what, call = rlang::caller_env(), ...,
+                     .envir = parent.frame()) {
+  cli::cli_warn(
+    message,
+    class = c(paste0("sdcRisk_warning_", what), "sdcRisk_warning"),
+    call = call,
+    ...,
+    .envir = .envir
+  )
+}
+
 # Short display of a value for error messages.
 show_value <- function(x, n = 5) {
   if (is.null(x)) return("NULL")
@@ -152,6 +165,18 @@ show_value <- function(x, n = 5) {
 #'   even with every related cell suppressed; the message names the cell.
 #' * `sdcRisk_error_internal`: a pattern [protect_table()] built failed its
 #'   own final audit; it is not returned. Please report it.
+#'
+#' @section Warnings:
+#' Input that is valid but probably not what was meant gives a warning of
+#' class `c("sdcRisk_warning_<what>", "sdcRisk_warning", "rlang_warning",
+#' "warning", "condition")`; the computation goes on. Silence one kind with
+#' `withCallingHandlers(..., sdcRisk_warning_key_distinct = function(w)
+#' invokeRestart("muffleWarning"))`.
+#' * `sdcRisk_warning_key_distinct`: a key has nearly as many distinct
+#'   values as there are records (at least 80% of 50 or more records with a
+#'   value), such as a continuous variable or an identifier: almost every
+#'   record is alone in its cell, and a release would change most of them.
+#'   Group the key first (e.g. with [cut()]) or leave it out of the keys.
 #'
 #' @name sdcRisk_errors
 #' @family errors

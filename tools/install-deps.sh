@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what sdcRisk needs on a Debian machine with R.
-#   bash tools/install-deps.sh          # what the package needs to install and run (Imports, LinkingTo)
-#   bash tools/install-deps.sh --tests  # plus what R CMD check and the tests need (Suggests,
-#                                       # pandoc, qpdf, a PostgreSQL server for the database tests)
+#   bash tools/install-deps.sh              # what the package needs to install and run (Imports, LinkingTo)
+#   bash tools/install-deps.sh --vignettes  # plus what building its vignettes needs (VignetteBuilder,
+#                                           # the packages of Config/sdcRisk/vignettes, pandoc)
+#   bash tools/install-deps.sh --tests      # plus what R CMD check and the tests need (Suggests,
+#                                           # pandoc, qpdf, a PostgreSQL server for the database tests)
 #
 # The R packages come from DESCRIPTION, so this script never falls out of
 # step with it. Order of sources:
@@ -20,14 +22,20 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 mode=runtime
-if [ "${1:-}" = "--tests" ]; then mode=tests; fi
+case "${1:-}" in
+  --tests) mode=tests ;;
+  --vignettes) mode=vignettes ;;
+esac
 log=$(mktemp -d)/install-deps.log
 say() { echo "install-deps: $*"; }
 
 # R packages from DESCRIPTION (base and recommended packages R ships are left out).
 pkgs=$(Rscript --vanilla -e '
   d <- read.dcf("DESCRIPTION")
-  f <- c("Imports", "LinkingTo", if (commandArgs(TRUE)[1] == "tests") "Suggests")
+  mode <- commandArgs(TRUE)[1]
+  f <- c("Imports", "LinkingTo",
+         if (mode == "vignettes") c("VignetteBuilder", "Config/sdcRisk/vignettes"),
+         if (mode == "tests") "Suggests")
   p <- unlist(lapply(intersect(f, colnames(d)), function(x) strsplit(d[, x], ",")[[1]]))
   p <- trimws(sub("\\(.*", "", gsub("\n", " ", p)))
   base <- rownames(installed.packages(priority = "base"))
@@ -40,12 +48,15 @@ missing=$(missing_pkgs)
 say "R packages needed ($mode): $pkgs"
 
 system_debs=()
+tools_needed=()
+if [ "$mode" = vignettes ]; then tools_needed=(pandoc); fi
 if [ "$mode" = tests ]; then
   # R CMD check builds the vignettes (pandoc) and checks PDF sizes (qpdf);
   # the database tests start a PostgreSQL server of their own.
-  for tool in pandoc qpdf; do command -v "$tool" >/dev/null 2>&1 || system_debs+=("$tool"); done
+  tools_needed=(pandoc qpdf)
   [ -x /usr/lib/postgresql/15/bin/initdb ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || system_debs+=(postgresql)
 fi
+for tool in "${tools_needed[@]}"; do command -v "$tool" >/dev/null 2>&1 || system_debs+=("$tool"); done
 
 have_apt=no
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then have_apt=yes; fi
@@ -136,10 +147,10 @@ if [ -n "$missing" ]; then
   done
   status=1
 fi
+for tool in "${tools_needed[@]}"; do
+  command -v "$tool" >/dev/null 2>&1 || { say "MISSING $tool (Debian package $tool)"; status=1; }
+done
 if [ "$mode" = tests ]; then
-  for tool in pandoc qpdf; do
-    command -v "$tool" >/dev/null 2>&1 || { say "MISSING $tool (Debian package $tool)"; status=1; }
-  done
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { say "MISSING PostgreSQL server (Debian package postgresql)"; status=1; }
 fi
 if [ "$status" -ne 0 ]; then say "failed: the packages above are missing (log: $log)"; exit 1; fi

@@ -107,3 +107,33 @@ test_that("bad input to cell_frequencies gets classed errors", {
   expect_snapshot(error = TRUE, cell_frequencies(matrix(1:4, 2), "a"))
   expect_snapshot(error = TRUE, cell_frequencies(df[0, ], "a"))
 })
+
+test_that("plot() of the cells shows the distribution of cell sizes", {
+  cf <- cell_frequencies(pums_md, c("sex", "age", "race"))
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_invisible(out <- plot(cf))
+  expect_identical(out, cf)
+})
+
+test_that("a key with nearly as many distinct values as records warns, naming it", {
+  set.seed(1)
+  d <- data.frame(sex = sample(c("F", "M"), 200, TRUE), inc = stats::rnorm(200), id = 1:200,
+                  age = sample(0:90, 200, TRUE))
+  expect_warning(cell_frequencies(d, c("sex", "inc")), class = "sdcRisk_warning_key_distinct")
+  w <- tryCatch(cell_frequencies(d, c("sex", "inc")), sdcRisk_warning = function(w) w)
+  expect_match(conditionMessage(w), "inc")
+  expect_match(conditionMessage(w), "200 distinct values in 200 records")
+  expect_warning(cell_frequencies(d, c("id", "sex")), class = "sdcRisk_warning_key_distinct")
+  # a key of many categories but few observed values, and ordinary keys: silent
+  expect_no_warning(cell_frequencies(d, c("sex", "age")))
+  expect_no_warning(cell_frequencies(data.frame(k = factor(rep(c("a", "b"), 100), levels = c("a", "b", 1:1000))), "k"))
+  expect_no_warning(cell_frequencies(data.frame(k = c(1L, 100000L)[rep(1:2, 100)]), "k"))
+  # small data (under 50 records) are not warned about
+  expect_no_warning(cell_frequencies(data.frame(k = letters[1:20]), "k"))
+  # ifpr() passes the warning on
+  expect_warning(
+    suppressMessages(ifpr(d, c("sex", "inc"), xi = 0.5)),
+    class = "sdcRisk_warning_key_distinct"
+  )
+})

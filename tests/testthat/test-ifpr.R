@@ -86,18 +86,12 @@ expect_valid_release <- function(rel, data, keys, xi, goal, partition = NULL, al
   expect_true(all(combo(out) %in% combo(data)), info = info)
 }
 
-load_acs <- function(file) {
-  d <- utils::read.csv(file, colClasses = c(PUMA = "character", MSP = "character"))
-  d
-}
-
 acs_partition <- list(SEX = "keep", AGEP = c(0, 18, 25, 35, 45, 55, 65, Inf))
 acs_keys <- c("SEX", "AGEP", "RAC1P", "MSP", "PUMA")
 xis <- c(0.5, 0.4, 0.35, 0.3, 0.2, 0.1, 0.05)
 
 test_that("ifpr meets every bound on the real ACS excerpts, for every goal and method", {
-  path <- skip_if_no_shared("data", "acs2019", "ma2019.csv")
-  ma <- load_acs(path)
+  ma <- load_acs("ma2019")
   for (xi in xis) {
     for (goal in c("all_matches", "unique_matches", "sample_uniques")) {
       methods <- if (goal == "sample_uniques" || xi > 1 / 3) c("tiered", "nayak") else "tiered"
@@ -113,8 +107,7 @@ test_that("ifpr meets every bound on the real ACS excerpts, for every goal and m
 })
 
 test_that("ifpr meets every bound on the national ACS excerpt", {
-  path <- skip_if_no_shared("data", "acs2019", "national2019.csv")
-  nat <- load_acs(path)
+  nat <- load_acs("national2019")
   race <- list(white = "1", black = "2", other = as.character(3:9))
   part <- c(acs_partition, list(RAC1P = race))
   for (xi in c(0.4, 0.2, 0.05)) {
@@ -131,10 +124,7 @@ test_that("ifpr meets every bound on the national ACS excerpt", {
 })
 
 test_that("ifpr meets every bound on sdcMicro's testdata", {
-  path <- skip_if_no_shared("data", "sdcmicro", "testdata.RData")
-  env <- new.env()
-  load(path, envir = env)
-  td <- env$testdata
+  td <- sdcmicro_testdata()
   keys <- c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex")
   for (xi in xis) {
     for (goal in c("all_matches", "sample_uniques")) {
@@ -170,8 +160,7 @@ test_that("ifpr meets every bound on synthetic data, with variables perturbed jo
 })
 
 test_that("exact calibration never costs more than the bound, and saves on real data", {
-  path <- skip_if_no_shared("data", "acs2019", "ma2019.csv")
-  ma <- load_acs(path)
+  ma <- load_acs("ma2019")
   saved <- 0
   for (xi in c(0.4, 0.3, 0.2, 0.1)) {
     for (goal in c("all_matches", "unique_matches", "sample_uniques")) {
@@ -328,4 +317,38 @@ test_that("ifpr(known =) rejects keys that are not keys", {
   expect_error(ifpr(df, c("x", "y"), 0.4, known = "z"), class = "sdcRisk_error_known")
   expect_error(ifpr(df, c("x", "y"), 0.4, known = 3), class = "sdcRisk_error_known")
   expect_error(ifpr(df, c("x", "y"), 0.4, known = list()), class = "sdcRisk_error_known")
+})
+
+test_that("records with a missing key are counted out loud; the missing category can be kept apart", {
+  keys <- c("sex", "age", "race", "marital", "puma")
+  d <- pums_md[1:4000, ]
+  d$race[1:7] <- NA
+  set.seed(1)
+  rel <- ifpr(d, keys, xi = 0.3)
+  expect_true(any(grepl("Not perturbed: 7 records with a missing key value", format(rel))))
+  expect_output(print(summary(rel)), "Not perturbed: 7 records")
+  expect_identical(rel$data[1:7, ], d[1:7, ])
+  # na = "category": records can move into and out of NA, which the print says
+  set.seed(1)
+  cat_rel <- ifpr(d, keys, xi = 0.3, na = "category")
+  expect_true(any(grepl("move into and out of it", format(cat_rel))))
+  # ... unless a partition puts NA in a group of its own
+  set.seed(1)
+  kept <- ifpr(d, keys, xi = 0.3, na = "category",
+               partition = list(race = list(known = levels(d$race), missing = NA)))
+  expect_identical(which(is.na(kept$data$race)), 1:7)
+  expect_lte(kept$certificate$risk, 0.3)
+  # no missing value: no such line
+  set.seed(1)
+  full <- ifpr(pums_md[1:4000, ], keys, xi = 0.3)
+  expect_false(any(grepl("missing key", format(full))))
+})
+
+test_that("summary() lists the sets to which others were merged only when some were", {
+  keys <- c("sex", "age", "race", "marital", "puma")
+  set.seed(1)
+  rel <- ifpr(pums_md[1:3000, ], keys, xi = 0.3, partition = list(sex = "keep"))
+  out <- utils::capture.output(print(summary(rel)))
+  expect_false(any(grepl("merged_into", out)))
+  expect_false(any(grepl("^ +NA$", out)))
 })

@@ -282,3 +282,60 @@ test_that("pram_release() checks strata as pram_plan_vars() does", {
   expect_error(pram_release(df, c("a", "b"), vars = "a", strata = c("b", "b")), class = "sdcRisk_error_strata")
   expect_error(pram_release(df, c("a", "b"), vars = c("a", "b"), strata = "b"), class = "sdcRisk_error_strata")
 })
+
+test_that("summary() of a per-variable release counts changes per variable, observed and expected", {
+  keys <- c("sex", "race", "marital")
+  d <- pums_md[1:3000, keys]
+  set.seed(4)
+  rel <- pram_release(d, keys, vars = c("race", "marital"), strata = "sex", pd = 0.7)
+  s <- summary(rel)
+  expect_s3_class(s, "summary.sdc_pram_release")
+  # observed: records whose released value differs from the original one
+  expect_equal(s$vars$changed, c(sum(rel$data$race != d$race), sum(rel$data$marital != d$marital)))
+  # expected: the diagonal of each stratum's matrix, by brute force over records
+  for (v in c("race", "marital")) {
+    keep <- vapply(seq_len(nrow(d)), function(i) {
+      st <- match(paste0("sex=", d$sex[i]), rel$plan$stratum_labels)
+      p <- rel$plan$matrices[[st]][[v]]
+      p[as.character(d[[v]][i]), as.character(d[[v]][i])]
+    }, numeric(1))
+    expect_equal(s$vars$expected_changed[s$vars$variable == v], sum(1 - keep))
+    expect_equal(s$vars$smallest_keep[s$vars$variable == v], min(keep))
+  }
+  out <- format(s)
+  expect_true(any(grepl("Perturbed variables", out)))
+  expect_true(any(grepl("race", out) & grepl("marital", out[grepl("marital", out)][1])))
+  expect_output(print(s), "Records changed in any variable")
+})
+
+test_that("one perturbed variable: its expected changes are the release's", {
+  keys <- c("sex", "race")
+  set.seed(2)
+  rel <- pram_release(pums_md[1:2000, ], keys, vars = "race", pd = 0.8)
+  expect_equal(summary(rel)$vars$expected_changed, rel$certificate$expected_changed)
+})
+
+test_that("plot() of a per-variable release draws the risk curves with the certified maximum", {
+  keys <- c("sex", "race", "marital")
+  set.seed(1)
+  rel <- pram_release(pums_md[1:2000, ], keys, vars = c("race", "marital"), pd = 0.8)
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  expect_invisible(out <- plot(rel))
+  expect_identical(out, rel)
+  expect_invisible(plot(rel, n = 2, a_max = 4))
+})
+
+test_that("release_risk() of a per-variable release has no xi to print, and no group of 30 units gives NA", {
+  keys <- c("sex", "race", "marital")
+  set.seed(1)
+  rel <- pram_release(pums_md[1:2000, ], keys, vars = c("race", "marital"), pd = 0.8)
+  rr <- release_risk(rel)
+  expect_false(any(grepl("xi = NA", format(rr))))
+  expect_output(print(summary(rr)), "Certified maximum risk")
+  expect_false(any(grepl("xi = NA", utils::capture.output(print(summary(rr))))))
+  tiny <- pram_release(pums_md[1:25, ], keys, vars = "race", pd = 0.8)
+  s <- expect_no_warning(summary(release_risk(tiny)))
+  expect_true(is.na(s$largest_empirical))
+  expect_output(print(s), "no group has 30 units")
+})

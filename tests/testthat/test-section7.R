@@ -11,9 +11,8 @@ section7_release <- function(d) {
 }
 
 test_that("Section 7 on the ACS excerpts: certificate <= xi and Table 3 below the certified bound", {
-  for (f in c("ma2019.csv", "national2019.csv")) {
-    path <- skip_if_no_shared("data", "acs2019", f)
-    d <- utils::read.csv(path, colClasses = c(PUMA = "character", MSP = "character"))
+  for (f in c("ma2019", "national2019")) {
+    d <- load_acs(f)
     set.seed(2016)
     rel <- section7_release(d)
     xi <- psi(2, 0.8)

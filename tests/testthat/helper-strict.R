@@ -13,29 +13,19 @@ skip_if_not_installed <- function(pkg, minimum_version = NULL) {
   invisible(TRUE)
 }
 
-# Path to the project's shared real data (beside the checkout), or "" when it
-# is absent: tests that need it skip then (fail in CI), so the package checks
-# anywhere.
-shared_path <- function(...) {
-  roots <- c(
-    Sys.getenv("SDCRISK_SHARED", ""),
-    file.path(testthat::test_path(), "..", "..", "..", "shared"),
-    file.path(testthat::test_path(), "..", "..", "..", "..", "shared")
-  )
-  for (r in roots[nzchar(roots)]) {
-    p <- file.path(r, ...)
-    if (file.exists(p)) return(normalizePath(p))
-  }
-  ""
+# The real ACS excerpts the tests use (key columns only), shipped in
+# tests/testthat/fixtures/acs2019 (see the README there): "ma2019" or
+# "national2019".
+load_acs <- function(name) {
+  readRDS(testthat::test_path("fixtures", "acs2019", paste0(name, ".rds")))
 }
 
-skip_if_no_shared <- function(...) {
-  p <- shared_path(...)
-  if (!nzchar(p) && strict_mode()) {
-    testthat::fail(paste0("shared data not available: ", file.path(...), " (SDCRISK_STRICT=true: required in CI)"))
-  }
-  testthat::skip_if(!nzchar(p), "shared data not available")
-  p
+# sdcMicro's testdata, from sdcMicro itself (a test dependency).
+sdcmicro_testdata <- function() {
+  skip_if_not_installed("sdcMicro")
+  env <- new.env()
+  utils::data("testdata", package = "sdcMicro", envir = env)
+  env$testdata
 }
 
 # A data frame with one key `k` whose cells have the given counts, in order.
