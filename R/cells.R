@@ -74,7 +74,7 @@ cell_frequencies <- function(data, keys, na = c("exclude", "category")) {
       "No record has a value in every key of {.arg keys}.",
       "x" = "All {fmt_int(nrow(data))} records have a missing key value.",
       "i" = "Use {.code na = \"category\"} to treat {.val NA} as a category."
-    ), "key_type")
+    ), "key_type", arg = "keys")
   }
   cells <- lapply(seq_along(keys), function(k) coded[[k]]$values[res$codes[[k]]])
   names(cells) <- keys
@@ -114,7 +114,7 @@ warn_distinct_keys <- function(keys, distinct, n_records, call = rlang::caller_e
 key_source <- function(coded) {
   list(
     values = lapply(coded, `[[`, "values"),
-    fingerprint = cpp_key_fingerprint(lapply(coded, `[[`, "codes"))
+    fingerprint = core_call(cpp_key_fingerprint, lapply(coded, `[[`, "codes"))
   )
 }
 
@@ -134,6 +134,40 @@ new_sdc_cells <- function(cells, cell_id, keys, na, n_records, n_excluded) {
   )
 }
 
+# The validator of `sdc_cells` objects: the cells table and the cell of
+# every record: counts are whole numbers >= 1 and the numbers of records in
+# each cell (one tabulate()). A cells object whose `cell_id` is empty (made
+# from counts alone, or by a database) has no records to check.
+validate_sdc_cells <- function(cells, arg = "cells", call = rlang::caller_env()) {
+  broken <- function(what) {
+    abort_sdc(c(
+      paste0("{.arg {arg}} has been modified: ", what, "."),
+      "i" = "Use the object {.fn cell_frequencies} returned, or call it again."
+    ), "invalid_object", call = call, arg = arg)
+  }
+  tab <- cells$cells
+  if (!is.data.frame(tab) || !is.character(cells$keys) || !all(c(cells$keys, "count") %in% names(tab))) {
+    broken("its cells table must hold the key columns and {.field count}")
+  }
+  counts <- tab$count
+  if (!is.integer(counts) || length(counts) == 0 || anyNA(counts) || min(counts) < 1L) {
+    broken("the cell counts must be whole numbers of at least 1")
+  }
+  id <- cells$cell_id
+  # cells built from counts alone (no cell_id) serve risk computations only
+  if (length(id) == 0) return(invisible(cells))
+  ncell <- length(counts)
+  if (!is.integer(id) || is.object(id)) broken("{.field cell_id} must be an integer vector")
+  r <- suppressWarnings(range(id, na.rm = TRUE))
+  if (any(is.finite(r)) && (r[1] < 1L || r[2] > ncell)) {
+    broken(paste0("{.field cell_id} must be between 1 and ", fmt_int(ncell), " (the number of cells) or NA"))
+  }
+  if (!identical(tabulate(id, ncell), counts)) {
+    broken("the cell counts do not match the numbers of records in each cell ({.field cell_id})")
+  }
+  invisible(cells)
+}
+
 # Integer codes 1..L of one key (NA where missing) and the value of each code.
 code_key <- function(x, name, na_category, call = rlang::caller_env()) {
   if (!is.null(dim(x))) {
@@ -145,11 +179,20 @@ code_key <- function(x, name, na_category, call = rlang::caller_env()) {
   if (is.factor(x)) {
     # the factor itself carries its codes: no copy
     codes <- x
+    if (!is.integer(codes)) codes <- as.integer(unclass(x))
+    r <- core_call(cpp_int_range, codes, call = call)
+    if (!is.na(r[1]) && (r[1] < 1L || r[2] > length(levels(x)))) {
+      abort_sdc(c(
+        "Key {.var {name}} is a malformed factor: its codes must lie between 1 and its number of levels ({length(levels(x))}).",
+        "x" = "They run from {r[1]} to {r[2]}.",
+        "i" = "Make it again with {.fn factor}, e.g. {.code factor(as.character(x))}."
+      ), "key_type", call = call, arg = name)
+    }
     values <- structure(seq_along(levels(x)), levels = levels(x), class = class(x))
   } else if (is.logical(x)) {
     codes <- as.integer(x) + 1L
     values <- c(FALSE, TRUE)
-  } else if (is.integer(x) && !is.object(x) && !is.na((r <- cpp_int_range(x))[1]) &&
+  } else if (is.integer(x) && !is.object(x) && !is.na((r <- core_call(cpp_int_range, x))[1]) &&
     as.numeric(r[2]) - r[1] < 1e6) {
     # a dense range: codes by subtraction; unobserved values make no cells
     codes <- (x - r[1]) + 1L # r[1] - 1L would overflow at the integer minimum
@@ -180,7 +223,7 @@ code_key <- function(x, name, na_category, call = rlang::caller_env()) {
 cross_classify_codes <- function(codes, nlevels) {
   limit <- 2^60
   if (prod(as.numeric(nlevels)) <= limit) {
-    return(cpp_cross_classify(codes, nlevels))
+    return(core_call(cpp_cross_classify, codes, nlevels))
   }
   group <- integer(length(nlevels))
   g <- 1L
@@ -194,7 +237,7 @@ cross_classify_codes <- function(codes, nlevels) {
     group[k] <- g
   }
   parts <- lapply(split(seq_along(codes), group), function(ks) {
-    cpp_cross_classify(codes[ks], nlevels[ks])
+    core_call(cpp_cross_classify, codes[ks], nlevels[ks])
   })
   combined <- cross_classify_codes(
     lapply(parts, `[[`, "cell_id"),

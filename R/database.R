@@ -355,28 +355,50 @@ format.sdc_release_db <- function(x, ...) {
 # Evaluation of a release written to a database, from counts: the database
 # counts the original and the released tables, R compares.
 
-# What release_risk() reads of a release, for the units whose cell could
-# change (cells of count 1 or 2, cells in blocks) and only for them: their
-# original and released cells, rebuilt from the counts and the moves (a unit
-# is its cell and its rank there). The records of other cells never move.
-release_unit_view <- function(release) {
+# What release_risk() reads of a release in a database, for the units whose
+# cell could change (cells of count 1 or 2, cells whose units can move) and
+# only for them: their original and released cells, rebuilt from the counts
+# and the moves (a unit is its cell and its rank there). The records of
+# other cells never move. The released counts come from the moves.
+#' @export
+release_units.sdc_release_db <- function(release) {
   counts <- release$cells$cells$count
-  block_of <- plan_block_of(release$plan)
-  inside <- which(counts <= 2 | !is.na(block_of))
+  inside <- which(counts <= 2 | plan_movable(release$plan))
   old <- rep.int(inside, counts[inside])
   start <- integer(length(counts))
   start[inside] <- cumsum(counts[inside]) - counts[inside]
   new <- old
   mv <- release$moves
   new[start[mv$cell] + mv$rank] <- mv$new_cell
-  view <- release
-  class(view) <- setdiff(class(release), "sdc_release_db")
-  view$cells$cell_id <- old
-  view$cells$n_records <- length(old)
-  view$new_cell <- new
-  # a data frame of length(old) rows and no columns (costs nothing)
-  view$data <- structure(list(), names = character(), row.names = c(NA, -length(old)), class = "data.frame")
-  view
+  ncell <- length(counts)
+  list(old = old, new = new,
+       s_new = counts - tabulate(mv$cell, ncell) + tabulate(mv$new_cell, ncell))
+}
+
+# A release in a database: its cells (counted by the database, no record
+# ids), its plan, and the moves, each a cell of a block, a rank within that
+# cell's records and another cell of the same block.
+#' @export
+validate_release.sdc_release_db <- function(x, arg = "release", call = rlang::caller_env()) {
+  hint <- "Use the object {.fn ifpr} returned, unmodified."
+  if (!is_db_table(x$data) || !is_db_table(x$original)) {
+    abort_invalid(arg, "its {.field data} and {.field original} must be database tables", hint, call)
+  }
+  validate_release_parts(x, arg, hint, call)
+  counts <- x$cells$cells$count
+  mv <- x$moves
+  block_of <- plan_block_of(x$plan)
+  ok <- is.data.frame(mv) && all(c("cell", "rank", "new_cell") %in% names(mv)) &&
+    is.numeric(mv$cell) && is.numeric(mv$rank) && is.numeric(mv$new_cell) &&
+    !anyNA(mv$cell) && !anyNA(mv$rank) && !anyNA(mv$new_cell) &&
+    all(mv$cell >= 1 & mv$cell <= length(counts) & mv$new_cell >= 1 & mv$new_cell <= length(counts))
+  ok <- ok && all(mv$rank >= 1 & mv$rank <= counts[mv$cell]) &&
+    !anyDuplicated(data.frame(mv$cell, mv$rank)) &&
+    all(!is.na(block_of[mv$cell]) & block_of[mv$cell] == block_of[mv$new_cell] & mv$cell != mv$new_cell)
+  if (!ok) {
+    abort_invalid(arg, "its {.field moves} must each take a ranked record of a cell to another cell of its block", hint, call)
+  }
+  invisible(x)
 }
 
 # Counts of every combination of `vars` in a table, by the database; NA is a
@@ -394,21 +416,11 @@ db_counts <- function(tbl, vars) {
   out
 }
 
-# release_utility() for a release in a database: the same tables as for a
-# data frame (distribution_table(), tvd_row() and variance_table() of
-# evaluate.R), with the distributions counted by the database.
-release_utility_db <- function(release, vars, call = rlang::caller_env()) {
-  combos <- if (is.list(vars)) vars else as.list(vars)
-  all_vars <- unique(unlist(combos))
-  if (length(combos) == 0 || !is.character(all_vars)) {
-    abort_sdc(c(
-      "{.arg vars} must name variables of the data, as a character vector or a list of them.",
-      "x" = "It is {.obj_type_friendly {vars}}."
-    ), "argument", call = call)
-  }
-  check_names_in(all_vars, db_names_only(release$data), arg = "vars", what = "variable", call = call)
-  singles <- unique(unlist(combos[lengths(combos) == 1]))
-  if (!is.list(vars)) singles <- all_vars
+# The distributions release_utility() compares, for a release in a
+# database: the same tables as for a data frame (distribution_table() and
+# tvd_row() of evaluate.R), from counts made by the database.
+#' @export
+release_distributions.sdc_release_db <- function(release, combos, singles) {
   n <- release$cells$n_records
   key_of <- function(d) do.call(paste, c(lapply(d, as.character), sep = "\r"))
   tvd_counts <- function(cv) {
@@ -441,14 +453,9 @@ release_utility_db <- function(release, vars, call = rlang::caller_env()) {
       sampling_sd = sqrt(n * (o / n) * (1 - o / n))
     )
   }
-  perturbed <- intersect(singles, c(release$keys, release$also))
-  structure(
-    list(
-      distributions = stats::setNames(lapply(singles, dist_counts), singles),
-      tvd = do.call(rbind, lapply(combos, tvd_counts)),
-      variance = stats::setNames(lapply(perturbed, function(v) variance_table(release, v)), perturbed),
-      n = n
-    ),
-    class = "sdc_utility"
+  list(
+    distributions = stats::setNames(lapply(singles, dist_counts), singles),
+    tvd = do.call(rbind, lapply(combos, tvd_counts)),
+    n = n
   )
 }

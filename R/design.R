@@ -28,9 +28,9 @@ psi <- function(t, theta) {
     abort_sdc(c(
       "{.arg theta} must not exceed {.arg t}.",
       "x" = "Element {bad}: theta = {theta[bad]}, t = {t[bad]}."
-    ), "theta")
+    ), "theta", arg = "theta")
   }
-  cpp_design("psi", t, theta)
+  core_call(cpp_design, "psi", t, theta)
 }
 
 #' IFPR parameter and minimum block size for a risk bound (Nayak et al.)
@@ -66,7 +66,7 @@ ifpr_theta <- function(xi, goal = c("all_matches", "unique_matches", "sample_uni
   goal <- check_choice(goal)
   check_xi_vector(xi)
   if (goal == "sample_uniques") {
-    theta <- cpp_design("theta_psi", xi, 1)
+    theta <- core_call(cpp_design, "theta_psi", xi, 1)
     size <- rep(2, length(xi))
   } else {
     if (any(xi <= 1 / 3)) {
@@ -74,10 +74,10 @@ ifpr_theta <- function(xi, goal = c("all_matches", "unique_matches", "sample_uni
         "No IFPR parameter in [0, 1) reaches {.arg xi} = {show_value(xi[xi <= 1/3])} for goal {.val {goal}}.",
         "x" = "With theta <= 1, cells of count 1 or 2 keep a risk of at least h(1) = 1/3 (Nayak, Zhang and You 2016, Section 4.2).",
         "i" = "Use {.fn ifpr_theta_ghatak} (theta above 1 with blocks of larger cells) or {.code ifpr(method = \"tiered\")}."
-      ), "infeasible")
+      ), "infeasible", arg = "xi")
     }
-    theta <- cpp_design("theta_h", xi, numeric(0))
-    size <- if (goal == "all_matches") pmax(2, cpp_design("ceiling", 1 / (1 - theta), numeric(0))) else rep(2, length(xi))
+    theta <- core_call(cpp_design, "theta_h", xi, numeric(0))
+    size <- if (goal == "all_matches") pmax(2, core_call(cpp_design, "ceiling", 1 / (1 - theta), numeric(0))) else rep(2, length(xi))
   }
   data.frame(xi = xi, goal = goal, theta = theta, block_size = block_size_int(size, xi))
 }
@@ -111,8 +111,8 @@ ifpr_theta_ghatak <- function(xi, t1) {
   n <- max(length(xi), length(t1))
   xi <- rep_len(as.numeric(xi), n)
   t1 <- rep_len(as.numeric(t1), n)
-  theta <- cpp_design("theta_psi", xi, t1)
-  size <- ifelse(theta > 0, pmax(2, cpp_design("ceiling", t1 / (t1 - theta), numeric(0))), 2)
+  theta <- core_call(cpp_design, "theta_psi", xi, t1)
+  size <- ifelse(theta > 0, pmax(2, core_call(cpp_design, "ceiling", t1 / (t1 - theta), numeric(0))), 2)
   data.frame(xi = xi, t1 = t1, theta = theta, block_size = block_size_int(size, xi))
 }
 
@@ -126,7 +126,7 @@ block_size_int <- function(size, xi, call = rlang::caller_env()) {
       "No usable block size for {.arg xi} = {show_value(xi[bad])}.",
       "x" = "Blocks would need more than {fmt_int(int_max)} cells: theta is too close to its limit.",
       "i" = "Use a larger {.arg xi}."
-    ), "infeasible", call = call)
+    ), "infeasible", call = call, arg = "xi")
   }
   as.integer(size)
 }

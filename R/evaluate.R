@@ -33,35 +33,55 @@
 #' rel <- ifpr(pums_md, keys, 0.395, method = "nayak", calibrate = "bound")
 #' release_risk(rel)
 release_risk <- function(release) {
-  if (inherits(release, "sdc_release_db")) release <- release_unit_view(release)
-  if (is_vars_release(release)) return(release_risk_vars(as_vars_release(release)))
-  check_release(release)
-  cells <- release$cells
-  counts <- cells$cells$count
-  old <- cells$cell_id
-  new <- release$new_cell
-  s_new <- tabulate(new, nbins = length(counts))
-  block_of <- plan_block_of(release$plan)
-  unit <- which(!is.na(old) & (counts[old] <= 2 | !is.na(block_of[old])))
+  release <- as_release(release)
+  plan <- release$plan
+  ep <- engine_plan(plan)
+  counts <- release$cells$cells$count
+  u <- release_units(release)
+  old <- u$old
+  new <- u$new
+  s_new <- u$s_new
+  movable <- plan_movable(plan, ep)
+  unit <- which(!is.na(old) & (counts[old] <= 2 | movable[old]))
   tau <- counts[old[unit]]
   tau_star <- s_new[old[unit]]
-  stayed <- new[unit] == old[unit]
+  stayed <- !is.na(new[unit]) & new[unit] == old[unit]
   p <- ifelse(stayed, 1 / pmax(tau_star, 1), 0)
-  tau_g <- cut_count(tau, c("1", "2", "3+"))
-  star_g <- cut_count(tau_star, c("0", "1", "2", "3+"))
+  # the exact probabilities that a unit of each cell moves and that a cell
+  # whose units can move empties
+  p_empty <- numeric(length(counts))
+  p_empty[movable] <- plan_p_empty(plan, which(movable), ep)
   structure(
     list(
-      table = risk_table(p, tau_g, star_g),
-      changes = change_table(release, unit, tau, stayed, s_new, block_of),
+      table = risk_table(p, cut_count(tau, c("1", "2", "3+")), cut_count(tau_star, c("0", "1", "2", "3+"))),
+      changes = change_rows(counts, old, unit, tau, stayed, s_new, 1 - plan_cost(plan, ep)$stay, p_empty,
+                            plan_empty_bound(plan)),
       uniques = data.frame(
         cells = c("singleton", "doubleton"),
         units_before = c(sum(counts == 1), 2 * sum(counts == 2)),
         units_after = c(sum(s_new == 1), 2 * sum(s_new == 2))
       ),
-      certificate = release$certificate
+      certificate = release_certificate(release)
     ),
     class = "sdc_release_risk"
   )
+}
+
+# The certificate a release was made with; the release an sdcMicroObj holds
+# has none yet, so it is certified now.
+release_certificate <- function(release) {
+  cert <- release$certificate
+  if (is.na(cert$goal %||% NA_character_)) {
+    mx <- max_match_risk(release$plan)
+    cert[c("goal", "risk", "cell", "a", "count", "cell_keys")] <- mx[c("goal", "risk", "cell", "a", "count", "keys")]
+  }
+  cert
+}
+
+#' @export
+release_units.sdc_release_any <- function(release) {
+  list(old = release$cells$cell_id, new = release$new_cell,
+       s_new = tabulate(release$new_cell, nbins = nrow(release$cells$cells)))
 }
 
 # Group counts as "1", "2", "3+" (or "0", "1", "2", "3+").
@@ -89,27 +109,6 @@ risk_table <- function(p, tau_g, star_g) {
   }, numeric(3)))
   out <- cbind(out, as.data.frame(vals))
   out[out$units > 0 | out$tau == "all" | out$tau_star == "all", , drop = FALSE]
-}
-
-change_table <- function(release, unit, tau, stayed, s_new, block_of) {
-  counts <- release$cells$cells$count
-  old <- release$cells$cell_id
-  plan <- release$plan
-  # exact probability that a unit of each cell moves, and that the cell empties
-  in_block <- which(!is.na(block_of))
-  p_move <- numeric(length(counts))
-  p_empty <- numeric(length(counts))
-  ub_empty <- rep(NA_real_, length(counts))
-  if (length(in_block) > 0) {
-    mr <- match_risk(plan, cells = in_block, a = 1)
-    p_empty[in_block] <- mr$p_empty
-    p_move <- 1 - cpp_block_cost(plan_cpp(plan))$stay
-    # IFPR: eq. 4.10 bounds P(S = 0) by (theta / T)^T e^-theta
-    th <- plan$theta[block_of[in_block]]
-    t <- counts[in_block]
-    ub_empty[in_block] <- (th / t)^t * exp(-th)
-  }
-  change_rows(counts, old, unit, tau, stayed, s_new, p_move, p_empty, ub_empty)
 }
 
 # Changes by original frequency, observed beside the exact probabilities
@@ -207,37 +206,49 @@ as.data.frame.sdc_release_risk <- function(x, ...) x$table
 #' u
 #' u$distributions$marital
 release_utility <- function(release, vars) {
-  if (inherits(release, "sdc_release_db")) return(release_utility_db(release, vars))
-  per_variable <- is_vars_release(release)
-  if (per_variable) release <- as_vars_release(release) else check_release(release)
+  release <- as_release(release)
   combos <- if (is.list(vars)) vars else as.list(vars)
   all_vars <- unique(unlist(combos))
   if (length(combos) == 0 || !is.character(all_vars)) {
     abort_sdc(c(
       "{.arg vars} must name variables of the data, as a character vector or a list of them.",
       "x" = "It is {.obj_type_friendly {vars}}."
-    ), "argument")
+    ), "argument", arg = "vars")
   }
-  check_names_in(all_vars, release$data, arg = "vars", what = "variable")
-  check_atomic_columns(release$data, all_vars, arg = "vars")
-  orig <- original_data(release, all_vars)
-  pert <- release$data
+  cols <- colnames(release$data)
+  check_names_in(all_vars, stats::setNames(vector("list", length(cols)), cols), arg = "vars", what = "variable")
   singles <- unique(unlist(combos[lengths(combos) == 1]))
   if (!is.list(vars)) singles <- all_vars
-  n <- nrow(pert)
+  d <- release_distributions(release, combos, singles)
+  perturbed <- intersect(singles, c(release$keys, release$also))
+  n <- release$cells$n_records
   structure(
     list(
-      distributions = stats::setNames(lapply(singles, function(v) distribution_table(orig[[v]], pert[[v]], n)), singles),
-      tvd = do.call(rbind, lapply(combos, function(cv) tvd_row(orig[cv], pert[cv], n))),
-      variance = stats::setNames(
-        lapply(intersect(singles, c(release$keys, release$also)), function(v) {
-          if (per_variable) variance_table_vars(release, v) else variance_table(release, v)
-        }),
-        intersect(singles, c(release$keys, release$also))
-      ),
-      n = n
+      distributions = d$distributions,
+      tvd = d$tvd,
+      variance = stats::setNames(lapply(perturbed, function(v) {
+        out <- plan_category_moments(release$plan, v)
+        o <- out$original
+        out$sampling_var <- n * (o / n) * (1 - o / n)
+        out
+      }), perturbed),
+      n = d$n
     ),
     class = "sdc_utility"
+  )
+}
+
+#' @export
+release_distributions.sdc_release_any <- function(release, combos, singles) {
+  all_vars <- unique(unlist(combos))
+  check_atomic_columns(release$data, all_vars, arg = "vars", call = rlang::caller_env())
+  orig <- original_data(release, all_vars)
+  pert <- release$data
+  n <- nrow(pert)
+  list(
+    distributions = stats::setNames(lapply(singles, function(v) distribution_table(orig[[v]], pert[[v]], n)), singles),
+    tvd = do.call(rbind, lapply(combos, function(cv) tvd_row(orig[cv], pert[cv], n))),
+    n = n
   )
 }
 
@@ -286,32 +297,6 @@ tvd_row <- function(a, b, n) {
     tvd = sum(abs(fa - fb)) / (2 * n),
     cells = ncat,
     nonempty = length(all)
-  )
-}
-
-# Exact V(S_D | T) for every category D of variable v (eq. 3.6: the units
-# of cell i land in D with probability q_i, independently, so
-# V(S_D) = sum_i T_i q_i (1 - q_i)), the bound 2 theta b_R (eq. 6.7), and the
-# sampling variance n p (1 - p).
-variance_table <- function(release, v) {
-  plan <- release$plan
-  cells <- release$cells$cells
-  counts <- cells$count
-  value <- as.character(cells[[v]])
-  lev <- if (is.factor(cells[[v]])) levels(cells[[v]]) else sort(unique(value))
-  if (anyNA(value)) lev <- c(lev, NA) # the missing category of na = "category"
-  cat <- match(value, lev)
-  mom <- cpp_block_category_moments(plan_cpp(plan), cat, length(lev))
-  var_exact <- mom$var
-  bound <- mom$bound
-  n <- release$cells$n_records
-  o <- as.vector(tapply(counts, factor(value, levels = lev, exclude = NULL), sum, default = 0))
-  data.frame(
-    category = lev,
-    original = o,
-    perturbation_var = var_exact,
-    bound_var = bound,
-    sampling_var = n * (o / n) * (1 - o / n)
   )
 }
 
@@ -390,6 +375,7 @@ NULL
 #' @rdname plot-evaluation
 #' @export
 plot.sdc_release <- function(x, n = 5, a_max = NULL, ...) {
+  x <- as_release(x, arg = "x")
   cert <- x$certificate
   plot_risk_curves(x$plan, unique(x$plan$block_cells), cert$xi, "xi", n,
     a_max %||% max(3, ceiling(2 / cert$xi)), "Exact correct-match risk of the riskiest cells", ...)
@@ -399,12 +385,13 @@ plot.sdc_release <- function(x, n = 5, a_max = NULL, ...) {
 #' @rdname plot-evaluation
 #' @export
 plot.sdc_pram_release <- function(x, n = 5, a_max = NULL, ...) {
+  x <- as_release(x, arg = "x")
   cert <- x$certificate
   plan <- x$plan
   counts <- plan$cells$cells$count
   # the certified worst cell and the smallest cells whose units can move
   # (at most 500 of them: each costs a pass over the cells)
-  movable <- which(vars_stay_probability(plan) < 1)
+  movable <- which(plan_movable(plan))
   small <- movable[order(counts[movable], movable)][seq_len(min(500, length(movable)))]
   cand <- unique(c(if (!is.na(cert$cell)) cert$cell, small))
   risk <- if (is.na(cert$risk)) 0.5 else cert$risk

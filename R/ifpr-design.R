@@ -16,7 +16,7 @@ partition_groups <- function(cells, vars, partition, call = rlang::caller_env())
     abort_sdc(c(
       "{.arg partition} must be a list named by variables, such as {.code list(sex = \"keep\", age = c(0, 18, 65, Inf))}.",
       "x" = "It is {.obj_type_friendly {partition}}{if (is.list(partition)) ' without unique names' else ''}."
-    ), "partition", call = call)
+    ), "partition", call = call, arg = "partition")
   }
   unknown <- setdiff(names(partition), vars)
   if (length(unknown) > 0) {
@@ -24,7 +24,7 @@ partition_groups <- function(cells, vars, partition, call = rlang::caller_env())
       "Every variable named in {.arg partition} must be one of {.arg keys} or {.arg also}.",
       "x" = "Not among them: {.val {unknown}}.",
       "i" = "The perturbed variables are {.val {vars}}."
-    ), "unknown_key", call = call)
+    ), "unknown_key", call = call, arg = "partition")
   }
   out <- list()
   labels <- list()
@@ -53,7 +53,7 @@ partition_variable <- function(x, spec, v, call) {
         "The breaks of {.arg partition}${.field {v}} must cover every value of {.var {v}}.",
         "x" = "Not covered: {show_value(sort(unique(x[bad])))}.",
         "i" = "Groups are [b_k, b_(k+1)); add {.code -Inf} or {.code Inf} as an outer break."
-      ), "partition", call = call)
+      ), "partition", call = call, arg = "partition")
     }
     lab <- paste0("[", format(br[-length(br)], trim = TRUE), ",", format(br[-1], trim = TRUE), ")")
     return(list(index = idx, labels = lab))
@@ -67,7 +67,7 @@ partition_variable <- function(x, spec, v, call) {
       abort_sdc(c(
         "Each value may appear in one level set of {.arg partition}${.field {v}} only.",
         "x" = "In more than one: {.val {unique(values[duplicated(values)])}}."
-      ), "partition", call = call)
+      ), "partition", call = call, arg = "partition")
     }
     idx <- member[match(as.character(key), values)]
   } else if (is.atomic(spec) && !is.null(names(spec))) {
@@ -77,7 +77,7 @@ partition_variable <- function(x, spec, v, call) {
     abort_sdc(c(
       "{.arg partition}${.field {v}} must be {.val keep}, a named vector mapping values to groups, a list of level sets, or breaks for a numeric variable.",
       "x" = "It is {.obj_type_friendly {spec}}."
-    ), "partition", call = call)
+    ), "partition", call = call, arg = "partition")
   }
   if (anyNA(idx)) {
     miss <- sort(unique(as.character(key[is.na(idx)])), na.last = TRUE)
@@ -85,7 +85,7 @@ partition_variable <- function(x, spec, v, call) {
       "The mapping in {.arg partition}${.field {v}} misses {if (length(miss) == 1) 'a value' else 'values'} of {.var {v}}.",
       "x" = "Not mapped: {.val {miss}}.",
       "i" = "Every value in the data must belong to one group."
-    ), "partition", call = call)
+    ), "partition", call = call, arg = "partition")
   }
   list(index = idx, labels = lab)
 }
@@ -176,12 +176,12 @@ design_tiered <- function(ids, counts, xi, goal) {
   extra_pos <- integer()
   extra_block <- integer()
   min_size <- function(f, th) {
-    if (goal == "all_matches") pmax(2, cpp_design("ceiling", f / (f - th), numeric())) else rep(2, length(f))
+    if (goal == "all_matches") pmax(2, core_call(cpp_design, "ceiling", f / (f - th), numeric())) else rep(2, length(f))
   }
   for (f in sort(unique(counts[need]))) {
     pool <- which(need & !assigned & counts == f)
     if (length(pool) == 0) next
-    th <- cpp_design("theta_psi", xi, f)
+    th <- core_call(cpp_design, "theta_psi", xi, f)
     m <- min_size(f, th)
     pool <- pool[order(ids[pool])]
     if (length(pool) >= m) {
@@ -191,7 +191,7 @@ design_tiered <- function(ids, counts, xi, goal) {
       cand <- which(!assigned & counts > f)
       if (goal != "sample_uniques") {
         # a padding cell of count c keeps R(1) <= psi(c, theta_f): must be <= xi
-        cand <- cand[cpp_design("psi", counts[cand], rep(th, length(cand))) <= xi]
+        cand <- cand[core_call(cpp_design, "psi", counts[cand], rep(th, length(cand))) <= xi]
       }
       cand <- cand[order(!need[cand], counts[cand], ids[cand])]
       short <- m - length(pool)
@@ -209,7 +209,7 @@ design_tiered <- function(ids, counts, xi, goal) {
               f, fmt_int(m), f, th, length(cand), if (length(cand) == 1) "" else "s"
             )))
           }
-          theta[j] <- max(theta[j], cpp_design("theta_psi", xi, counts[p]))
+          theta[j] <- max(theta[j], core_call(cpp_design, "theta_psi", xi, counts[p]))
           extra_pos <- c(extra_pos, p)
           extra_block <- c(extra_block, j)
         }
@@ -238,7 +238,7 @@ design_tiered <- function(ids, counts, xi, goal) {
 # the first.
 join_block <- function(size, theta, smallest, c, xi, min_size) {
   if (length(size) == 0) return(NA_integer_)
-  th <- pmax(theta, cpp_design("theta_psi", xi, c))
+  th <- pmax(theta, core_call(cpp_design, "theta_psi", xi, c))
   ok <- th < smallest & c >= smallest & size + 1 >= min_size(smallest, th)
   if (!any(ok)) return(NA_integer_)
   cand <- which(ok)
@@ -289,7 +289,7 @@ design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_in
         } else {
           "Use {.code on_infeasible = \"merge\"} to merge such sets with their most similar set, or coarsen {.arg partition}."
         }
-      ), "infeasible", call = call)
+      ), "infeasible", call = call, arg = "partition")
     }
     s <- bad[1]
     t <- nearest_owner(s, rows, owner, rows_of[[s]], members, keep, lines)
@@ -298,7 +298,7 @@ design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_in
         "Partition set {s} ({sets$label[s]}) cannot hold the blocks it needs, and no set agrees with it on every {.val keep} variable.",
         "x" = "Set {s}: {design[[s]]$lacks}.",
         "i" = "Merging would change a kept variable: use a larger xi, or keep fewer variables in {.arg partition}."
-      ), "infeasible", call = call)
+      ), "infeasible", call = call, arg = "partition")
     }
     members[[t]] <- c(members[[t]], members[[s]])
     members[[s]] <- integer()

@@ -11,7 +11,7 @@ ifpr.sdcMicroObj <- function(data, keys = NULL, xi, ..., also = NULL) {
       "{.arg keys} must be categorical key variables of the {.cls sdcMicroObj}.",
       "x" = "Not key variables of the object: {.val {bad}}.",
       "i" = "Its key variables are {.val {all_keys}}."
-    ), "unknown_key")
+    ), "unknown_key", arg = "keys")
   }
   pram_vars <- if (length(obj@pramVars)) colnames(obj@origData)[obj@pramVars] else character()
   bad <- setdiff(also, pram_vars)
@@ -19,7 +19,7 @@ ifpr.sdcMicroObj <- function(data, keys = NULL, xi, ..., also = NULL) {
     abort_sdc(c(
       "{.arg also} must name PRAM variables of the {.cls sdcMicroObj}: only their values can be written back.",
       "x" = "Not PRAM variables of the object: {.val {bad}}."
-    ), "also")
+    ), "also", arg = "also")
   }
   # the current (already anonymised) values of keys and PRAM variables
   current <- as.data.frame(obj@manipKeyVars)
@@ -86,7 +86,7 @@ sdcmicro_pram_slot <- function(slot, rel, before, vars) {
 # original value), from the core's expected transitions.
 expected_transitions <- function(rel, v, lev) {
   value <- match(as.character(rel$cells$cells[[v]]), lev)
-  n <- cpp_block_category_transitions(plan_cpp(rel$plan), value, length(lev))
+  n <- core_call(cpp_category_transitions, engine_plan(rel$plan), value, length(lev))
   dimnames(n) <- list(lev, lev)
   rs <- rowSums(n)
   n[rs > 0, ] <- n[rs > 0, ] / rs[rs > 0]

@@ -153,13 +153,13 @@ ifpr.data.frame <- function(data, keys, xi,
     known = known
   )
   plan <- d$plan
-  new_cell <- cpp_pram_draw(plan_cpp(plan), cf$cell_id)
+  new_cell <- plan_draw(plan, cf$cell_id, ep = d$ep)
   released <- write_cells(data, cf, cf$cell_id, new_cell)
   new_sdc_release(
     data = released, plan = plan, plan_bound = d$plan_bound, cells = cf, new_cell = new_cell,
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
     partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell,
-    known_risk = d$known
+    known_risk = d$known, ep = d$ep, ep_bound = d$ep_bound
   )
 }
 
@@ -176,7 +176,7 @@ check_ifpr_common <- function(data, keys, xi, also, goal, method, split, call = 
       "{.code method = \"nayak\"} cannot reach {.arg xi} = {xi} for goal {.val {goal}}.",
       "x" = "Its theta is at most 1, which leaves cells of count 1 or 2 with a risk of at least 1/3 (Nayak, Zhang and You 2016, Section 4.2).",
       "i" = "Use {.code method = \"tiered\"}, which reaches any xi in (0, 1)."
-    ), "infeasible", call = call)
+    ), "infeasible", call = call, arg = "xi")
   }
   invisible()
 }
@@ -193,7 +193,7 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
     abort_sdc(c(
       "{.arg partition} keeps every key fixed: no record could change.",
       "i" = "Let at least one key change, at least within groups."
-    ), "partition", call = call)
+    ), "partition", call = call, arg = "partition")
   }
   ps <- partition_sets(groups)
   des <- design_release(cf, ps$set_of_cell, ps$sets, xi, goal, method, split, on_infeasible,
@@ -206,10 +206,13 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
     theta = unlist(lapply(des$design, `[[`, "theta"))
   )
   plan <- plan_bound
+  # the plans as the core reads them, each validated once
+  ep_bound <- ep <- engine_plan(plan_bound, call = call)
   if (calibrate == "exact" && length(plan$theta) > 0) {
-    plan$theta <- cpp_calibrate_ifpr(plan_cpp(plan_bound), goal, xi * (1 - 1e-9))
+    plan$theta <- core_call(cpp_calibrate_ifpr, ep_bound, goal, xi * (1 - 1e-9), call = call)
+    ep <- engine_plan(plan, call = call)
   }
-  mx <- max_match_risk(plan, goal)
+  mx <- plan_max_risk(plan, goal, plan$cells$keys, ep, call = call)
   if (!is.na(mx$risk) && mx$risk > xi) {
     abort_sdc(c(
       "The release does not meet its bound: the exact maximum risk is {format(mx$risk, digits = 8)} > xi = {xi}.",
@@ -228,10 +231,11 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
         "x" = "At cell {kr$cell[1]} (T_D = {kr$count_known[1]} records share its known values), a = {kr$a[1]}.",
         "i" = "Blocks whose cells such an intruder cannot tell apart do not protect against them. Let those keys change (see {.arg partition}), or leave that intruder out of {.arg known}.",
         "i" = "No release is returned."
-      ), "certificate", call = call)
+      ), "certificate", call = call, arg = "known")
     }
   }
-  list(plan = plan, plan_bound = plan_bound, ps = ps, des = des, mx = mx, known = kr)
+  list(plan = plan, plan_bound = plan_bound, ep = ep, ep_bound = ep_bound, ps = ps, des = des, mx = mx,
+       known = kr)
 }
 
 # The sets of keys an intruder may know, from ifpr()'s `known`: NULL (only
@@ -249,7 +253,7 @@ known_subsets <- function(known, keys, call = rlang::caller_env()) {
     abort_sdc(c(
       "{.arg known} must be {.code NULL}, {.code TRUE}, a character vector of keys or a list of them.",
       "x" = "It is {.obj_type_friendly {known}}."
-    ), "known", call = call)
+    ), "known", call = call, arg = "known")
   }
   lapply(known, check_known, keys = keys, call = call)
 }
@@ -272,16 +276,9 @@ ifpr_plan <- function(cf, cells, sizes, theta) {
   validate_pram_plan(plan)
 }
 
-# Expected number of records that change cell (every cell of an IFPR block
-# loses theta units in expectation) and total variance V_t (eq. 6.3), from
-# the core.
-plan_cost <- function(plan) {
-  cost <- cpp_block_cost(plan_cpp(plan))
-  c(changed = cost$changed, variance = cost$variance)
-}
-
 new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also, xi, goal,
-                            method, calibrate, partition, sets, des, max_risk, set_of_cell, known_risk = NULL) {
+                            method, calibrate, partition, sets, des, max_risk, set_of_cell, known_risk = NULL,
+                            ep = engine_plan(plan), ep_bound = engine_plan(plan_bound)) {
   counts <- cells$cells$count
   members <- des$original
   n_blocks_set <- vapply(des$design, function(d) length(d$sizes), integer(1))
@@ -298,8 +295,8 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
   # only records of cells in blocks can change
   moved <- new_cell != cells$cell_id
   s_new <- tabulate(new_cell, nbins = length(counts)) # NA ignored
-  cost_exact <- plan_cost(plan)
-  cost_bound <- plan_cost(plan_bound)
+  cost_exact <- plan_cost(plan, ep = ep)
+  cost_bound <- plan_cost(plan_bound, ep = ep_bound)
   certificate <- new_sdc_certificate(
     goal = goal,
     xi = xi,
@@ -316,10 +313,10 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
     theta_range = if (length(plan$theta)) range(plan$theta) else c(NA_real_, NA_real_),
     records_changed = sum(moved, na.rm = TRUE),
     cells_changed = sum(s_new != counts),
-    expected_changed = unname(cost_exact["changed"]),
-    expected_changed_bound = unname(cost_bound["changed"]),
-    total_variance = unname(cost_exact["variance"]),
-    total_variance_bound = unname(cost_bound["variance"]),
+    expected_changed = cost_exact$changed,
+    expected_changed_bound = cost_bound$changed,
+    total_variance = cost_exact$variance,
+    total_variance_bound = cost_bound$variance,
     n_records = cells$n_records,
     known = known_risk
   )
@@ -329,8 +326,45 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
       keys = keys, also = also, partition = partition, set_of_cell = set_of_cell,
       sets = set_table, merges = des$merges, certificate = certificate
     ),
-    class = "sdc_release"
+    class = c("sdc_release", "sdc_release_any")
   )
+}
+
+# A release of ifpr() on a data frame: its data, cells, plan and released
+# cells agree in their numbers of records and cells, the plan is valid for
+# the cells, and every released cell is a cell.
+#' @export
+validate_release.sdc_release <- function(x, arg = "release", call = rlang::caller_env()) {
+  hint <- "Use the object {.fn ifpr} returned, unmodified."
+  if (!is.list(x) || !is.data.frame(x$data) || !inherits(x$cells, "sdc_cells") || !inherits(x$plan, "pram_plan")) {
+    abort_invalid(arg, "its {.field data}, {.field cells} or {.field plan} are missing", hint, call)
+  }
+  validate_release_parts(x, arg, hint, call)
+  counts <- x$cells$cells$count
+  n <- nrow(x$data)
+  if (n != x$cells$n_records || length(x$cells$cell_id) != n || length(x$new_cell) != n) {
+    abort_sdc(c(
+      "{.arg {arg}} does not hang together: its data, its cells and its released cells have different numbers of records.",
+      "x" = "{fmt_int(n)} rows of data, {fmt_int(x$cells$n_records)} records in the cells, {fmt_int(length(x$new_cell))} released cells.",
+      "i" = hint
+    ), "release_mismatch", call = call, arg = arg)
+  }
+  nc <- x$new_cell
+  if (!is.integer(nc) || is.object(nc) || !identical(is.na(nc), is.na(x$cells$cell_id)) ||
+    any(nc < 1L | nc > length(counts), na.rm = TRUE)) {
+    abort_invalid(arg, "its {.field new_cell} must hold a cell id for every record in a cell", hint, call)
+  }
+  check_release_columns(x, arg, hint, call)
+  invisible(x)
+}
+
+# The keys (and `also`) of a release are columns of its data.
+check_release_columns <- function(x, arg, hint, call) {
+  vars <- c(x$keys, x$also)
+  if (!is.character(vars) || !identical(vars, x$cells$keys) || !all(vars %in% names(x$data))) {
+    abort_invalid(arg, "its keys are not the columns its cells were made of", hint, call)
+  }
+  invisible()
 }
 
 # The certificate of a release: a list of class `sdc_certificate`, printed
@@ -386,6 +420,7 @@ print.sdc_certificate <- function(x, ...) {
 
 #' @export
 format.sdc_release <- function(x, ...) {
+  x <- as_release(x, arg = "x", call = rlang::current_env())
   cert <- x$certificate
   n <- x$cells$n_records
   keys_txt <- paste(x$keys, collapse = ", ")
@@ -430,6 +465,7 @@ print.sdc_release <- function(x, ...) {
 
 #' @export
 summary.sdc_release <- function(object, ...) {
+  object <- as_release(object, arg = "object")
   cert <- object$certificate
   counts <- object$cells$cells$count
   sizes <- diff(object$plan$block_start)

@@ -49,32 +49,19 @@
 #' identical(released$income, df$income)
 pram_apply <- function(data, keys, plan) {
   check_data_frame(data)
-  if (inherits(plan, "pram_plan_vars")) {
-    check_vars_plan_structure(plan, "plan", records = TRUE)
-    check_plan_keys(keys, plan)
-    cell_id <- check_plan_data(data, plan)
-    codes <- cpp_vars_draw(vars_plan_cpp(plan), cell_id)
-    colnames(codes) <- plan$vars
-    return(write_codes(data, plan$cells, plan$vars, codes, cell_id))
-  }
-  check_pram_plan(plan, records = TRUE)
+  ep <- engine_plan(plan)
   check_plan_keys(keys, plan)
   cell_id <- check_plan_data(data, plan)
-  new_cell <- cpp_pram_draw(plan_cpp(plan), cell_id)
-  write_cells(data, plan$cells, cell_id, new_cell)
+  plan_write(plan, data, cell_id, plan_draw(plan, cell_id, ep = ep))
 }
 
 #' @rdname pram_apply
 #' @export
 pram_draw <- function(plan) {
-  if (inherits(plan, "pram_plan_vars")) {
-    check_vars_plan_structure(plan, "plan", records = TRUE)
-    codes <- cpp_vars_draw(vars_plan_cpp(plan), plan$cells$cell_id)
-    colnames(codes) <- plan$vars
-    return(codes)
-  }
-  check_pram_plan(plan, records = TRUE)
-  cpp_pram_draw(plan_cpp(plan), plan$cells$cell_id)
+  drawn <- plan_draw(plan, plan$cells$cell_id)
+  # a per-variable plan draws one category per perturbed key
+  if (is.matrix(drawn)) colnames(drawn) <- plan$vars
+  drawn
 }
 
 # Write the key values of the released cells into the changed records,

@@ -101,7 +101,7 @@ pram_plan_vars <- function(cells, matrices, strata = NULL,
   keys <- cells$keys
   strata <- check_strata(strata, keys)
   call <- rlang::current_env()
-  levels <- key_levels(cells)
+  levels <- key_levels(cells, call = call)
   st <- cell_strata(cells, strata)
   if (length(strata) == 0) {
     per_stratum <- list(matrices)
@@ -110,7 +110,7 @@ pram_plan_vars <- function(cells, matrices, strata = NULL,
         abort_sdc(c(
           "{.arg matrices} is a list of lists, as for strata, but {.arg strata} is {.code NULL}.",
           "i" = "Give {.arg strata}, or one named list of matrices."
-        ), "matrix")
+        ), "matrix", arg = "matrices")
       }
     }
   } else {
@@ -145,6 +145,120 @@ new_pram_plan_vars <- function(cells, vars, strata, matrices, stratum_of_cell,
   )
 }
 
+# Every part of a per-variable plan the core reads, whatever edits were
+# made to it: the cells; the perturbed keys and strata; the categories,
+# codes and stratum of every cell as the cells give them (so an edited code
+# or stratum that is still in range is caught too); per stratum one square
+# matrix per perturbed key with finite entries in [0, 1] and columns summing
+# to 1; the cell of every record. Linear in the cells plus
+# the size of the matrices. An error here is sdcRisk_error_invalid_object.
+validate_pram_plan_vars <- function(plan, arg = "plan", call = rlang::caller_env()) {
+  hint <- "Build the plan again with {.fn pram_plan_vars} (or {.fn pram_release})."
+  broken <- function(what) abort_invalid(arg, what, hint, call)
+  if (!is.list(plan) || !inherits(plan$cells, "sdc_cells")) broken("its {.field cells} are not an {.cls sdc_cells} object")
+  validate_sdc_cells(plan$cells, paste0(arg, "$cells"), call = call)
+  cells <- plan$cells
+  keys <- cells$keys
+  if (is.null(cells$source$values)) broken("its {.field cells} do not record the categories of their keys")
+  if (!is.character(plan$vars) || length(plan$vars) == 0 || anyNA(plan$vars) || !all(plan$vars %in% keys) ||
+    anyDuplicated(plan$vars) || !identical(plan$vars, keys[keys %in% plan$vars])) {
+    broken("its {.field vars} are not distinct keys in the order of the keys")
+  }
+  if (!is.character(plan$strata) || anyNA(plan$strata) || anyDuplicated(plan$strata) ||
+    !all(plan$strata %in% setdiff(keys, plan$vars))) {
+    broken("its {.field strata} are not keys outside {.field vars}")
+  }
+  if (!identical(plan$levels, key_levels(cells))) broken("its {.field levels} are not the categories of the keys")
+  if (!identical(plan$codes, cell_codes(cells))) broken("its {.field codes} are not the categories of the cells")
+  st <- cell_strata(cells, plan$strata)
+  if (!identical(plan$stratum_of_cell, st$stratum_of_cell) || !identical(plan$stratum_labels, st$labels)) {
+    broken("its {.field stratum_of_cell} or {.field stratum_labels} are not the strata of the cells")
+  }
+  if (!is.list(plan$matrices) || length(plan$matrices) != length(st$labels)) {
+    broken(paste0("its {.field matrices} must hold one list per stratum (", length(st$labels), ")"))
+  }
+  k <- lengths(plan$levels)
+  for (m in plan$matrices) {
+    if (!is.list(m) || !all(plan$vars %in% names(m))) broken("a stratum lacks the matrix of a perturbed key")
+    for (v in plan$vars) {
+      p <- m[[v]]
+      if (!is.numeric(p) || !is.matrix(p) || any(dim(p) != k[[v]]) || !all(is.finite(p)) || any(p < 0 | p > 1) ||
+        any(abs(colSums(p) - 1) > 1e-9)) {
+        broken(paste0("the matrix of key {.val ", v, "} is not a column-stochastic ", k[[v]], " x ", k[[v]], " matrix"))
+      }
+    }
+  }
+  invisible(plan)
+}
+
+#' @export
+engine_plan.pram_plan_vars <- function(plan, arg = "plan", call = rlang::caller_env()) {
+  validate_pram_plan_vars(plan, arg = arg, call = call)
+  keys <- plan$cells$keys
+  list(
+    kind = "vars",
+    counts = plan$cells$cells$count,
+    codes = unname(plan$codes),
+    n_levels = unname(lengths(plan$levels)),
+    var_of_key = match(keys, plan$vars, nomatch = 0L),
+    stratum = plan$stratum_of_cell,
+    n_strata = length(plan$matrices),
+    n_vars = length(plan$vars),
+    matrices = unlist(lapply(plan$matrices, function(ms) {
+      lapply(plan$vars, function(v) as.numeric(ms[[v]]))
+    }), recursive = FALSE),
+    known = rep(TRUE, length(keys))
+  )
+}
+
+#' @export
+engine_known.pram_plan_vars <- function(plan, ep, known) {
+  ep$known <- plan$cells$keys %in% known
+  ep
+}
+
+#' @export
+plan_kind.pram_plan_vars <- function(plan) "vars"
+
+#' @export
+validate_plan.pram_plan_vars <- function(plan, arg = "plan", call = rlang::caller_env()) {
+  validate_pram_plan_vars(plan, arg = arg, call = call)
+}
+
+#' @export
+plan_block_of.pram_plan_vars <- function(plan) rep(NA_integer_, nrow(plan$cells$cells))
+
+#' @export
+plan_movable.pram_plan_vars <- function(plan, ep = NULL) plan_cost(plan, ep = ep %||% engine_plan(plan))$stay < 1
+
+#' @export
+plan_empty_bound.pram_plan_vars <- function(plan) rep(NA_real_, nrow(plan$cells$cells))
+
+# V(S_D | T) of every category D of key v (eq. 3.6 on the margin), 0 for a
+# key that is not perturbed; there is no eq. 6.7 bound.
+#' @export
+plan_category_moments.pram_plan_vars <- function(plan, v, call = rlang::caller_env()) {
+  lev <- plan$levels[[v]]
+  var <- if (v %in% plan$vars) {
+    core_call(cpp_category_moments, engine_plan(plan, call = call), integer(), length(lev),
+              match(v, plan$vars), call = call)$var
+  } else {
+    numeric(length(lev))
+  }
+  data.frame(
+    category = lev,
+    original = tabulate_sum(plan$codes[[v]], plan$cells$cells$count, length(lev)),
+    perturbation_var = var,
+    bound_var = NA_real_
+  )
+}
+
+#' @export
+plan_write.pram_plan_vars <- function(plan, data, cell_id, drawn) {
+  colnames(drawn) <- plan$vars
+  write_codes(data, plan$cells, plan$vars, drawn, cell_id)
+}
+
 #' The strata of a cross-classification
 #'
 #' Lists the combinations of the values of `strata` that occur in the
@@ -163,7 +277,7 @@ pram_strata <- function(cells, strata) {
   check_sdc_cells(cells)
   strata <- check_strata(strata, cells$keys)
   if (length(strata) == 0) {
-    abort_sdc("{.arg strata} must name at least one key.", "strata")
+    abort_sdc("{.arg strata} must name at least one key.", "strata", arg = "strata")
   }
   st <- cell_strata(cells, strata)
   first <- match(seq_along(st$labels), st$stratum_of_cell)
@@ -183,19 +297,19 @@ check_strata <- function(strata, keys, call = rlang::caller_env()) {
       "{.arg strata} must be {.code NULL} or distinct keys of the cells.",
       "x" = "It is {show_value(strata)}.",
       "i" = "The keys are {.val {keys}}."
-    ), "strata", call = call)
+    ), "strata", call = call, arg = "strata")
   }
   strata
 }
 
 # The categories of every key, as character, in the order of the cell codes.
-key_levels <- function(cells) {
+key_levels <- function(cells, call = rlang::caller_env()) {
   vals <- cells$source$values
   if (is.null(vals)) {
     abort_sdc(c(
       "{.arg cells} does not record the categories of its keys.",
-      "i" = "Make it again with {.fn cell_frequencies}."
-    ), "argument", call = rlang::caller_env(2))
+      "i" = "Make it again with {.fn cell_frequencies} on a data frame (cells counted in a database do not record them)."
+    ), "argument", call = call, arg = "cells")
   }
   out <- lapply(vals, function(v) {
     lab <- if (is.factor(v)) levels(v)[as.integer(v)] else as.character(v)
@@ -249,14 +363,14 @@ match_strata_matrices <- function(matrices, labels, call = rlang::caller_env()) 
       "With {.arg strata}, {.arg matrices} must be a list of named lists of matrices, one per stratum, named by the stratum.",
       "x" = "It is {.obj_type_friendly {matrices}}{if (is.list(matrices) && !is.null(names(matrices))) paste0(' with names ', show_value(names(matrices))) else ''}.",
       "i" = "The strata are named {show_value(labels)}; see {.fn pram_strata}."
-    ), "matrix", call = call)
+    ), "matrix", call = call, arg = "strata")
   }
   nm <- names(matrices)
   if (anyDuplicated(nm)) {
     abort_sdc(c(
       "{.arg matrices} names a stratum twice.",
       "x" = "Duplicated: {show_value(unique(nm[duplicated(nm)]))}."
-    ), "matrix", call = call)
+    ), "matrix", call = call, arg = "matrices")
   }
   missing <- setdiff(labels, nm)
   unknown <- setdiff(nm, labels)
@@ -266,7 +380,7 @@ match_strata_matrices <- function(matrices, labels, call = rlang::caller_env()) 
       "x" = if (length(missing) > 0) "No matrices for {show_value(missing)}.",
       "x" = if (length(unknown) > 0) "No stratum {show_value(unknown)} in the cells.",
       "i" = "The strata are named {show_value(labels)}; see {.fn pram_strata}."
-    ), "matrix", call = call)
+    ), "matrix", call = call, arg = "matrices")
   }
   matrices[labels]
 }
@@ -282,7 +396,7 @@ check_matrix_names <- function(per_stratum, keys, strata, labels, call = rlang::
       abort_sdc(c(
         "{.arg matrices}{where} must be a list of matrices named by the keys they perturb.",
         "x" = "It is {.obj_type_friendly {m}}{if (!is.null(nm)) paste0(' with names ', show_value(nm)) else ''}."
-      ), "matrix", call = call)
+      ), "matrix", call = call, arg = "matrices")
     }
     bad <- setdiff(nm, keys)
     if (length(bad) > 0) {
@@ -290,14 +404,14 @@ check_matrix_names <- function(per_stratum, keys, strata, labels, call = rlang::
         "{.arg matrices}{where} must be named by keys of the cells.",
         "x" = "Not keys: {show_value(bad)}.",
         "i" = "The keys are {.val {keys}}."
-      ), "matrix", call = call)
+      ), "matrix", call = call, arg = "matrices")
     }
     both <- intersect(nm, strata)
     if (length(both) > 0) {
       abort_sdc(c(
         "A key cannot be both perturbed and a stratum.",
         "x" = "{.arg matrices} perturbs {show_value(both)}, which {.arg strata} names too."
-      ), "strata", call = call)
+      ), "strata", call = call, arg = "matrices")
     }
     this <- keys[keys %in% nm]
     if (is.null(vars)) {
@@ -378,6 +492,7 @@ reorder_by_names <- function(p, levels, what, call) {
 
 #' @export
 format.pram_plan_vars <- function(x, ...) {
+  validate_pram_plan_vars(x, arg = "x", call = rlang::current_env())
   counts <- x$cells$cells$count
   ns <- length(x$matrices)
   kinds <- vapply(x$vars, function(v) paste0(v, " (", length(x$levels[[v]]), ")"), "")

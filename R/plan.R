@@ -50,6 +50,7 @@ pram_plan <- function(cells, blocks, theta = NULL, matrix = NULL) {
   matrix <- normalize_matrices(matrix, nb)
   check_block_parameters(blocks, theta, matrix)
   plan <- new_pram_plan(cells, blocks, theta, matrix)
+  check_plan_blocks(plan)
   validate_pram_plan(plan)
 }
 
@@ -72,7 +73,10 @@ new_pram_plan <- function(cells, blocks, theta, matrix) {
   )
 }
 
-validate_pram_plan <- function(plan, call = rlang::caller_env()) {
+# The blocks of a new plan as the user gave them: at least two cells each,
+# cell ids in range, disjoint, theta within [0, min T] of its block. Errors
+# name the argument (`blocks`, `theta`).
+check_plan_blocks <- function(plan, call = rlang::caller_env()) {
   nb <- length(plan$theta)
   ncell <- nrow(plan$cells$cells)
   counts <- plan$cells$cells$count
@@ -83,21 +87,21 @@ validate_pram_plan <- function(plan, call = rlang::caller_env()) {
     abort_sdc(c(
       "Every block of {.arg blocks} must have at least two cells.",
       "x" = "{show_blocks(bad)} {if (length(bad) == 1) 'has' else 'have'} {show_value(sizes[bad])} cell{if (all(sizes[bad] == 1)) '' else 's'}."
-    ), "block", call = call)
+    ), "block", call = call, arg = "blocks")
   }
   if (anyNA(ids) || any(ids < 1L | ids > ncell)) {
     bad <- unique(ids[is.na(ids) | ids < 1L | ids > ncell])
     abort_sdc(c(
       "{.arg blocks} must contain cell ids between 1 and {fmt_int(ncell)}.",
       "x" = "Found {show_value(bad)}."
-    ), "block", call = call)
+    ), "block", call = call, arg = "blocks")
   }
   if (anyDuplicated(ids)) {
     dup <- unique(ids[duplicated(ids)])
     abort_sdc(c(
       "Blocks must be disjoint: no cell may be in two blocks of {.arg blocks}.",
       "x" = "Cell id{if (length(dup) > 1) 's' else ''} {show_value(dup)} appear{if (length(dup) > 1) '' else 's'} more than once."
-    ), "block_overlap", call = call)
+    ), "block_overlap", call = call, arg = "blocks")
   }
   # theta <= min T of its block, checked cell by cell (linear, no loop over blocks)
   th <- rep.int(plan$theta, sizes)
@@ -109,10 +113,147 @@ validate_pram_plan <- function(plan, call = rlang::caller_env()) {
       "{.arg theta} of block {b} must lie in [0, {tmin}], the smallest count of its cells.",
       "x" = "It is {format(plan$theta[b], digits = 15)}.",
       "i" = "With {.code theta > min(T)}, {.code p_ii = 1 - theta / T_i} would be negative."
-    ), "theta", call = call)
+    ), "theta", call = call, arg = "theta")
   }
   plan
 }
+
+# Every vector the core reads from a block plan, whatever edits were made
+# to it: types, lengths, offsets, cell ids in range and in one block at
+# most, theta finite and in [0, min T] of its block, matrix blocks one after
+# another with finite entries in [0, 1] and columns summing to 1; the cell
+# of every record. Linear in the plan's size. An error
+# here is sdcRisk_error_invalid_object.
+validate_pram_plan <- function(plan, arg = "plan", call = rlang::caller_env()) {
+  hint <- "Build the plan again with {.fn pram_plan} (or {.fn ifpr})."
+  broken <- function(what) abort_invalid(arg, what, hint, call)
+  if (!is.list(plan) || !inherits(plan$cells, "sdc_cells")) broken("its {.field cells} are not an {.cls sdc_cells} object")
+  validate_sdc_cells(plan$cells, paste0(arg, "$cells"), call = call)
+  ncell <- nrow(plan$cells$cells)
+  counts <- plan$cells$cells$count
+  theta <- plan$theta
+  nb <- length(theta)
+  bs <- plan$block_start
+  bc <- plan$block_cells
+  ms <- plan$matrix_start
+  mat <- plan$matrix
+  if (!is.double(theta) || !is.integer(bs) || !is.integer(bc) || !is.double(ms) || !is.double(mat) ||
+    is.object(theta) || is.object(bs) || is.object(bc)) {
+    broken("{.field theta}, {.field matrix_start} and {.field matrix} must be double, {.field block_start} and {.field block_cells} integer")
+  }
+  if (length(bs) != nb + 1L || length(ms) != nb || anyNA(bs) || bs[1] != 0L ||
+    bs[nb + 1L] != length(bc) || any(diff(bs) < 2L)) {
+    broken("{.field block_start} must start at 0, rise by at least 2 per block and end at the number of block cells")
+  }
+  if (anyNA(bc) || any(bc < 1L | bc > ncell) || anyDuplicated(bc)) {
+    broken(paste0("{.field block_cells} must hold distinct cell ids between 1 and ", fmt_int(ncell)))
+  }
+  sizes <- diff(bs)
+  is_matrix <- is.na(theta)
+  if (any(is.infinite(theta)) || any(!is.na(ms[!is_matrix])) || anyNA(ms[is_matrix])) {
+    broken("each block must have exactly one of a finite {.field theta} and a matrix ({.field matrix_start})")
+  }
+  th <- rep.int(theta, sizes)
+  if (any(!is.na(th) & (th < 0 | th > counts[bc]))) {
+    b <- findInterval(which(!is.na(th) & (th < 0 | th > counts[bc]))[1] - 1, bs)
+    broken(paste0("{.field theta} of block ", b, " is outside [0, the smallest count of its cells]"))
+  }
+  if (!any(is_matrix) && length(mat) > 0) broken("{.field matrix} must be empty in a plan without matrix blocks")
+  if (any(is_matrix)) {
+    start <- ms[is_matrix]
+    m <- sizes[is_matrix]
+    end <- start + as.numeric(m)^2
+    if (any(start != trunc(start)) || any(start < c(0, end[-length(end)])) || end[length(end)] != length(mat) ||
+      !all(is.finite(mat)) || any(mat < 0 | mat > 1)) {
+      broken("the matrix blocks must lie one after another in {.field matrix}, with entries in [0, 1]")
+    }
+    # every column of every matrix block sums to 1
+    entry <- unlist(lapply(seq_along(start), function(k) start[k] + seq_len(m[k]^2)), use.names = FALSE)
+    column <- unlist(lapply(seq_along(start), function(k) rep(seq_len(m[k]), each = m[k]) + sum(m[seq_len(k - 1)])),
+                     use.names = FALSE)
+    if (length(entry) > 0 && any(abs(tabulate_sum(column, mat[entry], sum(m)) - 1) > 1e-9)) {
+      broken("the columns of a matrix block must sum to 1")
+    }
+  }
+  invisible(plan)
+}
+
+#' @export
+engine_plan.pram_plan <- function(plan, arg = "plan", call = rlang::caller_env()) {
+  validate_pram_plan(plan, arg = arg, call = call)
+  list(
+    kind = "blocks",
+    counts = plan$cells$cells$count,
+    block_start = plan$block_start,
+    block_cells = plan$block_cells,
+    theta = plan$theta,
+    matrix = plan$matrix,
+    matrix_start = plan$matrix_start
+  )
+}
+
+# An intruder who knows some keys only: the set of cells he cannot tell
+# apart from each cell (risk_known.hpp).
+#' @export
+engine_known.pram_plan <- function(plan, ep, known) {
+  if (length(known) < length(plan$cells$keys)) ep$known_set <- known_sets(plan$cells, known)
+  ep
+}
+
+#' @export
+plan_kind.pram_plan <- function(plan) "blocks"
+
+#' @export
+validate_plan.pram_plan <- function(plan, arg = "plan", call = rlang::caller_env()) {
+  validate_pram_plan(plan, arg = arg, call = call)
+}
+
+#' @export
+plan_block_of.pram_plan <- function(plan) {
+  out <- rep(NA_integer_, nrow(plan$cells$cells))
+  sizes <- diff(plan$block_start)
+  out[plan$block_cells] <- rep.int(seq_along(sizes), sizes)
+  out
+}
+
+#' @export
+plan_movable.pram_plan <- function(plan, ep = NULL) !is.na(plan_block_of(plan))
+
+# IFPR: eq. 4.10 bounds P(S_j = 0 | T) by (theta / T)^T e^-theta; none for
+# matrix blocks.
+#' @export
+plan_empty_bound.pram_plan <- function(plan) {
+  counts <- plan$cells$cells$count
+  out <- rep(NA_real_, length(counts))
+  block_of <- plan_block_of(plan)
+  in_block <- which(!is.na(block_of))
+  th <- plan$theta[block_of[in_block]]
+  t <- counts[in_block]
+  out[in_block] <- (th / t)^t * exp(-th)
+  out
+}
+
+# Exact V(S_D | T) for every category D of variable v (eq. 3.6: the units
+# of cell i land in D with probability q_i, independently, so
+# V(S_D) = sum_i T_i q_i (1 - q_i)) and the bound 2 theta b_R (eq. 6.7).
+#' @export
+plan_category_moments.pram_plan <- function(plan, v, call = rlang::caller_env()) {
+  cells <- plan$cells$cells
+  value <- as.character(cells[[v]])
+  lev <- if (is.factor(cells[[v]])) levels(cells[[v]]) else sort(unique(value))
+  if (anyNA(value)) lev <- c(lev, NA) # the missing category of na = "category"
+  mom <- core_call(cpp_category_moments, engine_plan(plan, call = call), match(value, lev), length(lev), 0L,
+                   call = call)
+  data.frame(
+    category = lev,
+    original = as.vector(tapply(cells$count, factor(value, levels = lev, exclude = NULL), sum, default = 0)),
+    perturbation_var = mom$var,
+    bound_var = mom$bound
+  )
+}
+
+#' @export
+plan_write.pram_plan <- function(plan, data, cell_id, drawn) write_cells(data, plan$cells, cell_id, drawn)
 
 show_blocks <- function(b) paste0(if (length(b) == 1) "Block " else "Blocks ", show_value(b))
 
@@ -123,7 +264,7 @@ normalize_blocks <- function(blocks, ncell, call = rlang::caller_env()) {
       abort_sdc(c(
         "Every element of {.arg blocks} must be a vector of cell ids.",
         "x" = "Not so: element{if (sum(!ok) > 1) 's' else ''} {show_value(which(!ok))}."
-      ), "block", call = call)
+      ), "block", call = call, arg = "blocks")
     }
     return(lapply(blocks, as.integer))
   }
@@ -135,7 +276,7 @@ normalize_blocks <- function(blocks, ncell, call = rlang::caller_env()) {
   abort_sdc(c(
     "{.arg blocks} must be a list of cell-id vectors or one block label per cell.",
     "x" = "It is {.obj_type_friendly {blocks}} of length {length(blocks)}; there are {fmt_int(ncell)} cells."
-  ), "block", call = call)
+  ), "block", call = call, arg = "blocks")
 }
 
 normalize_theta <- function(theta, nb, call = rlang::caller_env()) {
@@ -144,7 +285,7 @@ normalize_theta <- function(theta, nb, call = rlang::caller_env()) {
     abort_sdc(c(
       "{.arg theta} must be one number or one per block ({nb}).",
       "x" = "It is {show_value(theta)}."
-    ), "theta", call = call)
+    ), "theta", call = call, arg = "theta")
   }
   rep_len(as.numeric(theta), nb)
 }
@@ -156,21 +297,9 @@ normalize_matrices <- function(matrix, nb, call = rlang::caller_env()) {
     abort_sdc(c(
       "{.arg matrix} must be a list with one element (a matrix or {.code NULL}) per block.",
       "x" = "It is {.obj_type_friendly {matrix}} of length {length(matrix)}; the number of blocks is {nb}."
-    ), "matrix", call = call)
+    ), "matrix", call = call, arg = "matrix")
   }
   matrix
-}
-
-# The plan as the C++ glue reads it.
-plan_cpp <- function(plan) {
-  list(
-    counts = plan$cells$cells$count,
-    block_start = plan$block_start,
-    block_cells = plan$block_cells,
-    theta = plan$theta,
-    matrix = plan$matrix,
-    matrix_start = plan$matrix_start
-  )
 }
 
 plan_block_cells <- function(plan, block) {
@@ -192,18 +321,30 @@ plan_block_cells <- function(plan, block) {
 #' cf <- cell_frequencies(df, "k")
 #' plan <- pram_plan(cf, list(1:4), theta = 0.5)
 #' pram_matrix(plan, 1)
-pram_matrix <- function(plan, block) {
-  check_pram_plan(plan)
-  block_matrix(plan, check_block_index(plan, block))
-}
+pram_matrix <- function(plan, block) UseMethod("pram_matrix")
 
-# The matrix of block `block` of a checked plan.
-block_matrix <- function(plan, block) {
+#' @export
+pram_matrix.default <- function(plan, block) abort_block_plan_only(plan, rlang::current_env())
+
+#' @export
+pram_matrix.pram_plan <- function(plan, block) {
+  call <- rlang::current_env()
+  ep <- engine_plan(plan, call = call)
+  block <- check_block_index(plan, block, call = call)
   ids <- plan_block_cells(plan, block)
   # the transition probabilities of the core (PlanView::p)
-  p <- cpp_block_matrix(plan_cpp(plan), block)
+  p <- core_call(cpp_block_matrix, ep, block, call = call)
   dimnames(p) <- list(ids, ids)
   p
+}
+
+# Functions of block plans only (the matrix of a block, unbiasedness per
+# block): the error for any other object.
+abort_block_plan_only <- function(plan, call) {
+  abort_sdc(c(
+    "{.arg plan} must be a {.cls pram_plan} object from {.fn pram_plan} or {.fn ifpr}.",
+    "x" = "It is {.obj_type_friendly {plan}}."
+  ), "argument", call = call, arg = "plan")
 }
 
 #' Check that a PRAM plan is unbiased
@@ -226,12 +367,17 @@ block_matrix <- function(plan, block) {
 #' # a matrix that keeps column sums but not the counts
 #' p <- matrix(c(0.5, 0.5, 0, 0.5, 0.5, 0, 0, 0, 1), 3)
 #' pram_unbiased(pram_plan(cf, list(1:3), matrix = list(p)))
-pram_unbiased <- function(plan, tol = 1e-9) {
-  check_pram_plan(plan)
+pram_unbiased <- function(plan, tol = 1e-9) UseMethod("pram_unbiased")
+
+#' @export
+pram_unbiased.default <- function(plan, tol = 1e-9) abort_block_plan_only(plan, rlang::current_env())
+
+#' @export
+pram_unbiased.pram_plan <- function(plan, tol = 1e-9) {
   check_number(tol, min = 0)
   nb <- length(plan$theta)
   # E(S | T) = P T from the core, compared with T cell by cell
-  gap <- abs(cpp_block_moments(plan_cpp(plan))$mean - plan$cells$cells$count)
+  gap <- abs(plan_moments(plan, call = rlang::current_env())$mean - plan$cells$cells$count)
   dev <- numeric(nb)
   if (nb > 0) {
     block <- rep.int(seq_len(nb), diff(plan$block_start))
@@ -248,6 +394,7 @@ pram_unbiased <- function(plan, tol = 1e-9) {
 
 #' @export
 format.pram_plan <- function(x, ...) {
+  validate_pram_plan(x, arg = "x", call = rlang::current_env())
   nb <- length(x$theta)
   counts <- x$cells$cells$count
   in_block <- x$block_cells

@@ -66,7 +66,7 @@ pram_matrix_invariant <- function(freq, pd = 0.8, alpha = 0.5) {
     abort_sdc(c(
       "{.arg pd} must be one probability, or one per category ({L}).",
       "x" = "It is {show_value(pd)}."
-    ), "argument")
+    ), "argument", arg = "pd")
   }
   # sdcMicro 5.8 (calcTransitionMatrix): random diagonal in [pd, 1]
   d <- if (length(pd) == 1 && L > 0) stats::runif(L, min = pd, max = 1) else pd
@@ -103,7 +103,7 @@ pram_matrix_argus <- function(categories, retention, bandwidth = NULL) {
     abort_sdc(c(
       "{.arg retention} must be one probability, or one per category ({L}).",
       "x" = "It is {show_value(retention)}."
-    ), "argument")
+    ), "argument", arg = "retention")
   }
   bandwidth <- bandwidth %||% L
   if (L == 1) return(matrix(1, 1, 1, dimnames = list(lev, lev)))
@@ -112,7 +112,7 @@ pram_matrix_argus <- function(categories, retention, bandwidth = NULL) {
     abort_sdc(c(
       "{.arg bandwidth} must be one whole number from 2 to the number of categories ({L}).",
       "x" = "It is {show_value(bandwidth)}."
-    ), "argument")
+    ), "argument", arg = "bandwidth")
   }
   p <- rep_len(retention, L)
   out <- matrix(0, L, L, dimnames = list(lev, lev))
@@ -136,7 +136,7 @@ normalize_freq <- function(freq, call = rlang::caller_env()) {
     abort_sdc(c(
       "{.arg freq} must be category counts (a named numeric vector) or the values of a variable.",
       "x" = "It is {show_value(freq)}."
-    ), "argument", call = call)
+    ), "argument", call = call, arg = "freq")
   }
   freq
 }

@@ -70,16 +70,18 @@ pram_release <- function(data, keys, vars = setdiff(keys, strata), strata = NULL
   cf <- cell_frequencies(data, keys, na = na)
   if (is.null(matrices)) matrices <- invariant_matrices(cf, vars, strata, pd, alpha)
   plan <- pram_plan_vars(cf, matrices, strata = strata)
-  codes <- cpp_vars_draw(vars_plan_cpp(plan), cf$cell_id)
+  ep <- engine_plan(plan)
+  codes <- plan_draw(plan, cf$cell_id, ep = ep)
   colnames(codes) <- vars
   released <- write_codes(data, cf, vars, codes)
   new_cell <- released_cell(cf, vars, codes)
   new_sdc_pram_release(released, plan, cf, codes, new_cell, keys, vars, strata,
-                       max_match_risk(plan, goal, known = known))
+                       plan_max_risk(plan, goal, known, ep), ep = ep)
 }
 
-new_sdc_pram_release <- function(data, plan, cells, codes, new_cell, keys, vars, strata, max_risk) {
-  cost <- vars_plan_cost(plan)
+new_sdc_pram_release <- function(data, plan, cells, codes, new_cell, keys, vars, strata, max_risk,
+                                 ep = engine_plan(plan)) {
+  cost <- plan_cost(plan, ep = ep)
   old <- cells$cell_id
   moved <- !is.na(old) & (is.na(new_cell) | new_cell != old)
   certificate <- structure(list(
@@ -99,8 +101,47 @@ new_sdc_pram_release <- function(data, plan, cells, codes, new_cell, keys, vars,
   structure(
     list(data = data, plan = plan, cells = cells, new_codes = codes, new_cell = new_cell,
          keys = keys, vars = vars, strata = strata %||% character(0), certificate = certificate),
-    class = "sdc_pram_release"
+    class = c("sdc_pram_release", "sdc_release_any")
   )
+}
+
+# A per-variable release: data, cells, plan, released categories and cells
+# agree in their numbers of records, categories are in range, and the plan
+# is valid for the cells.
+#' @export
+validate_release.sdc_pram_release <- function(x, arg = "release", call = rlang::caller_env()) {
+  hint <- "Use the object {.fn pram_release} returned, unmodified."
+  if (!is.list(x) || !is.data.frame(x$data) || !inherits(x$cells, "sdc_cells") ||
+    !inherits(x$plan, "pram_plan_vars")) {
+    abort_invalid(arg, "its {.field data}, {.field cells} or {.field plan} are missing", hint, call)
+  }
+  validate_release_parts(x, arg, hint, call)
+  counts <- x$cells$cells$count
+  if (!identical(x$vars, x$plan$vars)) abort_invalid(arg, "its {.field plan} perturbs other variables", hint, call)
+  n <- nrow(x$data)
+  codes <- x$new_codes
+  if (n != x$cells$n_records || length(x$cells$cell_id) != n || length(x$new_cell) != n ||
+    !is.matrix(codes) || nrow(codes) != n) {
+    abort_sdc(c(
+      "{.arg {arg}} does not hang together: its data, its cells and its released categories have different numbers of records.",
+      "i" = hint
+    ), "release_mismatch", call = call, arg = arg)
+  }
+  k <- lengths(x$plan$levels[x$vars])
+  inside <- !is.na(x$cells$cell_id)
+  ok <- is.integer(codes) && ncol(codes) == length(x$vars) &&
+    all(vapply(seq_along(k), function(j) {
+      cj <- codes[, j]
+      identical(is.na(cj), !inside) && all(cj[inside] >= 1L & cj[inside] <= k[j])
+    }, logical(1)))
+  if (!ok) abort_invalid(arg, "its {.field new_codes} must hold a category of every perturbed key for every record in a cell", hint, call)
+  nc <- x$new_cell
+  if (!is.integer(nc) || is.object(nc) || any(nc < 1L | nc > length(counts), na.rm = TRUE) || any(!is.na(nc[!inside]))) {
+    abort_invalid(arg, "its {.field new_cell} must be a cell id or NA for every record", hint, call)
+  }
+  x$also <- NULL
+  check_release_columns(x, arg, hint, call)
+  invisible(x)
 }
 
 check_pram_vars <- function(vars, strata, keys, call = rlang::caller_env()) {
@@ -108,7 +149,7 @@ check_pram_vars <- function(vars, strata, keys, call = rlang::caller_env()) {
     abort_sdc(c(
       "{.arg vars} must name at least one key to perturb.",
       "x" = "It is {show_value(vars)}; the keys are {.val {keys}}."
-    ), "argument", call = call)
+    ), "argument", call = call, arg = "vars")
   }
   strata <- check_strata(strata, keys, call = call)
   both <- intersect(vars, strata)
@@ -116,7 +157,7 @@ check_pram_vars <- function(vars, strata, keys, call = rlang::caller_env()) {
     abort_sdc(c(
       "A key cannot be both perturbed and a stratum.",
       "x" = "In both {.arg vars} and {.arg strata}: {.val {both}}."
-    ), "strata", call = call)
+    ), "strata", call = call, arg = "vars")
   }
   invisible()
 }
@@ -128,7 +169,7 @@ param_of <- function(x, v, vars, arg, call = rlang::caller_env()) {
       abort_sdc(c(
         "{.arg {arg}} must give a value for every variable of {.arg vars}.",
         "x" = "No value for {.val {v}}."
-      ), "argument", call = call)
+      ), "argument", call = call, arg = arg)
     }
     return(x[[v]])
   }
@@ -142,7 +183,7 @@ invariant_matrices <- function(cf, vars, strata, pd, alpha, call = rlang::caller
   st <- cell_strata(cf, strata)
   counts <- cf$cells$count
   codes <- cell_codes(cf)
-  levels <- key_levels(cf)
+  levels <- key_levels(cf, call = call)
   per_var <- lapply(vars, function(v) {
     k <- length(levels[[v]])
     lapply(seq_along(st$labels), function(s) {
@@ -162,13 +203,6 @@ invariant_matrices <- function(cf, vars, strata, pd, alpha, call = rlang::caller
 vars_categories <- function(cf, v) cf$source$values[[match(v, cf$keys)]]
 
 
-# The per-variable plan as the C++ glue reads it (the engine's format).
-vars_plan_cpp <- function(plan) plan_vars_cpp(plan, plan$cells$keys)
-
-vars_plan_cost <- function(plan) cpp_vars_cost(vars_plan_cpp(plan))
-
-# The probability that a unit of each cell keeps its cell.
-vars_stay_probability <- function(plan) vars_plan_cost(plan)$stay
 
 # Write the released categories of the perturbed keys into the records,
 # keeping every attribute of the columns.
@@ -242,6 +276,7 @@ print.sdc_pram_certificate <- function(x, ...) {
 
 #' @export
 format.sdc_pram_release <- function(x, ...) {
+  x <- as_release(x, arg = "x", call = rlang::current_env())
   cert <- x$certificate
   n <- x$cells$n_records
   c(
@@ -265,6 +300,7 @@ print.sdc_pram_release <- function(x, ...) {
 
 #' @export
 summary.sdc_pram_release <- function(object, ...) {
+  object <- as_release(object, arg = "object")
   plan <- object$plan
   cells <- object$cells
   counts <- cells$cells$count

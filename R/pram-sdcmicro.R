@@ -48,10 +48,10 @@
 pram_certify <- function(obj, goal = c("all_matches", "unique_matches", "sample_uniques"),
                          known = NULL) {
   goal <- check_choice(goal)
-  rel <- sdcmicro_release(obj)
+  rel <- sdcmicro_release(obj, arg = "obj")
   known <- check_known(known, rel$keys)
   mx <- max_match_risk(rel$plan, goal, known = known)
-  cost <- vars_plan_cost(rel$plan)
+  cost <- plan_cost(rel$plan)
   risk <- sdcMicro::get.sdcMicroObj(obj, "risk")
   risk$pram <- structure(list(
     goal = goal, known = known, risk = mx$risk, cell = mx$cell, a = mx$a, count = mx$count, cell_keys = mx$keys,
@@ -65,7 +65,7 @@ check_sdcmicro <- function(obj, arg = rlang::caller_arg(obj), call = rlang::call
     abort_sdc(c(
       "{.arg {arg}} must be an {.cls sdcMicroObj}.",
       "x" = "It is {.obj_type_friendly {obj}}."
-    ), "argument", call = call)
+    ), "argument", call = call, arg = arg)
   }
   rlang::check_installed("sdcMicro", reason = "to read an sdcMicroObj.")
   invisible(obj)
@@ -74,23 +74,23 @@ check_sdcmicro <- function(obj, arg = rlang::caller_arg(obj), call = rlang::call
 # The release an sdcMicroObj holds after pram(), as an sdc_pram_release:
 # the per-variable plan from the pram slot, the original cells, and the
 # released categories.
-sdcmicro_release <- function(obj, call = rlang::caller_env()) {
-  check_sdcmicro(obj, call = call)
+sdcmicro_release <- function(obj, arg = "obj", call = rlang::caller_env()) {
+  check_sdcmicro(obj, arg = arg, call = call)
   keys <- colnames(obj@origData)[obj@keyVars]
   params <- obj@pram$params
   methods_used <- vapply(params, function(p) p$method %||% "pram", "")
   vars <- keys[keys %in% names(params)[methods_used == "pram"]]
   if (length(vars) == 0) {
     abort_sdc(c(
-      "{.arg obj} holds no release of {.fn sdcMicro::pram} on its key variables.",
+      "{.arg {arg}} holds no release of {.fn sdcMicro::pram} on its key variables.",
       "x" = if (length(params)) "PRAM variables of the object: {.val {names(params)}}; its keys: {.val {keys}}." else "Its {.code pram} slot is empty.",
       "i" = "Run {.code sdcMicro::pram(obj, variables = <keys>)} first."
-    ), "sdcmicro_no_pram", call = call)
+    ), "sdcmicro_no_pram", call = call, arg = arg)
   }
-  before <- sdcmicro_before_pram(obj, keys, vars, call)
+  before <- sdcmicro_before_pram(obj, keys, vars, call, arg)
   mats <- lapply(vars, function(v) params[[v]]$Rs)
   names(mats) <- vars
-  check_sdcmicro_strata(obj, before, params, vars, call)
+  check_sdcmicro_strata(obj, before, params, vars, call, arg)
   for (v in vars) before[[v]] <- factor(as.character(before[[v]]), levels = rownames(mats[[v]]))
   cf <- cell_frequencies(before, keys)
   plan <- pram_plan_vars(cf, mats, orientation = "rows")
@@ -107,7 +107,7 @@ sdcmicro_release <- function(obj, call = rlang::caller_env()) {
 
 # Key values as they were before pram(): the object's undo history when it
 # has one, else its original data (when no other method changed the keys).
-sdcmicro_before_pram <- function(obj, keys, vars, call) {
+sdcmicro_before_pram <- function(obj, keys, vars, call, arg = "obj") {
   prev <- obj@prev
   while (!is.null(prev) && any(vars %in% names(prev@pram$params))) prev <- prev@prev
   if (!is.null(prev)) return(as.data.frame(prev@manipKeyVars)[keys])
@@ -118,16 +118,16 @@ sdcmicro_before_pram <- function(obj, keys, vars, call) {
   }, logical(1)))
   if (!same) {
     abort_sdc(c(
-      "Cannot tell the key values of {.arg obj} before {.fn sdcMicro::pram}.",
+      "Cannot tell the key values of {.arg {arg}} before {.fn sdcMicro::pram}.",
       "x" = "Other methods changed its keys, and it keeps no undo history.",
       "i" = "Keep sdcMicro's undo history, or run {.fn sdcMicro::pram} before other methods."
-    ), "sdcmicro_history", call = call)
+    ), "sdcmicro_history", call = call, arg = arg)
   }
   orig
 }
 
 # sdcMicro 5.8 draws one matrix per stratum but keeps the last: detect it.
-check_sdcmicro_strata <- function(obj, before, params, vars, call) {
+check_sdcmicro_strata <- function(obj, before, params, vars, call, arg = "obj") {
   random <- vapply(vars, function(v) !is.matrix(params[[v]]$pd), logical(1))
   if (!any(random)) return(invisible())
   strata_slot <- length(obj@strataVar) > 0
@@ -140,14 +140,14 @@ check_sdcmicro_strata <- function(obj, before, params, vars, call) {
   bad <- names(deviation)[deviation > 1e-9]
   if (strata_slot || length(bad) > 0) {
     abort_sdc(c(
-      "The PRAM release in {.arg obj} cannot be certified: it was drawn within strata.",
+      "The PRAM release in {.arg {arg}} cannot be certified: it was drawn within strata.",
       "x" = if (strata_slot) {
         "The object has strata variables, and with strata sdcMicro 5.8 draws a different random matrix in every stratum but keeps only the last one."
       } else {
         "The matrix stored for {.val {bad}} is not invariant for the variable's frequencies over all records (largest deviation {format(max(deviation), digits = 3)}): it was built on one stratum's records ({.arg strata_variables}), and sdcMicro 5.8 keeps only the last stratum's matrix."
       },
       "i" = "Make the release with {.fn pram_release} and {.arg strata}: it builds the same invariant matrices per variable and stratum, draws the release, and records every matrix, so it can be certified."
-    ), "sdcmicro_strata", call = call)
+    ), "sdcmicro_strata", call = call, arg = arg)
   }
   invisible()
 }

@@ -76,39 +76,30 @@
 #' match_risk(plan, cells = 1, a = 1:3)
 #' psi(1, 0.8)
 match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
-  if (inherits(plan, "sdcMicroObj")) plan <- sdcmicro_release(plan)$plan
-  check_pram_plan_any(plan)
+  plan <- as_plan(plan)
+  ep <- engine_plan(plan)
   ncell <- nrow(plan$cells$cells)
   if (is.null(cells)) cells <- seq_len(ncell)
   check_cell_ids(cells, ncell)
   check_count(a, min = 1)
   check_count_int(a)
   known <- check_known(known, plan$cells$keys)
+  ep <- engine_known(plan, ep, known)
   cells <- as.integer(cells)
   a <- as.integer(a)
   # S_j never exceeds the number of records: a larger a is an impossible
   # event (risk NA, probability 0), not a convolution up to a
   impossible <- a > sum(as.numeric(plan$cells$cells$count))
-  a_run <- replace(a, impossible, 1L)
-  res <- risk_engine(plan, known, function(p) {
-    if (inherits(plan, "pram_plan_vars")) {
-      cpp_vars_cell_risk(p, cells, a_run, TRUE)
-    } else if (length(known) < length(plan$cells$keys)) {
-      cpp_block_known_cell_risk(p, cells, a_run)
-    } else {
-      cpp_cell_risk(p, cells, a_run)
-    }
-  })
+  res <- core_call(cpp_cell_risk, ep, cells, replace(a, impossible, 1L), TRUE)
   res$risk[rep(impossible, times = length(cells))] <- NA_real_
   res$log_prob[rep(impossible, times = length(cells))] <- -Inf
   na <- length(a)
-  block_of <- if (inherits(plan, "pram_plan")) plan_block_of(plan) else rep(NA_integer_, ncell)
   counts <- plan$cells$cells$count
   risk <- res$risk
   risk[is.nan(risk)] <- NA_real_
   out <- data.frame(
     cell = rep(cells, each = na),
-    block = rep(block_of[cells], each = na),
+    block = rep(plan_block_of(plan)[cells], each = na),
     count = rep(counts[cells], each = na),
     a = rep(a, times = length(cells)),
     risk = risk,
@@ -186,23 +177,20 @@ match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
 #' max_match_risk(plan, "sample_uniques")
 max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "sample_uniques"),
                            known = NULL) {
-  if (inherits(plan, "sdcMicroObj")) plan <- sdcmicro_release(plan)$plan
-  check_pram_plan_any(plan)
+  plan <- as_plan(plan)
+  ep <- engine_plan(plan)
   goal <- check_choice(goal)
-  known <- check_known(known, plan$cells$keys)
+  plan_max_risk(plan, goal, check_known(known, plan$cells$keys), ep)
+}
+
+# The exact maximum for the keys `known` (checked), from the engine plan of
+# `plan`: an sdc_max_risk object.
+plan_max_risk <- function(plan, goal, known, ep, call = rlang::caller_env()) {
   partial <- length(known) < length(plan$cells$keys)
-  res <- risk_engine(plan, known, function(p) {
-    if (inherits(plan, "pram_plan_vars")) {
-      cpp_vars_max_risk(p, goal)
-    } else if (partial) {
-      cpp_block_known_max_risk(p, goal)
-    } else {
-      cpp_max_risk(p, goal)
-    }
-  })
+  res <- core_call(cpp_max_risk, engine_known(plan, ep, known), goal, call = call)
   value <- if (is.nan(res$value)) NA_real_ else res$value
   cell <- res$cell
-  block_of <- if (inherits(plan, "pram_plan")) plan_block_of(plan) else NULL
+  block_of <- plan_block_of(plan)
   structure(
     list(
       goal = goal,
@@ -210,12 +198,12 @@ max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "samp
       cell = cell,
       a = res$a,
       count = if (is.na(cell)) NA_integer_ else plan$cells$cells$count[cell],
-      block = if (is.na(cell) || is.null(block_of)) NA_integer_ else block_of[cell],
+      block = if (is.na(cell)) NA_integer_ else block_of[cell],
       keys = if (is.na(cell)) NULL else plan$cells$cells[cell, plan$cells$keys, drop = FALSE],
       known = known,
       count_known = if (is.na(cell) || !partial) NULL else known_counts(plan$cells, known)[cell],
       targets_evaluated = res$targets_evaluated,
-      plan_type = if (inherits(plan, "pram_plan_vars")) "vars" else "blocks"
+      plan_type = plan_kind(plan)
     ),
     class = "sdc_max_risk"
   )
@@ -256,13 +244,6 @@ print.sdc_max_risk <- function(x, ...) {
   invisible(x)
 }
 
-plan_block_of <- function(plan) {
-  out <- rep(NA_integer_, nrow(plan$cells$cells))
-  sizes <- diff(plan$block_start)
-  out[plan$block_cells] <- rep.int(seq_along(sizes), sizes)
-  out
-}
-
 # T_D: the number of original records sharing each cell's values of `known`.
 known_counts <- function(cells, known) {
   d <- known_sets(cells, known)
@@ -274,45 +255,6 @@ known_sets <- function(cells, known) {
   codes <- cell_codes(cells)[known]
   id <- do.call(paste, c(unname(codes), sep = "\r"))
   match(id, unique(id))
-}
-
-# The plan as the C++ glue reads it, and the call with a classed error for a
-# plan whose probabilities underflow a double.
-risk_engine <- function(plan, known, fun, call = rlang::caller_env()) {
-  p <- if (inherits(plan, "pram_plan_vars")) {
-    plan_vars_cpp(plan, known)
-  } else {
-    out <- plan_cpp(plan)
-    if (length(known) < length(plan$cells$keys)) out$known_set <- known_sets(plan$cells, known)
-    out
-  }
-  tryCatch(fun(p), error = function(e) {
-    msg <- conditionMessage(e)
-    if (!grepl("^sdcRisk_underflow", msg)) stop(e)
-    abort_sdc(c(
-      "The plan's transition probabilities are too small to compute with.",
-      "x" = "A product of probabilities of one unit's move falls below the smallest double (about 1e-308).",
-      "i" = "Set such probabilities to 0 if the moves are meant to be impossible."
-    ), "underflow", call = call)
-  })
-}
-
-plan_vars_cpp <- function(plan, known) {
-  keys <- plan$cells$keys
-  mats <- unlist(lapply(plan$matrices, function(ms) {
-    lapply(plan$vars, function(v) as.numeric(ms[[v]]))
-  }), recursive = FALSE)
-  list(
-    counts = plan$cells$cells$count,
-    codes = unname(plan$codes),
-    n_levels = unname(lengths(plan$levels)),
-    var_of_key = match(keys, plan$vars, nomatch = 0L),
-    stratum = plan$stratum_of_cell,
-    n_strata = length(plan$matrices),
-    n_vars = length(plan$vars),
-    matrices = mats,
-    known = keys %in% known
-  )
 }
 
 #' Exact maximum risk for intruders who know any subset of the keys
@@ -343,7 +285,8 @@ plan_vars_cpp <- function(plan, known) {
 #' max_match_risk_known(plan)
 max_match_risk_known <- function(plan, goal = c("all_matches", "unique_matches", "sample_uniques"),
                                  subsets = NULL) {
-  check_pram_plan_any(plan)
+  plan <- as_plan(plan)
+  ep <- engine_plan(plan)
   goal <- check_choice(goal)
   keys <- plan$cells$keys
   if (is.null(subsets)) {
@@ -355,11 +298,12 @@ max_match_risk_known <- function(plan, goal = c("all_matches", "unique_matches",
     abort_sdc(c(
       "{.arg subsets} must be {.code NULL} or a list of character vectors of keys.",
       "x" = "It is {.obj_type_friendly {subsets}}."
-    ), "known")
+    ), "known", arg = "subsets")
   }
+  call <- rlang::current_env()
+  subsets <- lapply(subsets, check_known, keys = keys, call = call, arg = "subsets")
   rows <- lapply(subsets, function(k) {
-    k <- check_known(k, keys, call = rlang::caller_env(4))
-    mx <- max_match_risk(plan, goal, known = k)
+    mx <- plan_max_risk(plan, goal, k, ep, call = call)
     data.frame(
       known = paste(k, collapse = ", "),
       n_known = length(k),

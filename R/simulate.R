@@ -35,9 +35,14 @@
 #' replication costs time linear in the number of cells in blocks (plus the
 #' units that move), independent of the number of records.
 #'
-#' @param data The data frame the plan's cells were computed from.
+#' @param data The data frame the plan's cells were computed from, or an
+#'   `sdcMicroObj` after `sdcMicro::pram()` (its release is read as in
+#'   [pram_certify()]; then give neither `keys` nor `plan`).
 #' @param keys The plan's key variables, in the same order.
-#' @param plan A `pram_plan`.
+#' @param plan A `pram_plan` or a `pram_plan_vars` (for a per-variable plan
+#'   the units are drawn one by one, linear in the records per replication;
+#'   the cells whose units can move are reported as block 1).
+#' @param ... Must be empty.
 #' @param reps Number of replications, a whole number \eqn{\ge 1}.
 #' @param target Cell id of the intruder's target unit, or `NULL` for none.
 #' @returns An object of class `sdc_simulation`, a list with
@@ -73,38 +78,43 @@
 #' sim
 #' summary(sim)
 #' plot(sim)
-simulate_release <- function(data, keys, plan, reps, target = NULL) {
-  if (inherits(data, "sdcMicroObj")) {
-    plan <- sdcmicro_release(data)$plan
-    keys <- plan$cells$keys
-    data <- NULL
-  }
-  if (inherits(plan, "pram_plan_vars")) {
-    check_reps(reps)
-    if (!is.null(data)) {
-      check_data_frame(data)
-      check_plan_keys(keys, plan)
-      check_plan_data(data, plan)
-    }
-    if (!is.null(target)) check_target(target, nrow(plan$cells$cells))
-    return(simulate_release_vars(plan, reps, target))
-  }
+simulate_release <- function(data, ...) UseMethod("simulate_release")
+
+#' @rdname simulate_release
+#' @export
+simulate_release.default <- function(data, keys, plan, reps, target = NULL, ...) {
+  rlang::check_dots_empty()
   check_data_frame(data)
-  check_pram_plan(plan)
+  ep <- engine_plan(plan)
   check_plan_keys(keys, plan)
   check_plan_data(data, plan)
-  check_reps(reps)
-  ncell <- nrow(plan$cells$cells)
-  if (!is.null(target)) check_target(target, ncell)
+  simulate_plan(plan, reps, target, ep)
+}
 
-  sums <- cpp_simulate_release(plan_cpp(plan), as.integer(reps),
-    if (is.null(target)) NA_integer_ else as.integer(target))
-  exact <- exact_release_moments(plan)
+#' @rdname simulate_release
+#' @export
+simulate_release.sdcMicroObj <- function(data, reps, target = NULL, ...) {
+  rlang::check_dots_empty()
+  simulate_plan(as_plan(data, arg = "data"), reps, target)
+}
+
+# The replications and their exact counterparts, for any kind of plan. The
+# cells whose units can move play the role of the cells in blocks (for a
+# per-variable plan, they form one "block").
+simulate_plan <- function(plan, reps, target, ep = engine_plan(plan, call = call), call = rlang::caller_env()) {
+  check_reps(reps, call = call)
+  ncell <- nrow(plan$cells$cells)
+  if (!is.null(target)) check_target(target, ncell, call = call)
+  sums <- core_call(cpp_simulate, ep, as.integer(reps), if (is.null(target)) NA_integer_ else as.integer(target),
+                    call = call)
+  exact <- core_call(cpp_moments, ep, call = call)
   counts <- plan$cells$cells$count
   n <- sum(counts)
+  block <- plan_block_of(plan)
+  block[is.na(block) & plan_movable(plan, ep)] <- 1L
   new_sdc_simulation(
-    cells = simulation_table(sums, exact, counts, plan_block_of(plan), reps, n),
-    target = if (is.null(target)) NULL else simulation_target(plan, as.integer(target), sums, reps),
+    cells = simulation_table(sums, exact, counts, block, reps, n),
+    target = if (is.null(target)) NULL else simulation_target(plan, as.integer(target), block, sums, reps),
     reps = as.integer(reps),
     n = n,
     moved = sums$moved / reps
@@ -117,9 +127,6 @@ new_sdc_simulation <- function(cells, target, reps, n, moved) {
     class = "sdc_simulation"
   )
 }
-
-# E(S | T) = P T and v_ii = V(S_i | T) (eq. 3.3, 3.6, 6.1), from the core.
-exact_release_moments <- function(plan) cpp_block_moments(plan_cpp(plan))
 
 simulation_table <- function(sums, exact, counts, block, reps, n) {
   r <- reps
@@ -145,13 +152,13 @@ simulation_table <- function(sums, exact, counts, block, reps, n) {
   )
 }
 
-simulation_target <- function(plan, target, sums, reps) {
+simulation_target <- function(plan, target, block, sums, reps) {
   mean_cm <- sums$cm_sum / reps
   var_cm <- if (reps > 1) max(sums$cm_sq - sums$cm_sum^2 / reps, 0) / (reps - 1) else NA_real_
   list(
     cell = target,
     count = plan$cells$cells$count[target],
-    block = plan_block_of(plan)[target],
+    block = block[target],
     mean_cm = mean_cm,
     se_cm = sqrt(var_cm / reps),
     exact_gamma = match_risk(plan, target)$gamma[1]

@@ -268,82 +268,23 @@ check_block_index <- function(plan, block, call = rlang::caller_env(), arg = "bl
 
 # --- Objects of the package ----------------------------------------------
 #
-# A user can edit any list. What the C++ core reads from an object is
-# checked here first, in time linear in the object's size (no sorting):
-# an edited object gives an error of class sdcRisk_error_invalid_object,
+# An argument that must be an object of the package: its class here; the
+# object itself is checked by the validator beside its constructor
+# (validate_sdc_cells() in cells.R, validate_pram_plan() in plan.R, ...),
+# which engine_plan() and as_release() run every time (R/engine.R): an
+# edited object gives an error of class sdcRisk_error_invalid_object,
 # never a crash.
 
 check_sdc_cells <- function(cells, arg = rlang::caller_arg(cells),
-                            call = rlang::caller_env(), class = "argument",
-                            records = TRUE) {
+                            call = rlang::caller_env(), class = "argument") {
   if (!inherits(cells, "sdc_cells")) {
     abort_sdc(c(
       "{.arg {arg}} must be an {.cls sdc_cells} object from {.fn cell_frequencies}.",
       "x" = "It is {.obj_type_friendly {cells}}."
     ), class, call = call, arg = arg)
   }
-  check_cells_structure(cells, arg, records = records, call = call)
+  validate_sdc_cells(cells, arg, call = call)
   invisible(cells)
-}
-
-# The cells table and, with `records`, the cell of every record: counts are
-# whole numbers >= 1 and, with `records`, the numbers of records in each
-# cell (one tabulate()). A cells object whose `cell_id` is empty (made from
-# counts alone) has no records to check.
-check_cells_structure <- function(cells, arg, records = TRUE, call = rlang::caller_env()) {
-  broken <- function(what) {
-    abort_sdc(c(
-      paste0("{.arg {arg}} has been modified: ", what, "."),
-      "i" = "Use the object {.fn cell_frequencies} returned, or call it again."
-    ), "invalid_object", call = call, arg = arg)
-  }
-  tab <- cells$cells
-  if (!is.data.frame(tab) || !is.character(cells$keys) || !all(c(cells$keys, "count") %in% names(tab))) {
-    broken("its cells table must hold the key columns and {.field count}")
-  }
-  counts <- tab$count
-  if (!is.integer(counts) || length(counts) == 0 || anyNA(counts) || min(counts) < 1L) {
-    broken("the cell counts must be whole numbers of at least 1")
-  }
-  id <- cells$cell_id
-  # cells built from counts alone (no cell_id) serve risk computations only
-  if (!records || length(id) == 0) return(invisible(cells))
-  ncell <- length(counts)
-  if (!is.integer(id) || is.object(id)) broken("{.field cell_id} must be an integer vector")
-  r <- suppressWarnings(range(id, na.rm = TRUE))
-  if (any(is.finite(r)) && (r[1] < 1L || r[2] > ncell)) {
-    broken(paste0("{.field cell_id} must be between 1 and ", fmt_int(ncell), " (the number of cells) or NA"))
-  }
-  if (!identical(tabulate(id, ncell), counts)) {
-    broken("the cell counts do not match the numbers of records in each cell ({.field cell_id})")
-  }
-  invisible(cells)
-}
-
-check_pram_plan <- function(plan, arg = rlang::caller_arg(plan),
-                            call = rlang::caller_env(), class = "argument",
-                            records = FALSE) {
-  if (!inherits(plan, "pram_plan")) {
-    abort_sdc(c(
-      "{.arg {arg}} must be a {.cls pram_plan} object from {.fn pram_plan}.",
-      "x" = "It is {.obj_type_friendly {plan}}."
-    ), class, call = call, arg = arg)
-  }
-  check_plan_structure(plan, arg, records = records, call = call)
-  invisible(plan)
-}
-
-check_pram_plan_any <- function(plan, arg = rlang::caller_arg(plan),
-                                call = rlang::caller_env()) {
-  if (!inherits(plan, "pram_plan_any")) {
-    abort_sdc(c(
-      "{.arg {arg}} must be a PRAM plan from {.fn pram_plan}, {.fn pram_plan_vars} or {.fn ifpr}.",
-      "x" = "It is {.obj_type_friendly {plan}}."
-    ), "argument", call = call)
-  }
-  if (inherits(plan, "pram_plan")) check_plan_structure(plan, arg, call = call)
-  if (inherits(plan, "pram_plan_vars")) check_vars_plan_structure(plan, arg, call = call)
-  invisible(plan)
 }
 
 # Values of a passed to C++ must fit an int.
@@ -352,136 +293,23 @@ check_count_int <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_
     abort_sdc(c(
       "{.arg {arg}} must be at most {fmt_int(.Machine$integer.max)}.",
       "x" = "It is {show_value(x)}."
-    ), "argument", call = call)
+    ), "argument", call = call, arg = arg)
   }
   invisible(x)
 }
 
 # The keys the intruder matches on: NULL means all of them.
-check_known <- function(known, keys, call = rlang::caller_env()) {
+check_known <- function(known, keys, call = rlang::caller_env(), arg = "known") {
   if (is.null(known)) return(keys)
   if (!is.character(known) || length(known) == 0 || anyNA(known) || anyDuplicated(known) ||
     !all(known %in% keys)) {
     abort_sdc(c(
-      "{.arg known} must be {.code NULL} (all keys) or distinct keys of the plan.",
+      "{.arg {arg}} must be {.code NULL} (all keys) or distinct keys of the plan.",
       "x" = "It is {show_value(known)}.",
       "i" = "The keys are {.val {keys}}."
-    ), "known", call = call)
+    ), "known", call = call, arg = arg, value = known)
   }
   keys[keys %in% known]
-}
-
-# Every part of a per-variable plan the C++ core reads (see plan_vars_cpp()):
-# the cells, the codes of every key in range, one stratum per cell, and per
-# stratum one square matrix per perturbed key, entries in [0, 1], columns
-# summing to 1. Linear in the cells plus the size of the matrices.
-check_vars_plan_structure <- function(plan, arg, records = FALSE, call = rlang::caller_env()) {
-  broken <- function(what) {
-    abort_sdc(c(
-      paste0("{.arg {arg}} has been modified: ", what, "."),
-      "i" = "Build the plan again with {.fn pram_plan_vars}."
-    ), "invalid_object", call = call, arg = arg)
-  }
-  if (!inherits(plan$cells, "sdc_cells")) broken("its {.field cells} are not an {.cls sdc_cells} object")
-  check_cells_structure(plan$cells, paste0(arg, "$cells"), records = records, call = call)
-  keys <- plan$cells$keys
-  ncell <- nrow(plan$cells$cells)
-  if (!is.character(plan$vars) || length(plan$vars) == 0 || !all(plan$vars %in% keys) ||
-    anyDuplicated(plan$vars)) broken("its {.field vars} are not distinct keys")
-  if (!is.character(plan$strata) || !all(plan$strata %in% setdiff(keys, plan$vars))) {
-    broken("its {.field strata} are not keys outside {.field vars}")
-  }
-  if (!is.list(plan$levels) || !identical(names(plan$levels), keys)) broken("its {.field levels} do not match the keys")
-  k <- lengths(plan$levels)
-  if (!is.list(plan$codes) || length(plan$codes) != length(keys)) broken("its {.field codes} do not match the keys")
-  for (i in seq_along(keys)) {
-    x <- plan$codes[[i]]
-    if (!is.integer(x) || length(x) != ncell || anyNA(x) || any(x < 1L | x > k[[i]])) {
-      broken("the codes of key {.val {keys[i]}} are out of range")
-    }
-  }
-  ns <- length(plan$matrices)
-  s <- plan$stratum_of_cell
-  if (ns < 1 || !is.integer(s) || length(s) != ncell || anyNA(s) || any(s < 1L | s > ns)) {
-    broken("its {.field stratum_of_cell} is out of range")
-  }
-  for (st in plan$matrices) {
-    if (!is.list(st) || !all(plan$vars %in% names(st))) broken("a stratum lacks the matrix of a perturbed key")
-    for (v in plan$vars) {
-      p <- st[[v]]
-      kv <- k[[v]]
-      if (!is.numeric(p) || !is.matrix(p) || any(dim(p) != kv) || anyNA(p) || any(p < 0 | p > 1) ||
-        any(abs(colSums(p) - 1) > 1e-9)) {
-        broken("the matrix of key {.val {v}} is not a column-stochastic {kv} x {kv} matrix")
-      }
-    }
-  }
-  invisible(plan)
-}
-
-# Every vector the C++ core reads from a plan (see plan_cpp()): types,
-# lengths, offsets, cell ids in range and in one block at most, theta in
-# [0, min T] of its block, matrix blocks inside the matrix vector, entries in
-# [0, 1]. Linear in the plan's size.
-check_plan_structure <- function(plan, arg, records = FALSE, call = rlang::caller_env()) {
-  broken <- function(what) {
-    abort_sdc(c(
-      paste0("{.arg {arg}} has been modified: ", what, "."),
-      "i" = "Build the plan again with {.fn pram_plan}."
-    ), "invalid_object", call = call, arg = arg)
-  }
-  if (!inherits(plan$cells, "sdc_cells")) broken("its {.field cells} are not an {.cls sdc_cells} object")
-  check_cells_structure(plan$cells, paste0(arg, "$cells"), records = records, call = call)
-  ncell <- nrow(plan$cells$cells)
-  theta <- plan$theta
-  nb <- length(theta)
-  bs <- plan$block_start
-  bc <- plan$block_cells
-  ms <- plan$matrix_start
-  mat <- plan$matrix
-  if (!is.double(theta) || !is.integer(bs) || !is.integer(bc) || !is.double(ms) || !is.double(mat)) {
-    broken("{.field theta}, {.field matrix_start} and {.field matrix} must be double, {.field block_start} and {.field block_cells} integer")
-  }
-  if (length(bs) != nb + 1L || length(ms) != nb || anyNA(bs) || bs[1] != 0L ||
-    bs[nb + 1L] != length(bc) || any(diff(bs) < 2L)) {
-    broken("{.field block_start} must start at 0, rise by at least 2 per block and end at the number of block cells")
-  }
-  if (anyNA(bc) || any(bc < 1L | bc > ncell) || anyDuplicated(bc)) {
-    broken(paste0("{.field block_cells} must hold distinct cell ids between 1 and ", fmt_int(ncell)))
-  }
-  sizes <- diff(bs)
-  is_matrix <- is.na(theta)
-  if (any(!is.na(ms[!is_matrix])) || anyNA(ms[is_matrix])) {
-    broken("each block must have exactly one of {.field theta} and a matrix ({.field matrix_start})")
-  }
-  if (any(is_matrix)) {
-    start <- ms[is_matrix]
-    end <- start + as.numeric(sizes[is_matrix])^2
-    if (any(start != trunc(start)) || any(start < c(0, end[-length(end)])) || end[length(end)] > length(mat) ||
-      anyNA(mat) || any(mat < 0 | mat > 1)) {
-      broken("the matrix blocks must lie one after another in {.field matrix}, with entries in [0, 1]")
-    }
-  }
-  validate_pram_plan(plan, call = call)
-  invisible(plan)
-}
-
-check_release <- function(release, arg = rlang::caller_arg(release), call = rlang::caller_env(),
-                          class = "argument") {
-  if (!inherits(release, "sdc_release")) {
-    abort_sdc(c(
-      "{.arg {arg}} must be an {.cls sdc_release} from {.fn ifpr}.",
-      "x" = "It is {.obj_type_friendly {release}}."
-    ), class, call = call, arg = arg)
-  }
-  if (!is.data.frame(release$data) || !inherits(release$cells, "sdc_cells") ||
-    nrow(release$data) != release$cells$n_records || length(release$new_cell) != nrow(release$data)) {
-    abort_sdc(c(
-      "{.arg {arg}} does not hang together: its data and its cells have different numbers of records.",
-      "i" = "Use the object {.fn ifpr} returned, unmodified."
-    ), "release_mismatch", call = call, arg = arg)
-  }
-  invisible(release)
 }
 
 # --- Checks of one function's combination of arguments -------------------
@@ -491,7 +319,7 @@ check_plan_keys <- function(keys, plan, call = rlang::caller_env()) {
     abort_sdc(c(
       "{.arg keys} must be the key variables the plan was built on, in the same order.",
       "x" = "{.arg keys} is {.val {keys}}; the plan's keys are {.val {plan$cells$keys}}."
-    ), "plan_mismatch", call = call)
+    ), "plan_mismatch", call = call, arg = "keys")
   }
   invisible(keys)
 }
@@ -518,7 +346,7 @@ check_plan_data <- function(data, plan, call = rlang::caller_env()) {
       "{.arg plan} was built for other data.",
       "x" = "The data give {fmt_int(nrow(cf$cells))} cells ({fmt_int(sum(cf$cells$count))} records); the plan has {fmt_int(nrow(cells$cells))} cells ({fmt_int(sum(cells$cells$count))} records), or the cells differ.",
       "i" = "Build the plan from {.code cell_frequencies()} of this data."
-    ), "plan_mismatch", call = call)
+    ), "plan_mismatch", call = call, arg = "plan")
   }
   cf$cell_id
 }
@@ -532,7 +360,7 @@ check_block_parameters <- function(blocks, theta, matrix, call = rlang::caller_e
       abort_sdc(c(
         "Block {b} needs exactly one of {.arg theta} and {.arg matrix}.",
         "x" = if (has_theta) "It has both." else "It has neither."
-      ), if (has_theta) "matrix" else "theta", call = call)
+      ), if (has_theta) "matrix" else "theta", call = call, arg = "theta")
     }
     if (is.null(p)) next
     m <- length(blocks[[b]])
@@ -540,13 +368,13 @@ check_block_parameters <- function(blocks, theta, matrix, call = rlang::caller_e
       abort_sdc(c(
         "{.arg matrix} of block {b} must be a numeric {m} x {m} matrix (one row and column per cell).",
         "x" = "It is {.obj_type_friendly {p}}{if (is.matrix(p)) paste0(' of size ', nrow(p), ' x ', ncol(p)) else ''}."
-      ), "matrix", call = call)
+      ), "matrix", call = call, arg = "matrix")
     }
     if (anyNA(p) || any(p < 0 | p > 1)) {
       abort_sdc(c(
         "{.arg matrix} of block {b} must have entries in [0, 1].",
         "x" = "Found {show_value(p[is.na(p) | p < 0 | p > 1])}."
-      ), "matrix", call = call)
+      ), "matrix", call = call, arg = "matrix")
     }
     cs <- colSums(p)
     if (any(abs(cs - 1) > 1e-12)) {
@@ -555,7 +383,7 @@ check_block_parameters <- function(blocks, theta, matrix, call = rlang::caller_e
         "{.arg matrix} of block {b} must be column-stochastic: p[i, j] = P(Z = c_i | X = c_j).",
         "x" = "Column sums: {show_value(cs[bad])} (column{if (length(bad) > 1) 's' else ''} {show_value(bad)}).",
         "i" = "Did you give the transpose (rows summing to 1)?"
-      ), "matrix", call = call)
+      ), "matrix", call = call, arg = "matrix")
     }
   }
 }
@@ -568,7 +396,7 @@ check_also <- function(also, keys, data, call = rlang::caller_env()) {
     abort_sdc(c(
       "{.arg also} must not repeat a key variable.",
       "x" = "In both {.arg keys} and {.arg also}: {.val {both}}."
-    ), "also", call = call)
+    ), "also", call = call, arg = "also")
   }
   invisible()
 }
@@ -581,14 +409,14 @@ check_ptn_lengths <- function(vars, call = rlang::caller_env()) {
     abort_sdc(c(
       "{.arg pt} has no respondents.",
       "i" = "Give one value per respondent of the cell."
-    ), "empty_data", call = call)
+    ), "empty_data", call = call, arg = "pt")
   }
   if (any(!(lens %in% c(1L, n)))) {
     abort_sdc(c(
       "{.arg pt}, {.arg noise} and {.arg self_noise} must have one value per respondent.",
       "x" = "Their lengths are {.val {unique(lens)}}.",
       "i" = "Only a single number is recycled."
-    ), "ptn_length", call = call)
+    ), "ptn_length", call = call, arg = "pt")
   }
   # every sum or difference of values the rules form is bounded by the sum
   # of their absolute values: finite, no sum overflows to Inf or NaN
@@ -600,7 +428,7 @@ check_ptn_lengths <- function(vars, call = rlang::caller_env()) {
       "{.arg pt}, {.arg noise} and {.arg self_noise} are too large to add up.",
       "x" = "The sum of their absolute values overflows a double (about {format(.Machine$double.xmax, digits = 3)}).",
       "i" = "Rescale the contributions, e.g. to thousands or millions."
-    ), "ptn_input", call = call)
+    ), "ptn_input", call = call, arg = "pt")
   }
   n
 }
@@ -613,7 +441,7 @@ check_rules <- function(rules, call = rlang::caller_env()) {
       "{.arg rules} must be a rule or a list of rules.",
       "x" = "It is {.obj_type_friendly {rules}}.",
       "i" = "Build rules with {.fn rule_p}, {.fn rule_nk}, {.fn rule_frequency}, ..."
-    ), "rules", call = call)
+    ), "rules", call = call, arg = "rules")
   }
   nm <- names(rules)
   default <- vapply(rules, `[[`, character(1), "name")

@@ -43,9 +43,11 @@ show_value <- function(x, n = 5) {
 #' with its own class, e.g.
 #' `tryCatch(ifpr(data, keys, xi), sdcRisk_error_infeasible = function(e) ...)`
 #' or `testthat::expect_error(..., class = "sdcRisk_error_xi")`. The wording
-#' of messages may change between versions; the classes do not. An error of
-#' any other class (for instance an `Rcpp::exception` whose message starts
-#' with "internal error") is a bug: please report it.
+#' of messages may change between versions; the classes do not. The
+#' compiled core is reached through one bridge that turns its exceptions
+#' into these classes, so no `Rcpp::exception` reaches the user; an error of
+#' any other class, or of class `sdcRisk_error_internal`, is a bug: please
+#' report it.
 #'
 #' @section Condition fields:
 #' Every error carries the fields of an rlang error: `message` (the first
@@ -55,8 +57,11 @@ show_value <- function(x, n = 5) {
 #' * `arg`: the name of the argument at fault, as the user wrote it (or the
 #'   object's path, e.g. `"plan$cells"`);
 #' * `value`: the offending value, when one value is at fault (classes
-#'   `argument`, `xi`, `theta`, `rule_parameter` from the checks of single
-#'   numbers, counts, ids and probabilities).
+#'   `argument`, `xi`, `theta`, `rule_parameter`, `known` from the checks of
+#'   single numbers, counts, ids, probabilities and known keys).
+#'
+#' Errors from the compiled core (`underflow`, `internal`) carry
+#' `core_message`, the core's own message.
 #'
 #' @section Classes:
 #' Each class below is `sdcRisk_error_` followed by the name shown.
@@ -77,11 +82,15 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_error_key_type`: a key is not a factor, character, integer,
 #'   logical or double vector (e.g. a list or matrix column), or no record
 #'   has a value in every key (all missing with `na = "exclude"`).
-#' * `sdcRisk_error_invalid_object`: an `sdc_cells` or `pram_plan` object was
-#'   modified so that it no longer hangs together (counts, cell ids, block
-#'   offsets, theta, matrices); raised before any compiled code reads it.
-#' * `sdcRisk_error_release_mismatch`: an `sdc_release` whose data, cells and
-#'   released cells disagree in their numbers of records.
+#' * `sdcRisk_error_invalid_object`: an object of the package (`sdc_cells`,
+#'   `pram_plan`, `pram_plan_vars`, a release from [ifpr()] or
+#'   [pram_release()]) was modified so that it no longer hangs together
+#'   (counts, cell ids, block offsets, theta, matrices, codes, strata,
+#'   released cells or categories, columns); every function checks the whole
+#'   object before any compiled code reads it, and `arg` names it.
+#' * `sdcRisk_error_release_mismatch`: a release whose data, cells and
+#'   released cells disagree in their numbers of records (rows dropped or
+#'   added).
 #' * `sdcRisk_error_plan_mismatch`: [pram_apply()] or [simulate_release()]
 #'   got data or keys other than those the plan was built on.
 #' * `sdcRisk_error_block`: the blocks of [pram_plan()] are malformed (not
@@ -164,7 +173,8 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_error_unprotectable`: a sensitive cell cannot be protected
 #'   even with every related cell suppressed; the message names the cell.
 #' * `sdcRisk_error_internal`: a pattern [protect_table()] built failed its
-#'   own final audit; it is not returned. Please report it.
+#'   own final audit (it is not returned), or the compiled core met a broken
+#'   internal assumption (`core_message` says which). Please report it.
 #'
 #' @section Warnings:
 #' Input that is valid but probably not what was meant gives a warning of

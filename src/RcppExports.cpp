@@ -10,68 +10,8 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
-// cpp_block_moments
-Rcpp::List cpp_block_moments(const Rcpp::List& plan);
-RcppExport SEXP _sdcRisk_cpp_block_moments(SEXP planSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_block_moments(plan));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_block_cost
-Rcpp::List cpp_block_cost(const Rcpp::List& plan);
-RcppExport SEXP _sdcRisk_cpp_block_cost(SEXP planSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_block_cost(plan));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_block_category_moments
-Rcpp::List cpp_block_category_moments(const Rcpp::List& plan, const Rcpp::IntegerVector& category, int n_cat);
-RcppExport SEXP _sdcRisk_cpp_block_category_moments(SEXP planSEXP, SEXP categorySEXP, SEXP n_catSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type category(categorySEXP);
-    Rcpp::traits::input_parameter< int >::type n_cat(n_catSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_block_category_moments(plan, category, n_cat));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_block_category_transitions
-Rcpp::NumericMatrix cpp_block_category_transitions(const Rcpp::List& plan, const Rcpp::IntegerVector& category, int n_cat);
-RcppExport SEXP _sdcRisk_cpp_block_category_transitions(SEXP planSEXP, SEXP categorySEXP, SEXP n_catSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type category(categorySEXP);
-    Rcpp::traits::input_parameter< int >::type n_cat(n_catSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_block_category_transitions(plan, category, n_cat));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_block_matrix
-Rcpp::NumericMatrix cpp_block_matrix(const Rcpp::List& plan, int block);
-RcppExport SEXP _sdcRisk_cpp_block_matrix(SEXP planSEXP, SEXP blockSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    Rcpp::traits::input_parameter< int >::type block(blockSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_block_matrix(plan, block));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_cross_classify
-Rcpp::List cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels);
+SEXP cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels);
 RcppExport SEXP _sdcRisk_cpp_cross_classify(SEXP codesSEXP, SEXP nlevelsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -83,7 +23,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_int_range
-Rcpp::IntegerVector cpp_int_range(const Rcpp::IntegerVector& x);
+SEXP cpp_int_range(const Rcpp::IntegerVector& x);
 RcppExport SEXP _sdcRisk_cpp_int_range(SEXP xSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -94,7 +34,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_key_fingerprint
-std::string cpp_key_fingerprint(const Rcpp::List& codes);
+SEXP cpp_key_fingerprint(const Rcpp::List& codes);
 RcppExport SEXP _sdcRisk_cpp_key_fingerprint(SEXP codesSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -105,7 +45,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_design
-Rcpp::NumericVector cpp_design(const std::string& what, const Rcpp::NumericVector& x, const Rcpp::NumericVector& y);
+SEXP cpp_design(const std::string& what, const Rcpp::NumericVector& x, const Rcpp::NumericVector& y);
 RcppExport SEXP _sdcRisk_cpp_design(SEXP whatSEXP, SEXP xSEXP, SEXP ySEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -117,92 +57,22 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_pram_draw
-Rcpp::IntegerVector cpp_pram_draw(const Rcpp::List& plan, const Rcpp::IntegerVector& cell_id);
-RcppExport SEXP _sdcRisk_cpp_pram_draw(SEXP planSEXP, SEXP cell_idSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell_id(cell_idSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_pram_draw(plan, cell_id));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_vars_draw
-Rcpp::IntegerMatrix cpp_vars_draw(const Rcpp::List& plan, const Rcpp::IntegerVector& cell_id);
-RcppExport SEXP _sdcRisk_cpp_vars_draw(SEXP planSEXP, SEXP cell_idSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell_id(cell_idSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_vars_draw(plan, cell_id));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_vars_moments
-Rcpp::List cpp_vars_moments(const Rcpp::List& plan);
-RcppExport SEXP _sdcRisk_cpp_vars_moments(SEXP planSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_vars_moments(plan));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_vars_category_moments
-Rcpp::List cpp_vars_category_moments(const Rcpp::List& plan, int v);
-RcppExport SEXP _sdcRisk_cpp_vars_category_moments(SEXP planSEXP, SEXP vSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    Rcpp::traits::input_parameter< int >::type v(vSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_vars_category_moments(plan, v));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_vars_cost
-Rcpp::List cpp_vars_cost(const Rcpp::List& plan);
-RcppExport SEXP _sdcRisk_cpp_vars_cost(SEXP planSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_vars_cost(plan));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_vars_simulate
-Rcpp::List cpp_vars_simulate(const Rcpp::List& plan, int reps, int target);
-RcppExport SEXP _sdcRisk_cpp_vars_simulate(SEXP planSEXP, SEXP repsSEXP, SEXP targetSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
-    Rcpp::traits::input_parameter< int >::type target(targetSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_vars_simulate(plan, reps, target));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_cell_risk
-Rcpp::List cpp_cell_risk(const Rcpp::List& plan, const Rcpp::IntegerVector& targets, const Rcpp::IntegerVector& a);
-RcppExport SEXP _sdcRisk_cpp_cell_risk(SEXP planSEXP, SEXP targetsSEXP, SEXP aSEXP) {
+SEXP cpp_cell_risk(const Rcpp::List& plan, const Rcpp::IntegerVector& targets, const Rcpp::IntegerVector& a, bool gamma);
+RcppExport SEXP _sdcRisk_cpp_cell_risk(SEXP planSEXP, SEXP targetsSEXP, SEXP aSEXP, SEXP gammaSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type targets(targetsSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type a(aSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_cell_risk(plan, targets, a));
+    Rcpp::traits::input_parameter< bool >::type gamma(gammaSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_cell_risk(plan, targets, a, gamma));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_max_risk
-Rcpp::List cpp_max_risk(const Rcpp::List& plan, const std::string& goal);
+SEXP cpp_max_risk(const Rcpp::List& plan, const std::string& goal);
 RcppExport SEXP _sdcRisk_cpp_max_risk(SEXP planSEXP, SEXP goalSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -214,7 +84,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_calibrate_ifpr
-Rcpp::NumericVector cpp_calibrate_ifpr(const Rcpp::List& plan, const std::string& goal, double target);
+SEXP cpp_calibrate_ifpr(const Rcpp::List& plan, const std::string& goal, double target);
 RcppExport SEXP _sdcRisk_cpp_calibrate_ifpr(SEXP planSEXP, SEXP goalSEXP, SEXP targetSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -226,67 +96,89 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_vars_cell_risk
-Rcpp::List cpp_vars_cell_risk(const Rcpp::List& plan, const Rcpp::IntegerVector& targets, const Rcpp::IntegerVector& a, bool gamma);
-RcppExport SEXP _sdcRisk_cpp_vars_cell_risk(SEXP planSEXP, SEXP targetsSEXP, SEXP aSEXP, SEXP gammaSEXP) {
+// cpp_draw
+SEXP cpp_draw(const Rcpp::List& plan, const Rcpp::IntegerVector& cell_id);
+RcppExport SEXP _sdcRisk_cpp_draw(SEXP planSEXP, SEXP cell_idSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type targets(targetsSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type a(aSEXP);
-    Rcpp::traits::input_parameter< bool >::type gamma(gammaSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_vars_cell_risk(plan, targets, a, gamma));
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell_id(cell_idSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_draw(plan, cell_id));
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_vars_max_risk
-Rcpp::List cpp_vars_max_risk(const Rcpp::List& plan, const std::string& goal);
-RcppExport SEXP _sdcRisk_cpp_vars_max_risk(SEXP planSEXP, SEXP goalSEXP) {
+// cpp_moments
+SEXP cpp_moments(const Rcpp::List& plan);
+RcppExport SEXP _sdcRisk_cpp_moments(SEXP planSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    Rcpp::traits::input_parameter< const std::string& >::type goal(goalSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_vars_max_risk(plan, goal));
+    rcpp_result_gen = Rcpp::wrap(cpp_moments(plan));
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_block_known_cell_risk
-Rcpp::List cpp_block_known_cell_risk(const Rcpp::List& plan, const Rcpp::IntegerVector& targets, const Rcpp::IntegerVector& a);
-RcppExport SEXP _sdcRisk_cpp_block_known_cell_risk(SEXP planSEXP, SEXP targetsSEXP, SEXP aSEXP) {
+// cpp_cost
+SEXP cpp_cost(const Rcpp::List& plan);
+RcppExport SEXP _sdcRisk_cpp_cost(SEXP planSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type targets(targetsSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type a(aSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_block_known_cell_risk(plan, targets, a));
+    rcpp_result_gen = Rcpp::wrap(cpp_cost(plan));
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_block_known_max_risk
-Rcpp::List cpp_block_known_max_risk(const Rcpp::List& plan, const std::string& goal);
-RcppExport SEXP _sdcRisk_cpp_block_known_max_risk(SEXP planSEXP, SEXP goalSEXP) {
+// cpp_category_moments
+SEXP cpp_category_moments(const Rcpp::List& plan, const Rcpp::IntegerVector& category, int n_cat, int var);
+RcppExport SEXP _sdcRisk_cpp_category_moments(SEXP planSEXP, SEXP categorySEXP, SEXP n_catSEXP, SEXP varSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    Rcpp::traits::input_parameter< const std::string& >::type goal(goalSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_block_known_max_risk(plan, goal));
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type category(categorySEXP);
+    Rcpp::traits::input_parameter< int >::type n_cat(n_catSEXP);
+    Rcpp::traits::input_parameter< int >::type var(varSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_category_moments(plan, category, n_cat, var));
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_simulate_release
-Rcpp::List cpp_simulate_release(const Rcpp::List& plan, int reps, int target);
-RcppExport SEXP _sdcRisk_cpp_simulate_release(SEXP planSEXP, SEXP repsSEXP, SEXP targetSEXP) {
+// cpp_category_transitions
+SEXP cpp_category_transitions(const Rcpp::List& plan, const Rcpp::IntegerVector& category, int n_cat);
+RcppExport SEXP _sdcRisk_cpp_category_transitions(SEXP planSEXP, SEXP categorySEXP, SEXP n_catSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type category(categorySEXP);
+    Rcpp::traits::input_parameter< int >::type n_cat(n_catSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_category_transitions(plan, category, n_cat));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_block_matrix
+SEXP cpp_block_matrix(const Rcpp::List& plan, int block);
+RcppExport SEXP _sdcRisk_cpp_block_matrix(SEXP planSEXP, SEXP blockSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
+    Rcpp::traits::input_parameter< int >::type block(blockSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_block_matrix(plan, block));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_simulate
+SEXP cpp_simulate(const Rcpp::List& plan, int reps, int target);
+RcppExport SEXP _sdcRisk_cpp_simulate(SEXP planSEXP, SEXP repsSEXP, SEXP targetSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
     Rcpp::traits::input_parameter< int >::type reps(repsSEXP);
     Rcpp::traits::input_parameter< int >::type target(targetSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_simulate_release(plan, reps, target));
+    rcpp_result_gen = Rcpp::wrap(cpp_simulate(plan, reps, target));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -364,29 +256,20 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
-    {"_sdcRisk_cpp_block_moments", (DL_FUNC) &_sdcRisk_cpp_block_moments, 1},
-    {"_sdcRisk_cpp_block_cost", (DL_FUNC) &_sdcRisk_cpp_block_cost, 1},
-    {"_sdcRisk_cpp_block_category_moments", (DL_FUNC) &_sdcRisk_cpp_block_category_moments, 3},
-    {"_sdcRisk_cpp_block_category_transitions", (DL_FUNC) &_sdcRisk_cpp_block_category_transitions, 3},
-    {"_sdcRisk_cpp_block_matrix", (DL_FUNC) &_sdcRisk_cpp_block_matrix, 2},
     {"_sdcRisk_cpp_cross_classify", (DL_FUNC) &_sdcRisk_cpp_cross_classify, 2},
     {"_sdcRisk_cpp_int_range", (DL_FUNC) &_sdcRisk_cpp_int_range, 1},
     {"_sdcRisk_cpp_key_fingerprint", (DL_FUNC) &_sdcRisk_cpp_key_fingerprint, 1},
     {"_sdcRisk_cpp_design", (DL_FUNC) &_sdcRisk_cpp_design, 3},
-    {"_sdcRisk_cpp_pram_draw", (DL_FUNC) &_sdcRisk_cpp_pram_draw, 2},
-    {"_sdcRisk_cpp_vars_draw", (DL_FUNC) &_sdcRisk_cpp_vars_draw, 2},
-    {"_sdcRisk_cpp_vars_moments", (DL_FUNC) &_sdcRisk_cpp_vars_moments, 1},
-    {"_sdcRisk_cpp_vars_category_moments", (DL_FUNC) &_sdcRisk_cpp_vars_category_moments, 2},
-    {"_sdcRisk_cpp_vars_cost", (DL_FUNC) &_sdcRisk_cpp_vars_cost, 1},
-    {"_sdcRisk_cpp_vars_simulate", (DL_FUNC) &_sdcRisk_cpp_vars_simulate, 3},
-    {"_sdcRisk_cpp_cell_risk", (DL_FUNC) &_sdcRisk_cpp_cell_risk, 3},
+    {"_sdcRisk_cpp_cell_risk", (DL_FUNC) &_sdcRisk_cpp_cell_risk, 4},
     {"_sdcRisk_cpp_max_risk", (DL_FUNC) &_sdcRisk_cpp_max_risk, 2},
     {"_sdcRisk_cpp_calibrate_ifpr", (DL_FUNC) &_sdcRisk_cpp_calibrate_ifpr, 3},
-    {"_sdcRisk_cpp_vars_cell_risk", (DL_FUNC) &_sdcRisk_cpp_vars_cell_risk, 4},
-    {"_sdcRisk_cpp_vars_max_risk", (DL_FUNC) &_sdcRisk_cpp_vars_max_risk, 2},
-    {"_sdcRisk_cpp_block_known_cell_risk", (DL_FUNC) &_sdcRisk_cpp_block_known_cell_risk, 3},
-    {"_sdcRisk_cpp_block_known_max_risk", (DL_FUNC) &_sdcRisk_cpp_block_known_max_risk, 2},
-    {"_sdcRisk_cpp_simulate_release", (DL_FUNC) &_sdcRisk_cpp_simulate_release, 3},
+    {"_sdcRisk_cpp_draw", (DL_FUNC) &_sdcRisk_cpp_draw, 2},
+    {"_sdcRisk_cpp_moments", (DL_FUNC) &_sdcRisk_cpp_moments, 1},
+    {"_sdcRisk_cpp_cost", (DL_FUNC) &_sdcRisk_cpp_cost, 1},
+    {"_sdcRisk_cpp_category_moments", (DL_FUNC) &_sdcRisk_cpp_category_moments, 4},
+    {"_sdcRisk_cpp_category_transitions", (DL_FUNC) &_sdcRisk_cpp_category_transitions, 3},
+    {"_sdcRisk_cpp_block_matrix", (DL_FUNC) &_sdcRisk_cpp_block_matrix, 2},
+    {"_sdcRisk_cpp_simulate", (DL_FUNC) &_sdcRisk_cpp_simulate, 3},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},

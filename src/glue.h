@@ -1,19 +1,60 @@
-// Shared pieces of the Rcpp glue: the plan as R hands it over, and the
-// interrupt callback passed to long loops in the core.
+// The one bridge between R and the C++ core (inst/include/sdcRisk).
+//
+// * run_engine() runs every entry point: the core's typed exceptions
+//   (sdcRisk::underflow_error, a std::domain_error; std::invalid_argument
+//   for a broken internal assumption) are caught here, once, and returned
+//   to R as an object of class "sdcRisk_core_error" that core_call() in
+//   R/engine.R turns into a classed R condition (sdcRisk_error_underflow,
+//   sdcRisk_error_internal). A user interrupt passes through.
+// * EnginePlan: a plan as the core sees it, its kind (block plan, block
+//   plan for an intruder who knows some keys, per-variable plan) chosen
+//   once, in make_engine_plan(), from the list engine_plan() builds in R;
+//   the operations are virtual, so every entry point has one path.
+// * RUniform: the core's random number interface, answered by R's
+//   generator, so that set.seed() reproduces every draw.
+// * zero_based() / one_based(): the only conversions between R's 1-based
+//   indices (NA for none) and the core's 0-based ones (-1 for none).
 #ifndef SDCRISK_GLUE_H
 #define SDCRISK_GLUE_H
 
 #include <Rcpp.h>
 
 #include <cstdint>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "sdcRisk/logdist.hpp"
 #include "sdcRisk/plan.hpp"
+#include "sdcRisk/plan_vars.hpp"
+#include "sdcRisk/risk.hpp"
 #include "sdcRisk/risk_vars.hpp"
 
 namespace sdcRisk_glue {
+
+// ---- index conversion ------------------------------------------------------
+
+inline std::vector<int> zero_based(const Rcpp::IntegerVector& x) {
+  std::vector<int> out(x.size());
+  for (R_xlen_t i = 0; i < x.size(); ++i) out[i] = x[i] == NA_INTEGER ? -1 : x[i] - 1;
+  return out;
+}
+
+inline Rcpp::IntegerVector one_based(const std::vector<int>& x) {
+  Rcpp::IntegerVector out(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) out[i] = x[i] < 0 ? NA_INTEGER : x[i] + 1;
+  return out;
+}
+
+// ---- random numbers and interrupts -------------------------------------------
+
+struct RUniform {
+  double uniform() { return R::unif_rand(); }
+};
+
+inline auto interrupt_callback() {
+  return []() { Rcpp::checkUserInterrupt(); };
+}
 
 // While alive, lets the core's long inner loops (sdcRisk::interrupt_hook())
 // check for a user interrupt.
@@ -24,96 +65,77 @@ struct InterruptHookGuard {
   InterruptHookGuard& operator=(const InterruptHookGuard&) = delete;
 };
 
-// Owns 0-based copies of a plan's index vectors and exposes a PlanView.
-struct PlanHolder {
-  InterruptHookGuard interrupt_guard;
-  std::vector<int> counts, block_start, block_cells;
-  std::vector<double> theta, matrix;
-  std::vector<std::int64_t> matrix_start;
-  sdcRisk::PlanView view;
+// ---- the bridge ----------------------------------------------------------------
 
-  explicit PlanHolder(const Rcpp::List& plan) {
-    Rcpp::IntegerVector cnt = plan["counts"], bs = plan["block_start"], bc = plan["block_cells"];
-    Rcpp::NumericVector th = plan["theta"], mat = plan["matrix"], ms = plan["matrix_start"];
-    counts.assign(cnt.begin(), cnt.end());
-    block_start.assign(bs.begin(), bs.end());
-    block_cells.resize(bc.size());
-    for (R_xlen_t i = 0; i < bc.size(); ++i) block_cells[i] = bc[i] - 1;
-    theta.assign(th.begin(), th.end());
-    matrix.assign(mat.begin(), mat.end());
-    matrix_start.resize(ms.size());
-    for (R_xlen_t i = 0; i < ms.size(); ++i)
-      matrix_start[i] = Rcpp::NumericVector::is_na(ms[i]) ? -1 : static_cast<std::int64_t>(ms[i]);
-    const int nb = static_cast<int>(theta.size());
-    if (static_cast<int>(block_start.size()) != nb + 1 || static_cast<int>(matrix_start.size()) != nb)
-      Rcpp::stop("internal error: malformed plan");
-    view.n_cells = static_cast<int>(counts.size());
-    view.counts = counts.data();
-    view.n_blocks = nb;
-    view.block_start = block_start.data();
-    view.block_cells = block_cells.data();
-    view.theta = theta.data();
-    view.matrix = matrix.data();
-    view.matrix_start = matrix_start.data();
-  }
-};
-
-// Owns 0-based copies of a per-variable plan and exposes a VarsPlanView.
-struct VarsPlanHolder {
-  InterruptHookGuard interrupt_guard;
-  std::vector<int> counts, stratum;
-  std::vector<std::vector<int>> codes;
-  std::vector<std::vector<double>> mats;
-  sdcRisk::VarsPlanView view;
-
-  explicit VarsPlanHolder(const Rcpp::List& plan) {
-    Rcpp::IntegerVector cnt = plan["counts"], st = plan["stratum"], nl = plan["n_levels"], vk = plan["var_of_key"];
-    Rcpp::LogicalVector kn = plan["known"];
-    Rcpp::List cd = plan["codes"], mt = plan["matrices"];
-    const int n_strata = Rcpp::as<int>(plan["n_strata"]), n_vars = Rcpp::as<int>(plan["n_vars"]);
-    const R_xlen_t nk = cd.size();
-    if (nl.size() != nk || vk.size() != nk || kn.size() != nk || st.size() != cnt.size() ||
-        mt.size() != static_cast<R_xlen_t>(n_strata) * n_vars)
-      Rcpp::stop("internal error: malformed per-variable plan");
-    counts.assign(cnt.begin(), cnt.end());
-    stratum.resize(st.size());
-    for (R_xlen_t i = 0; i < st.size(); ++i) stratum[i] = st[i] - 1;
-    view.n_cells = static_cast<int>(counts.size());
-    view.n_keys = static_cast<int>(nk);
-    codes.resize(nk);
-    for (R_xlen_t k = 0; k < nk; ++k) {
-      Rcpp::IntegerVector c = cd[k];
-      if (c.size() != cnt.size()) Rcpp::stop("internal error: malformed per-variable plan");
-      codes[k].resize(c.size());
-      for (R_xlen_t i = 0; i < c.size(); ++i) codes[k][i] = c[i] == NA_INTEGER ? -1 : c[i] - 1;
-      view.codes.push_back(codes[k].data());
-      view.n_levels.push_back(nl[k]);
-      view.var_of_key.push_back(vk[k] - 1);
-      view.known.push_back(kn[k] == TRUE ? 1 : 0);
-    }
-    for (R_xlen_t m = 0; m < mt.size(); ++m) {
-      Rcpp::NumericVector x = mt[m];
-      mats.emplace_back(x.begin(), x.end());
-    }
-    for (R_xlen_t m = 0; m < mt.size(); ++m) {
-      const int u = static_cast<int>(m % n_vars);
-      int k = -1;
-      for (R_xlen_t kk = 0; kk < nk; ++kk)
-        if (vk[kk] - 1 == u) k = static_cast<int>(kk);
-      if (k < 0 || static_cast<R_xlen_t>(mats[m].size()) != static_cast<R_xlen_t>(nl[k]) * nl[k])
-        Rcpp::stop("internal error: malformed per-variable plan");
-      view.matrices.push_back(mats[m].data());
-    }
-    view.counts = counts.data();
-    view.stratum = stratum.data();
-    view.n_strata = n_strata;
-    view.n_vars = n_vars;
-  }
-};
-
-inline auto interrupt_callback() {
-  return []() { Rcpp::checkUserInterrupt(); };
+inline SEXP core_error(const char* kind, const std::string& message) {
+  Rcpp::List out = Rcpp::List::create(Rcpp::Named("kind") = kind, Rcpp::Named("message") = message);
+  out.attr("class") = "sdcRisk_core_error";
+  return out;
 }
+
+// Runs an entry point. f() returns anything Rcpp::wrap() takes.
+template <class F>
+SEXP run_engine(F&& f) {
+  try {
+    InterruptHookGuard guard;
+    return Rcpp::wrap(f());
+  } catch (const Rcpp::internal::InterruptedException&) {
+    throw;
+  } catch (const std::domain_error& e) {  // sdcRisk::underflow_error
+    return core_error("underflow", e.what());
+  } catch (const std::invalid_argument& e) {
+    return core_error("internal", e.what());
+  } catch (const std::exception& e) {
+    return core_error("internal", e.what());
+  }
+}
+
+// ---- plans ------------------------------------------------------------------------
+
+// The operations of the core on a plan, whatever its kind. Results are R
+// objects; indices in them are 1-based.
+class EnginePlan {
+ public:
+  virtual ~EnginePlan() = default;
+  virtual int n_cells() const = 0;
+  // R_j(a, t), P(S_j = a), P(S_j = 0), gamma of target cells (0-based).
+  virtual sdcRisk::CellRiskTable cell_risk(const std::vector<int>& targets, const std::vector<int>& a,
+                                           bool gamma) = 0;
+  virtual sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) = 0;
+  // The released cell (block plans) or categories (per-variable plans) of
+  // every record; cells 0-based, -1 for a record in no cell.
+  virtual SEXP draw(const std::vector<int>& cells) = 0;
+  // E(S_i | T), V(S_i | T) of every cell.
+  virtual Rcpp::List moments() = 0;
+  // Expected changed records, total perturbation variance, P(keep cell).
+  virtual Rcpp::List cost() = 0;
+  // V(S_D | T) (and the eq. 6.7 bound, NA where there is none) of the
+  // categories D of one key: `category` (0-based, one per cell) for block
+  // plans, the perturbed variable `var` (0-based) for per-variable plans.
+  virtual Rcpp::List category_moments(const std::vector<int>& category, int n_cat, int var) = 0;
+  // Monte Carlo sums of `reps` releases; target 0-based or -1.
+  virtual Rcpp::List simulate(int reps, int target) = 0;
+  // Operations of block plans only.
+  virtual std::vector<double> calibrate(sdcRisk::Goal, double) { return unsupported<std::vector<double>>("calibrate"); }
+  virtual Rcpp::NumericMatrix block_matrix(int) { return unsupported<Rcpp::NumericMatrix>("block_matrix"); }
+  virtual Rcpp::NumericMatrix category_transitions(const std::vector<int>&, int) {
+    return unsupported<Rcpp::NumericMatrix>("category_transitions");
+  }
+
+ protected:
+  template <class T>
+  static T unsupported(const char* what) {
+    throw std::invalid_argument(std::string(what) + " is not defined for this kind of plan");
+  }
+};
+
+// The plan's kind, chosen once: "blocks" (with `known_set` for an intruder
+// who knows only some keys) or "vars".
+std::unique_ptr<EnginePlan> make_engine_plan(const Rcpp::List& plan);
+
+// R's list of a risk table / a maximum, 1-based.
+Rcpp::List wrap_table(const sdcRisk::CellRiskTable& res);
+Rcpp::List wrap_max(const sdcRisk::MaxRisk& res);
 
 }  // namespace sdcRisk_glue
 

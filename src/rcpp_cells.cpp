@@ -9,63 +9,61 @@
 
 // Cross-classify key codes (each 1..L, NA or < 1 = missing).
 // [[Rcpp::export]]
-Rcpp::List cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels) {
-  const R_xlen_t nkeys = codes.size();
-  std::vector<Rcpp::IntegerVector> keep;
-  std::vector<const int*> ptrs;
-  std::size_t n = 0;
-  for (R_xlen_t k = 0; k < nkeys; ++k) {
-    keep.push_back(codes[k]);
-    ptrs.push_back(keep.back().begin());
-    if (k == 0) n = keep.back().size();
-    else if (static_cast<std::size_t>(keep.back().size()) != n) Rcpp::stop("internal error: key lengths differ");
-  }
-  std::vector<int> nl(nlevels.begin(), nlevels.end());
-  sdcRisk::CellTable tab;
-  try {
-    tab = sdcRisk::cross_classify(ptrs, nl, n, sdcRisk_glue::interrupt_callback());
-  } catch (const std::invalid_argument& e) {
-    Rcpp::stop(std::string("internal error: ") + e.what());
-  }
-  Rcpp::IntegerVector cell_id(n);
-  for (std::size_t i = 0; i < n; ++i)
-    cell_id[i] = tab.cell_of_record[i] < 0 ? NA_INTEGER : tab.cell_of_record[i] + 1;
-  Rcpp::List cell_codes(nkeys);
-  for (R_xlen_t k = 0; k < nkeys; ++k) cell_codes[k] = Rcpp::wrap(tab.cell_codes[k]);
-  return Rcpp::List::create(Rcpp::Named("cell_id") = cell_id,
-                            Rcpp::Named("counts") = Rcpp::wrap(tab.counts),
-                            Rcpp::Named("codes") = cell_codes,
-                            Rcpp::Named("n_excluded") = static_cast<double>(tab.n_excluded));
+SEXP cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels) {
+  return sdcRisk_glue::run_engine([&] {
+    const R_xlen_t nkeys = codes.size();
+    std::vector<Rcpp::IntegerVector> keep;
+    std::vector<const int*> ptrs;
+    std::size_t n = 0;
+    for (R_xlen_t k = 0; k < nkeys; ++k) {
+      keep.push_back(codes[k]);
+      ptrs.push_back(keep.back().begin());
+      if (k == 0) n = keep.back().size();
+      else if (static_cast<std::size_t>(keep.back().size()) != n) throw std::invalid_argument("key lengths differ");
+    }
+    std::vector<int> nl(nlevels.begin(), nlevels.end());
+    const sdcRisk::CellTable tab = sdcRisk::cross_classify(ptrs, nl, n, sdcRisk_glue::interrupt_callback());
+    Rcpp::List cell_codes(nkeys);
+    for (R_xlen_t k = 0; k < nkeys; ++k) cell_codes[k] = Rcpp::wrap(tab.cell_codes[k]);
+    return Rcpp::List::create(Rcpp::Named("cell_id") = sdcRisk_glue::one_based(tab.cell_of_record),
+                              Rcpp::Named("counts") = Rcpp::wrap(tab.counts),
+                              Rcpp::Named("codes") = cell_codes,
+                              Rcpp::Named("n_excluded") = static_cast<double>(tab.n_excluded));
+  });
 }
 
 // Smallest and largest non-missing value of an integer vector (NA if none),
 // in one pass and without the copies range(na.rm = TRUE) makes.
 // [[Rcpp::export]]
-Rcpp::IntegerVector cpp_int_range(const Rcpp::IntegerVector& x) {
-  int lo = NA_INTEGER, hi = NA_INTEGER;
-  for (R_xlen_t i = 0; i < x.size(); ++i) {
-    const int v = x[i];
-    if (v == NA_INTEGER) continue;
-    if (lo == NA_INTEGER || v < lo) lo = v;
-    if (hi == NA_INTEGER || v > hi) hi = v;
-  }
-  return Rcpp::IntegerVector::create(lo, hi);
+SEXP cpp_int_range(const Rcpp::IntegerVector& x) {
+  return sdcRisk_glue::run_engine([&] {
+    int lo = NA_INTEGER, hi = NA_INTEGER;
+    for (R_xlen_t i = 0; i < x.size(); ++i) {
+      const int v = x[i];
+      if (v == NA_INTEGER) continue;
+      if (lo == NA_INTEGER || v < lo) lo = v;
+      if (hi == NA_INTEGER || v > hi) hi = v;
+    }
+    return Rcpp::IntegerVector::create(lo, hi);
+  });
 }
 
 // Fingerprint of the records' key codes, in record order (see
 // sdcRisk::key_fingerprint), as 16 hexadecimal digits.
 // [[Rcpp::export]]
-std::string cpp_key_fingerprint(const Rcpp::List& codes) {
-  std::vector<Rcpp::IntegerVector> keep;
-  std::vector<const int*> ptrs;
-  std::size_t n = 0;
-  for (R_xlen_t k = 0; k < codes.size(); ++k) {
-    keep.push_back(codes[k]);
-    ptrs.push_back(keep.back().begin());
-    n = keep.back().size();
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx",
-                static_cast<unsigned long long>(sdcRisk::key_fingerprint(ptrs, n)));
-  return std::string(buf);
+SEXP cpp_key_fingerprint(const Rcpp::List& codes) {
+  return sdcRisk_glue::run_engine([&] {
+    std::vector<Rcpp::IntegerVector> keep;
+    std::vector<const int*> ptrs;
+    std::size_t n = 0;
+    for (R_xlen_t k = 0; k < codes.size(); ++k) {
+      keep.push_back(codes[k]);
+      ptrs.push_back(keep.back().begin());
+      n = keep.back().size();
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx",
+                  static_cast<unsigned long long>(sdcRisk::key_fingerprint(ptrs, n)));
+    return std::string(buf);
+  });
 }

@@ -197,7 +197,7 @@ for (backend in c("SQLite", "PostgreSQL")) {
     new_cell <- match(key_str(got), key_str(cf$cells))
     new_cell[is.na(cf$cell_id)] <- NA
     mem <- rel
-    class(mem) <- "sdc_release"
+    class(mem) <- c("sdc_release", "sdc_release_any")
     mem$data <- got
     mem$cells <- cf
     mem$new_cell <- new_cell

@@ -1,0 +1,302 @@
+// The kinds of plan behind sdcRisk_glue::EnginePlan: a block plan (IFPR and
+// explicit matrix blocks), the same for an intruder who knows only some
+// keys, and a per-variable plan. Each holds 0-based copies of what the core
+// reads and answers every operation with the core's functions for its kind.
+#include <Rcpp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "glue.h"
+#include "sdcRisk/algebra.hpp"
+#include "sdcRisk/perturb.hpp"
+#include "sdcRisk/plan_vars.hpp"
+#include "sdcRisk/risk.hpp"
+#include "sdcRisk/risk_known.hpp"
+#include "sdcRisk/risk_vars.hpp"
+#include "sdcRisk/simulate.hpp"
+
+namespace sdcRisk_glue {
+
+namespace {
+
+[[noreturn]] void malformed(const char* what) {
+  throw std::invalid_argument(std::string("malformed plan: ") + what);
+}
+
+// 0-based copies of a block plan's vectors and a PlanView of them. The R
+// side (validate_pram_plan()) has checked them; the sizes are checked
+// again so that no copy reads out of bounds.
+struct PlanHolder {
+  std::vector<int> counts, block_start, block_cells;
+  std::vector<double> theta, matrix;
+  std::vector<std::int64_t> matrix_start;
+  sdcRisk::PlanView view;
+
+  explicit PlanHolder(const Rcpp::List& plan) {
+    Rcpp::IntegerVector cnt = plan["counts"], bs = plan["block_start"], bc = plan["block_cells"];
+    Rcpp::NumericVector th = plan["theta"], mat = plan["matrix"], ms = plan["matrix_start"];
+    counts.assign(cnt.begin(), cnt.end());
+    block_start.assign(bs.begin(), bs.end());
+    block_cells = zero_based(bc);
+    theta.assign(th.begin(), th.end());
+    matrix.assign(mat.begin(), mat.end());
+    matrix_start.resize(ms.size());
+    for (R_xlen_t i = 0; i < ms.size(); ++i)
+      matrix_start[i] = Rcpp::NumericVector::is_na(ms[i]) ? -1 : static_cast<std::int64_t>(ms[i]);
+    const int nb = static_cast<int>(theta.size());
+    if (static_cast<int>(block_start.size()) != nb + 1 || static_cast<int>(matrix_start.size()) != nb)
+      malformed("block offsets");
+    view.n_cells = static_cast<int>(counts.size());
+    view.counts = counts.data();
+    view.n_blocks = nb;
+    view.block_start = block_start.data();
+    view.block_cells = block_cells.data();
+    view.theta = theta.data();
+    view.matrix = matrix.data();
+    view.matrix_start = matrix_start.data();
+    sdcRisk::check_plan(view);
+  }
+};
+
+// 0-based copies of a per-variable plan and a VarsPlanView of them.
+struct VarsPlanHolder {
+  std::vector<int> counts, stratum;
+  std::vector<std::vector<int>> codes;
+  std::vector<std::vector<double>> mats;
+  sdcRisk::VarsPlanView view;
+
+  explicit VarsPlanHolder(const Rcpp::List& plan) {
+    Rcpp::IntegerVector cnt = plan["counts"], st = plan["stratum"], nl = plan["n_levels"], vk = plan["var_of_key"];
+    Rcpp::LogicalVector kn = plan["known"];
+    Rcpp::List cd = plan["codes"], mt = plan["matrices"];
+    const int n_strata = Rcpp::as<int>(plan["n_strata"]), n_vars = Rcpp::as<int>(plan["n_vars"]);
+    const R_xlen_t nk = cd.size();
+    if (nl.size() != nk || vk.size() != nk || kn.size() != nk || st.size() != cnt.size() ||
+        mt.size() != static_cast<R_xlen_t>(n_strata) * n_vars)
+      malformed("per-variable plan sizes");
+    counts.assign(cnt.begin(), cnt.end());
+    stratum = zero_based(st);
+    for (int s : stratum)
+      if (s < 0 || s >= n_strata) malformed("stratum out of range");
+    view.n_cells = static_cast<int>(counts.size());
+    view.n_keys = static_cast<int>(nk);
+    codes.resize(nk);
+    for (R_xlen_t k = 0; k < nk; ++k) {
+      Rcpp::IntegerVector c = cd[k];
+      if (c.size() != cnt.size()) malformed("codes of a key");
+      codes[k] = zero_based(c);
+      for (int x : codes[k])
+        if (x < 0 || x >= nl[k]) malformed("code out of range");
+      view.codes.push_back(codes[k].data());
+      view.n_levels.push_back(nl[k]);
+      view.var_of_key.push_back(vk[k] - 1);
+      view.known.push_back(kn[k] == TRUE ? 1 : 0);
+    }
+    for (R_xlen_t m = 0; m < mt.size(); ++m) {
+      Rcpp::NumericVector x = mt[m];
+      mats.emplace_back(x.begin(), x.end());
+    }
+    for (R_xlen_t m = 0; m < mt.size(); ++m) {
+      const int u = static_cast<int>(m % n_vars);
+      int k = -1;
+      for (R_xlen_t kk = 0; kk < nk; ++kk)
+        if (vk[kk] - 1 == u) k = static_cast<int>(kk);
+      if (k < 0 || static_cast<R_xlen_t>(mats[m].size()) != static_cast<R_xlen_t>(nl[k]) * nl[k])
+        malformed("matrix size");
+      view.matrices.push_back(mats[m].data());
+    }
+    view.counts = counts.data();
+    view.stratum = stratum.data();
+    view.n_strata = n_strata;
+    view.n_vars = n_vars;
+  }
+};
+
+Rcpp::List simulation_list(const std::vector<double>& s1, const std::vector<double>& s2,
+                           const std::vector<double>& s3, const std::vector<double>& s4, double cm_sum,
+                           double cm_sq, double moved) {
+  return Rcpp::List::create(Rcpp::Named("s1") = Rcpp::wrap(s1), Rcpp::Named("s2") = Rcpp::wrap(s2),
+                            Rcpp::Named("s3") = Rcpp::wrap(s3), Rcpp::Named("s4") = Rcpp::wrap(s4),
+                            Rcpp::Named("cm_sum") = cm_sum, Rcpp::Named("cm_sq") = cm_sq,
+                            Rcpp::Named("moved") = moved);
+}
+
+void check_cells(const std::vector<int>& cells, int n_cells) {
+  for (int c : cells)
+    if (c >= n_cells) throw std::invalid_argument("cell id out of range");
+}
+
+// ---- block plans ---------------------------------------------------------------
+
+class BlockEngine : public EnginePlan {
+ public:
+  explicit BlockEngine(const Rcpp::List& plan) : h_(plan) {}
+  int n_cells() const override { return h_.view.n_cells; }
+
+  sdcRisk::CellRiskTable cell_risk(const std::vector<int>& targets, const std::vector<int>& a, bool) override {
+    return sdcRisk::cell_risk(h_.view, targets, a, interrupt_callback());
+  }
+  sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) override {
+    return sdcRisk::max_risk(h_.view, goal, interrupt_callback());
+  }
+  SEXP draw(const std::vector<int>& cells) override {
+    check_cells(cells, n_cells());
+    RUniform rng;
+    return one_based(sdcRisk::pram_draw(h_.view, cells.data(), cells.size(), rng, interrupt_callback()));
+  }
+  Rcpp::List moments() override {
+    const sdcRisk::CellMoments m = sdcRisk::block_moments(h_.view);
+    return Rcpp::List::create(Rcpp::Named("mean") = Rcpp::wrap(m.mean), Rcpp::Named("var") = Rcpp::wrap(m.var));
+  }
+  Rcpp::List cost() override {
+    const sdcRisk::BlockCost c = sdcRisk::block_cost(h_.view);
+    return Rcpp::List::create(Rcpp::Named("changed") = c.changed, Rcpp::Named("variance") = c.variance,
+                              Rcpp::Named("stay") = Rcpp::wrap(sdcRisk::block_stay(h_.view)));
+  }
+  Rcpp::List category_moments(const std::vector<int>& category, int n_cat, int) override {
+    check_categories(category, n_cat);
+    const sdcRisk::CategoryMoments m = sdcRisk::block_category_moments(h_.view, category.data(), n_cat);
+    return Rcpp::List::create(Rcpp::Named("var") = Rcpp::wrap(m.var), Rcpp::Named("bound") = Rcpp::wrap(m.bound));
+  }
+  Rcpp::List simulate(int reps, int target) override {
+    sdcRisk::SimulationOptions opt;
+    opt.reps = reps;
+    opt.target = target;
+    RUniform rng;
+    const sdcRisk::SimulationSums r = sdcRisk::simulate_release(h_.view, opt, rng, interrupt_callback());
+    return simulation_list(r.s1, r.s2, r.s3, r.s4, r.cm_sum, r.cm_sq, static_cast<double>(r.moved_out));
+  }
+  std::vector<double> calibrate(sdcRisk::Goal goal, double target) override {
+    return sdcRisk::calibrate_ifpr(h_.view, goal, target, interrupt_callback());
+  }
+  Rcpp::NumericMatrix block_matrix(int block) override {
+    if (block < 0 || block >= h_.view.n_blocks) throw std::invalid_argument("block out of range");
+    const int m = h_.view.block_size(block);
+    const std::vector<double> p = sdcRisk::block_matrix(h_.view, block);
+    Rcpp::NumericMatrix out(m, m);
+    std::copy(p.begin(), p.end(), out.begin());
+    return out;
+  }
+  Rcpp::NumericMatrix category_transitions(const std::vector<int>& category, int n_cat) override {
+    check_categories(category, n_cat);
+    const std::vector<double> t = sdcRisk::block_category_transitions(h_.view, category.data(), n_cat);
+    Rcpp::NumericMatrix out(n_cat, n_cat);
+    for (int x = 0; x < n_cat; ++x)
+      for (int y = 0; y < n_cat; ++y) out(x, y) = t[static_cast<std::size_t>(x) * n_cat + y];
+    return out;
+  }
+
+ protected:
+  void check_categories(const std::vector<int>& category, int n_cat) const {
+    if (static_cast<int>(category.size()) != n_cells()) throw std::invalid_argument("one category per cell expected");
+    for (int c : category)
+      if (c < 0 || c >= n_cat) throw std::invalid_argument("category out of range");
+  }
+  PlanHolder h_;
+};
+
+// A block plan for an intruder who knows only some keys: the risks are
+// those of the sets of cells he cannot tell apart (risk_known.hpp).
+class BlockKnownEngine : public BlockEngine {
+ public:
+  explicit BlockKnownEngine(const Rcpp::List& plan) : BlockEngine(plan) {
+    Rcpp::IntegerVector ks = plan["known_set"];
+    if (ks.size() != n_cells()) malformed("known sets");
+    sets_ = zero_based(ks);
+    for (int s : sets_)
+      if (s < 0 || s >= n_cells()) malformed("known set out of range");
+  }
+  sdcRisk::CellRiskTable cell_risk(const std::vector<int>& targets, const std::vector<int>& a, bool) override {
+    return sdcRisk::block_known_cell_risk(h_.view, sets_, targets, a, interrupt_callback());
+  }
+  sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) override {
+    return sdcRisk::block_known_max_risk(h_.view, sets_, goal, interrupt_callback());
+  }
+
+ private:
+  std::vector<int> sets_;
+};
+
+// ---- per-variable plans -----------------------------------------------------------
+
+class VarsEngine : public EnginePlan {
+ public:
+  explicit VarsEngine(const Rcpp::List& plan) : h_(plan), ix_(h_.view) {}
+  int n_cells() const override { return h_.view.n_cells; }
+
+  sdcRisk::CellRiskTable cell_risk(const std::vector<int>& targets, const std::vector<int>& a, bool gamma) override {
+    return sdcRisk::vars_cell_risk(h_.view, targets, a, gamma, interrupt_callback());
+  }
+  sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) override {
+    return sdcRisk::vars_max_risk(h_.view, goal, interrupt_callback());
+  }
+  SEXP draw(const std::vector<int>& cells) override {
+    check_cells(cells, n_cells());
+    RUniform rng;
+    const std::size_t n = cells.size();
+    const std::vector<int> out = sdcRisk::vars_draw(ix_, cells.data(), n, rng, interrupt_callback());
+    Rcpp::IntegerMatrix res(static_cast<int>(n), ix_.n_vars());
+    for (std::size_t i = 0; i < out.size(); ++i) res[i] = out[i] < 0 ? NA_INTEGER : out[i] + 1;
+    return res;
+  }
+  Rcpp::List moments() override {
+    const sdcRisk::VarsCellMoments m = sdcRisk::vars_cell_moments(ix_);
+    return Rcpp::List::create(Rcpp::Named("mean") = Rcpp::wrap(m.mean), Rcpp::Named("var") = Rcpp::wrap(m.var));
+  }
+  Rcpp::List cost() override {
+    const sdcRisk::PlanCost c = sdcRisk::vars_cost(ix_);
+    return Rcpp::List::create(Rcpp::Named("changed") = c.changed, Rcpp::Named("variance") = c.variance,
+                              Rcpp::Named("stay") = Rcpp::wrap(sdcRisk::vars_stay(ix_)));
+  }
+  Rcpp::List category_moments(const std::vector<int>&, int n_cat, int var) override {
+    if (var < 0 || var >= ix_.n_vars()) throw std::invalid_argument("variable out of range");
+    std::vector<double> mean, var_out;
+    sdcRisk::vars_category_moments(ix_, var, mean, var_out);
+    if (static_cast<int>(var_out.size()) != n_cat) throw std::invalid_argument("number of categories");
+    return Rcpp::List::create(Rcpp::Named("var") = Rcpp::wrap(var_out),
+                              Rcpp::Named("bound") = Rcpp::NumericVector(n_cat, NA_REAL),
+                              Rcpp::Named("mean") = Rcpp::wrap(mean));
+  }
+  Rcpp::List simulate(int reps, int target) override {
+    RUniform rng;
+    const sdcRisk::VarsSimulation r = sdcRisk::vars_simulate(ix_, reps, target, rng, interrupt_callback());
+    return simulation_list(r.s1, r.s2, r.s3, r.s4, r.cm_sum, r.cm_sq, r.moved);
+  }
+
+ private:
+  VarsPlanHolder h_;
+  sdcRisk::VarsIndex ix_;
+};
+
+}  // namespace
+
+std::unique_ptr<EnginePlan> make_engine_plan(const Rcpp::List& plan) {
+  const std::string kind = Rcpp::as<std::string>(plan["kind"]);
+  if (kind == "vars") return std::make_unique<VarsEngine>(plan);
+  if (kind == "blocks") {
+    if (plan.containsElementNamed("known_set")) return std::make_unique<BlockKnownEngine>(plan);
+    return std::make_unique<BlockEngine>(plan);
+  }
+  throw std::invalid_argument("unknown kind of plan: " + kind);
+}
+
+Rcpp::List wrap_table(const sdcRisk::CellRiskTable& res) {
+  return Rcpp::List::create(Rcpp::Named("risk") = Rcpp::wrap(res.risk),
+                            Rcpp::Named("log_prob") = Rcpp::wrap(res.log_prob),
+                            Rcpp::Named("log_p_empty") = Rcpp::wrap(res.log_p_empty),
+                            Rcpp::Named("gamma") = Rcpp::wrap(res.gamma));
+}
+
+Rcpp::List wrap_max(const sdcRisk::MaxRisk& res) {
+  return Rcpp::List::create(Rcpp::Named("value") = res.value,
+                            Rcpp::Named("cell") = res.cell < 0 ? NA_INTEGER : res.cell + 1,
+                            Rcpp::Named("a") = res.a < 0 ? NA_INTEGER : res.a,
+                            Rcpp::Named("targets_evaluated") = static_cast<double>(res.targets_evaluated));
+}
+
+}  // namespace sdcRisk_glue
