@@ -13,6 +13,10 @@ cpp_key_fingerprint <- function(codes) {
     .Call(`_sdcRisk_cpp_key_fingerprint`, codes)
 }
 
+cpp_count_ids <- function(ids, n) {
+    .Call(`_sdcRisk_cpp_count_ids`, ids, n)
+}
+
 cpp_design <- function(what, x, y) {
     .Call(`_sdcRisk_cpp_design`, what, x, y)
 }

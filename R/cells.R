@@ -158,11 +158,12 @@ validate_sdc_cells <- function(cells, arg = "cells", call = rlang::caller_env())
   if (length(id) == 0) return(invisible(cells))
   ncell <- length(counts)
   if (!is.integer(id) || is.object(id)) broken("{.field cell_id} must be an integer vector")
-  r <- suppressWarnings(range(id, na.rm = TRUE))
-  if (any(is.finite(r)) && (r[1] < 1L || r[2] > ncell)) {
+  # one pass: ids in range, and how many records each cell has
+  n_of_cell <- core_call(cpp_count_ids, id, ncell, call = call)
+  if (is.null(n_of_cell)) {
     broken(paste0("{.field cell_id} must be between 1 and ", fmt_int(ncell), " (the number of cells) or NA"))
   }
-  if (!identical(tabulate(id, ncell), counts)) {
+  if (!identical(n_of_cell, counts)) {
     broken("the cell counts do not match the numbers of records in each cell ({.field cell_id})")
   }
   invisible(cells)

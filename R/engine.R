@@ -42,6 +42,12 @@ abort_core <- function(err, call) {
       "i" = "Set such probabilities to 0 if the moves are meant to be impossible."
     ), "underflow", call = call, core_message = err$message)
   }
+  if (identical(err$kind, "memory")) {
+    abort_sdc(c(
+      "Not enough memory for this computation.",
+      "i" = "Free memory (other objects, other programs) or work on a part of the data at a time."
+    ), "memory", call = call, core_message = err$message)
+  }
   abort_sdc(c(
     "Internal error in the compiled core: {err$message}",
     "i" = "This is a bug in sdcRisk; please report it with the call that raised it."

@@ -145,7 +145,8 @@ validate_pram_plan <- function(plan, arg = "plan", call = rlang::caller_env()) {
     bs[nb + 1L] != length(bc) || any(diff(bs) < 2L)) {
     broken("{.field block_start} must start at 0, rise by at least 2 per block and end at the number of block cells")
   }
-  if (anyNA(bc) || any(bc < 1L | bc > ncell) || anyDuplicated(bc)) {
+  in_blocks <- if (anyNA(bc)) NULL else core_call(cpp_count_ids, bc, ncell, call = call)
+  if (is.null(in_blocks) || max(0L, in_blocks) > 1L) {
     broken(paste0("{.field block_cells} must hold distinct cell ids between 1 and ", fmt_int(ncell)))
   }
   sizes <- diff(bs)

@@ -60,7 +60,7 @@ show_value <- function(x, n = 5) {
 #'   `argument`, `xi`, `theta`, `rule_parameter`, `known` from the checks of
 #'   single numbers, counts, ids, probabilities and known keys).
 #'
-#' Errors from the compiled core (`underflow`, `internal`) carry
+#' Errors from the compiled core (`underflow`, `memory`, `internal`) carry
 #' `core_message`, the core's own message.
 #'
 #' @section Classes:
@@ -144,6 +144,8 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_error_underflow`: a product of transition probabilities of one
 #'   unit's move falls below the smallest double, so the exact risk cannot be
 #'   computed; set such probabilities to 0.
+#' * `sdcRisk_error_memory`: the compiled core could not allocate the memory
+#'   a computation needs.
 #' * `sdcRisk_error_sdcmicro_no_pram`: an `sdcMicroObj` given to
 #'   [pram_certify()] or the risk functions holds no PRAM of key variables.
 #' * `sdcRisk_error_sdcmicro_history`: the key values before `pram()` cannot

@@ -1,11 +1,12 @@
 // The one bridge between R and the C++ core (inst/include/sdcRisk).
 //
 // * run_engine() runs every entry point: the core's typed exceptions
-//   (sdcRisk::underflow_error, a std::domain_error; std::invalid_argument
-//   for a broken internal assumption) are caught here, once, and returned
-//   to R as an object of class "sdcRisk_core_error" that core_call() in
-//   R/engine.R turns into a classed R condition (sdcRisk_error_underflow,
-//   sdcRisk_error_internal). A user interrupt passes through.
+//   (sdcRisk/errors.hpp: sdcRisk::underflow_error; std::invalid_argument
+//   for a broken internal assumption; std::bad_alloc) are caught here, once,
+//   and returned to R as an object of class "sdcRisk_core_error" that
+//   core_call() in R/engine.R turns into a classed R condition
+//   (sdcRisk_error_underflow, sdcRisk_error_internal, sdcRisk_error_memory).
+//   A user interrupt passes through.
 // * EnginePlan: a plan as the core sees it, its kind (block plan, block
 //   plan for an intruder who knows some keys, per-variable plan) chosen
 //   once, in make_engine_plan(), from the list engine_plan() builds in R;
@@ -21,10 +22,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "sdcRisk/errors.hpp"
 #include "sdcRisk/plan.hpp"
 #include "sdcRisk/plan_vars.hpp"
 #include "sdcRisk/risk.hpp"
@@ -81,11 +84,11 @@ SEXP run_engine(F&& f) {
     return Rcpp::wrap(f());
   } catch (const Rcpp::internal::InterruptedException&) {
     throw;
-  } catch (const std::domain_error& e) {  // sdcRisk::underflow_error
+  } catch (const sdcRisk::underflow_error& e) {
     return core_error("underflow", e.what());
-  } catch (const std::invalid_argument& e) {
-    return core_error("internal", e.what());
-  } catch (const std::exception& e) {
+  } catch (const std::bad_alloc& e) {
+    return core_error("memory", e.what());
+  } catch (const std::exception& e) {  // std::invalid_argument: a broken assumption
     return core_error("internal", e.what());
   }
 }

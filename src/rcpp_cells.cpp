@@ -67,3 +67,20 @@ SEXP cpp_key_fingerprint(const Rcpp::List& codes) {
     return std::string(buf);
   });
 }
+
+// How often each id 1..n occurs in `ids` (NA ignored), in one pass; NULL if
+// an id lies outside 1..n. The validators of cells and plans use it to check
+// that record cells are in range and add up to the cell counts.
+// [[Rcpp::export]]
+SEXP cpp_count_ids(const Rcpp::IntegerVector& ids, int n) {
+  return sdcRisk_glue::run_engine([&]() -> SEXP {
+    Rcpp::IntegerVector out(n);
+    for (R_xlen_t i = 0; i < ids.size(); ++i) {
+      const int v = ids[i];
+      if (v == NA_INTEGER) continue;
+      if (v < 1 || v > n) return R_NilValue;
+      ++out[v - 1];
+    }
+    return out;
+  });
+}

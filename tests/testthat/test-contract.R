@@ -356,4 +356,6 @@ test_that("the core's exceptions reach the user as classed errors", {
     error = function(e) e
   )
   expect_s3_class(e, "sdcRisk_error_underflow")
+  e <- tryCatch(sdcRisk:::abort_core(list(kind = "memory", message = "std::bad_alloc"), NULL), error = function(e) e)
+  expect_s3_class(e, "sdcRisk_error_memory")
 })
