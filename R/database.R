@@ -82,10 +82,13 @@ cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
 #'   records (unique, never missing). Each cell's records are ranked by it,
 #'   and the ranks that move are drawn uniformly at random in R, so knowing
 #'   the ids tells nothing about which records moved.
-#' @param name For a database table: the name of the table the release is
-#'   written to, in the same database.
+#' @param name For a database table: the table the release is written to, in
+#'   the same database: a string, `DBI::Id(schema = , table = )` or
+#'   `dbplyr::in_schema()`. It may not be a table that `data` reads (in any
+#'   schema, whatever the case of its name).
 #' @param overwrite For a database table: replace an existing table called
-#'   `name`? Never done unless `TRUE`.
+#'   `name`? Never done unless `TRUE`, and then only once the new table is
+#'   complete.
 #' @section Database tables:
 #'   For a lazy database table (`dplyr::tbl(con, "persons")`, packages DBI,
 #'   dplyr and dbplyr), the counts are computed in the database (one `GROUP
@@ -93,14 +96,19 @@ cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
 #'   alone, and are the same as for the same data in memory. R then draws,
 #'   from the counts and with R's generator (so `set.seed()` reproduces the
 #'   release), how many records of each blocked cell move, to which cells,
-#'   and which ones (their ranks in the cell, ordered by `id`); only this
-#'   table of moves is uploaded, and the database writes the released table
-#'   `name` in one statement (`ROW_NUMBER() OVER (PARTITION BY keys ORDER BY
-#'   id)` joined to the moves). The result's `data` is the lazy released
-#'   table, `original` the table it was made from, and `moves` lists every
-#'   moved record's cell, rank and new cell; [release_risk()] and
-#'   [release_utility()] evaluate it from counts made by the database.
-#'   See `vignette("database", package = "sdcRisk")`.
+#'   and which ones (their ranks in the cell, ordered by `id`); only these
+#'   moves are uploaded. The database ranks the records of the cells with a
+#'   move only, by `id`, and writes the released table with the keys of the
+#'   moved records rewritten. Everything is one transaction: the released
+#'   table is written under a fresh name and renamed to `name` (replacing
+#'   the old table when `overwrite = TRUE`) just before the commit, so a
+#'   release that fails at any point, a lost connection included, leaves
+#'   every table as it was. A `name` that the query of `data` reads is
+#'   refused (error class `sdcRisk_error_db_source_table`). The result's
+#'   `data` is the lazy released table, `original` the table it was made
+#'   from, and `moves` lists every moved record's cell, rank and new cell;
+#'   [release_risk()] and [release_utility()] evaluate it from counts made by
+#'   the database. See `vignette("database", package = "sdcRisk")`.
 #' @rdname ifpr
 #' @export
 ifpr.tbl_lazy <- function(data, keys, xi,
@@ -119,18 +127,37 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   on_infeasible <- check_choice(on_infeasible)
   na <- check_choice(na)
   check_ifpr_common(cols, keys, xi, also, goal, method, split)
-  # the working columns of the release statement (write_release_db())
-  check_names_free(cols, c("sdc_rank__", "sdc_moved__", paste0("sdc_new__", seq_along(c(keys, also)))), arg = "data")
   vars <- c(keys, also)
   con <- dbplyr::remote_con(data)
-  check_db_output(con, name, overwrite, source = dbplyr::remote_name(data))
-  check_db_id(data, id, vars)
-  cf <- cell_frequencies_db(data, vars, na = na)
+  target <- check_db_output(con, name, overwrite, data)
+  check_db_id_arg(data, id, vars)
+
+  # one transaction from the id check to the rename of the released table
+  db_progress("Checking {.arg id} in the database")
+  tx <- db_begin(con)
+  committed <- FALSE
+  on.exit(if (!committed) db_rollback(tx), add = TRUE)
+  db_failure_classed({
+    db_step_hook("begin", con)
+    check_db_id(data, id)
+    db_progress("Counting the cells in the database")
+    cf <- cell_frequencies_db(data, vars, na = na)
+    db_step_hook("counted", con)
+  })
+  db_progress("Designing the plan and its certificate")
   d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
     known = known
   )
   moves <- draw_moves(d$plan)
-  released <- write_release_db(data, con, vars, id, moves, cf, name, overwrite, na)
+  db_progress("Writing the released table {.val {db_target_label(target)}}")
+  db_failure_classed({
+    write_release_db(data, con, vars, id, moves, cf, target, overwrite, na)
+    db_step_hook("commit", con)
+    db_commit(tx)
+  })
+  committed <- TRUE
+  released <- db_target_tbl(con, target)
+
   rel <- new_sdc_release(
     data = released, plan = d$plan, plan_bound = d$plan_bound, cells = cf, new_cell = integer(),
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
@@ -146,50 +173,79 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   rel$new_cell <- NULL
   rel$moves <- moves
   rel$id <- id
-  rel$table <- name
+  rel$table <- db_target_label(target)
   rel$original <- data
   class(rel) <- c("sdc_release_db", class(rel))
   rel
 }
 
-check_db_output <- function(con, name, overwrite, source = NULL, call = rlang::caller_env()) {
+# A cli progress step of the database release, shown only when R is
+# interactive (silent in tests and scripts); it ends with the caller.
+db_progress <- function(msg, .envir = parent.frame()) {
+  if (rlang::is_interactive()) cli::cli_progress_step(msg, .envir = .envir)
+  invisible()
+}
+
+# Errors of the database (a failed statement, a lost connection) while the
+# release runs: classed, with the database's error as parent. The
+# transaction is rolled back by the caller, so nothing was changed.
+db_failure_classed <- function(expr, call = rlang::caller_env()) {
+  withCallingHandlers(expr, error = function(e) {
+    if (inherits(e, "sdcRisk_error")) return()
+    abort_sdc(c(
+      "The release inside the database failed; nothing was written or changed.",
+      "x" = "The database said: {conditionMessage(e)}"
+    ), "db_write", call = call, parent = e)
+  })
+}
+
+# `name` and `overwrite`: the output table may not exist (unless
+# `overwrite`) and may not be any table the source query reads, in any
+# schema and whatever the case of its name. Returns the target.
+check_db_output <- function(con, name, overwrite, data, call = rlang::caller_env()) {
   if (missing(name)) {
     abort_sdc(c(
       "{.arg name} must be the name of the table to write the release to.",
       "x" = "It is missing."
     ), "argument", call = call)
   }
-  if (!is.character(name) || length(name) != 1 || is.na(name) || name == "") {
-    abort_sdc(c(
-      "{.arg name} must be the name of the table to write the release to.",
-      "x" = "It is {show_value(name)}."
-    ), "argument", call = call)
-  }
+  target <- db_target(name, call = call)
   if (!isTRUE(overwrite) && !isFALSE(overwrite)) {
     abort_sdc(c(
       "{.arg overwrite} must be {.code TRUE} or {.code FALSE}.",
       "x" = "It is {show_value(overwrite)}."
     ), "argument", call = call)
   }
-  if (!is.null(source) && identical(tolower(as.character(source)), tolower(as.character(name)))) {
+  if (!is.na(target$schema) && !db_schema_exists(con, target$schema)) {
     abort_sdc(c(
-      "{.arg name} must not be the table the release is made from.",
-      "x" = "Both are {.val {name}}.",
-      "i" = "Write the release to a new table."
-    ), "db_table_exists", call = call)
+      "{.arg name} must be a table of a schema of the database.",
+      "x" = "There is no schema {.val {target$schema}}."
+    ), "argument", call = call)
   }
-  if (!overwrite && DBI::dbExistsTable(con, name)) {
+  src <- db_source_tables(data, con)
+  hit <- src$tables[tolower(src$tables) == tolower(target$table)]
+  if (length(hit) > 0 || src$unknown) {
     abort_sdc(c(
-      "A table called {.val {name}} already exists.",
+      "{.arg name} must not be a table that {.arg data} reads.",
+      "x" = if (length(hit) > 0) {
+        "The query of {.arg data} reads or names {.val {hit[1]}}, and {.arg name} is {.val {db_target_label(target)}}."
+      } else {
+        "The database's plan of the query of {.arg data} opens a table it does not name, so it may be {.val {db_target_label(target)}}."
+      },
+      "i" = "Write the release to a new table."
+    ), c("db_source_table", "db_table_exists"), call = call)
+  }
+  if (!overwrite && db_relation_exists(con, target)) {
+    abort_sdc(c(
+      "A table called {.val {db_target_label(target)}} already exists.",
       "i" = "Choose another {.arg name}, or use {.code overwrite = TRUE} to replace it."
     ), "db_table_exists", call = call)
   }
-  invisible()
+  target
 }
 
-# The record identifier: a column, not a key, never missing, unique. Checked
-# by the database before anything is drawn or written.
-check_db_id <- function(data, id, vars, call = rlang::caller_env()) {
+# The record identifier: a column, not a key.
+check_db_id_arg <- function(data, id, vars, call = rlang::caller_env()) {
   if (missing(id) || !is.character(id) || length(id) != 1 || is.na(id) || id == "") {
     abort_sdc(c(
       "{.arg id} must name the column that identifies the records.",
@@ -209,13 +265,25 @@ check_db_id <- function(data, id, vars, call = rlang::caller_env()) {
       "x" = "{.val {id}} is one of them."
     ), "db_id", call = call)
   }
+  invisible()
+}
+
+# The record identifier is never missing and unique: checked by the
+# database, in one pass (a GROUP BY of the ids, whose groups are counted;
+# missing ids form one group), before anything is drawn or written.
+check_db_id <- function(data, id, call = rlang::caller_env()) {
   idsym <- rlang::sym(id)
-  s <- dplyr::collect(dplyr::summarise(data,
-    n = dplyr::n(),
-    n_missing = sum(ifelse(is.na(!!idsym), 1L, 0L), na.rm = TRUE)
+  n_col <- if (id == "sdc_n") "sdc_n_" else "sdc_n"
+  per_id <- dplyr::summarise(dplyr::group_by(data, !!idsym), !!n_col := dplyr::n(), .groups = "drop")
+  nsym <- rlang::sym(n_col)
+  s <- dplyr::collect(dplyr::summarise(per_id,
+    groups = dplyr::n(),
+    n = sum(!!nsym, na.rm = TRUE),
+    n_missing = sum(ifelse(is.na(!!idsym), !!nsym, 0L), na.rm = TRUE)
   ))
-  n <- as.numeric(s$n)
+  n <- as.numeric(s$n %||% 0)
   n_missing <- as.numeric(s$n_missing %||% 0)
+  n[is.na(n)] <- 0
   n_missing[is.na(n_missing)] <- 0
   if (n_missing > 0) {
     abort_sdc(c(
@@ -223,12 +291,7 @@ check_db_id <- function(data, id, vars, call = rlang::caller_env()) {
       "x" = "Column {.val {id}} is missing in {fmt_int(n_missing)} of {fmt_int(n)} records."
     ), "db_id", call = call)
   }
-  # distinct values as groups: a GROUP BY sorts, where COUNT(DISTINCT) makes
-  # SQLite insert every value into a b-tree (15 times slower at 10^6)
-  n_distinct <- as.numeric(dplyr::collect(dplyr::count(dplyr::summarise(
-    dplyr::group_by(data, !!idsym),
-    .groups = "drop"
-  )))$n)
+  n_distinct <- as.numeric(s$groups)
   if (n_distinct < n) {
     abort_sdc(c(
       "{.arg id} must identify the records: no value may repeat.",
@@ -296,51 +359,149 @@ draw_ranks <- function(t, k) {
   rank
 }
 
-# Upload the moves, rank each cell's records by id in the database, rewrite
-# the keys of the moved records and write the released table: one statement.
-write_release_db <- function(data, con, vars, id, moves, cf, name, overwrite, na) {
-  all_cols <- db_colnames(data)
-  new_names <- paste0("sdc_new__", seq_along(vars))
-  up <- cf$cells[moves$cell, vars, drop = FALSE]
-  up$sdc_rank__ <- moves$rank
-  new_vals <- cf$cells[moves$new_cell, vars, drop = FALSE]
-  names(new_vals) <- new_names
-  up <- cbind(up, new_vals)
-  up$sdc_moved__ <- rep(1L, nrow(up))
-  rownames(up) <- NULL
-  # a fresh name that uses no random numbers (the user's stream stays as the
-  # release left it)
-  tmp <- paste0("sdc_moves_", Sys.getpid(), "_", format(as.numeric(Sys.time()) * 1e3 %% 1e9, scientific = FALSE))
-  tmp <- gsub("[^A-Za-z0-9_]", "", tmp)
-  # RPostgreSQL cannot create temporary tables: a plain one, dropped on exit
-  temporary <- !inherits(con, "PostgreSQLConnection")
-  moves_tbl <- dplyr::copy_to(con, up, name = tmp, temporary = temporary, overwrite = FALSE)
-  on.exit(try(DBI::dbRemoveTable(con, tmp), silent = TRUE), add = TRUE)
-  # an index on what the join matches (cell and rank) saves the database
-  # from building one per query (a short name: PostgreSQL truncates long
-  # ones). Only speed depends on it; Spark (not a DBI connection) has none.
-  if (inherits(con, "DBIConnection")) {
-    q <- function(x) paste(DBI::dbQuoteIdentifier(con, x), collapse = ", ")
-    try(DBI::dbExecute(con, paste0(
-      "CREATE INDEX ", q(paste0(tmp, "_i")), " ON ", q(tmp), " (", q(c(vars, "sdc_rank__")), ")"
-    )), silent = TRUE)
+# Write the released table: upload the moves (cell, rank, new keys) and the
+# cells that have a move, let the database rank the records of those cells
+# only by id (a join on the keys, then ROW_NUMBER() over the few records
+# found), keep the moved records' ids with their new keys, and write the
+# table with those records' keys rewritten (a join on id). Inside the
+# caller's transaction; the table is written under a fresh name and renamed
+# to the target at the end (dropping the old one when `overwrite`).
+write_release_db <- function(data, con, vars, id, moves, cf, target, overwrite, na,
+                             call = rlang::caller_env()) {
+  kind <- db_kind(con)
+  q <- function(x) db_quote(con, x)
+  src <- paste0("(", as.character(dbplyr::sql_render(data)), ") d")
+  cols <- db_colnames(data)
+  schema <- if (is.na(target$schema)) db_default_schema(con) else target$schema
+  fresh <- list(schema = schema, table = db_fresh_name(con, "out", schema))
+  nk <- length(vars)
+  new_cols <- paste0("sdc_new_", seq_len(nk))
+  restore <- db_tune(con)
+  on.exit(restore(), add = TRUE)
+
+  if (nrow(moves) > 0) {
+    temp <- vapply(c("moves", "cells", "movers"), function(r) db_fresh_name(con, r), "")
+    # the cells with a move, and how each key is matched: equality, or for a
+    # key whose cells include NA (na = "category"), equality of the value
+    # with NA replaced by a constant and of the NA flag (both hashable,
+    # unlike IS NOT DISTINCT FROM)
+    uc <- sort(unique(moves$cell))
+    cells <- data.frame(sdc_cell = uc)
+    on <- character(nk)
+    for (k in seq_len(nk)) {
+      v <- cf$cells[[vars[k]]][uc]
+      kc <- paste0("sdc_key_", k)
+      dk <- paste0("d.", q(vars[k]))
+      if (anyNA(v)) {
+        zero <- vector(typeof(v), 1)
+        cells[[kc]] <- ifelse(is.na(v), zero, v)
+        cells[[paste0("sdc_na_", k)]] <- as.integer(is.na(v))
+        on[k] <- sprintf(
+          "COALESCE(%s, %s) = c.%s AND (CASE WHEN %s IS NULL THEN 1 ELSE 0 END) = c.sdc_na_%d",
+          dk, DBI::dbQuoteLiteral(con, zero), kc, dk, k
+        )
+      } else {
+        cells[[kc]] <- v
+        on[k] <- sprintf("%s = c.%s", dk, kc)
+      }
+    }
+    mv <- data.frame(sdc_cell = moves$cell, sdc_rank = moves$rank)
+    mv[new_cols] <- cf$cells[moves$new_cell, vars, drop = FALSE]
+    db_upload_temp(con, temp[["moves"]], mv)
+    db_upload_temp(con, temp[["cells"]], cells)
+    db_step_hook("uploaded", con)
+    if (kind == "sqlite") {
+      # SQLite joins by index lookups: covering indexes, the key with the most
+      # distinct values first (fewest comparisons per lookup)
+      by_spread <- order(-vapply(vars, function(v) length(unique(cells[[paste0("sdc_key_", match(v, vars))]])), 1))
+      kcols <- paste0("sdc_key_", by_spread)
+      nacols <- intersect(paste0("sdc_na_", seq_len(nk)), names(cells))
+      DBI::dbExecute(con, sprintf("CREATE INDEX %s ON %s (%s)", q(paste0(temp[["cells"]], "_i")), q(temp[["cells"]]),
+        paste(q(c(kcols, nacols, "sdc_cell")), collapse = ", ")))
+      DBI::dbExecute(con, sprintf("CREATE INDEX %s ON %s (%s)", q(paste0(temp[["moves"]], "_i")), q(temp[["moves"]]),
+        paste(q(c("sdc_cell", "sdc_rank", new_cols)), collapse = ", ")))
+    }
+    # the moved records: ids and new keys
+    movers <- paste0(
+      "SELECT s.sdc_id AS sdc_id, ", paste0("m.", new_cols, collapse = ", "),
+      " FROM (SELECT d.", q(id), " AS sdc_id, c.sdc_cell AS sdc_cell, ROW_NUMBER() OVER (PARTITION BY c.sdc_cell ORDER BY d.",
+      q(id), ") AS sdc_rank FROM ", src, " INNER JOIN ", q(temp[["cells"]]), " c ON ", paste(on, collapse = " AND "),
+      ") s INNER JOIN ", q(temp[["moves"]]), " m ON s.sdc_cell = m.sdc_cell AND s.sdc_rank = m.sdc_rank"
+    )
+    DBI::dbExecute(con, paste("CREATE TEMPORARY TABLE", q(temp[["movers"]]), "AS", movers))
+    found <- as.numeric(DBI::dbGetQuery(con, paste("SELECT COUNT(*) AS n FROM", q(temp[["movers"]])))$n)
+    if (found != nrow(moves)) {
+      abort_sdc(c(
+        "The table changed while the release was made: the moves do not match its records.",
+        "x" = "{fmt_int(nrow(moves))} moves were drawn, {fmt_int(found)} records found for them.",
+        "i" = "Nothing was written; run the release again."
+      ), "db_changed", call = call)
+    }
+    if (kind == "sqlite") {
+      DBI::dbExecute(con, sprintf("CREATE UNIQUE INDEX %s ON %s (%s)", q(paste0(temp[["movers"]], "_i")), q(temp[["movers"]]),
+        paste(q(c("sdc_id", new_cols)), collapse = ", ")))
+    }
+    db_step_hook("movers", con)
+    select <- vapply(cols, function(v) {
+      k <- match(v, vars)
+      if (is.na(k)) return(paste0("d.", q(v)))
+      sprintf("CASE WHEN v.sdc_id IS NULL THEN d.%s ELSE v.%s END AS %s", q(v), new_cols[k], q(v))
+    }, "")
+    out <- paste0("SELECT ", paste(select, collapse = ", "), " FROM ", src, " LEFT JOIN ", q(temp[["movers"]]),
+      " v ON d.", q(id), " = v.sdc_id")
+  } else {
+    temp <- character()
+    out <- paste0("SELECT ", paste0("d.", q(cols), collapse = ", "), " FROM ", src)
   }
-  keysyms <- rlang::syms(vars)
-  ranked <- dplyr::ungroup(dplyr::mutate(
-    dbplyr::window_order(dplyr::group_by(data, !!!keysyms), !!rlang::sym(id)),
-    sdc_rank__ = dplyr::row_number()
-  ))
-  joined <- dplyr::left_join(ranked, moves_tbl,
-    by = c(vars, "sdc_rank__"),
-    na_matches = if (na == "category") "na" else "never"
-  )
-  rewrite <- stats::setNames(lapply(seq_along(vars), function(k) {
-    rlang::expr(ifelse(is.na(!!rlang::sym("sdc_moved__")), !!rlang::sym(vars[k]), !!rlang::sym(new_names[k])))
-  }), vars)
-  out <- dplyr::select(dplyr::mutate(joined, !!!rewrite), dplyr::all_of(all_cols))
-  if (overwrite && DBI::dbExistsTable(con, name)) DBI::dbRemoveTable(con, name)
-  dplyr::compute(out, name = name, temporary = FALSE)
-  dplyr::tbl(con, name)
+  DBI::dbExecute(con, dbplyr::sql_query_save(con, dbplyr::sql(out), dbplyr::ident_q(db_target_sql(con, fresh)), temporary = FALSE))
+  db_step_hook("written", con)
+  for (tmp in temp) db_drop(con, tmp)
+  db_swap(con, fresh, target, overwrite, call = call)
+  invisible()
+}
+
+# Replace the target by the fresh table, inside the caller's transaction:
+# drop the old table (only with `overwrite`) and rename the fresh one.
+db_swap <- function(con, fresh, target, overwrite, call = rlang::caller_env()) {
+  if (db_relation_exists(con, target)) {
+    if (!overwrite) {
+      abort_sdc(c(
+        "A table called {.val {db_target_label(target)}} already exists.",
+        "x" = "It was created while the release was made; nothing was written.",
+        "i" = "Choose another {.arg name}, or use {.code overwrite = TRUE} to replace it."
+      ), "db_table_exists", call = call)
+    }
+    DBI::dbExecute(con, paste("DROP TABLE", db_target_sql(con, target)))
+    db_step_hook("dropped", con)
+  }
+  DBI::dbExecute(con, paste("ALTER TABLE", db_target_sql(con, fresh), "RENAME TO", db_quote(con, target$table)))
+  db_step_hook("renamed", con)
+  invisible()
+}
+
+# Settings that make the database choose the plans the release relies on;
+# returns a function that restores them. PostgreSQL: hash joins (its
+# estimate for a join on several keys assumes the keys independent and
+# prefers sorting the whole table for a merge join). SQLite: room for the
+# indexes of the working tables in memory (its default temporary cache is
+# 2 MB).
+db_tune <- function(con) {
+  kind <- db_kind(con)
+  if (kind == "postgres") {
+    old <- DBI::dbGetQuery(con, "SELECT current_setting('enable_mergejoin') AS m, current_setting('enable_nestloop') AS n")
+    DBI::dbExecute(con, "SET LOCAL enable_mergejoin = off")
+    DBI::dbExecute(con, "SET LOCAL enable_nestloop = off")
+    return(function() try(silent = TRUE, {
+      DBI::dbExecute(con, paste("SET LOCAL enable_mergejoin =", DBI::dbQuoteString(con, old$m)))
+      DBI::dbExecute(con, paste("SET LOCAL enable_nestloop =", DBI::dbQuoteString(con, old$n)))
+    }))
+  }
+  if (kind == "sqlite") {
+    old <- DBI::dbGetQuery(con, "PRAGMA temp.cache_size")[[1]]
+    DBI::dbExecute(con, "PRAGMA temp.cache_size = -262144")
+    return(function() try(DBI::dbExecute(con, paste0("PRAGMA temp.cache_size = ", as.integer(old))), silent = TRUE))
+  }
+  function() invisible()
 }
 
 #' @export
