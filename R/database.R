@@ -140,6 +140,7 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   db_failure_classed({
     db_step_hook("begin", con)
     check_db_id(data, id)
+    db_step_hook("id_checked", con)
     db_progress("Counting the cells in the database")
     cf <- cell_frequencies_db(data, vars, na = na)
     db_step_hook("counted", con)
@@ -151,7 +152,8 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   moves <- draw_moves(d$plan)
   db_progress("Writing the released table {.val {db_target_label(target)}}")
   db_failure_classed({
-    write_release_db(data, con, vars, id, moves, cf, target, overwrite, na)
+    db_step_hook("drawn", con)
+    write_release_db(data, con, vars, id, moves, cf, target, overwrite)
     db_step_hook("commit", con)
     db_commit(tx)
   })
@@ -269,29 +271,43 @@ check_db_id_arg <- function(data, id, vars, call = rlang::caller_env()) {
 }
 
 # The record identifier is never missing and unique: checked by the
-# database, in one pass (a GROUP BY of the ids, whose groups are counted;
-# missing ids form one group), before anything is drawn or written.
+# database in one pass, before anything is drawn or written. PostgreSQL
+# counts distinct values by sorting them; SQLite would insert every value
+# into a b-tree for COUNT(DISTINCT) (15 times slower at 10^6), so there, and
+# elsewhere, the ids are grouped (missing ones form one group) and the
+# groups counted.
 check_db_id <- function(data, id, call = rlang::caller_env()) {
   idsym <- rlang::sym(id)
-  n_col <- if (id == "sdc_n") "sdc_n_" else "sdc_n"
-  per_id <- dplyr::summarise(dplyr::group_by(data, !!idsym), !!n_col := dplyr::n(), .groups = "drop")
-  nsym <- rlang::sym(n_col)
-  s <- dplyr::collect(dplyr::summarise(per_id,
-    groups = dplyr::n(),
-    n = sum(!!nsym, na.rm = TRUE),
-    n_missing = sum(ifelse(is.na(!!idsym), !!nsym, 0L), na.rm = TRUE)
-  ))
-  n <- as.numeric(s$n %||% 0)
-  n_missing <- as.numeric(s$n_missing %||% 0)
-  n[is.na(n)] <- 0
-  n_missing[is.na(n_missing)] <- 0
+  if (db_kind(dbplyr::remote_con(data)) == "postgres") {
+    s <- dplyr::collect(dplyr::summarise(data,
+      n = dplyr::n(),
+      n_missing = sum(ifelse(is.na(!!idsym), 1L, 0L), na.rm = TRUE),
+      n_distinct = dplyr::n_distinct(!!idsym)
+    ))
+  } else {
+    n_col <- if (id == "sdc_n") "sdc_n_" else "sdc_n"
+    nsym <- rlang::sym(n_col)
+    per_id <- dplyr::summarise(dplyr::group_by(data, !!idsym), !!n_col := dplyr::n(), .groups = "drop")
+    s <- dplyr::collect(dplyr::summarise(per_id,
+      n_distinct = dplyr::n(),
+      n = sum(!!nsym, na.rm = TRUE),
+      n_missing = sum(ifelse(is.na(!!idsym), !!nsym, 0L), na.rm = TRUE)
+    ))
+  }
+  num <- function(x) {
+    x <- as.numeric(x %||% 0)
+    x[is.na(x)] <- 0
+    x
+  }
+  n <- num(s$n)
+  n_missing <- num(s$n_missing)
   if (n_missing > 0) {
     abort_sdc(c(
       "{.arg id} must never be missing.",
       "x" = "Column {.val {id}} is missing in {fmt_int(n_missing)} of {fmt_int(n)} records."
     ), "db_id", call = call)
   }
-  n_distinct <- as.numeric(s$groups)
+  n_distinct <- num(s$n_distinct)
   if (n_distinct < n) {
     abort_sdc(c(
       "{.arg id} must identify the records: no value may repeat.",
@@ -366,70 +382,22 @@ draw_ranks <- function(t, k) {
 # table with those records' keys rewritten (a join on id). Inside the
 # caller's transaction; the table is written under a fresh name and renamed
 # to the target at the end (dropping the old one when `overwrite`).
-write_release_db <- function(data, con, vars, id, moves, cf, target, overwrite, na,
+write_release_db <- function(data, con, vars, id, moves, cf, target, overwrite,
                              call = rlang::caller_env()) {
-  kind <- db_kind(con)
-  q <- function(x) db_quote(con, x)
   src <- paste0("(", as.character(dbplyr::sql_render(data)), ") d")
   cols <- db_colnames(data)
   schema <- if (is.na(target$schema)) db_default_schema(con) else target$schema
   fresh <- list(schema = schema, table = db_fresh_name(con, "out", schema))
-  nk <- length(vars)
-  new_cols <- paste0("sdc_new_", seq_len(nk))
   restore <- db_tune(con)
   on.exit(restore(), add = TRUE)
-
   if (nrow(moves) > 0) {
-    temp <- vapply(c("moves", "cells", "movers"), function(r) db_fresh_name(con, r), "")
-    # the cells with a move, and how each key is matched: equality, or for a
-    # key whose cells include NA (na = "category"), equality of the value
-    # with NA replaced by a constant and of the NA flag (both hashable,
-    # unlike IS NOT DISTINCT FROM)
-    uc <- sort(unique(moves$cell))
-    cells <- data.frame(sdc_cell = uc)
-    on <- character(nk)
-    for (k in seq_len(nk)) {
-      v <- cf$cells[[vars[k]]][uc]
-      kc <- paste0("sdc_key_", k)
-      dk <- paste0("d.", q(vars[k]))
-      if (anyNA(v)) {
-        zero <- vector(typeof(v), 1)
-        cells[[kc]] <- ifelse(is.na(v), zero, v)
-        cells[[paste0("sdc_na_", k)]] <- as.integer(is.na(v))
-        on[k] <- sprintf(
-          "COALESCE(%s, %s) = c.%s AND (CASE WHEN %s IS NULL THEN 1 ELSE 0 END) = c.sdc_na_%d",
-          dk, DBI::dbQuoteLiteral(con, zero), kc, dk, k
-        )
-      } else {
-        cells[[kc]] <- v
-        on[k] <- sprintf("%s = c.%s", dk, kc)
-      }
-    }
-    mv <- data.frame(sdc_cell = moves$cell, sdc_rank = moves$rank)
-    mv[new_cols] <- cf$cells[moves$new_cell, vars, drop = FALSE]
-    db_upload_temp(con, temp[["moves"]], mv)
-    db_upload_temp(con, temp[["cells"]], cells)
+    up <- release_upload(con, moves, cf, vars)
     db_step_hook("uploaded", con)
-    if (kind == "sqlite") {
-      # SQLite joins by index lookups: covering indexes, the key with the most
-      # distinct values first (fewest comparisons per lookup)
-      by_spread <- order(-vapply(vars, function(v) length(unique(cells[[paste0("sdc_key_", match(v, vars))]])), 1))
-      kcols <- paste0("sdc_key_", by_spread)
-      nacols <- intersect(paste0("sdc_na_", seq_len(nk)), names(cells))
-      DBI::dbExecute(con, sprintf("CREATE INDEX %s ON %s (%s)", q(paste0(temp[["cells"]], "_i")), q(temp[["cells"]]),
-        paste(q(c(kcols, nacols, "sdc_cell")), collapse = ", ")))
-      DBI::dbExecute(con, sprintf("CREATE INDEX %s ON %s (%s)", q(paste0(temp[["moves"]], "_i")), q(temp[["moves"]]),
-        paste(q(c("sdc_cell", "sdc_rank", new_cols)), collapse = ", ")))
-    }
-    # the moved records: ids and new keys
-    movers <- paste0(
-      "SELECT s.sdc_id AS sdc_id, ", paste0("m.", new_cols, collapse = ", "),
-      " FROM (SELECT d.", q(id), " AS sdc_id, c.sdc_cell AS sdc_cell, ROW_NUMBER() OVER (PARTITION BY c.sdc_cell ORDER BY d.",
-      q(id), ") AS sdc_rank FROM ", src, " INNER JOIN ", q(temp[["cells"]]), " c ON ", paste(on, collapse = " AND "),
-      ") s INNER JOIN ", q(temp[["moves"]]), " m ON s.sdc_cell = m.sdc_cell AND s.sdc_rank = m.sdc_rank"
-    )
-    DBI::dbExecute(con, paste("CREATE TEMPORARY TABLE", q(temp[["movers"]]), "AS", movers))
-    found <- as.numeric(DBI::dbGetQuery(con, paste("SELECT COUNT(*) AS n FROM", q(temp[["movers"]])))$n)
+    DBI::dbExecute(con, paste(
+      "CREATE TEMPORARY TABLE", db_quote(con, up$movers), "AS",
+      release_movers_sql(con, src, id, up)
+    ))
+    found <- as.numeric(DBI::dbGetQuery(con, paste("SELECT COUNT(*) AS n FROM", db_quote(con, up$movers)))$n)
     if (found != nrow(moves)) {
       abort_sdc(c(
         "The table changed while the release was made: the moves do not match its records.",
@@ -437,27 +405,112 @@ write_release_db <- function(data, con, vars, id, moves, cf, target, overwrite, 
         "i" = "Nothing was written; run the release again."
       ), "db_changed", call = call)
     }
-    if (kind == "sqlite") {
-      DBI::dbExecute(con, sprintf("CREATE UNIQUE INDEX %s ON %s (%s)", q(paste0(temp[["movers"]], "_i")), q(temp[["movers"]]),
-        paste(q(c("sdc_id", new_cols)), collapse = ", ")))
+    if (db_kind(con) == "sqlite") {
+      db_index(con, up$movers, c("sdc_id", up$new_cols), unique = TRUE)
     }
+    db_analyze(con, up$movers)
     db_step_hook("movers", con)
-    select <- vapply(cols, function(v) {
-      k <- match(v, vars)
-      if (is.na(k)) return(paste0("d.", q(v)))
-      sprintf("CASE WHEN v.sdc_id IS NULL THEN d.%s ELSE v.%s END AS %s", q(v), new_cols[k], q(v))
-    }, "")
-    out <- paste0("SELECT ", paste(select, collapse = ", "), " FROM ", src, " LEFT JOIN ", q(temp[["movers"]]),
-      " v ON d.", q(id), " = v.sdc_id")
   } else {
-    temp <- character()
-    out <- paste0("SELECT ", paste0("d.", q(cols), collapse = ", "), " FROM ", src)
+    up <- NULL
   }
-  DBI::dbExecute(con, dbplyr::sql_query_save(con, dbplyr::sql(out), dbplyr::ident_q(db_target_sql(con, fresh)), temporary = FALSE))
+  DBI::dbExecute(con, dbplyr::sql_query_save(con, dbplyr::sql(release_out_sql(con, src, cols, vars, id, up)),
+    dbplyr::ident_q(db_target_sql(con, fresh)),
+    temporary = FALSE
+  ))
   db_step_hook("written", con)
-  for (tmp in temp) db_drop(con, tmp)
+  for (tmp in c(up$moves, up$cells, up$movers)) db_drop(con, tmp)
   db_swap(con, fresh, target, overwrite, call = call)
   invisible()
+}
+
+# Upload the moves (cell, rank in the cell, new keys) and the cells that
+# have a move (cell, keys), as temporary tables. Each key is matched by
+# equality or, for a key whose cells include NA (na = "category"), by
+# equality of the value with NA replaced by a constant and of an NA flag:
+# both hashable, unlike IS NOT DISTINCT FROM.
+release_upload <- function(con, moves, cf, vars) {
+  q <- function(x) db_quote(con, x)
+  nk <- length(vars)
+  up <- list(
+    moves = db_fresh_name(con, "moves"), cells = db_fresh_name(con, "cells"),
+    movers = db_fresh_name(con, "movers"), new_cols = paste0("sdc_new_", seq_len(nk)), on = character(nk)
+  )
+  uc <- sort(unique(moves$cell))
+  cells <- data.frame(sdc_cell = uc)
+  for (k in seq_len(nk)) {
+    v <- cf$cells[[vars[k]]][uc]
+    kc <- paste0("sdc_key_", k)
+    dk <- paste0("d.", q(vars[k]))
+    if (anyNA(v)) {
+      zero <- vector(typeof(v), 1)
+      cells[[kc]] <- ifelse(is.na(v), zero, v)
+      cells[[paste0("sdc_na_", k)]] <- as.integer(is.na(v))
+      up$on[k] <- sprintf(
+        "COALESCE(%s, %s) = c.%s AND (CASE WHEN %s IS NULL THEN 1 ELSE 0 END) = c.sdc_na_%d",
+        dk, DBI::dbQuoteLiteral(con, zero), kc, dk, k
+      )
+    } else {
+      cells[[kc]] <- v
+      up$on[k] <- sprintf("%s = c.%s", dk, kc)
+    }
+  }
+  mv <- data.frame(sdc_cell = moves$cell, sdc_rank = moves$rank)
+  mv[up$new_cols] <- cf$cells[moves$new_cell, vars, drop = FALSE]
+  db_upload_temp(con, up$moves, mv)
+  db_upload_temp(con, up$cells, cells)
+  if (db_kind(con) == "sqlite") {
+    # SQLite joins by index lookups: covering indexes, the key with the most
+    # distinct values first (fewest comparisons per lookup)
+    spread <- vapply(seq_len(nk), function(k) length(unique(cells[[paste0("sdc_key_", k)]])), numeric(1))
+    db_index(con, up$cells, c(paste0("sdc_key_", order(-spread)), grep("^sdc_na_", names(cells), value = TRUE), "sdc_cell"))
+    db_index(con, up$moves, c("sdc_cell", "sdc_rank", up$new_cols))
+  }
+  db_analyze(con, c(up$moves, up$cells))
+  up
+}
+
+# Statistics of the working tables, so that PostgreSQL hashes them (the
+# small side) rather than the source; SQLite needs none (index lookups).
+db_analyze <- function(con, tables) {
+  if (db_kind(con) == "postgres") for (t in tables) DBI::dbExecute(con, paste("ANALYZE", db_quote(con, t)))
+  invisible()
+}
+
+db_index <- function(con, table, cols, unique = FALSE) {
+  DBI::dbExecute(con, sprintf(
+    "CREATE %sINDEX %s ON %s (%s)", if (unique) "UNIQUE " else "",
+    db_quote(con, paste0(table, "_i")), db_quote(con, table), paste(db_quote(con, cols), collapse = ", ")
+  ))
+}
+
+# The moved records, with their new keys: the records of the cells with a
+# move (a join on the keys to the small table of those cells), numbered in
+# each cell by id, matched to the moves on cell and rank.
+release_movers_sql <- function(con, src, id, up) {
+  q <- function(x) db_quote(con, x)
+  paste0(
+    "SELECT s.sdc_id AS sdc_id, ", paste0("m.", up$new_cols, collapse = ", "),
+    " FROM (SELECT d.", q(id), " AS sdc_id, c.sdc_cell AS sdc_cell, ",
+    "ROW_NUMBER() OVER (PARTITION BY c.sdc_cell ORDER BY d.", q(id), ") AS sdc_rank",
+    " FROM ", src, " INNER JOIN ", q(up$cells), " c ON ", paste(up$on, collapse = " AND "),
+    ") s INNER JOIN ", q(up$moves), " m ON s.sdc_cell = m.sdc_cell AND s.sdc_rank = m.sdc_rank"
+  )
+}
+
+# The released table: every record of the source, the keys of the moved
+# ones (a join on id) replaced by their new keys; columns in their order.
+release_out_sql <- function(con, src, cols, vars, id, up) {
+  q <- function(x) db_quote(con, x)
+  if (is.null(up)) return(paste0("SELECT ", paste0("d.", q(cols), collapse = ", "), " FROM ", src))
+  select <- vapply(cols, function(v) {
+    k <- match(v, vars)
+    if (is.na(k)) return(paste0("d.", q(v)))
+    sprintf("CASE WHEN v.sdc_id IS NULL THEN d.%s ELSE v.%s END AS %s", q(v), up$new_cols[k], q(v))
+  }, "")
+  paste0(
+    "SELECT ", paste(select, collapse = ", "), " FROM ", src, " LEFT JOIN ", q(up$movers),
+    " v ON d.", q(id), " = v.sdc_id"
+  )
 }
 
 # Replace the target by the fresh table, inside the caller's transaction:
@@ -482,18 +535,20 @@ db_swap <- function(con, fresh, target, overwrite, call = rlang::caller_env()) {
 # Settings that make the database choose the plans the release relies on;
 # returns a function that restores them. PostgreSQL: hash joins (its
 # estimate for a join on several keys assumes the keys independent and
-# prefers sorting the whole table for a merge join). SQLite: room for the
+# prefers sorting the whole table for a merge join), and no JIT compilation
+# (those estimates make it compile for a second at 10^6 records). SQLite: room for the
 # indexes of the working tables in memory (its default temporary cache is
 # 2 MB).
 db_tune <- function(con) {
   kind <- db_kind(con)
   if (kind == "postgres") {
-    old <- DBI::dbGetQuery(con, "SELECT current_setting('enable_mergejoin') AS m, current_setting('enable_nestloop') AS n")
-    DBI::dbExecute(con, "SET LOCAL enable_mergejoin = off")
-    DBI::dbExecute(con, "SET LOCAL enable_nestloop = off")
+    settings <- c("enable_mergejoin", "enable_nestloop", "jit")
+    old <- vapply(settings, function(s) {
+      DBI::dbGetQuery(con, paste0("SELECT current_setting(", DBI::dbQuoteString(con, s), ") AS v"))$v
+    }, "")
+    for (s in settings) DBI::dbExecute(con, paste("SET LOCAL", s, "= off"))
     return(function() try(silent = TRUE, {
-      DBI::dbExecute(con, paste("SET LOCAL enable_mergejoin =", DBI::dbQuoteString(con, old$m)))
-      DBI::dbExecute(con, paste("SET LOCAL enable_nestloop =", DBI::dbQuoteString(con, old$n)))
+      for (s in settings) DBI::dbExecute(con, paste("SET LOCAL", s, "=", DBI::dbQuoteString(con, old[[s]])))
     }))
   }
   if (kind == "sqlite") {
