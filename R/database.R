@@ -42,7 +42,15 @@ cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
     sdc_count__ = dplyr::n(),
     .groups = "drop"
   ))
+  cells_from_groups(grouped, keys, na, call = call)$cells
+}
+
+# The sdc_cells object of grouped counts (one row per combination of the
+# keys, NA included, counts in `sdc_count__`), and for each cell the row of
+# `grouped` it came from.
+cells_from_groups <- function(grouped, keys, na, call = rlang::caller_env()) {
   grouped <- as.data.frame(grouped, stringsAsFactors = FALSE)
+  rows <- seq_len(nrow(grouped))
   counts <- as.integer(grouped$sdc_count__)
   n_records <- sum(as.numeric(counts))
   has_na <- Reduce(`|`, lapply(keys, function(k) is.na(grouped[[k]])))
@@ -51,6 +59,7 @@ cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
     n_excluded <- sum(as.numeric(counts[has_na]))
     grouped <- grouped[!has_na, , drop = FALSE]
     counts <- counts[!has_na]
+    rows <- rows[!has_na]
   }
   if (nrow(grouped) == 0) {
     abort_sdc(c(
@@ -68,13 +77,16 @@ cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
   cells$count <- counts[ord]
   # the types of the in-memory counts: integer records (where they fit), double excluded
   as_count <- function(x) if (x <= .Machine$integer.max) as.integer(x) else x
-  new_sdc_cells(
-    cells = cells,
-    cell_id = NULL,
-    keys = keys,
-    na = na,
-    n_records = as_count(n_records),
-    n_excluded = as.numeric(n_excluded)
+  list(
+    cells = new_sdc_cells(
+      cells = cells,
+      cell_id = NULL,
+      keys = keys,
+      na = na,
+      n_records = as_count(n_records),
+      n_excluded = as.numeric(n_excluded)
+    ),
+    rows = rows[ord]
   )
 }
 
@@ -142,7 +154,8 @@ ifpr.tbl_lazy <- function(data, keys, xi,
     check_db_id(data, id)
     db_step_hook("id_checked", con)
     db_progress("Counting the cells in the database")
-    cf <- cell_frequencies_db(data, vars, na = na)
+    counted <- count_cells_release(data, con, vars, id, na)
+    cf <- counted$cells
     db_step_hook("counted", con)
   })
   db_progress("Designing the plan and its certificate")
@@ -153,10 +166,10 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   db_progress("Writing the released table {.val {db_target_label(target)}}")
   db_failure_classed({
     db_step_hook("drawn", con)
-    write_release_db(data, con, vars, id, moves, cf, target, overwrite)
+    write_release_db(data, con, vars, id, moves, counted, target, overwrite)
     db_step_hook("commit", con)
-    db_commit(tx)
   })
+  db_failure_classed(db_commit(tx), committing = TRUE)
   committed <- TRUE
   released <- db_target_tbl(con, target)
 
@@ -191,12 +204,17 @@ db_progress <- function(msg, .envir = parent.frame()) {
 # Errors of the database (a failed statement, a lost connection) while the
 # release runs: classed, with the database's error as parent. The
 # transaction is rolled back by the caller, so nothing was changed.
-db_failure_classed <- function(expr, call = rlang::caller_env()) {
+db_failure_classed <- function(expr, committing = FALSE, call = rlang::caller_env()) {
   withCallingHandlers(expr, error = function(e) {
     if (inherits(e, "sdcRisk_error")) return()
     abort_sdc(c(
-      "The release inside the database failed; nothing was written or changed.",
-      "x" = "The database said: {conditionMessage(e)}"
+      if (committing) {
+        "The commit of the release failed: the database may or may not have written it."
+      } else {
+        "The release inside the database failed; nothing was written or changed."
+      },
+      "x" = "The database said: {conditionMessage(e)}",
+      "i" = if (committing) "Check whether the table exists before running the release again."
     ), "db_write", call = call, parent = e)
   })
 }
@@ -375,105 +393,172 @@ draw_ranks <- function(t, k) {
   rank
 }
 
-# Write the released table: upload the moves (cell, rank, new keys) and the
-# cells that have a move, let the database rank the records of those cells
-# only by id (a join on the keys, then ROW_NUMBER() over the few records
-# found), keep the moved records' ids with their new keys, and write the
-# table with those records' keys rewritten (a join on id). Inside the
-# caller's transaction; the table is written under a fresh name and renamed
-# to the target at the end (dropping the old one when `overwrite`).
-write_release_db <- function(data, con, vars, id, moves, cf, target, overwrite,
+# Write the released table, inside the caller's transaction. The moves go up
+# as three integers each (the database's number of the cell, the rank in it,
+# the new cell); the database finds the moved records' ids and writes the
+# table with their keys rewritten (a join on id). The table is written under
+# a fresh name and renamed to the target at the end (dropping the old one
+# only with `overwrite`).
+write_release_db <- function(data, con, vars, id, moves, counted, target, overwrite,
                              call = rlang::caller_env()) {
-  src <- paste0("(", as.character(dbplyr::sql_render(data)), ") d")
+  src <- db_source_sql(data)
   cols <- db_colnames(data)
   schema <- if (is.na(target$schema)) db_default_schema(con) else target$schema
   fresh <- list(schema = schema, table = db_fresh_name(con, "out", schema))
   restore <- db_tune(con)
   on.exit(restore(), add = TRUE)
+  movers <- NULL
   if (nrow(moves) > 0) {
-    up <- release_upload(con, moves, cf, vars)
-    db_step_hook("uploaded", con)
-    DBI::dbExecute(con, paste(
-      "CREATE TEMPORARY TABLE", db_quote(con, up$movers), "AS",
-      release_movers_sql(con, src, id, up)
-    ))
-    found <- as.numeric(DBI::dbGetQuery(con, paste("SELECT COUNT(*) AS n FROM", db_quote(con, up$movers)))$n)
-    if (found != nrow(moves)) {
-      abort_sdc(c(
-        "The table changed while the release was made: the moves do not match its records.",
-        "x" = "{fmt_int(nrow(moves))} moves were drawn, {fmt_int(found)} records found for them.",
-        "i" = "Nothing was written; run the release again."
-      ), "db_changed", call = call)
-    }
-    if (db_kind(con) == "sqlite") {
-      db_index(con, up$movers, c("sdc_id", up$new_cols), unique = TRUE)
-    }
-    db_analyze(con, up$movers)
+    movers <- release_movers(con, src, vars, id, moves, counted, call = call)
     db_step_hook("movers", con)
-  } else {
-    up <- NULL
   }
-  DBI::dbExecute(con, dbplyr::sql_query_save(con, dbplyr::sql(release_out_sql(con, src, cols, vars, id, up)),
+  DBI::dbExecute(con, dbplyr::sql_query_save(con, dbplyr::sql(release_out_sql(con, src, cols, vars, id, movers)),
     dbplyr::ident_q(db_target_sql(con, fresh)),
     temporary = FALSE
   ))
   db_step_hook("written", con)
-  for (tmp in c(up$moves, up$cells, up$movers)) db_drop(con, tmp)
+  for (tmp in c(movers$tables, counted$table)) db_drop(con, tmp)
   db_swap(con, fresh, target, overwrite, call = call)
   invisible()
 }
 
-# Upload the moves (cell, rank in the cell, new keys) and the cells that
-# have a move (cell, keys), as temporary tables. Each key is matched by
-# equality or, for a key whose cells include NA (na = "category"), by
-# equality of the value with NA replaced by a constant and of an NA flag:
-# both hashable, unlike IS NOT DISTINCT FROM.
-release_upload <- function(con, moves, cf, vars) {
+db_source_sql <- function(data) paste0("(", as.character(dbplyr::sql_render(data)), ") d")
+
+# The counts of the release, by the database in one GROUP BY kept as a
+# temporary table with the database's number of each cell (SQLite: the
+# rowid), and per cell the smallest, largest (and for integer ids the sum
+# of the) ids: the ids of ranks 1 and T, and of rank 2 of 3, so that the
+# moved records of cells of up to 3 records are found without reading the
+# table again. Returns the sdc_cells object, each cell's number in the
+# database, the table's name, and up to which count the shortcut holds.
+count_cells_release <- function(data, con, vars, id, na, call = rlang::caller_env()) {
   q <- function(x) db_quote(con, x)
-  nk <- length(vars)
-  up <- list(
-    moves = db_fresh_name(con, "moves"), cells = db_fresh_name(con, "cells"),
-    movers = db_fresh_name(con, "movers"), new_cols = paste0("sdc_new_", seq_len(nk)), on = character(nk)
+  src <- db_source_sql(data)
+  kind <- db_kind(con)
+  id_type <- typeof(db_get(con, paste0("SELECT d.", q(id), " AS i FROM ", src, " WHERE 1 = 0"))$i)
+  integer_id <- id_type == "integer"
+  key_cols <- paste0("sdc_key_", seq_along(vars))
+  did <- paste0("d.", q(id))
+  grouped <- paste0(
+    "SELECT ", paste0("d.", q(vars), " AS ", key_cols, collapse = ", "),
+    ", COUNT(*) AS sdc_n, MIN(", did, ") AS sdc_lo, MAX(", did, ") AS sdc_hi",
+    if (integer_id) paste0(", SUM(", did, ") AS sdc_sum"),
+    " FROM ", src, " GROUP BY ", paste0("d.", q(vars), collapse = ", ")
   )
-  uc <- sort(unique(moves$cell))
-  cells <- data.frame(sdc_cell = uc)
-  for (k in seq_len(nk)) {
-    v <- cf$cells[[vars[k]]][uc]
-    kc <- paste0("sdc_key_", k)
-    dk <- paste0("d.", q(vars[k]))
-    if (anyNA(v)) {
-      zero <- vector(typeof(v), 1)
-      cells[[kc]] <- ifelse(is.na(v), zero, v)
-      cells[[paste0("sdc_na_", k)]] <- as.integer(is.na(v))
-      up$on[k] <- sprintf(
-        "COALESCE(%s, %s) = c.%s AND (CASE WHEN %s IS NULL THEN 1 ELSE 0 END) = c.sdc_na_%d",
-        dk, DBI::dbQuoteLiteral(con, zero), kc, dk, k
-      )
-    } else {
-      cells[[kc]] <- v
-      up$on[k] <- sprintf("%s = c.%s", dk, kc)
-    }
+  table <- db_fresh_name(con, "counts")
+  if (kind == "sqlite") {
+    DBI::dbExecute(con, paste("CREATE TEMPORARY TABLE", q(table), "AS", grouped))
+    cell_col <- "rowid"
+  } else {
+    DBI::dbExecute(con, paste(
+      "CREATE TEMPORARY TABLE", q(table), "AS SELECT ROW_NUMBER() OVER () AS sdc_cell, g.* FROM (", grouped, ") g"
+    ))
+    cell_col <- "sdc_cell"
   }
-  mv <- data.frame(sdc_cell = moves$cell, sdc_rank = moves$rank)
-  mv[up$new_cols] <- cf$cells[moves$new_cell, vars, drop = FALSE]
-  db_upload_temp(con, up$moves, mv)
-  db_upload_temp(con, up$cells, cells)
-  if (db_kind(con) == "sqlite") {
-    # SQLite joins by index lookups: covering indexes, the key with the most
-    # distinct values first (fewest comparisons per lookup)
-    spread <- vapply(seq_len(nk), function(k) length(unique(cells[[paste0("sdc_key_", k)]])), numeric(1))
-    db_index(con, up$cells, c(paste0("sdc_key_", order(-spread)), grep("^sdc_na_", names(cells), value = TRUE), "sdc_cell"))
-    db_index(con, up$moves, c("sdc_cell", "sdc_rank", up$new_cols))
-  }
-  db_analyze(con, c(up$moves, up$cells))
-  up
+  got <- db_get(con, paste0(
+    "SELECT ", cell_col, " AS sdc_cell, ", paste(key_cols, collapse = ", "), ", sdc_n AS sdc_count__ FROM ", q(table)
+  ))
+  names(got)[match(key_cols, names(got))] <- vars
+  made <- cells_from_groups(got, vars, na, call = call)
+  list(
+    cells = made$cells, db_cell = got$sdc_cell[made$rows], table = table, cell_col = cell_col,
+    shortcut = if (integer_id) 3L else 2L, integer_id = integer_id
+  )
 }
 
-# Statistics of the working tables, so that PostgreSQL hashes them (the
-# small side) rather than the source; SQLite needs none (index lookups).
-db_analyze <- function(con, tables) {
-  if (db_kind(con) == "postgres") for (t in tables) DBI::dbExecute(con, paste("ANALYZE", db_quote(con, t)))
-  invisible()
+# The moved records as a temporary table: their ids and new keys. Cells of
+# up to `shortcut` records take the ids from the counts table (rank 1 the
+# smallest id, rank T the largest, rank 2 of 3 the sum less both); records
+# of larger cells with a move are found by a join of the source to those
+# cells only, and numbered in each cell by id.
+release_movers <- function(con, src, vars, id, moves, counted, call = rlang::caller_env()) {
+  q <- function(x) db_quote(con, x)
+  kind <- db_kind(con)
+  tables <- c(moves = db_fresh_name(con, "moves"), movers = db_fresh_name(con, "movers"))
+  counts <- counted$cells$cells$count
+  cell <- counted$db_cell
+  db_upload_temp(con, tables[["moves"]], data.frame(
+    sdc_cell = cell[moves$cell], sdc_rank = moves$rank, sdc_new = cell[moves$new_cell]
+  ))
+  db_step_hook("uploaded", con)
+  kc <- paste0("k.", counted$cell_col)
+  mt <- q(tables[["moves"]])
+  ct <- q(counted$table)
+  parts <- paste0(
+    "SELECT CASE WHEN m.sdc_rank = 1 THEN k.sdc_lo WHEN m.sdc_rank = k.sdc_n THEN k.sdc_hi",
+    if (counted$shortcut >= 3) " ELSE k.sdc_sum - k.sdc_lo - k.sdc_hi", " END AS sdc_id, m.sdc_new AS sdc_new",
+    " FROM ", mt, " m INNER JOIN ", ct, " k ON ", kc, " = m.sdc_cell WHERE k.sdc_n <= ", counted$shortcut
+  )
+  big <- unique(moves$cell[counts[moves$cell] > counted$shortcut])
+  if (length(big) > 0) {
+    # the larger cells with a move: their keys, each matched by equality,
+    # or where one of them is NA by equality of the value with NA replaced
+    # by a constant and of an NA flag (hashable, unlike IS NOT DISTINCT FROM)
+    tables[["cells"]] <- db_fresh_name(con, "cells")
+    cells <- data.frame(sdc_cell = cell[big])
+    on <- character(length(vars))
+    for (k in seq_along(vars)) {
+      v <- counted$cells$cells[[vars[k]]][big]
+      kcol <- paste0("sdc_key_", k)
+      dk <- paste0("d.", q(vars[k]))
+      if (anyNA(v)) {
+        zero <- vector(typeof(v), 1)
+        cells[[kcol]] <- ifelse(is.na(v), zero, v)
+        cells[[paste0("sdc_na_", k)]] <- as.integer(is.na(v))
+        on[k] <- sprintf(
+          "COALESCE(%s, %s) = c.%s AND (CASE WHEN %s IS NULL THEN 1 ELSE 0 END) = c.sdc_na_%d",
+          dk, DBI::dbQuoteLiteral(con, zero), kcol, dk, k
+        )
+      } else {
+        cells[[kcol]] <- v
+        on[k] <- sprintf("%s = c.%s", dk, kcol)
+      }
+    }
+    db_upload_temp(con, tables[["cells"]], cells)
+    if (kind == "sqlite") {
+      # SQLite joins by index lookups: a covering index, the key with the
+      # most distinct values first (fewest comparisons per lookup)
+      spread <- vapply(seq_along(vars), function(k) length(unique(cells[[paste0("sdc_key_", k)]])), numeric(1))
+      db_index(con, tables[["cells"]], c(paste0("sdc_key_", order(-spread)), grep("^sdc_na_", names(cells), value = TRUE), "sdc_cell"))
+      db_index(con, tables[["moves"]], c("sdc_cell", "sdc_rank", "sdc_new"))
+    }
+    db_analyze(con, tables[c("moves", "cells")])
+    parts <- c(parts, paste0(
+      "SELECT s.sdc_id AS sdc_id, m.sdc_new AS sdc_new FROM (SELECT d.", q(id), " AS sdc_id, c.sdc_cell AS sdc_cell, ",
+      "ROW_NUMBER() OVER (PARTITION BY c.sdc_cell ORDER BY d.", q(id), ") AS sdc_rank FROM ", src,
+      " INNER JOIN ", q(tables[["cells"]]), " c ON ", paste(on, collapse = " AND "),
+      ") s INNER JOIN ", mt, " m ON s.sdc_cell = m.sdc_cell AND s.sdc_rank = m.sdc_rank"
+    ))
+  } else {
+    db_analyze(con, tables[["moves"]])
+  }
+  new_cols <- paste0("sdc_new_", seq_along(vars))
+  select <- paste0(
+    "SELECT u.sdc_id AS sdc_id, ", paste0("k.sdc_key_", seq_along(vars), " AS ", new_cols, collapse = ", "),
+    " FROM (", paste(parts, collapse = " UNION ALL "), ") u INNER JOIN ", ct, " k ON ", kc, " = u.sdc_new"
+  )
+  mv <- q(tables[["movers"]])
+  if (kind == "sqlite") {
+    # looked up once per record of the source: by rowid where ids are integers
+    DBI::dbExecute(con, paste0(
+      "CREATE TEMPORARY TABLE ", mv, " (sdc_id", if (counted$integer_id) " INTEGER PRIMARY KEY", ", ",
+      paste(new_cols, collapse = ", "), ")"
+    ))
+    DBI::dbExecute(con, paste("INSERT INTO", mv, select))
+    if (!counted$integer_id) db_index(con, tables[["movers"]], c("sdc_id", new_cols), unique = TRUE)
+  } else {
+    DBI::dbExecute(con, paste("CREATE TEMPORARY TABLE", mv, "AS", select))
+  }
+  found <- as.numeric(db_get(con, paste("SELECT COUNT(*) AS n FROM", mv))$n)
+  if (found != nrow(moves)) {
+    abort_sdc(c(
+      "The table changed while the release was made: the moves do not match its records.",
+      "x" = "{fmt_int(nrow(moves))} moves were drawn, {fmt_int(found)} records found for them.",
+      "i" = "Nothing was written; run the release again."
+    ), "db_changed", call = call)
+  }
+  db_analyze(con, tables[["movers"]])
+  list(tables = unname(tables), movers = tables[["movers"]], new_cols = new_cols)
 }
 
 db_index <- function(con, table, cols, unique = FALSE) {
@@ -483,32 +568,25 @@ db_index <- function(con, table, cols, unique = FALSE) {
   ))
 }
 
-# The moved records, with their new keys: the records of the cells with a
-# move (a join on the keys to the small table of those cells), numbered in
-# each cell by id, matched to the moves on cell and rank.
-release_movers_sql <- function(con, src, id, up) {
-  q <- function(x) db_quote(con, x)
-  paste0(
-    "SELECT s.sdc_id AS sdc_id, ", paste0("m.", up$new_cols, collapse = ", "),
-    " FROM (SELECT d.", q(id), " AS sdc_id, c.sdc_cell AS sdc_cell, ",
-    "ROW_NUMBER() OVER (PARTITION BY c.sdc_cell ORDER BY d.", q(id), ") AS sdc_rank",
-    " FROM ", src, " INNER JOIN ", q(up$cells), " c ON ", paste(up$on, collapse = " AND "),
-    ") s INNER JOIN ", q(up$moves), " m ON s.sdc_cell = m.sdc_cell AND s.sdc_rank = m.sdc_rank"
-  )
+# Statistics of the working tables, so that PostgreSQL hashes them (the
+# small side) rather than the source; SQLite needs none (index lookups).
+db_analyze <- function(con, tables) {
+  if (db_kind(con) == "postgres") for (t in tables) DBI::dbExecute(con, paste("ANALYZE", db_quote(con, t)))
+  invisible()
 }
 
 # The released table: every record of the source, the keys of the moved
 # ones (a join on id) replaced by their new keys; columns in their order.
-release_out_sql <- function(con, src, cols, vars, id, up) {
+release_out_sql <- function(con, src, cols, vars, id, movers) {
   q <- function(x) db_quote(con, x)
-  if (is.null(up)) return(paste0("SELECT ", paste0("d.", q(cols), collapse = ", "), " FROM ", src))
+  if (is.null(movers)) return(paste0("SELECT ", paste0("d.", q(cols), collapse = ", "), " FROM ", src))
   select <- vapply(cols, function(v) {
     k <- match(v, vars)
     if (is.na(k)) return(paste0("d.", q(v)))
-    sprintf("CASE WHEN v.sdc_id IS NULL THEN d.%s ELSE v.%s END AS %s", q(v), up$new_cols[k], q(v))
+    sprintf("CASE WHEN v.sdc_id IS NULL THEN d.%s ELSE v.%s END AS %s", q(v), movers$new_cols[k], q(v))
   }, "")
   paste0(
-    "SELECT ", paste(select, collapse = ", "), " FROM ", src, " LEFT JOIN ", q(up$movers),
+    "SELECT ", paste(select, collapse = ", "), " FROM ", src, " LEFT JOIN ", q(movers$movers),
     " v ON d.", q(id), " = v.sdc_id"
   )
 }
@@ -544,17 +622,17 @@ db_tune <- function(con) {
   if (kind == "postgres") {
     settings <- c("enable_mergejoin", "enable_nestloop", "jit")
     old <- vapply(settings, function(s) {
-      DBI::dbGetQuery(con, paste0("SELECT current_setting(", DBI::dbQuoteString(con, s), ") AS v"))$v
+      db_get(con, paste0("SELECT current_setting(", DBI::dbQuoteString(con, s), ") AS v"))$v
     }, "")
     for (s in settings) DBI::dbExecute(con, paste("SET LOCAL", s, "= off"))
-    return(function() try(silent = TRUE, {
+    return(function() suppressWarnings(try(silent = TRUE, {
       for (s in settings) DBI::dbExecute(con, paste("SET LOCAL", s, "=", DBI::dbQuoteString(con, old[[s]])))
-    }))
+    })))
   }
   if (kind == "sqlite") {
-    old <- DBI::dbGetQuery(con, "PRAGMA temp.cache_size")[[1]]
+    old <- db_get(con, "PRAGMA temp.cache_size")[[1]]
     DBI::dbExecute(con, "PRAGMA temp.cache_size = -262144")
-    return(function() try(DBI::dbExecute(con, paste0("PRAGMA temp.cache_size = ", as.integer(old))), silent = TRUE))
+    return(function() suppressWarnings(try(DBI::dbExecute(con, paste0("PRAGMA temp.cache_size = ", as.integer(old))), silent = TRUE)))
   }
   function() invisible()
 }

@@ -10,6 +10,14 @@ db_kind <- function(con) {
   "other"
 }
 
+# A query's result; an error when the database could not run it (RPostgreSQL
+# returns NULL with a warning instead).
+db_get <- function(con, sql) {
+  out <- DBI::dbGetQuery(con, sql)
+  if (is.null(out)) stop("the database could not run: ", substr(sql, 1, 80), call. = FALSE)
+  out
+}
+
 # Quoted identifiers, one string per element.
 db_quote <- function(con, x) as.character(DBI::dbQuoteIdentifier(con, x))
 
@@ -61,7 +69,7 @@ db_target_tbl <- function(con, target) {
 db_default_schema <- function(con) {
   switch(db_kind(con),
     sqlite = "main",
-    postgres = DBI::dbGetQuery(con, "SELECT current_schema() AS s")$s[[1]],
+    postgres = db_get(con, "SELECT current_schema() AS s")$s[[1]],
     NA_character_
   )
 }
@@ -73,14 +81,14 @@ db_relation_exists <- function(con, target) {
   if (kind == "sqlite") {
     schema <- if (is.na(target$schema)) "main" else target$schema
     master <- if (tolower(schema) == "temp") "sqlite_temp_master" else paste0(db_quote(con, schema), ".sqlite_master")
-    n <- DBI::dbGetQuery(con, paste0(
+    n <- db_get(con, paste0(
       "SELECT COUNT(*) AS n FROM ", master, " WHERE lower(name) = lower(",
       DBI::dbQuoteString(con, target$table), ")"
     ))$n
     return(n > 0)
   }
   if (kind == "postgres") {
-    r <- DBI::dbGetQuery(con, paste0(
+    r <- db_get(con, paste0(
       "SELECT to_regclass(", DBI::dbQuoteString(con, db_target_sql(con, target)), ") IS NOT NULL AS e"
     ))$e
     return(isTRUE(as.logical(r)))
@@ -92,8 +100,8 @@ db_relation_exists <- function(con, target) {
 # Does the target's schema exist? (An unknown schema is a bad `name`.)
 db_schema_exists <- function(con, schema) {
   switch(db_kind(con),
-    sqlite = tolower(schema) %in% tolower(DBI::dbGetQuery(con, "PRAGMA database_list")$name),
-    postgres = DBI::dbGetQuery(con, paste0(
+    sqlite = tolower(schema) %in% tolower(db_get(con, "PRAGMA database_list")$name),
+    postgres = db_get(con, paste0(
       "SELECT COUNT(*) AS n FROM pg_namespace WHERE nspname = ", DBI::dbQuoteString(con, schema)
     ))$n > 0,
     TRUE
@@ -191,7 +199,7 @@ sqlite_tables_read <- function(con, sql) {
   ops <- tryCatch(DBI::dbGetQuery(con, paste("EXPLAIN", sql)), error = function(e) NULL)
   if (is.null(ops)) return(list(tables = character(), unknown = TRUE))
   open <- ops[ops$opcode %in% c("OpenRead", "OpenWrite", "ReopenIdx"), , drop = FALSE]
-  dbs <- DBI::dbGetQuery(con, "PRAGMA database_list")
+  dbs <- db_get(con, "PRAGMA database_list")
   tables <- character()
   unknown <- any(ops$opcode == "VOpen")
   for (i in seq_len(nrow(open))) {
@@ -201,7 +209,7 @@ sqlite_tables_read <- function(con, sql) {
       next
     }
     master <- if (db == "temp") "sqlite_temp_master" else paste0(db_quote(con, db), ".sqlite_master")
-    hit <- DBI::dbGetQuery(con, paste0("SELECT tbl_name FROM ", master, " WHERE rootpage = ", as.integer(open$p2[i])))
+    hit <- db_get(con, paste0("SELECT tbl_name FROM ", master, " WHERE rootpage = ", as.integer(open$p2[i])))
     if (nrow(hit) == 0) unknown <- TRUE
     tables <- c(tables, hit$tbl_name)
   }
@@ -234,7 +242,7 @@ db_in_transaction <- function(con) {
   # in a transaction block, now() is its start and differs from the start
   # of this statement; outside one they are the same (PostgreSQL manual,
   # "Current Date/Time")
-  !isTRUE(as.logical(DBI::dbGetQuery(con, "SELECT now() = statement_timestamp() AS t")$t))
+  !isTRUE(as.logical(db_get(con, "SELECT now() = statement_timestamp() AS t")$t))
 }
 
 db_begin <- function(con) {
@@ -244,27 +252,38 @@ db_begin <- function(con) {
     DBI::dbExecute(con, "SAVEPOINT sdc_release")
     return(list(con = con, savepoint = TRUE, open = TRUE))
   }
-  DBI::dbBegin(con)
+  # RPostgreSQL's dbBegin() and dbCommit() report a failure by a warning
+  # and FALSE (a lost connection at COMMIT would pass for success): plain
+  # statements there
+  if (inherits(con, "PostgreSQLConnection")) DBI::dbExecute(con, "BEGIN") else DBI::dbBegin(con)
   if (kind == "postgres") DBI::dbExecute(con, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
   list(con = con, savepoint = FALSE, open = TRUE)
 }
 
 db_commit <- function(tx) {
-  if (tx$savepoint) DBI::dbExecute(tx$con, "RELEASE SAVEPOINT sdc_release") else DBI::dbCommit(tx$con)
+  if (tx$savepoint) {
+    DBI::dbExecute(tx$con, "RELEASE SAVEPOINT sdc_release")
+  } else if (inherits(tx$con, "PostgreSQLConnection")) {
+    DBI::dbExecute(tx$con, "COMMIT")
+  } else {
+    DBI::dbCommit(tx$con)
+  }
   invisible()
 }
 
 # Undo everything since db_begin(); a connection that is gone has been
-# rolled back by the database already.
+# rolled back by the database already (its driver's complaints are moot).
 db_rollback <- function(tx) {
-  try(silent = TRUE, {
+  suppressWarnings(try(silent = TRUE, {
     if (tx$savepoint) {
       DBI::dbExecute(tx$con, "ROLLBACK TO SAVEPOINT sdc_release")
       DBI::dbExecute(tx$con, "RELEASE SAVEPOINT sdc_release")
+    } else if (inherits(tx$con, "PostgreSQLConnection")) {
+      DBI::dbExecute(tx$con, "ROLLBACK")
     } else {
       DBI::dbRollback(tx$con)
     }
-  })
+  }))
   invisible()
 }
 
