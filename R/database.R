@@ -544,7 +544,8 @@ release_movers <- function(con, src, vars, id, moves, counted, call = rlang::cal
       "CREATE TEMPORARY TABLE ", mv, " (sdc_id", if (counted$integer_id) " INTEGER PRIMARY KEY", ", ",
       paste(new_cols, collapse = ", "), ")"
     ))
-    DBI::dbExecute(con, paste("INSERT INTO", mv, select))
+    # in id order: appended to the end of the table's b-tree, not scattered
+    DBI::dbExecute(con, paste("INSERT INTO", mv, select, "ORDER BY u.sdc_id"))
     if (!counted$integer_id) db_index(con, tables[["movers"]], c("sdc_id", new_cols), unique = TRUE)
   } else {
     DBI::dbExecute(con, paste("CREATE TEMPORARY TABLE", mv, "AS", select))
