@@ -42,7 +42,15 @@ cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
     sdc_count__ = dplyr::n(),
     .groups = "drop"
   ))
+  cells_from_groups(grouped, keys, na, call = call)$cells
+}
+
+# The sdc_cells object of grouped counts (one row per combination of the
+# keys, NA included, counts in `sdc_count__`), and for each cell the row of
+# `grouped` it came from.
+cells_from_groups <- function(grouped, keys, na, call = rlang::caller_env()) {
   grouped <- as.data.frame(grouped, stringsAsFactors = FALSE)
+  rows <- seq_len(nrow(grouped))
   counts <- as.integer(grouped$sdc_count__)
   n_records <- sum(as.numeric(counts))
   has_na <- Reduce(`|`, lapply(keys, function(k) is.na(grouped[[k]])))
@@ -51,6 +59,7 @@ cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
     n_excluded <- sum(as.numeric(counts[has_na]))
     grouped <- grouped[!has_na, , drop = FALSE]
     counts <- counts[!has_na]
+    rows <- rows[!has_na]
   }
   if (nrow(grouped) == 0) {
     abort_sdc(c(
@@ -68,13 +77,16 @@ cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
   cells$count <- counts[ord]
   # the types of the in-memory counts: integer records (where they fit), double excluded
   as_count <- function(x) if (x <= .Machine$integer.max) as.integer(x) else x
-  new_sdc_cells(
-    cells = cells,
-    cell_id = NULL,
-    keys = keys,
-    na = na,
-    n_records = as_count(n_records),
-    n_excluded = as.numeric(n_excluded)
+  list(
+    cells = new_sdc_cells(
+      cells = cells,
+      cell_id = NULL,
+      keys = keys,
+      na = na,
+      n_records = as_count(n_records),
+      n_excluded = as.numeric(n_excluded)
+    ),
+    rows = rows[ord]
   )
 }
 
@@ -82,10 +94,13 @@ cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
 #'   records (unique, never missing). Each cell's records are ranked by it,
 #'   and the ranks that move are drawn uniformly at random in R, so knowing
 #'   the ids tells nothing about which records moved.
-#' @param name For a database table: the name of the table the release is
-#'   written to, in the same database.
+#' @param name For a database table: the table the release is written to, in
+#'   the same database: a string, `DBI::Id(schema = , table = )` or
+#'   `dbplyr::in_schema()`. It may not be a table that `data` reads (in any
+#'   schema, whatever the case of its name).
 #' @param overwrite For a database table: replace an existing table called
-#'   `name`? Never done unless `TRUE`.
+#'   `name`? Never done unless `TRUE`, and then only once the new table is
+#'   complete.
 #' @section Database tables:
 #'   For a lazy database table (`dplyr::tbl(con, "persons")`, packages DBI,
 #'   dplyr and dbplyr), the counts are computed in the database (one `GROUP
@@ -93,14 +108,19 @@ cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
 #'   alone, and are the same as for the same data in memory. R then draws,
 #'   from the counts and with R's generator (so `set.seed()` reproduces the
 #'   release), how many records of each blocked cell move, to which cells,
-#'   and which ones (their ranks in the cell, ordered by `id`); only this
-#'   table of moves is uploaded, and the database writes the released table
-#'   `name` in one statement (`ROW_NUMBER() OVER (PARTITION BY keys ORDER BY
-#'   id)` joined to the moves). The result's `data` is the lazy released
-#'   table, `original` the table it was made from, and `moves` lists every
-#'   moved record's cell, rank and new cell; [release_risk()] and
-#'   [release_utility()] evaluate it from counts made by the database.
-#'   See `vignette("database", package = "sdcRisk")`.
+#'   and which ones (their ranks in the cell, ordered by `id`); only these
+#'   moves are uploaded. The database ranks the records of the cells with a
+#'   move only, by `id`, and writes the released table with the keys of the
+#'   moved records rewritten. Everything is one transaction: the released
+#'   table is written under a fresh name and renamed to `name` (replacing
+#'   the old table when `overwrite = TRUE`) just before the commit, so a
+#'   release that fails at any point, a lost connection included, leaves
+#'   every table as it was. A `name` that the query of `data` reads is
+#'   refused (error class `sdcRisk_error_db_source_table`). The result's
+#'   `data` is the lazy released table, `original` the table it was made
+#'   from, and `moves` lists every moved record's cell, rank and new cell;
+#'   [release_risk()] and [release_utility()] evaluate it from counts made by
+#'   the database. See `vignette("database", package = "sdcRisk")`.
 #' @rdname ifpr
 #' @export
 ifpr.tbl_lazy <- function(data, keys, xi,
@@ -119,18 +139,40 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   on_infeasible <- check_choice(on_infeasible)
   na <- check_choice(na)
   check_ifpr_common(cols, keys, xi, also, goal, method, split)
-  # the working columns of the release statement (write_release_db())
-  check_names_free(cols, c("sdc_rank__", "sdc_moved__", paste0("sdc_new__", seq_along(c(keys, also)))), arg = "data")
   vars <- c(keys, also)
   con <- dbplyr::remote_con(data)
-  check_db_output(con, name, overwrite, source = dbplyr::remote_name(data))
-  check_db_id(data, id, vars)
-  cf <- cell_frequencies_db(data, vars, na = na)
+  target <- check_db_output(con, name, overwrite, data)
+  check_db_id_arg(data, id, vars)
+
+  # one transaction from the id check to the rename of the released table
+  db_progress("Checking {.arg id} in the database")
+  tx <- db_begin(con)
+  committed <- FALSE
+  on.exit(if (!committed) db_rollback(tx), add = TRUE)
+  db_failure_classed({
+    db_step_hook("begin", con)
+    check_db_id(data, id)
+    db_step_hook("id_checked", con)
+    db_progress("Counting the cells in the database")
+    counted <- count_cells_release(data, con, vars, id, na)
+    cf <- counted$cells
+    db_step_hook("counted", con)
+  })
+  db_progress("Designing the plan and its certificate")
   d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
     known = known
   )
   moves <- draw_moves(d$plan)
-  released <- write_release_db(data, con, vars, id, moves, cf, name, overwrite, na)
+  db_progress("Writing the released table {.val {db_target_label(target)}}")
+  db_failure_classed({
+    db_step_hook("drawn", con)
+    write_release_db(data, con, vars, id, moves, counted, target, overwrite)
+    db_step_hook("commit", con)
+  })
+  db_failure_classed(db_commit(tx), committing = TRUE)
+  committed <- TRUE
+  released <- db_target_tbl(con, target)
+
   rel <- new_sdc_release(
     data = released, plan = d$plan, plan_bound = d$plan_bound, cells = cf, new_cell = integer(),
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
@@ -146,50 +188,84 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   rel$new_cell <- NULL
   rel$moves <- moves
   rel$id <- id
-  rel$table <- name
+  rel$table <- db_target_label(target)
   rel$original <- data
   class(rel) <- c("sdc_release_db", class(rel))
   rel
 }
 
-check_db_output <- function(con, name, overwrite, source = NULL, call = rlang::caller_env()) {
+# A cli progress step of the database release, shown only when R is
+# interactive (silent in tests and scripts); it ends with the caller.
+db_progress <- function(msg, .envir = parent.frame()) {
+  if (rlang::is_interactive()) cli::cli_progress_step(msg, .envir = .envir)
+  invisible()
+}
+
+# Errors of the database (a failed statement, a lost connection) while the
+# release runs: classed, with the database's error as parent. The
+# transaction is rolled back by the caller, so nothing was changed.
+db_failure_classed <- function(expr, committing = FALSE, call = rlang::caller_env()) {
+  withCallingHandlers(expr, error = function(e) {
+    if (inherits(e, "sdcRisk_error")) return()
+    abort_sdc(c(
+      if (committing) {
+        "The commit of the release failed: the database may or may not have written it."
+      } else {
+        "The release inside the database failed; nothing was written or changed."
+      },
+      "x" = "The database said: {conditionMessage(e)}",
+      "i" = if (committing) "Check whether the table exists before running the release again."
+    ), "db_write", call = call, parent = e)
+  })
+}
+
+# `name` and `overwrite`: the output table may not exist (unless
+# `overwrite`) and may not be any table the source query reads, in any
+# schema and whatever the case of its name. Returns the target.
+check_db_output <- function(con, name, overwrite, data, call = rlang::caller_env()) {
   if (missing(name)) {
     abort_sdc(c(
       "{.arg name} must be the name of the table to write the release to.",
       "x" = "It is missing."
     ), "argument", call = call)
   }
-  if (!is.character(name) || length(name) != 1 || is.na(name) || name == "") {
-    abort_sdc(c(
-      "{.arg name} must be the name of the table to write the release to.",
-      "x" = "It is {show_value(name)}."
-    ), "argument", call = call)
-  }
+  target <- db_target(name, call = call)
   if (!isTRUE(overwrite) && !isFALSE(overwrite)) {
     abort_sdc(c(
       "{.arg overwrite} must be {.code TRUE} or {.code FALSE}.",
       "x" = "It is {show_value(overwrite)}."
     ), "argument", call = call)
   }
-  if (!is.null(source) && identical(tolower(as.character(source)), tolower(as.character(name)))) {
+  if (!is.na(target$schema) && !db_schema_exists(con, target$schema)) {
     abort_sdc(c(
-      "{.arg name} must not be the table the release is made from.",
-      "x" = "Both are {.val {name}}.",
-      "i" = "Write the release to a new table."
-    ), "db_table_exists", call = call)
+      "{.arg name} must be a table of a schema of the database.",
+      "x" = "There is no schema {.val {target$schema}}."
+    ), "argument", call = call)
   }
-  if (!overwrite && DBI::dbExistsTable(con, name)) {
+  src <- db_source_tables(data, con)
+  hit <- src$tables[tolower(src$tables) == tolower(target$table)]
+  if (length(hit) > 0 || src$unknown) {
     abort_sdc(c(
-      "A table called {.val {name}} already exists.",
+      "{.arg name} must not be a table that {.arg data} reads.",
+      "x" = if (length(hit) > 0) {
+        "The query of {.arg data} reads or names {.val {hit[1]}}, and {.arg name} is {.val {db_target_label(target)}}."
+      } else {
+        "The database's plan of the query of {.arg data} opens a table it does not name, so it may be {.val {db_target_label(target)}}."
+      },
+      "i" = "Write the release to a new table."
+    ), c("db_source_table", "db_table_exists"), call = call)
+  }
+  if (!overwrite && db_relation_exists(con, target)) {
+    abort_sdc(c(
+      "A table called {.val {db_target_label(target)}} already exists.",
       "i" = "Choose another {.arg name}, or use {.code overwrite = TRUE} to replace it."
     ), "db_table_exists", call = call)
   }
-  invisible()
+  target
 }
 
-# The record identifier: a column, not a key, never missing, unique. Checked
-# by the database before anything is drawn or written.
-check_db_id <- function(data, id, vars, call = rlang::caller_env()) {
+# The record identifier: a column, not a key.
+check_db_id_arg <- function(data, id, vars, call = rlang::caller_env()) {
   if (missing(id) || !is.character(id) || length(id) != 1 || is.na(id) || id == "") {
     abort_sdc(c(
       "{.arg id} must name the column that identifies the records.",
@@ -209,26 +285,47 @@ check_db_id <- function(data, id, vars, call = rlang::caller_env()) {
       "x" = "{.val {id}} is one of them."
     ), "db_id", call = call)
   }
+  invisible()
+}
+
+# The record identifier is never missing and unique: checked by the
+# database in one pass, before anything is drawn or written. PostgreSQL
+# counts distinct values by sorting them; SQLite would insert every value
+# into a b-tree for COUNT(DISTINCT) (15 times slower at 10^6), so there, and
+# elsewhere, the ids are grouped (missing ones form one group) and the
+# groups counted.
+check_db_id <- function(data, id, call = rlang::caller_env()) {
   idsym <- rlang::sym(id)
-  s <- dplyr::collect(dplyr::summarise(data,
-    n = dplyr::n(),
-    n_missing = sum(ifelse(is.na(!!idsym), 1L, 0L), na.rm = TRUE)
-  ))
-  n <- as.numeric(s$n)
-  n_missing <- as.numeric(s$n_missing %||% 0)
-  n_missing[is.na(n_missing)] <- 0
+  if (db_kind(dbplyr::remote_con(data)) == "postgres") {
+    s <- dplyr::collect(dplyr::summarise(data,
+      n = dplyr::n(),
+      n_missing = sum(ifelse(is.na(!!idsym), 1L, 0L), na.rm = TRUE),
+      n_distinct = dplyr::n_distinct(!!idsym)
+    ))
+  } else {
+    n_col <- if (id == "sdc_n") "sdc_n_" else "sdc_n"
+    nsym <- rlang::sym(n_col)
+    per_id <- dplyr::summarise(dplyr::group_by(data, !!idsym), !!n_col := dplyr::n(), .groups = "drop")
+    s <- dplyr::collect(dplyr::summarise(per_id,
+      n_distinct = dplyr::n(),
+      n = sum(!!nsym, na.rm = TRUE),
+      n_missing = sum(ifelse(is.na(!!idsym), !!nsym, 0L), na.rm = TRUE)
+    ))
+  }
+  num <- function(x) {
+    x <- as.numeric(x %||% 0)
+    x[is.na(x)] <- 0
+    x
+  }
+  n <- num(s$n)
+  n_missing <- num(s$n_missing)
   if (n_missing > 0) {
     abort_sdc(c(
       "{.arg id} must never be missing.",
       "x" = "Column {.val {id}} is missing in {fmt_int(n_missing)} of {fmt_int(n)} records."
     ), "db_id", call = call)
   }
-  # distinct values as groups: a GROUP BY sorts, where COUNT(DISTINCT) makes
-  # SQLite insert every value into a b-tree (15 times slower at 10^6)
-  n_distinct <- as.numeric(dplyr::collect(dplyr::count(dplyr::summarise(
-    dplyr::group_by(data, !!idsym),
-    .groups = "drop"
-  )))$n)
+  n_distinct <- num(s$n_distinct)
   if (n_distinct < n) {
     abort_sdc(c(
       "{.arg id} must identify the records: no value may repeat.",
@@ -296,51 +393,249 @@ draw_ranks <- function(t, k) {
   rank
 }
 
-# Upload the moves, rank each cell's records by id in the database, rewrite
-# the keys of the moved records and write the released table: one statement.
-write_release_db <- function(data, con, vars, id, moves, cf, name, overwrite, na) {
-  all_cols <- db_colnames(data)
-  new_names <- paste0("sdc_new__", seq_along(vars))
-  up <- cf$cells[moves$cell, vars, drop = FALSE]
-  up$sdc_rank__ <- moves$rank
-  new_vals <- cf$cells[moves$new_cell, vars, drop = FALSE]
-  names(new_vals) <- new_names
-  up <- cbind(up, new_vals)
-  up$sdc_moved__ <- rep(1L, nrow(up))
-  rownames(up) <- NULL
-  # a fresh name that uses no random numbers (the user's stream stays as the
-  # release left it)
-  tmp <- paste0("sdc_moves_", Sys.getpid(), "_", format(as.numeric(Sys.time()) * 1e3 %% 1e9, scientific = FALSE))
-  tmp <- gsub("[^A-Za-z0-9_]", "", tmp)
-  # RPostgreSQL cannot create temporary tables: a plain one, dropped on exit
-  temporary <- !inherits(con, "PostgreSQLConnection")
-  moves_tbl <- dplyr::copy_to(con, up, name = tmp, temporary = temporary, overwrite = FALSE)
-  on.exit(try(DBI::dbRemoveTable(con, tmp), silent = TRUE), add = TRUE)
-  # an index on what the join matches (cell and rank) saves the database
-  # from building one per query (a short name: PostgreSQL truncates long
-  # ones). Only speed depends on it; Spark (not a DBI connection) has none.
-  if (inherits(con, "DBIConnection")) {
-    q <- function(x) paste(DBI::dbQuoteIdentifier(con, x), collapse = ", ")
-    try(DBI::dbExecute(con, paste0(
-      "CREATE INDEX ", q(paste0(tmp, "_i")), " ON ", q(tmp), " (", q(c(vars, "sdc_rank__")), ")"
-    )), silent = TRUE)
+# Write the released table, inside the caller's transaction. The moves go up
+# as three integers each (the database's number of the cell, the rank in it,
+# the new cell); the database finds the moved records' ids and writes the
+# table with their keys rewritten (a join on id). The table is written under
+# a fresh name and renamed to the target at the end (dropping the old one
+# only with `overwrite`).
+write_release_db <- function(data, con, vars, id, moves, counted, target, overwrite,
+                             call = rlang::caller_env()) {
+  src <- db_source_sql(data)
+  cols <- db_colnames(data)
+  schema <- if (is.na(target$schema)) db_default_schema(con) else target$schema
+  fresh <- list(schema = schema, table = db_fresh_name(con, "out", schema))
+  restore <- db_tune(con)
+  on.exit(restore(), add = TRUE)
+  movers <- NULL
+  if (nrow(moves) > 0) {
+    movers <- release_movers(con, src, vars, id, moves, counted, call = call)
+    db_step_hook("movers", con)
   }
-  keysyms <- rlang::syms(vars)
-  ranked <- dplyr::ungroup(dplyr::mutate(
-    dbplyr::window_order(dplyr::group_by(data, !!!keysyms), !!rlang::sym(id)),
-    sdc_rank__ = dplyr::row_number()
+  DBI::dbExecute(con, dbplyr::sql_query_save(con, dbplyr::sql(release_out_sql(con, src, cols, vars, id, movers)),
+    dbplyr::ident_q(db_target_sql(con, fresh)),
+    temporary = FALSE
   ))
-  joined <- dplyr::left_join(ranked, moves_tbl,
-    by = c(vars, "sdc_rank__"),
-    na_matches = if (na == "category") "na" else "never"
+  db_step_hook("written", con)
+  for (tmp in c(movers$tables, counted$table)) db_drop(con, tmp)
+  db_swap(con, fresh, target, overwrite, call = call)
+  invisible()
+}
+
+db_source_sql <- function(data) paste0("(", as.character(dbplyr::sql_render(data)), ") d")
+
+# The counts of the release, by the database in one GROUP BY kept as a
+# temporary table with the database's number of each cell (SQLite: the
+# rowid), and per cell the smallest, largest (and for integer ids the sum
+# of the) ids: the ids of ranks 1 and T, and of rank 2 of 3, so that the
+# moved records of cells of up to 3 records are found without reading the
+# table again. Returns the sdc_cells object, each cell's number in the
+# database, the table's name, and up to which count the shortcut holds.
+count_cells_release <- function(data, con, vars, id, na, call = rlang::caller_env()) {
+  q <- function(x) db_quote(con, x)
+  src <- db_source_sql(data)
+  kind <- db_kind(con)
+  id_type <- typeof(db_get(con, paste0("SELECT d.", q(id), " AS i FROM ", src, " WHERE 1 = 0"))$i)
+  integer_id <- id_type == "integer"
+  key_cols <- paste0("sdc_key_", seq_along(vars))
+  did <- paste0("d.", q(id))
+  grouped <- paste0(
+    "SELECT ", paste0("d.", q(vars), " AS ", key_cols, collapse = ", "),
+    ", COUNT(*) AS sdc_n, MIN(", did, ") AS sdc_lo, MAX(", did, ") AS sdc_hi",
+    if (integer_id) paste0(", SUM(", did, ") AS sdc_sum"),
+    " FROM ", src, " GROUP BY ", paste0("d.", q(vars), collapse = ", ")
   )
-  rewrite <- stats::setNames(lapply(seq_along(vars), function(k) {
-    rlang::expr(ifelse(is.na(!!rlang::sym("sdc_moved__")), !!rlang::sym(vars[k]), !!rlang::sym(new_names[k])))
-  }), vars)
-  out <- dplyr::select(dplyr::mutate(joined, !!!rewrite), dplyr::all_of(all_cols))
-  if (overwrite && DBI::dbExistsTable(con, name)) DBI::dbRemoveTable(con, name)
-  dplyr::compute(out, name = name, temporary = FALSE)
-  dplyr::tbl(con, name)
+  table <- db_fresh_name(con, "counts")
+  if (kind == "sqlite") {
+    DBI::dbExecute(con, paste("CREATE TEMPORARY TABLE", q(table), "AS", grouped))
+    cell_col <- "rowid"
+  } else {
+    DBI::dbExecute(con, paste(
+      "CREATE TEMPORARY TABLE", q(table), "AS SELECT ROW_NUMBER() OVER () AS sdc_cell, g.* FROM (", grouped, ") g"
+    ))
+    cell_col <- "sdc_cell"
+  }
+  got <- db_get(con, paste0(
+    "SELECT ", cell_col, " AS sdc_cell, ", paste(key_cols, collapse = ", "), ", sdc_n AS sdc_count__ FROM ", q(table)
+  ))
+  names(got)[match(key_cols, names(got))] <- vars
+  made <- cells_from_groups(got, vars, na, call = call)
+  list(
+    cells = made$cells, db_cell = got$sdc_cell[made$rows], table = table, cell_col = cell_col,
+    shortcut = if (integer_id) 3L else 2L, integer_id = integer_id
+  )
+}
+
+# The moved records as a temporary table: their ids and new keys. Cells of
+# up to `shortcut` records take the ids from the counts table (rank 1 the
+# smallest id, rank T the largest, rank 2 of 3 the sum less both); records
+# of larger cells with a move are found by a join of the source to those
+# cells only, and numbered in each cell by id.
+release_movers <- function(con, src, vars, id, moves, counted, call = rlang::caller_env()) {
+  q <- function(x) db_quote(con, x)
+  kind <- db_kind(con)
+  tables <- c(moves = db_fresh_name(con, "moves"), movers = db_fresh_name(con, "movers"))
+  counts <- counted$cells$cells$count
+  cell <- counted$db_cell
+  db_upload_temp(con, tables[["moves"]], data.frame(
+    sdc_cell = cell[moves$cell], sdc_rank = moves$rank, sdc_new = cell[moves$new_cell]
+  ))
+  db_step_hook("uploaded", con)
+  kc <- paste0("k.", counted$cell_col)
+  mt <- q(tables[["moves"]])
+  ct <- q(counted$table)
+  parts <- paste0(
+    "SELECT CASE WHEN m.sdc_rank = 1 THEN k.sdc_lo WHEN m.sdc_rank = k.sdc_n THEN k.sdc_hi",
+    if (counted$shortcut >= 3) " ELSE k.sdc_sum - k.sdc_lo - k.sdc_hi", " END AS sdc_id, m.sdc_new AS sdc_new",
+    " FROM ", mt, " m INNER JOIN ", ct, " k ON ", kc, " = m.sdc_cell WHERE k.sdc_n <= ", counted$shortcut
+  )
+  big <- unique(moves$cell[counts[moves$cell] > counted$shortcut])
+  if (length(big) > 0) {
+    # the larger cells with a move: their keys, each matched by equality,
+    # or where one of them is NA by equality of the value with NA replaced
+    # by a constant and of an NA flag (hashable, unlike IS NOT DISTINCT FROM)
+    tables[["cells"]] <- db_fresh_name(con, "cells")
+    cells <- data.frame(sdc_cell = cell[big])
+    on <- character(length(vars))
+    for (k in seq_along(vars)) {
+      v <- counted$cells$cells[[vars[k]]][big]
+      kcol <- paste0("sdc_key_", k)
+      dk <- paste0("d.", q(vars[k]))
+      if (anyNA(v)) {
+        zero <- vector(typeof(v), 1)
+        cells[[kcol]] <- ifelse(is.na(v), zero, v)
+        cells[[paste0("sdc_na_", k)]] <- as.integer(is.na(v))
+        on[k] <- sprintf(
+          "COALESCE(%s, %s) = c.%s AND (CASE WHEN %s IS NULL THEN 1 ELSE 0 END) = c.sdc_na_%d",
+          dk, DBI::dbQuoteLiteral(con, zero), kcol, dk, k
+        )
+      } else {
+        cells[[kcol]] <- v
+        on[k] <- sprintf("%s = c.%s", dk, kcol)
+      }
+    }
+    db_upload_temp(con, tables[["cells"]], cells)
+    if (kind == "sqlite") {
+      # SQLite joins by index lookups: a covering index, the key with the
+      # most distinct values first (fewest comparisons per lookup)
+      spread <- vapply(seq_along(vars), function(k) length(unique(cells[[paste0("sdc_key_", k)]])), numeric(1))
+      db_index(con, tables[["cells"]], c(paste0("sdc_key_", order(-spread)), grep("^sdc_na_", names(cells), value = TRUE), "sdc_cell"))
+      db_index(con, tables[["moves"]], c("sdc_cell", "sdc_rank", "sdc_new"))
+    }
+    db_analyze(con, tables[c("moves", "cells")])
+    parts <- c(parts, paste0(
+      "SELECT s.sdc_id AS sdc_id, m.sdc_new AS sdc_new FROM (SELECT d.", q(id), " AS sdc_id, c.sdc_cell AS sdc_cell, ",
+      "ROW_NUMBER() OVER (PARTITION BY c.sdc_cell ORDER BY d.", q(id), ") AS sdc_rank FROM ", src,
+      " INNER JOIN ", q(tables[["cells"]]), " c ON ", paste(on, collapse = " AND "),
+      ") s INNER JOIN ", mt, " m ON s.sdc_cell = m.sdc_cell AND s.sdc_rank = m.sdc_rank"
+    ))
+  } else {
+    db_analyze(con, tables[["moves"]])
+  }
+  new_cols <- paste0("sdc_new_", seq_along(vars))
+  select <- paste0(
+    "SELECT u.sdc_id AS sdc_id, ", paste0("k.sdc_key_", seq_along(vars), " AS ", new_cols, collapse = ", "),
+    " FROM (", paste(parts, collapse = " UNION ALL "), ") u INNER JOIN ", ct, " k ON ", kc, " = u.sdc_new"
+  )
+  mv <- q(tables[["movers"]])
+  if (kind == "sqlite") {
+    # looked up once per record of the source: by rowid where ids are integers
+    DBI::dbExecute(con, paste0(
+      "CREATE TEMPORARY TABLE ", mv, " (sdc_id", if (counted$integer_id) " INTEGER PRIMARY KEY", ", ",
+      paste(new_cols, collapse = ", "), ")"
+    ))
+    # in id order: appended to the end of the table's b-tree, not scattered
+    DBI::dbExecute(con, paste("INSERT INTO", mv, select, "ORDER BY u.sdc_id"))
+    if (!counted$integer_id) db_index(con, tables[["movers"]], c("sdc_id", new_cols), unique = TRUE)
+  } else {
+    DBI::dbExecute(con, paste("CREATE TEMPORARY TABLE", mv, "AS", select))
+  }
+  found <- as.numeric(db_get(con, paste("SELECT COUNT(*) AS n FROM", mv))$n)
+  if (found != nrow(moves)) {
+    abort_sdc(c(
+      "The table changed while the release was made: the moves do not match its records.",
+      "x" = "{fmt_int(nrow(moves))} moves were drawn, {fmt_int(found)} records found for them.",
+      "i" = "Nothing was written; run the release again."
+    ), "db_changed", call = call)
+  }
+  db_analyze(con, tables[["movers"]])
+  list(tables = unname(tables), movers = tables[["movers"]], new_cols = new_cols)
+}
+
+db_index <- function(con, table, cols, unique = FALSE) {
+  DBI::dbExecute(con, sprintf(
+    "CREATE %sINDEX %s ON %s (%s)", if (unique) "UNIQUE " else "",
+    db_quote(con, paste0(table, "_i")), db_quote(con, table), paste(db_quote(con, cols), collapse = ", ")
+  ))
+}
+
+# Statistics of the working tables, so that PostgreSQL hashes them (the
+# small side) rather than the source; SQLite needs none (index lookups).
+db_analyze <- function(con, tables) {
+  if (db_kind(con) == "postgres") for (t in tables) DBI::dbExecute(con, paste("ANALYZE", db_quote(con, t)))
+  invisible()
+}
+
+# The released table: every record of the source, the keys of the moved
+# ones (a join on id) replaced by their new keys; columns in their order.
+release_out_sql <- function(con, src, cols, vars, id, movers) {
+  q <- function(x) db_quote(con, x)
+  if (is.null(movers)) return(paste0("SELECT ", paste0("d.", q(cols), collapse = ", "), " FROM ", src))
+  select <- vapply(cols, function(v) {
+    k <- match(v, vars)
+    if (is.na(k)) return(paste0("d.", q(v)))
+    sprintf("CASE WHEN v.sdc_id IS NULL THEN d.%s ELSE v.%s END AS %s", q(v), movers$new_cols[k], q(v))
+  }, "")
+  paste0(
+    "SELECT ", paste(select, collapse = ", "), " FROM ", src, " LEFT JOIN ", q(movers$movers),
+    " v ON d.", q(id), " = v.sdc_id"
+  )
+}
+
+# Replace the target by the fresh table, inside the caller's transaction:
+# drop the old table (only with `overwrite`) and rename the fresh one.
+db_swap <- function(con, fresh, target, overwrite, call = rlang::caller_env()) {
+  if (db_relation_exists(con, target)) {
+    if (!overwrite) {
+      abort_sdc(c(
+        "A table called {.val {db_target_label(target)}} already exists.",
+        "x" = "It was created while the release was made; nothing was written.",
+        "i" = "Choose another {.arg name}, or use {.code overwrite = TRUE} to replace it."
+      ), "db_table_exists", call = call)
+    }
+    DBI::dbExecute(con, paste("DROP TABLE", db_target_sql(con, target)))
+    db_step_hook("dropped", con)
+  }
+  DBI::dbExecute(con, paste("ALTER TABLE", db_target_sql(con, fresh), "RENAME TO", db_quote(con, target$table)))
+  db_step_hook("renamed", con)
+  invisible()
+}
+
+# Settings that make the database choose the plans the release relies on;
+# returns a function that restores them. PostgreSQL: hash joins (its
+# estimate for a join on several keys assumes the keys independent and
+# prefers sorting the whole table for a merge join), and no JIT compilation
+# (those estimates make it compile for a second at 10^6 records). SQLite: room for the
+# indexes of the working tables in memory (its default temporary cache is
+# 2 MB).
+db_tune <- function(con) {
+  kind <- db_kind(con)
+  if (kind == "postgres") {
+    settings <- c("enable_mergejoin", "enable_nestloop", "jit")
+    old <- vapply(settings, function(s) {
+      db_get(con, paste0("SELECT current_setting(", DBI::dbQuoteString(con, s), ") AS v"))$v
+    }, "")
+    for (s in settings) DBI::dbExecute(con, paste("SET LOCAL", s, "= off"))
+    return(function() suppressWarnings(try(silent = TRUE, {
+      for (s in settings) DBI::dbExecute(con, paste("SET LOCAL", s, "=", DBI::dbQuoteString(con, old[[s]])))
+    })))
+  }
+  if (kind == "sqlite") {
+    old <- db_get(con, "PRAGMA temp.cache_size")[[1]]
+    DBI::dbExecute(con, "PRAGMA temp.cache_size = -262144")
+    return(function() suppressWarnings(try(DBI::dbExecute(con, paste0("PRAGMA temp.cache_size = ", as.integer(old))), silent = TRUE)))
+  }
+  function() invisible()
 }
 
 #' @export

@@ -158,7 +158,23 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_error_db_id`: `id` of [ifpr()] on a database table is missing,
 #'   not a column, a key, or not unique and never missing in the database.
 #' * `sdcRisk_error_db_table_exists`: the output table `name` exists (and
-#'   `overwrite` is `FALSE`) or is the table the release is made from.
+#'   `overwrite` is `FALSE`), or was created by someone else while the release
+#'   was made, or is a table the source query reads (then also of class
+#'   `sdcRisk_error_db_source_table`).
+#' * `sdcRisk_error_db_source_table`: the output table `name` is a table that
+#'   the query of `data` reads (found in the query, in any schema and
+#'   whatever the case of the name, or in the database's plan of the query,
+#'   where views are expanded), or the plan opens a table the database does
+#'   not name.
+#' * `sdcRisk_error_db_write`: the release inside a database failed while it
+#'   ran (a statement failed, the connection was lost); the transaction was
+#'   rolled back, so no table was written or changed. The database's error
+#'   is the condition's `parent`. When the commit itself failed, the message
+#'   says the database may or may not have written the table.
+#' * `sdcRisk_error_db_changed`: the records found for the drawn moves in the
+#'   database do not match the counts (the table changed while the release
+#'   was made, possible only inside a user's transaction that does not read
+#'   one snapshot); nothing was written.
 #' * `sdcRisk_error_plan`: a plan that the release inside a database cannot
 #'   apply (a block given by a matrix rather than IFPR).
 #' * `sdcRisk_error_hierarchy`: `hierarchy` of [cell_sensitivity()] is not a

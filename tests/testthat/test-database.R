@@ -2,94 +2,6 @@
 # (every run) and on a real PostgreSQL server started by helper-postgres.R
 # (CI; skipped elsewhere when PostgreSQL is missing).
 
-# Census-like records: sparse combinations of four keys, a non-key value and
-# a record id unrelated to the row order.
-db_people <- function(n, seed, na_keys = FALSE) {
-  set.seed(seed)
-  df <- data.frame(
-    sex = sample(c("F", "M"), n, TRUE),
-    age = as.integer(pmin(95, stats::rgamma(n, 3, 0.08))),
-    region = sample(sprintf("r%02d", 1:12), n, TRUE, prob = stats::rgamma(12, 1)),
-    status = sample(c("a", "b", "c"), n, TRUE, prob = c(0.7, 0.25, 0.05)),
-    income = round(stats::rlnorm(n, 10), 2),
-    stringsAsFactors = FALSE
-  )
-  df$pid <- sample.int(10L * n, n)
-  if (na_keys) {
-    df$region[sample(n, n %/% 50)] <- NA
-    df$status[sample(n, n %/% 50)] <- NA
-  }
-  df
-}
-
-db_keys <- c("sex", "age", "region", "status")
-
-# A connection to a fresh database of the backend, closed at the end of the
-# calling test; on PostgreSQL, one server for the run, tables dropped.
-local_db <- function(backend, env = parent.frame()) {
-  if (backend == "SQLite") {
-    if (!pg_required()) {
-      testthat::skip_if_not_installed("RSQLite")
-      testthat::skip_if_not_installed("dbplyr")
-    }
-    con <- DBI::dbConnect(RSQLite::SQLite(), ":memory:")
-    withr::defer(DBI::dbDisconnect(con), envir = env)
-    return(con)
-  }
-  # dbplyr warns that RPostgreSQL uses its old interface (it works)
-  withr::local_options(list(rlib_warning_verbosity = "quiet"), .local_envir = env)
-  skip_or_fail_without_postgres()$con
-}
-
-db_table_counter <- local({
-  i <- 0L
-  function() {
-    i <<- i + 1L
-    i
-  }
-})
-
-# A fresh table name, dropped at the end of the calling test.
-local_name <- function(con, prefix = "t", env = parent.frame()) {
-  name <- sprintf("sdc_test_%s_%d_%d", prefix, Sys.getpid(), db_table_counter())
-  withr::defer(if (DBI::dbExistsTable(con, name)) DBI::dbRemoveTable(con, name), envir = env)
-  name
-}
-
-local_table <- function(con, df, env = parent.frame()) {
-  name <- local_name(con, "in", env = env)
-  DBI::dbWriteTable(con, name, df, row.names = FALSE)
-  dplyr::tbl(con, name)
-}
-
-# What the release must be, computed by brute force in R from the original
-# records and the drawn moves: rank each cell's records by id, and give the
-# records whose (cell, rank) moved the keys of their new cell.
-expected_release <- function(df, rel, id) {
-  keys <- rel$cells$keys
-  cells <- rel$cells$cells
-  key_str <- function(d) {
-    do.call(paste, c(lapply(d[keys], function(x) ifelse(is.na(x), "\001NA", as.character(x))), sep = "\r"))
-  }
-  cell <- match(key_str(df), key_str(cells))
-  if (rel$cells$na == "exclude") cell[!stats::complete.cases(df[keys])] <- NA
-  o <- order(cell, df[[id]], na.last = TRUE)
-  rank <- integer(nrow(df))
-  rank[o] <- sequence(rle(cell[o])$lengths)
-  mv <- match(paste(cell, rank), paste(rel$moves$cell, rel$moves$rank))
-  moved <- which(!is.na(cell) & !is.na(mv))
-  out <- df
-  for (k in keys) out[[k]][moved] <- cells[[k]][rel$moves$new_cell[mv[moved]]]
-  list(data = out, cell = cell, moved = moved)
-}
-
-by_id <- function(d, id) {
-  d <- as.data.frame(d, stringsAsFactors = FALSE)
-  d <- d[order(d[[id]]), , drop = FALSE]
-  rownames(d) <- NULL
-  d
-}
-
 certificate_of_plan <- function(cert) {
   cert[setdiff(names(cert), c("records_changed", "cells_changed"))]
 }
@@ -320,4 +232,158 @@ test_that("errors of the database path are worded as documented", {
     ifpr(tb, db_keys, xi = 0.3, id = "pid", name = "taken")
     ifpr(tb, db_keys, xi = 0.3, id = "pid")
   })
+})
+
+# Issue 19: a release never destroys or changes a table it reads, and its
+# working columns and tables never collide with the user's.
+for (backend in c("SQLite", "PostgreSQL")) {
+  test_that(paste0(backend, ": a table the source query reads is refused as output, whatever its form or case"), {
+    con <- local_db(backend)
+    df <- db_people(400, seed = 31)
+    persons <- local_name(con, "persons")
+    other <- local_name(con, "other")
+    view <- local_name(con, "view")
+    DBI::dbWriteTable(con, persons, df, row.names = FALSE)
+    DBI::dbWriteTable(con, other, data.frame(pid = df$pid, weight = 1), row.names = FALSE)
+    DBI::dbExecute(con, paste("CREATE VIEW", DBI::dbQuoteIdentifier(con, view), "AS SELECT * FROM", DBI::dbQuoteIdentifier(con, persons)))
+    withr::defer(DBI::dbExecute(con, paste("DROP VIEW", DBI::dbQuoteIdentifier(con, view))))
+    schema <- if (backend == "SQLite") "main" else "public"
+    before <- db_user_state(con)
+    sources <- list(
+      filter = dplyr::filter(dplyr::tbl(con, persons), pid > 10),
+      sql = dplyr::tbl(con, dbplyr::sql(paste("SELECT * FROM", persons))),
+      join = dplyr::left_join(dplyr::tbl(con, persons), dplyr::tbl(con, other), by = "pid"),
+      view = dplyr::tbl(con, view),
+      view_sql = dplyr::tbl(con, dbplyr::sql(paste("SELECT * FROM", view)))
+    )
+    names_of <- list(
+      filter = persons, sql = toupper(persons), join = other, view = persons, view_sql = tools::toTitleCase(persons)
+    )
+    for (s in names(sources)) {
+      for (nm in list(names_of[[s]], DBI::Id(table = toupper(names_of[[s]])), dbplyr::in_schema(schema, names_of[[s]]))) {
+        for (ow in c(TRUE, FALSE)) {
+          expect_error(
+            ifpr(sources[[s]], db_keys, xi = 0.3, id = "pid", name = nm, overwrite = ow),
+            class = "sdcRisk_error_db_source_table", info = paste(s, ow)
+          )
+        }
+      }
+    }
+    expect_identical(db_user_state(con), before)
+  })
+
+  test_that(paste0(backend, ": columns named like working columns are released as they were"), {
+    con <- local_db(backend)
+    df <- db_people(1500, seed = 32)
+    taken <- c("sdc_rank__", "sdc_moved__", "sdc_new__1", "sdc_id", "sdc_cell", "sdc_rank", "sdc_new_1", "sdc_key_1", "sdc_na_1", "sdc_n")
+    for (v in taken) df[[v]] <- seq_len(nrow(df)) * 7L
+    tb <- local_table(con, df)
+    out <- local_name(con, "out")
+    set.seed(77)
+    rel <- ifpr(tb, db_keys, xi = 0.3, id = "pid", name = out)
+    expect_gt(nrow(rel$moves), 0)
+    got <- by_id(dplyr::collect(rel$data), "pid")
+    expect_identical(names(got), names(df))
+    expect_identical(got, by_id(expected_release(df, rel, "pid")$data, "pid"))
+    expect_identical(got[taken], by_id(df, "pid")[taken])
+    # an id called like a working column works too
+    df2 <- df[setdiff(names(df), "sdc_id")]
+    names(df2)[names(df2) == "pid"] <- "sdc_id"
+    tb2 <- local_table(con, df2)
+    out2 <- local_name(con, "out")
+    set.seed(78)
+    rel2 <- ifpr(tb2, db_keys, xi = 0.3, id = "sdc_id", name = out2)
+    expect_identical(by_id(dplyr::collect(rel2$data), "sdc_id"), by_id(expected_release(df2, rel2, "sdc_id")$data, "sdc_id"))
+  })
+
+  test_that(paste0(backend, ": working tables are temporary, invisible to other sessions, and gone afterwards"), {
+    con <- local_db(backend)
+    df <- db_people(1200, seed = 33)
+    tb <- local_table(con, df)
+    out <- local_name(con, "out")
+    seen <- list()
+    withr::local_options(sdcRisk.db_step_hook = function(step, con) {
+      if (step != "movers") return()
+      if (backend == "PostgreSQL") {
+        seen$here <<- DBI::dbGetQuery(con, "SELECT relname, relpersistence::text AS relpersistence FROM pg_class WHERE relname LIKE 'sdc_tmp_%' AND relkind = 'r'")
+        other <- local_pg_connection()
+        seen$other <<- DBI::dbGetQuery(other, "SELECT relname FROM pg_class WHERE relname LIKE 'sdc_tmp_%'")$relname
+      } else {
+        seen$here <<- DBI::dbGetQuery(con, "SELECT name AS relname, 't' AS relpersistence FROM sqlite_temp_master WHERE type = 'table' AND name LIKE 'sdc_tmp_%'")
+        seen$main <<- DBI::dbGetQuery(con, "SELECT name FROM sqlite_master WHERE name LIKE 'sdc_tmp_%'")$name
+      }
+    })
+    set.seed(5)
+    rel <- ifpr(tb, db_keys, xi = 0.3, id = "pid", name = out)
+    expect_gt(nrow(rel$moves), 0)
+    expect_setequal(sub("^sdc_tmp_[0-9]+_[0-9]+_", "", seen$here$relname), c("counts", "moves", "movers"))
+    expect_true(all(seen$here$relpersistence == "t"))
+    expect_length(seen$other, 0)
+    expect_length(seen$main, 0)
+    expect_length(db_leftovers(con), 0)
+  })
+
+  test_that(paste0(backend, ": a release inside the user's open transaction neither commits nor loses it"), {
+    con <- local_db(backend)
+    df <- db_people(800, seed = 34)
+    tb <- local_table(con, df)
+    scratch <- local_name(con, "scratch")
+    DBI::dbWriteTable(con, scratch, data.frame(x = 1L))
+    out <- local_name(con, "out")
+    DBI::dbBegin(con)
+    DBI::dbExecute(con, paste("INSERT INTO", scratch, "VALUES (2)"))
+    set.seed(6)
+    rel <- ifpr(tb, db_keys, xi = 0.3, id = "pid", name = out)
+    expect_identical(nrow(dplyr::collect(rel$data)), nrow(df))
+    # still the user's transaction: rolling it back undoes both
+    DBI::dbRollback(con)
+    expect_false(DBI::dbExistsTable(con, out))
+    expect_identical(DBI::dbGetQuery(con, paste("SELECT x FROM", scratch))$x, 1L)
+  })
+}
+
+for (backend in c("SQLite", "PostgreSQL")) {
+  test_that(paste0(backend, ": ids from the counts (cells of up to 3) and from ranking the larger cells give the release the moves prescribe"), {
+    con <- local_db(backend)
+    base <- db_people(3000, seed = 36, na_keys = TRUE)
+    # integer ids (cells of up to 3 records from the counts), and double and
+    # text ids (up to 2; rank 2 of 3 by the ranking pass); xi = 0.1 blocks
+    # cells of up to 9 records, all by the ranking pass
+    ids <- list(
+      integer = base$pid, double = base$pid + 0.5,
+      text = sprintf("id%08d", base$pid)
+    )
+    for (kind in names(ids)) {
+      for (xi in c(0.3, 0.1)) {
+        for (na in c("exclude", "category")) {
+          df <- base
+          df$pid <- ids[[kind]]
+          tb <- local_table(con, df)
+          out <- local_name(con, "out")
+          set.seed(11)
+          rel <- ifpr(tb, db_keys, xi = xi, id = "pid", name = out, na = na)
+          counts <- rel$cells$cells$count
+          info <- paste(kind, xi, na)
+          if (xi == 0.1) expect_true(any(counts[rel$moves$cell] > 3), info = info)
+          got <- by_id(dplyr::collect(rel$data), "pid")
+          expect_identical(got, by_id(expected_release(df, rel, "pid")$data, "pid"), info = info)
+          expect_identical(certificate_of_plan(rel$certificate), certificate_of_plan(ifpr(df, db_keys, xi = xi, na = na)$certificate), info = info)
+        }
+      }
+    }
+  })
+}
+
+test_that("the database release shows its steps only when R is interactive", {
+  con <- local_db("SQLite")
+  df <- db_people(500, seed = 35)
+  tb <- local_table(con, df)
+  set.seed(7)
+  expect_silent(ifpr(tb, db_keys, xi = 0.3, id = "pid", name = local_name(con, "out")))
+  withr::local_options(rlang_interactive = TRUE)
+  set.seed(7)
+  msgs <- testthat::capture_messages(ifpr(tb, db_keys, xi = 0.3, id = "pid", name = local_name(con, "out")))
+  for (step in c("Checking `id`", "Counting the cells", "Designing the plan", "Writing the released table")) {
+    expect_true(any(grepl(step, msgs, fixed = TRUE)), info = step)
+  }
 })
