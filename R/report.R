@@ -178,15 +178,15 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
                                        seed = NULL, code = NULL, utility = NULL, known = NULL) {
   rlang::check_dots_empty()
   report_check_args(file, seed, code)
-  cert <- methods::slot(x, "risk")$pram
+  cert <- x@risk$pram
   if (is.null(cert)) {
     abort_sdc(c(
       "{.arg x} holds no certificate.",
       "i" = "Run {.code x <- pram_certify(x)} first."
     ), "argument", arg = "x")
   }
-  orig <- methods::slot(x, "origData")
-  manip <- methods::slot(x, "manipKeyVars")
+  orig <- x@origData
+  manip <- x@manipKeyVars
   keys <- names(manip)
   vars <- cert$vars %||% cert$variables
   released <- orig
@@ -362,9 +362,9 @@ report_intruder_text <- function(keys, goal, xi) {
 
 report_certificate_text <- function(risk, xi, a, count, cell) {
   verdict <- if (is.null(xi)) "" else if (isTRUE(risk <= xi)) sprintf(" <= xi = %s", format(xi)) else sprintf(" > xi = %s", format(xi))
-  sprintf("The exact maximum risk is **R = %s**%s, attained at cell %s (%s record%s in the original data) when a = %s released record%s match.",
+  sprintf("The exact maximum risk is **R = %s**%s, attained at cell %s (%s record%s in the original data) when a = %s released record%s.",
           format(signif(risk, 10)), verdict, cell, report_num(count), if (isTRUE(count == 1)) "" else "s",
-          a, if (isTRUE(a == 1)) "" else "s")
+          a, if (isTRUE(a == 1)) " matches" else "s match")
 }
 
 report_design_text <- function(x) {
@@ -431,11 +431,11 @@ report_known <- function(plan, goal, known) {
   }
   # An sdcMicroObj: max_match_risk_known() documents it but (sdcRisk 0.1.0)
   # refuses it, while max_match_risk() takes it; same table, worst first.
-  known_subsets(plan, goal, known)
+  report_known_obj(plan, goal, known)
 }
 
-known_subsets <- function(obj, goal, known) {
-  keys <- names(methods::slot(obj, "manipKeyVars"))
+report_known_obj <- function(obj, goal, known) {
+  keys <- names(obj@manipKeyVars)
   subsets <- if (isTRUE(known)) {
     unlist(lapply(seq_along(keys), function(m) utils::combn(keys, m, simplify = FALSE)), recursive = FALSE)
   } else {
@@ -484,7 +484,7 @@ report_matrix_blocks <- function(plan) {
 }
 
 report_sdcmicro_matrices <- function(x, vars) {
-  p <- methods::slot(x, "pram")
+  p <- x@pram
   tm <- p$params
   out <- list()
   for (v in vars) {
