@@ -331,7 +331,9 @@ report_list <- function(x) {
   if (length(x) <= 1L) return(x)
   paste(paste(x[-length(x)], collapse = ", "), "and", x[length(x)])
 }
-report_deparse <- function(x) paste(deparse(x, width.cutoff = 500L, control = c("keepNA", "digits17")), collapse = "")
+report_deparse <- function(x) {
+  paste(deparse(x, width.cutoff = 500L, control = c("keepNA", "keepInteger", "niceNames", "showAttributes", "digits17")), collapse = "")
+}
 
 report_goal_text <- function(goal) {
   switch(goal,
