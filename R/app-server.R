@@ -73,7 +73,7 @@ app_render_message <- function(rv, page) {
 
 # Code for a value: the shortest deparse that gives back exactly the same value.
 app_dq <- function(x) {
-  for (control in list(c("keepNA", "niceNames"), c("keepNA", "niceNames", "digits17"))) {
+  for (control in list(c("keepNA", "keepInteger", "niceNames"), c("keepNA", "keepInteger", "niceNames", "digits17"))) {
     code <- paste(deparse(x, width.cutoff = 500L, control = control), collapse = "")
     if (identical(eval(parse(text = code), baseenv()), x)) return(code)
   }
@@ -213,7 +213,7 @@ app_key_warning <- function(d, keys) {
   bad <- keys[distinct > 1000 & distinct > 0.05 * n]
   if (!length(bad)) return(NULL)
   sprintf("Key %s has %s distinct values among %s records: nearly every record is unique in it alone, so a release would have to change nearly every record. Keys are variables an intruder knows in categories (age in years, an area): group it first (e.g. into classes with cut()) or leave it out.",
-          bad[1], format(distinct[[bad[1]]], big.mark = ","), format(n, big.mark = ","))
+          bad[1], formatC(distinct[[bad[1]]], format = "d", big.mark = ","), formatC(n, format = "d", big.mark = ","))
 }
 
 app_cells_words <- function(cf) {
