@@ -183,11 +183,11 @@ browser_download <- function(b, id, dir, timeout = 120) {
   }
 }
 
-browser_screenshot <- function(b, file) {
+browser_screenshot <- function(b, file, height = NULL, width = 1280) {
   m <- browser_send(b, "Page.getLayoutMetrics")
   size <- m$cssContentSize %||% m$contentSize
-  w <- 1280
-  h <- min(ceiling(size$height), 6000)
+  w <- width
+  h <- height %||% min(ceiling(size$height), 6000)
   browser_send(b, "Emulation.setDeviceMetricsOverride", list(width = w, height = h, deviceScaleFactor = 1, mobile = FALSE))
   Sys.sleep(0.5)
   shot <- browser_send(b, "Page.captureScreenshot", list(format = "png"))
