@@ -99,12 +99,12 @@ server_data <- function(input, output, session, rv, work, data, data_name) {
       f <- input$data_file
       if (is.null(f)) return()
       read <- app_read_code(f$name, f$datapath, input$data_sep)
-      if (!is.null(read$error)) return(app_fail(rv, "data", read$error))
+      if (!is.null(read$error)) return(app_fail(rv, "data", app_keep_note(read$error, rv)))
       if (!app_run(read$eval, work, rv, "data")) return()
       problem <- app_check_table(work$data, f$name)
       if (!is.null(problem)) {
-        rm("data", envir = work)
-        return(app_fail(rv, "data", problem))
+        if (!is.null(rv$data)) work$data <- shiny::isolate(rv$data) else rm("data", envir = work)
+        return(app_fail(rv, "data", app_keep_note(problem, rv)))
       }
       app_set_data(rv, work, read$script, f$name)
     }
@@ -145,6 +145,7 @@ server_data <- function(input, output, session, rv, work, data, data_name) {
     cf <- rv$cells
     if (is.null(cf)) return(NULL)
     s <- summary(cf)$distribution
+    s[] <- lapply(s, function(v) if (is.numeric(v) && all(v == round(v))) as.integer(v) else v)
     s
   }, striped = TRUE, spacing = "xs")
 }
@@ -197,6 +198,11 @@ app_read_code <- function(name, path, sep = ",") {
   list(eval = sprintf(tmpl, app_dq(path)), script = sprintf(tmpl, app_dq(name)))
 }
 
+app_keep_note <- function(text, rv) {
+  label <- shiny::isolate(rv$data_label)
+  if (is.null(label)) text else paste0(text, "\nThe data in use are still ", label, ".")
+}
+
 app_check_table <- function(d, name) {
   if (!is.data.frame(d)) return(sprintf("%s could not be read as a table.", name))
   if (nrow(d) == 0L) return(sprintf("%s has no records (a header%s but no rows).", name, if (ncol(d)) "" else " at most"))
@@ -221,6 +227,7 @@ app_cells_words <- function(cf) {
   ncell <- nrow(cf$cells)
   max_risk <- if (ncell) 1 / min(cf$cells$count) else NA
   shiny::div(class = "sdc-words", id = "cells_words_text",
+    shiny::p(sprintf("Keys: %s.", paste(cf$keys, collapse = ", "))),
     shiny::p(sprintf("%s nonempty cells: %s singletons (%s records) and %s doubletons (%s records).",
                      format(ncell, big.mark = ","), format(cf$n_singletons, big.mark = ","),
                      format(cf$n_singletons, big.mark = ","), format(cf$n_doubletons, big.mark = ","),
@@ -246,10 +253,10 @@ server_release <- function(input, output, session, rv, work) {
     lapply(seq_along(keys), function(i) {
       k <- keys[i]
       numeric_key <- is.numeric(d[[k]])
-      shiny::fluidRow(
-        shiny::column(5, shiny::selectInput(paste0("part_", i), k, c("changes freely" = "free", "never changes" = "keep", "changes within groups" = "group"))),
-        shiny::column(7, shiny::conditionalPanel(sprintf("input.part_%d == 'group'", i),
-          shiny::textInput(paste0("part_groups_", i), if (numeric_key) "breaks, e.g. 0, 18, 65, Inf" else "groups, e.g. a, b | c | d, e")))
+      shiny::div(
+        shiny::selectInput(paste0("part_", i), k, c("changes freely" = "free", "never changes" = "keep", "changes within groups" = "group")),
+        shiny::conditionalPanel(sprintf("input.part_%d == 'group'", i),
+          shiny::textInput(paste0("part_groups_", i), if (numeric_key) "breaks, e.g. 0, 18, 65, Inf" else "groups, e.g. a, b | c | d, e"))
       )
     })
   })

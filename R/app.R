@@ -279,3 +279,13 @@ ui_downloads <- function() {
     shiny::verbatimTextOutput("script_preview")
   ))
 }
+
+# The class below belongs in the list of R/utils-errors.R; it is documented
+# here until that file (not this branch's) takes it.
+#' @name sdcRisk_errors
+#' @section Classes of the app and the report:
+#' * `sdcRisk_error_missing_package`: a suggested package that [run_app()]
+#'   or [release_report()] needs (shiny, bslib, rmarkdown, knitr) is not
+#'   installed, or pandoc is missing; the message says how to install it.
+#'   Field `package`: the missing packages (for [run_app()]).
+NULL

@@ -28,7 +28,7 @@ skip_if_no_browser <- function() {
 browser_processes <- function(marker) {
   pids <- list.files("/proc", pattern = "^[0-9]+$")
   hit <- vapply(pids, function(p) {
-    cmd <- tryCatch(readBin(file.path("/proc", p, "cmdline"), "raw", 65536L), error = function(e) raw())
+    cmd <- tryCatch(suppressWarnings(readBin(file.path("/proc", p, "cmdline"), "raw", 65536L)), error = function(e) raw())
     length(cmd) > 0L && grepl(marker, rawToChar(cmd[cmd != as.raw(0)]), fixed = TRUE)
   }, logical(1))
   as.integer(pids[hit])
@@ -149,6 +149,17 @@ browser_set <- function(b, id, value) {
   invisible()
 }
 
+# Chooses the keys on the Data page and waits until the app has counted
+# their cells (after the app's own default choice has arrived).
+browser_keys <- function(b, keys, data = "pums_md") {
+  browser_wait(b, sprintf("document.getElementById('data_info').innerText.indexOf(%s) === 0", jsonlite::toJSON(data, auto_unbox = TRUE)), 120)
+  Sys.sleep(0.5)
+  browser_idle(b)
+  browser_set(b, "keys", keys)
+  browser_wait(b, sprintf("document.getElementById('cells_words_text') !== null && document.getElementById('cells_words_text').innerText.indexOf(%s) >= 0",
+                          jsonlite::toJSON(paste0("Keys: ", paste(keys, collapse = ", "), "."), auto_unbox = TRUE)), 120)
+}
+
 browser_show_tab <- function(b, value) {
   browser_js(b, sprintf("document.querySelector('a[data-value=\"%s\"]').click()", value))
   Sys.sleep(0.5)
@@ -190,7 +201,8 @@ browser_screenshot <- function(b, file, height = NULL, width = 1280) {
   h <- height %||% min(ceiling(size$height), 6000)
   browser_send(b, "Emulation.setDeviceMetricsOverride", list(width = w, height = h, deviceScaleFactor = 1, mobile = FALSE))
   Sys.sleep(0.5)
-  shot <- browser_send(b, "Page.captureScreenshot", list(format = "png"))
+  jpeg <- grepl("\\.jpe?g$", file)
+  shot <- browser_send(b, "Page.captureScreenshot", if (jpeg) list(format = "jpeg", quality = 55) else list(format = "png"))
   browser_send(b, "Emulation.setDeviceMetricsOverride", list(width = w, height = 900, deviceScaleFactor = 1, mobile = FALSE))
   writeBin(jsonlite::base64_dec(shot$data), file)
   invisible(file)

@@ -86,8 +86,7 @@ test_that("in the browser: pums_md, five keys, a release at xi = 0.3, its CSV an
   b <- s$b
   keys <- c("sex", "age", "race", "marital", "puma")
   browser_set(b, "data_source", "pums_md")
-  browser_set(b, "keys", keys)
-  browser_wait(b, "document.getElementById('cells_words_text') !== null")
+  browser_keys(b, keys)
   expect_match(browser_text(b, "#cells_words_text"), "25,469 nonempty cells: 13,641 singletons")
   shot(b, "1-data")
 
@@ -204,7 +203,7 @@ test_that("in the browser: bad input gets a message and the app goes on working"
   utils::write.csv(data.frame(id = seq_len(1e5), sex = rep(c("F", "M"), 5e4)), many, row.names = FALSE)
   browser_upload(b, "#data_file", many)
   browser_wait(b, "document.getElementById('data_info').innerText.indexOf('many.csv: 100,000 records') >= 0", 120)
-  browser_set(b, "keys", c("sex", "id"))
+  browser_keys(b, c("sex", "id"), data = "many.csv")
   browser_wait(b, "document.getElementById('data_alert') !== null && document.getElementById('data_alert').innerText.indexOf('100,000 distinct') >= 0", 120)
   expect_match(browser_text(b, "#data_alert"), "Key id has 100,000 distinct values")
   expect_alive(b)
@@ -228,8 +227,7 @@ test_that("in the browser: bad input gets a message and the app goes on working"
   # xi outside (0, 1), then a good release: the app still works
   browser_show_tab(b, "data")
   browser_set(b, "data_source", "pums_md")
-  browser_set(b, "keys", c("sex", "race", "marital"))
-  browser_wait(b, "document.getElementById('cells_words_text') !== null")
+  browser_keys(b, c("sex", "race", "marital"))
   browser_show_tab(b, "release")
   browser_set(b, "xi", 1.5)
   browser_click(b, "#release_go")
@@ -272,5 +270,52 @@ test_that("in the browser: an sdcMicroObj after sdcMicro::pram() is certified ex
   expect_match(known_table, "sex, marital")
   expect_match(known_table, format(round(partial$risk, 5), nsmall = 5), fixed = TRUE)
   shot(b, "3-certify")
+  expect_alive(b)
+})
+
+test_that("in the browser: per-variable matrices uploaded as CSV files are certified exactly", {
+  s <- local_app_browser()
+  b <- s$b
+  keys <- c("sex", "race", "marital")
+  make <- function(levels, keep) {
+    k <- length(levels)
+    m <- matrix((1 - keep) / (k - 1), k, k, dimnames = list(levels, levels))
+    diag(m) <- keep
+    m
+  }
+  mats <- list(race = make(levels(pums_md$race), 0.9), marital = make(levels(pums_md$marital), 0.8))
+  dir <- withr::local_tempdir()
+  files <- file.path(dir, paste0(names(mats), ".csv"))
+  for (i in seq_along(mats)) utils::write.csv(mats[[i]], files[i])
+  # the matrices as the CSV files give them back (15 significant digits)
+  back <- lapply(files, function(f) as.matrix(utils::read.csv(f, row.names = 1, check.names = FALSE)))
+  names(back) <- names(mats)
+  expect_equal(back, mats, tolerance = 1e-14)
+  plan <- pram_plan_vars(cell_frequencies(pums_md, keys), back, orientation = "rows")
+  exact <- max_match_risk(plan)
+
+  browser_set(b, "data_source", "pums_md")
+  browser_keys(b, keys)
+  browser_show_tab(b, "certify")
+  browser_set(b, "cert_source", "matrices")
+  browser_upload(b, "#cert_matrices", files)
+  browser_wait(b, "document.querySelector('#cert_matrices_progress .progress-bar') !== null && document.querySelector('#cert_matrices_progress .progress-bar').innerText.indexOf('complete') >= 0", 60)
+  browser_click(b, "#cert_go")
+  browser_wait(b, "document.getElementById('pram_words_text') !== null", 180)
+  expect_equal(as.numeric(browser_text(b, "#pram_value")), signif(exact$risk, 6))
+
+  browser_show_tab(b, "downloads")
+  script <- browser_download(b, "dl_script", file.path(dir, "dl"))
+  code <- readLines(script)
+  expect_true(any(grepl("race = as.matrix(utils::read.csv(\"race.csv\"", code, fixed = TRUE)))
+  file.copy(files, file.path(dir, "dl"))
+  env <- callr::r(function(script, dir, path) {
+    if (nzchar(path)) pkgload::load_all(path, quiet = TRUE)
+    setwd(dir)
+    e <- new.env()
+    source(script, local = e)
+    e$certificate$risk
+  }, args = list(script = script, dir = file.path(dir, "dl"), path = s$app$path))
+  expect_identical(env, exact$risk)
   expect_alive(b)
 })
