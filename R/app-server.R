@@ -391,7 +391,7 @@ server_certify <- function(input, output, session, rv, work) {
       }
       read <- list(eval = sprintf("obj <- readRDS(%s)", app_dq(f$datapath)), script = sprintf("obj <- readRDS(%s)", app_dq(f$name)))
       step <- c(sprintf("obj <- sdcRisk::pram_certify(obj, goal = %s)", app_dq(goal)),
-                if (!is.null(known)) app_known_obj_code(goal, known))
+                if (!is.null(known)) sprintf("known <- sdcRisk::max_match_risk_known(obj, goal = %s, subsets = %s)", app_dq(goal), if (isTRUE(known)) "NULL" else app_dq(known)))
     } else {
       if (is.null(rv$data) || !length(rv$keys)) return(app_fail(rv, "certify", "Load the original data and choose the keys on the Data page first."))
       f <- input$cert_matrices
@@ -434,23 +434,6 @@ server_certify <- function(input, output, session, rv, work) {
   })
   output$pram_known <- shiny::renderTable(as.data.frame(rv$cert_known), striped = TRUE, spacing = "xs", digits = 5)
   output$pram_changes <- shiny::renderTable(rv$cert_changes, striped = TRUE, spacing = "xs")
-}
-
-# max_match_risk_known() refuses an sdcMicroObj (sdcRisk 0.1.0) though it
-# documents it; max_match_risk() takes one, subset by subset.
-app_known_obj_code <- function(goal, known) {
-  subsets <- if (isTRUE(known)) {
-    paste0("keys <- names(obj@manipKeyVars)\n",
-           "subsets <- unlist(lapply(seq_along(keys), function(m) utils::combn(keys, m, simplify = FALSE)), recursive = FALSE)")
-  } else {
-    sprintf("subsets <- %s", app_dq(known))
-  }
-  c(subsets, paste0(
-    "known <- do.call(rbind, lapply(subsets, function(s) {\n",
-    sprintf("  r <- sdcRisk::max_match_risk(obj, goal = %s, known = s)\n", app_dq(goal)),
-    "  data.frame(known = paste(s, collapse = \", \"), n_known = length(s), risk = r$risk, cell = r$cell, a = r$a, count_known = r$count_known)\n",
-    "}))\n",
-    "known <- known[order(-known$risk, known$n_known), ]"))
 }
 
 # Reading matrices: one .rds (a named list) or CSV files named after their variable.

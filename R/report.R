@@ -428,28 +428,7 @@ report_default_utility <- function(vars, keys) {
 
 report_known <- function(plan, goal, known) {
   if (is.null(known) || isFALSE(known)) return(NULL)
-  if (inherits(plan, "pram_plan_any")) {
-    return(max_match_risk_known(plan, goal, subsets = if (isTRUE(known)) NULL else known))
-  }
-  # An sdcMicroObj: max_match_risk_known() documents it but (sdcRisk 0.1.0)
-  # refuses it, while max_match_risk() takes it; same table, worst first.
-  report_known_obj(plan, goal, known)
-}
-
-report_known_obj <- function(obj, goal, known) {
-  keys <- names(obj@manipKeyVars)
-  subsets <- if (isTRUE(known)) {
-    unlist(lapply(seq_along(keys), function(m) utils::combn(keys, m, simplify = FALSE)), recursive = FALSE)
-  } else {
-    known
-  }
-  rows <- lapply(subsets, function(s) {
-    r <- max_match_risk(obj, goal, known = s)
-    data.frame(known = paste(s, collapse = ", "), n_known = length(s), risk = r$risk,
-               cell = r$cell, a = r$a, count_known = r$count_known %||% r$count)
-  })
-  out <- do.call(rbind, rows)
-  out[order(-out$risk, out$n_known), , drop = FALSE]
+  max_match_risk_known(plan, goal, subsets = if (isTRUE(known)) NULL else known)
 }
 
 report_utility_section <- function(u) {
