@@ -4,7 +4,8 @@
 #   bash tools/install-deps.sh --vignettes  # plus what building its vignettes needs (VignetteBuilder,
 #                                           # the packages of Config/sdcRisk/vignettes, pandoc)
 #   bash tools/install-deps.sh --tests      # plus what R CMD check and the tests need (Suggests,
-#                                           # pandoc, qpdf, a PostgreSQL server for the database tests)
+#                                           # pandoc, qpdf, a PostgreSQL server for the database tests,
+#                                           # Chromium for the app's browser tests)
 #
 # The R packages come from DESCRIPTION, so this script never falls out of
 # step with it. Order of sources:
@@ -52,8 +53,9 @@ tools_needed=()
 if [ "$mode" = vignettes ]; then tools_needed=(pandoc); fi
 if [ "$mode" = tests ]; then
   # R CMD check builds the vignettes (pandoc) and checks PDF sizes (qpdf);
-  # the database tests start a PostgreSQL server of their own.
-  tools_needed=(pandoc qpdf)
+  # the database tests start a PostgreSQL server of their own; the app's
+  # tests drive Debian's Chromium (headless).
+  tools_needed=(pandoc qpdf chromium)
   [ -x /usr/lib/postgresql/15/bin/initdb ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || system_debs+=(postgresql)
 fi
 for tool in "${tools_needed[@]}"; do command -v "$tool" >/dev/null 2>&1 || system_debs+=("$tool"); done

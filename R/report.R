@@ -1,0 +1,618 @@
+#' A disclosure-review report of a release
+#'
+#' Writes a self-contained HTML file (images embedded, no other file needed)
+#' that documents a release for a disclosure review board: what was released,
+#' the key variables and the intruder model, the exact certificate and where
+#' it is attained, the design (partition, blocks, theta or the transition
+#' matrices), what changed, the release risk and utility tables with their
+#' plots (for tables: the suppression pattern and its audit), the package
+#' version, the seed and the code that reproduces the release.
+#'
+#' Every number in the report is read from `x` or computed from it by the
+#' package's exported functions ([release_risk()], [release_utility()],
+#' [max_match_risk_known()]); nothing is estimated that the object does not
+#' label an estimate.
+#'
+#' @param x What was released: an `sdc_release` from [ifpr()], an
+#'   `sdc_pram_release` from [pram_release()], an `sdcMicroObj` certified by
+#'   [pram_certify()], or an `sdc_protection` from [protect_table()].
+#' @param file Path of the HTML file to write. An existing file is replaced
+#'   only when the report has been rendered completely.
+#' @param ... Passed on to methods; must be empty.
+#' @param title Title of the report.
+#' @param seed The seed given to [set.seed()] before the release was drawn,
+#'   if known: it is printed with the code, which a release cannot
+#'   reproduce without it.
+#' @param code The R code that made `x`, as a character vector (the app
+#'   passes the script it exports). By default the report writes the call
+#'   that makes the same release from the object's recorded arguments.
+#' @param utility For microdata: the variables whose distributions are
+#'   compared, as [release_utility()] takes them. By default each key (and
+#'   each `also` or perturbed variable) alone and all keys together.
+#' @param known For microdata: intruders who know only some keys, `NULL`
+#'   (none beyond what the certificate already holds), `TRUE` (every
+#'   nonempty subset of the keys) or a list of character vectors of keys;
+#'   their exact maximum risks come from [max_match_risk_known()].
+#' @param sensitivity For a protected table: the `sdc_sensitivity` it was
+#'   made from, if at hand; the report then also lists the rules that flag
+#'   each cell and re-runs [audit_table()] on the pattern.
+#'
+#' @returns The path of the report (invisibly).
+#'
+#' @section Methods:
+#' One method per kind of release: `sdc_release`, `sdc_pram_release`,
+#' `sdcMicroObj` and `sdc_protection`. Each gathers the content of the
+#' report; one template (`system.file("report", "release-report.Rmd",
+#' package = "sdcRisk")`) renders it with rmarkdown, which needs pandoc.
+#'
+#' @references Nayak, T. K., Zhang, C. and You, J. (2016). Measuring
+#'   identification risk in microdata release and its control by
+#'   post-randomization. U.S. Census Bureau, Research Report Series
+#'   (Disclosure Avoidance #2016-02), Sections 4-7.
+#'
+#' @family app and report
+#' @export
+#' @examples
+#' if (rmarkdown::pandoc_available()) {
+#'   set.seed(1)
+#'   rel <- ifpr(pums_md[1:3000, ], c("sex", "age", "race"), xi = 0.3)
+#'   out <- release_report(rel, tempfile(fileext = ".html"), seed = 1)
+#'   file.exists(out)
+#' }
+release_report <- function(x, file, ...) {
+  UseMethod("release_report")
+}
+
+#' @rdname release_report
+#' @export
+release_report.default <- function(x, file, ...) {
+  abort_sdc(c(
+    "{.arg x} must be a release, a certified {.cls sdcMicroObj} or a protected table.",
+    "x" = "It is {.obj_type_friendly {x}}.",
+    "i" = "Make one with {.fn ifpr}, {.fn pram_release}, {.fn pram_certify} or {.fn protect_table}."
+  ), "argument", arg = "x")
+}
+
+#' @rdname release_report
+#' @export
+release_report.sdc_release <- function(x, file, ..., title = "Disclosure review: IFPR release",
+                                       seed = NULL, code = NULL, utility = NULL, known = NULL) {
+  rlang::check_dots_empty()
+  report_check_args(file, seed, code)
+  cert <- x$certificate
+  keys <- x$keys
+  vars <- c(keys, x$also)
+  utility <- utility %||% report_default_utility(vars, keys)
+  rr <- release_risk(x)
+  u <- release_utility(x, utility)
+  kn <- report_known(x$plan, cert$goal, known)
+  sections <- list(
+    report_section("What was released",
+      report_text(report_released_text(x$data, keys, x$also, x$cells, "inverse-frequency post-randomization (IFPR, `ifpr()`)")),
+      report_table(report_changed_by_var(x$data, x$cells, vars), "Records whose value changed, by variable (all other columns are released unchanged).")
+    ),
+    report_section("Intruder model and guarantee",
+      report_text(report_intruder_text(keys, cert$goal, cert$xi))
+    ),
+    report_section("The certificate",
+      report_text(report_certificate_text(cert$risk, cert$xi, cert$a, cert$count, cert$cell)),
+      report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
+                   "The cell and number of matches a where the exact maximum is attained."),
+      if (!is.null(cert$known)) report_table(as.data.frame(cert$known), "Exact maximum risk for intruders who know only some keys (certified by `ifpr(known = )`)."),
+      if (!is.null(kn)) report_table(as.data.frame(kn), "Exact maximum risk for intruders who know only some keys (`max_match_risk_known()`)."),
+      report_plot(function() graphics::plot(x), "Exact R_j(a, t) against a for the riskiest cells, with the bound xi.")
+    ),
+    report_section("Design",
+      report_text(report_design_text(x)),
+      report_table(report_partition_table(x$partition, vars), "Partition: how each variable may change."),
+      report_table(x$sets, "Partition sets (records never leave their set)."),
+      if (nrow(x$merges) > 0) report_table(x$merges, "Partition sets merged to make the design feasible."),
+      report_table(report_block_sizes(summary(x)$blocks), "IFPR blocks by number of cells, with their range of theta.")
+    ),
+    report_section("What changed",
+      report_text(report_changes_text(cert))
+    ),
+    report_section("Release risk (empirical)",
+      report_text("For every unit of the original data whose cell could change, the probability that an intruder who knows its keys and picks one of the matching released records finds it (Nayak, Zhang and You 2016, Section 7.1, Table 3). Means estimate mixtures of the R_j(a, t), so they lie below the certificate up to their standard errors."),
+      report_table(rr$table, "Mean probability of a correct match by original frequency tau and released frequency tau*."),
+      report_table(rr$changes, "Units whose cell changed and cells emptied, with their exact expected values."),
+      report_table(rr$uniques, "Units in singleton and doubleton cells before and after."),
+      report_plot(function() graphics::plot(rr), "Empirical probability of a correct match, with +/- 2 standard errors and the certificate.")
+    ),
+    report_utility_section(u),
+    report_reproduce_section(seed, code %||% report_code_ifpr(x))
+  )
+  report_render(sections, file, title)
+}
+
+#' @rdname release_report
+#' @export
+release_report.sdc_pram_release <- function(x, file, ..., title = "Disclosure review: per-variable PRAM release",
+                                            seed = NULL, code = NULL, utility = NULL, known = NULL) {
+  rlang::check_dots_empty()
+  report_check_args(file, seed, code)
+  cert <- x$certificate
+  utility <- utility %||% report_default_utility(x$vars, x$keys)
+  rr <- release_risk(x)
+  u <- release_utility(x, utility)
+  kn <- report_known(x$plan, cert$goal, known)
+  sections <- list(
+    report_section("What was released",
+      report_text(report_released_text(x$data, x$keys, NULL, x$cells, "per-variable PRAM (`pram_release()`)")),
+      report_table(report_changed_by_var(x$data, x$cells, x$vars), "Records whose value changed, by perturbed variable (all other columns are released unchanged).")
+    ),
+    report_section("Intruder model and guarantee",
+      report_text(report_intruder_text(cert$known %||% x$keys, cert$goal, NULL))
+    ),
+    report_section("The certificate",
+      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell)),
+      report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
+                   "The cell and number of matches a where the exact maximum is attained."),
+      if (!is.null(kn)) report_table(as.data.frame(kn), "Exact maximum risk for intruders who know only some keys (`max_match_risk_known()`).")
+    ),
+    report_section("Design",
+      report_text(sprintf("Each of %s is perturbed on its own with a transition matrix%s; the other keys never change. The matrices are written with one column per original category (columns sum to 1).",
+                          report_list(x$vars), if (length(x$strata)) paste0(" in each stratum of ", report_list(x$strata)) else "")),
+      report_matrix_blocks(x$plan)
+    ),
+    report_section("What changed",
+      report_text(sprintf("%s of %s records changed (%s); %s were expected. Total perturbation variance (eq. 6.3): %s.",
+                          report_num(cert$records_changed), report_num(nrow(x$data)),
+                          report_pct(cert$records_changed / nrow(x$data)),
+                          report_num(cert$expected_changed), report_num(cert$total_variance)))
+    ),
+    report_section("Release risk (empirical)",
+      report_table(rr$table, "Mean probability of a correct match by original frequency tau and released frequency tau*."),
+      report_table(rr$changes, "Units whose cell changed and cells emptied, with their exact expected values."),
+      report_plot(function() graphics::plot(rr), "Empirical probability of a correct match, with +/- 2 standard errors and the certificate.")
+    ),
+    report_utility_section(u),
+    report_reproduce_section(seed, code %||% report_code_pram(x))
+  )
+  report_render(sections, file, title)
+}
+
+#' @rdname release_report
+#' @export
+release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review: PRAM of an sdcMicro object",
+                                       seed = NULL, code = NULL, utility = NULL, known = NULL) {
+  rlang::check_dots_empty()
+  report_check_args(file, seed, code)
+  cert <- x@risk$pram
+  if (is.null(cert)) {
+    abort_sdc(c(
+      "{.arg x} holds no certificate.",
+      "i" = "Run {.code x <- pram_certify(x)} first."
+    ), "argument", arg = "x")
+  }
+  orig <- x@origData
+  manip <- x@manipKeyVars
+  keys <- names(manip)
+  vars <- cert$vars %||% cert$variables
+  released <- orig
+  released[keys] <- manip
+  utility <- utility %||% report_default_utility(vars, keys)
+  rr <- release_risk(x)
+  u <- release_utility(x, utility)
+  kn <- report_known(x, cert$goal, known)
+  changed <- data.frame(
+    variable = vars,
+    records_changed = vapply(vars, function(v) sum(as.character(orig[[v]]) != as.character(manip[[v]]), na.rm = TRUE), numeric(1)),
+    row.names = NULL
+  )
+  sections <- list(
+    report_section("What was released",
+      report_text(sprintf("The key variables %s of %s records of an `sdcMicroObj`, after `sdcMicro::pram()` on %s, certified by `pram_certify()`.",
+                          report_list(keys), report_num(nrow(orig)), report_list(vars))),
+      report_table(changed, "Records whose value changed, by perturbed variable.")
+    ),
+    report_section("Intruder model and guarantee",
+      report_text(report_intruder_text(cert$known %||% keys, cert$goal, NULL))
+    ),
+    report_section("The certificate",
+      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell)),
+      if (!is.null(cert$cell_keys)) report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
+                                                  "The cell and number of matches a where the exact maximum is attained."),
+      if (!is.null(kn)) report_table(as.data.frame(kn), "Exact maximum risk for intruders who know only some keys (`max_match_risk_known()`).")
+    ),
+    report_section("Design",
+      report_text("The transition matrices sdcMicro stored in the object (one row per original category, as sdcMicro prints them)."),
+      report_sdcmicro_matrices(x, vars)
+    ),
+    report_section("Release risk (empirical)",
+      report_table(rr$table, "Mean probability of a correct match by original frequency tau and released frequency tau*."),
+      report_plot(function() graphics::plot(rr), "Empirical probability of a correct match, with +/- 2 standard errors and the certificate.")
+    ),
+    report_utility_section(u),
+    report_reproduce_section(seed, code %||% c(
+      "# the object as it was before sdcMicro::pram(), then:",
+      if (!is.null(seed)) sprintf("set.seed(%s)", seed),
+      sprintf("obj <- sdcMicro::pram(obj, variables = %s)", report_deparse(vars)),
+      sprintf("obj <- sdcRisk::pram_certify(obj, goal = %s)", report_deparse(cert$goal))
+    ))
+  )
+  report_render(sections, file, title)
+}
+
+#' @rdname release_report
+#' @export
+release_report.sdc_protection <- function(x, file, ..., title = "Disclosure review: protected table",
+                                          code = NULL, sensitivity = NULL) {
+  rlang::check_dots_empty()
+  report_check_args(file, NULL, code)
+  by <- attr(x, "by")
+  stats <- attr(x, "stats")
+  df <- as.data.frame(unclass(x), stringsAsFactors = FALSE)
+  status <- table(factor(df$status, c("published", "primary", "secondary")))
+  sens_rows <- df$status == "primary"
+  audit <- NULL
+  if (!is.null(sensitivity)) {
+    if (!inherits(sensitivity, "sdc_sensitivity") || nrow(sensitivity) != nrow(df)) {
+      abort_sdc(c(
+        "{.arg sensitivity} must be the {.cls sdc_sensitivity} table {.arg x} was made from.",
+        "x" = "It is {.obj_type_friendly {sensitivity}} with {nrow(sensitivity) %||% 0} row{?s}; {.arg x} has {nrow(df)}."
+      ), "argument", arg = "sensitivity")
+    }
+    audit <- audit_table(sensitivity, df$status != "published")
+  }
+  suppressed <- df[df$status != "published", intersect(c(by, "level", "total", "status", "reason", "protection", "lower", "upper", "protected"), names(df)), drop = FALSE]
+  all_protected <- all(df$protected[sens_rows] %in% TRUE)
+  sections <- list(
+    report_section("What is published",
+      report_text(sprintf("A magnitude table of `%s` by %s with all its margins: %s cells, of which %s are published, %s suppressed as sensitive (primary) and %s suppressed to protect them (secondary). Suppression cost: %s.",
+                          attr(x, "value"), report_list(by), report_num(nrow(df)), report_num(status[["published"]]),
+                          report_num(status[["primary"]]), report_num(status[["secondary"]]),
+                          attr(x, "cost") %||% "value")),
+      report_table(report_status_by_level(df), "Cells by level of aggregation and status.")
+    ),
+    report_section("The audit",
+      report_text(sprintf(paste(
+        "An attacker knows every published cell, that each cell at every level is the sum of the cells below it, and a priori bounds on every cell.",
+        "The audit computes by linear programming the exact interval of every suppressed cell that is consistent with all of this, and checks that every sensitive cell keeps at least its protection level on each side.",
+        "Result: %s."),
+        if (all_protected) "**every sensitive cell is protected**" else "**some sensitive cells are NOT protected**")),
+      report_table(suppressed, "Suppressed cells: why, the protection required on each side, the interval an attacker can deduce, and whether it suffices."),
+      if (!is.null(audit)) report_text(sprintf("Re-run of `audit_table()` on the pattern: %s (%s linear programs).",
+                                               if (isTRUE(attr(audit, "passed"))) "passed" else "FAILED", report_num(attr(audit, "n_lp") %||% NA))),
+      report_plot(function() graphics::plot(x), "The pattern: published cells with their totals, primary and secondary suppressions.")
+    ),
+    report_section("How it was made",
+      report_text(sprintf("`protect_table()` with method %s: %s linear programs in %s seconds%s.",
+                          stats$method %||% "heuristic", report_num(stats$n_lp %||% NA),
+                          format(signif(stats$seconds %||% NA, 3)),
+                          if (isTRUE(stats$method == "optimal")) sprintf("; optimality proven: %s", stats$optimal) else ""))
+    ),
+    report_reproduce_section(NA, code %||% c(
+      "sens <- sdcRisk::cell_sensitivity(data, by = ..., value = ..., rules = ...)  # as it was made",
+      sprintf("prot <- sdcRisk::protect_table(sens, cost = %s, method = %s)",
+              report_deparse(attr(x, "cost") %||% "value"), report_deparse(stats$method %||% "heuristic"))
+    ))
+  )
+  report_render(sections, file, title)
+}
+
+# ---- content blocks ---------------------------------------------------------
+
+report_section <- function(title, ...) {
+  blocks <- list()
+  for (b in list(...)) {
+    if (is.null(b)) next
+    if (is.null(b$type)) blocks <- c(blocks, b) else blocks[[length(blocks) + 1L]] <- b
+  }
+  list(title = title, blocks = blocks)
+}
+report_text <- function(text) list(type = "text", text = paste(text, collapse = "\n\n"))
+report_table <- function(data, caption) list(type = "table", data = as.data.frame(data), caption = caption)
+report_plot <- function(fun, caption, width = 7, height = 4.5) {
+  list(type = "plot", fun = fun, caption = caption, width = width, height = height)
+}
+report_code <- function(code) list(type = "code", code = paste(code, collapse = "\n"))
+
+report_check_args <- function(file, seed, code, call = rlang::caller_env()) {
+  if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
+    abort_sdc("{.arg file} must be one path.", "argument", call = call, arg = "file")
+  }
+  if (!is.null(seed) && (!is.numeric(seed) || length(seed) != 1L || is.na(seed))) {
+    abort_sdc("{.arg seed} must be one number or {.code NULL}.", "argument", call = call, arg = "seed")
+  }
+  if (!is.null(code) && !is.character(code)) {
+    abort_sdc("{.arg code} must be a character vector or {.code NULL}.", "argument", call = call, arg = "code")
+  }
+  invisible()
+}
+
+report_num <- function(x) {
+  if (length(x) != 1L || is.na(x)) return("NA")
+  if (x == round(x)) formatC(x, format = "d", big.mark = ",") else format(signif(x, 6), big.mark = ",")
+}
+report_pct <- function(x) sprintf("%.2f%%", 100 * x)
+report_list <- function(x) {
+  x <- paste0("`", x, "`")
+  if (length(x) <= 1L) return(x)
+  paste(paste(x[-length(x)], collapse = ", "), "and", x[length(x)])
+}
+report_deparse <- function(x) {
+  paste(deparse(x, width.cutoff = 500L, control = c("keepNA", "keepInteger", "niceNames", "showAttributes", "digits17")), collapse = "")
+}
+
+report_goal_text <- function(goal) {
+  switch(goal,
+    all_matches = "every cell and every number a >= 1 of matching released records (Goal 3)",
+    unique_matches = "every cell when exactly one released record matches (Goal 2, a = 1)",
+    sample_uniques = "cells with one record in the original data when exactly one released record matches (Goal 1)",
+    goal
+  )
+}
+
+report_released_text <- function(data, keys, also, cells, how) {
+  c(
+    sprintf("%s records with %s columns (%s). Key variables (what an intruder may know of a person): %s%s, perturbed by %s.",
+            report_num(nrow(data)), length(data), report_list(names(data)), report_list(keys),
+            if (length(also)) paste0("; perturbed jointly with them: ", report_list(also)) else "", how),
+    sprintf("Records with a missing key: %s (%s).", report_num(cells$n_excluded),
+            if (identical(cells$na, "category")) "treated as a category of its own" else "never perturbed, matched by no cell")
+  )
+}
+
+report_intruder_text <- function(keys, goal, xi) {
+  c(
+    sprintf("An intruder knows the values of %s of a target person in the original data, looks for them among the released records, and picks one of the matching records at random. R_j(a, t) is the exact probability that the pick is the target when the target's cell is c_j and a released records match (Nayak, Zhang and You 2016, eq. 4.3-4.4).", report_list(keys)),
+    sprintf("The guarantee covers %s%s.", report_goal_text(goal),
+            if (!is.null(xi)) sprintf(": no such probability exceeds **xi = %s**", format(xi)) else "")
+  )
+}
+
+report_certificate_text <- function(risk, xi, a, count, cell) {
+  verdict <- if (is.null(xi)) "" else if (isTRUE(risk <= xi)) sprintf(" <= xi = %s", format(xi)) else sprintf(" > xi = %s", format(xi))
+  sprintf("The exact maximum risk is **R = %s**%s, attained at cell %s (%s record%s in the original data) when a = %s released record%s.",
+          format(signif(risk, 10)), verdict, cell, report_num(count), if (isTRUE(count == 1)) "" else "s",
+          a, if (isTRUE(a == 1)) " matches" else "s match")
+}
+
+report_design_text <- function(x) {
+  cert <- x$certificate
+  sprintf("Method `%s`, calibration `%s`: %s IFPR blocks over %s cells (%s records); theta from %s to %s. Cells outside every block are released unchanged (their risk 1/T is part of the certificate). Exact calibration saved %s expected changed records against the bound's theta (%s instead of %s).",
+          cert$method, cert$calibrate, report_num(cert$blocks), report_num(cert$cells_in_blocks),
+          report_num(cert$records_in_blocks), format(signif(cert$theta_range[1], 4)), format(signif(cert$theta_range[2], 4)),
+          report_num(round(cert$expected_changed_bound - cert$expected_changed, 1)),
+          report_num(round(cert$expected_changed, 1)), report_num(round(cert$expected_changed_bound, 1)))
+}
+
+report_changes_text <- function(cert) {
+  sprintf("%s of %s records changed cell (%s; %s expected), and %s cells changed count. Total perturbation variance (eq. 6.3): %s (%s with the bound's theta).",
+          report_num(cert$records_changed), report_num(cert$n_records), report_pct(cert$records_changed / cert$n_records),
+          report_num(round(cert$expected_changed, 1)), report_num(cert$cells_changed),
+          report_num(round(cert$total_variance, 1)), report_num(round(cert$total_variance_bound, 1)))
+}
+
+report_partition_table <- function(partition, vars) {
+  rule <- vapply(vars, function(v) {
+    r <- partition[[v]]
+    if (is.null(r)) "changes freely"
+    else if (is.character(r) && length(r) == 1L && identical(r, "keep")) "never changes"
+    else if (is.numeric(r)) paste0("within groups with breaks ", paste(format(r), collapse = ", "))
+    else if (is.list(r)) paste0("within the level sets ", paste(vapply(r, function(s) paste0("{", paste(s, collapse = ", "), "}"), ""), collapse = " "))
+    else paste0("within groups ", paste(unique(r), collapse = ", "))
+  }, character(1))
+  data.frame(variable = vars, rule = rule, row.names = NULL)
+}
+
+report_status_by_level <- function(df) {
+  tab <- table(factor(df$level, unique(df$level)), factor(df$status, c("published", "primary", "secondary")))
+  data.frame(level = rownames(tab), published = tab[, 1], primary = tab[, 2], secondary = tab[, 3], row.names = NULL)
+}
+
+report_block_sizes <- function(blocks) {
+  if (is.null(blocks) || nrow(blocks) == 0L) return(data.frame(cells = integer(0), blocks = integer(0)))
+  sp <- split(blocks$theta, blocks$cells)
+  data.frame(cells = as.integer(names(sp)), blocks = lengths(sp),
+             theta_min = vapply(sp, min, 0), theta_max = vapply(sp, max, 0), row.names = NULL)
+}
+
+report_changed_by_var <- function(released, cells, vars) {
+  orig_id <- cells$cell_id
+  n <- vapply(vars, function(v) {
+    orig <- cells$cells[[v]][orig_id]
+    now <- released[[v]]
+    same <- (is.na(orig) & is.na(now)) | (!is.na(orig) & !is.na(now) & as.character(orig) == as.character(now))
+    sum(!is.na(orig_id) & !same)
+  }, numeric(1))
+  data.frame(variable = vars, records_changed = n, percent = round(100 * n / length(orig_id), 2), row.names = NULL)
+}
+
+report_default_utility <- function(vars, keys) {
+  out <- as.list(unique(vars))
+  if (length(keys) > 1L) out <- c(out, list(keys))
+  out
+}
+
+report_known <- function(plan, goal, known) {
+  if (is.null(known) || isFALSE(known)) return(NULL)
+  max_match_risk_known(plan, goal, subsets = if (isTRUE(known)) NULL else known)
+}
+
+report_utility_section <- function(u) {
+  dists <- u$distributions
+  small <- names(dists)[vapply(dists, nrow, 1L) <= 30L]
+  blocks <- c(
+    list(report_text("Original and released distributions (Nayak, Zhang and You 2016, Sections 6 and 7.2): total variation distance of each combination of variables (eq. 7.1), the distribution of each variable with the sampling standard deviation, and the exact perturbation variance of each category's count against the sampling variance.")),
+    list(report_table(u$tvd, "Total variation distance between original and released joint distributions.")),
+    list(report_plot(function() graphics::plot(u, which = "tvd"), "Total variation distance by combination.")),
+    list(report_plot(function() graphics::plot(u), "Original against released relative frequencies.")),
+    lapply(small, function(v) report_table(dists[[v]], sprintf("Distribution of `%s`.", v))),
+    lapply(names(u$variance), function(v) report_table(u$variance[[v]], sprintf("Perturbation variance of the counts of `%s` (eq. 3.6) against sampling variance.", v)))
+  )
+  do.call(report_section, c(list("Utility"), blocks))
+}
+
+report_matrix_blocks <- function(plan) {
+  out <- list()
+  mats <- plan$matrices
+  labels <- plan$stratum_labels %||% names(mats)
+  shown <- seq_len(min(length(mats), 6L))
+  for (s in shown) {
+    for (v in names(mats[[s]])) {
+      m <- mats[[s]][[v]]
+      caption <- sprintf("Transition matrix of `%s`%s: column = original category, row = released category.",
+                         v, if (length(mats) > 1L) sprintf(" in stratum %s", labels[s]) else "")
+      out[[length(out) + 1L]] <- report_table(data.frame(released = rownames(m), round(m, 6), check.names = FALSE, row.names = NULL), caption)
+    }
+  }
+  if (length(mats) > length(shown)) {
+    out[[length(out) + 1L]] <- report_text(sprintf("(%s more strata not shown; every matrix is in `x$plan$matrices`.)", length(mats) - length(shown)))
+  }
+  do.call(report_section, c(list("Transition matrices"), out))$blocks
+}
+
+report_sdcmicro_matrices <- function(x, vars) {
+  p <- x@pram
+  tm <- p$params
+  out <- list()
+  for (v in vars) {
+    m <- NULL
+    if (is.list(tm) && !is.null(tm[[v]])) m <- tm[[v]]
+    if (is.list(m) && !is.null(m$Rs)) m <- m$Rs
+    if (is.matrix(m)) {
+      out[[length(out) + 1L]] <- report_table(data.frame(original = rownames(m), round(unclass(m), 6), check.names = FALSE, row.names = NULL),
+                                              sprintf("Transition matrix of `%s` (row = original category).", v))
+    }
+  }
+  if (!length(out)) out <- list(report_text("The object's pram slot holds no matrices in a form this report reads; see `x@pram`."))
+  do.call(report_section, c(list("m"), out))$blocks
+}
+
+report_reproduce_section <- function(seed, code) {
+  report_section("How to reproduce",
+    report_text(c(
+      if (identical(seed, NA)) NULL
+      else if (is.null(seed)) "The seed given to `set.seed()` before the release was drawn was not recorded with this report: the code reproduces the design and the certificate; the same draw needs the same seed." else sprintf("Seed: **%s** (`set.seed(%s)` before the release was drawn).", format(seed), format(seed)),
+      sprintf("sdcRisk %s, %s, %s; report written %s.", utils::packageVersion("sdcRisk"), R.version.string,
+              R.version$platform, format(Sys.time(), "%Y-%m-%d %H:%M %Z"))
+    )),
+    report_code(code)
+  )
+}
+
+report_code_ifpr <- function(x) {
+  cert <- x$certificate
+  args <- c(
+    sprintf("keys = %s", report_deparse(x$keys)),
+    sprintf("xi = %s", report_deparse(cert$xi)),
+    sprintf("goal = %s", report_deparse(cert$goal)),
+    if (!is.null(x$partition)) sprintf("partition = %s", report_deparse(x$partition)),
+    if (!is.null(x$also)) sprintf("also = %s", report_deparse(x$also)),
+    sprintf("method = %s", report_deparse(cert$method)),
+    sprintf("calibrate = %s", report_deparse(cert$calibrate)),
+    sprintf("on_infeasible = %s", report_deparse(if (nrow(x$merges) > 0) "merge" else "error")),
+    sprintf("na = %s", report_deparse(x$cells$na)),
+    if (!is.null(cert$known)) sprintf("known = %s", report_deparse(lapply(strsplit(cert$known$known, ", ", fixed = TRUE), identity)))
+  )
+  c("library(sdcRisk)", "# data: the original data frame", "set.seed(SEED)  # the seed used for the release",
+    paste0("release <- ifpr(data,\n  ", paste(args, collapse = ",\n  "), "\n)"))
+}
+
+report_code_pram <- function(x) {
+  mats <- x$plan$matrices
+  m <- if (length(x$strata)) {
+    stats::setNames(mats, x$plan$stratum_labels %||% names(mats))
+  } else {
+    mats[[1]]
+  }
+  c("library(sdcRisk)", "# data: the original data frame",
+    sprintf("matrices <- %s", report_deparse(m)),
+    "set.seed(SEED)  # the seed used for the release (the draw is the same with the same pd and alpha)",
+    sprintf("release <- pram_release(data, keys = %s, vars = %s, strata = %s, matrices = matrices, goal = %s)",
+            report_deparse(x$keys), report_deparse(x$vars), report_deparse(if (length(x$strata)) x$strata else NULL),
+            report_deparse(x$certificate$goal)))
+}
+
+# ---- rendering --------------------------------------------------------------
+
+report_render <- function(sections, file, title, call = rlang::caller_env()) {
+  for (pkg in c("rmarkdown", "knitr")) {
+    if (!requireNamespace(pkg, quietly = TRUE)) {
+      abort_sdc(c(
+        "{.fn release_report} needs the package {.pkg {pkg}}.",
+        "i" = "Install it with {.code install.packages(\"{pkg}\")} (Debian: {.code apt-get install r-cran-{tolower(pkg)}})."
+      ), "missing_package", call = call)
+    }
+  }
+  if (!rmarkdown::pandoc_available("1.12.3")) {
+    abort_sdc(c(
+      "{.fn release_report} needs pandoc to write HTML.",
+      "i" = "Install it (Debian: {.code apt-get install pandoc})."
+    ), "missing_package", call = call)
+  }
+  work <- tempfile("sdcRisk-report-")
+  dir.create(work)
+  on.exit(unlink(work, recursive = TRUE), add = TRUE)
+  template <- system.file("report", "release-report.Rmd", package = "sdcRisk", mustWork = TRUE)
+  rmd <- file.path(work, "release-report.Rmd")
+  file.copy(template, rmd)
+  out <- rmarkdown::render(rmd, output_file = "report.html", output_dir = work, intermediates_dir = work,
+                           params = list(title = title, sections = sections),
+                           envir = new.env(parent = globalenv()), quiet = TRUE)
+  # written in full before it replaces anything the user named
+  if (!file.copy(out, file, overwrite = TRUE)) {
+    abort_sdc("Cannot write the report to {.file {file}}.", "argument", call = call, arg = "file")
+  }
+  invisible(normalizePath(file))
+}
+
+# Called by the template: one section's blocks as markdown and HTML.
+report_emit <- function(section) {
+  cat("\n\n## ", section$title, "\n\n", sep = "")
+  for (b in section$blocks) {
+    switch(b$type,
+      text = cat(b$text, "\n\n", sep = ""),
+      table = cat(report_html_table(b$data, b$caption), "\n\n", sep = ""),
+      plot = cat(report_plot_html(b), "\n\n", sep = ""),
+      code = cat("```r\n", b$code, "\n```\n\n", sep = "")
+    )
+  }
+  invisible()
+}
+
+report_html_table <- function(data, caption) {
+  if (nrow(data) == 0L) return(paste0("<p><em>", report_escape(caption), " (none)</em></p>"))
+  shown <- utils::head(data, 200L)
+  cols <- lapply(shown, function(col) {
+    if (is.numeric(col)) {
+      out <- ifelse(is.na(col), "NA", ifelse(col == round(col) & abs(col) < 1e15,
+                                            formatC(col, format = "d", big.mark = ","),
+                                            format(signif(col, 6), scientific = FALSE, drop0trailing = TRUE, trim = TRUE)))
+      out[is.na(col)] <- "NA"
+      out
+    } else {
+      ifelse(is.na(col), "NA", as.character(col))
+    }
+  })
+  num <- vapply(shown, is.numeric, logical(1))
+  head <- paste0("<th", ifelse(num, ' style="text-align:right"', ""), ">", report_escape(names(shown)), "</th>", collapse = "")
+  rows <- vapply(seq_len(nrow(shown)), function(i) {
+    paste0("<tr>", paste0("<td", ifelse(num, ' style="text-align:right"', ""), ">",
+                          report_escape(vapply(cols, `[`, "", i)), "</td>", collapse = ""), "</tr>")
+  }, "")
+  more <- if (nrow(data) > nrow(shown)) sprintf("<p><em>First %s of %s rows.</em></p>", nrow(shown), report_num(nrow(data))) else ""
+  paste0('<table class="table table-sm table-striped"><caption>', report_escape(caption), "</caption><thead><tr>",
+         head, "</tr></thead><tbody>", paste(rows, collapse = ""), "</tbody></table>", more)
+}
+
+report_escape <- function(x) {
+  x <- gsub("&", "&amp;", x, fixed = TRUE)
+  x <- gsub("<", "&lt;", x, fixed = TRUE)
+  gsub(">", "&gt;", x, fixed = TRUE)
+}
+
+report_plot_html <- function(b) {
+  png_file <- tempfile(fileext = ".png")
+  on.exit(unlink(png_file), add = TRUE)
+  grDevices::png(png_file, width = b$width, height = b$height, units = "in", res = 96)
+  ok <- tryCatch({
+    suppressWarnings(b$fun())
+    TRUE
+  }, error = function(e) conditionMessage(e), finally = grDevices::dev.off())
+  if (!isTRUE(ok)) return(paste0("<p><em>Plot not drawn: ", report_escape(ok), "</em></p>"))
+  paste0('<figure><img alt="', report_escape(b$caption), '" src="', knitr::image_uri(png_file),
+         '" style="max-width:100%"><figcaption>', report_escape(b$caption), "</figcaption></figure>")
+}

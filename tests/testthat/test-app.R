@@ -1,0 +1,321 @@
+# The app: its checks without a browser, then as a person uses it, in
+# Debian's Chromium (tests/testthat/helper-browser.R).
+
+test_that("run_app() says how to install missing packages", {
+  expect_error(sdcRisk:::app_check_packages(c("shiny", "sdcRiskNoSuchPackage")),
+               class = "sdcRisk_error_missing_package")
+  e <- tryCatch(sdcRisk:::app_check_packages("sdcRiskNoSuchPackage"), error = function(e) e)
+  expect_match(conditionMessage(e), "install.packages(c(\"sdcRiskNoSuchPackage\"))", fixed = TRUE)
+  expect_match(conditionMessage(e), "r-cran-sdcrisknosuchpackage", fixed = TRUE)
+  skip_if_not_installed("shiny")
+  skip_if_not_installed("bslib")
+  expect_error(sdc_app(1:3), class = "sdcRisk_error_not_data_frame")
+  expect_error(run_app(extra = 1))
+  expect_s3_class(sdc_app(pums_md[1:10, ]), "shiny.appobj")
+})
+
+test_that("uploads that are not tables get a message naming the problem", {
+  dir <- withr::local_tempdir()
+  empty <- file.path(dir, "empty.csv")
+  file.create(empty)
+  expect_match(sdcRisk:::app_read_code("empty.csv", empty)$error, "is empty")
+  bin <- file.path(dir, "b.csv")
+  writeBin(as.raw(c(137, 80, 78, 71, 0, 0, 1)), bin)
+  expect_match(sdcRisk:::app_read_code("b.csv", bin)$error, "binary")
+  expect_match(sdcRisk:::app_read_code("photo.png", bin)$error, "not a table")
+  rds <- file.path(dir, "l.rds")
+  saveRDS(list(1, 2), rds)
+  expect_match(sdcRisk:::app_read_code("l.rds", rds)$error, "holds list, not a data frame")
+  writeLines(c("just some words", "and more words", "and a last line"), empty)
+  code <- sdcRisk:::app_read_code("w.csv", empty)
+  expect_null(code$error)
+  expect_match(code$script, "utils::read.csv(\"w.csv\"", fixed = TRUE)
+  env <- new.env()
+  eval(parse(text = code$eval), env)
+  expect_match(sdcRisk:::app_check_table(env$data, "w.csv"), "single column")
+})
+
+test_that("a key with 10^5 distinct values and a hierarchy that does not nest are named", {
+  d <- data.frame(id = seq_len(1e5), sex = rep(c("F", "M"), 5e4))
+  expect_match(sdcRisk:::app_key_warning(d, c("sex", "id")), "Key id has 100,000 distinct values")
+  expect_null(sdcRisk:::app_key_warning(pums_md, c("sex", "age", "puma")))
+  firms <- data.frame(nace = c("A1", "A2", "B1", "A1"), section = c("A", "A", "B", "B"))
+  expect_match(sdcRisk:::app_check_hierarchy(firms, "nace", "section"), "not be additive: nace = A1 falls under 2 groups")
+  expect_null(sdcRisk:::app_check_hierarchy(firms[1:3, ], "nace", "section"))
+})
+
+test_that("the script's code gives back exactly the values the app used", {
+  for (x in list(0.3, 1 / 3, c(0, 18, Inf), list(sex = "keep", age = c(0, 18, 65, Inf)), 7L, "a\"b")) {
+    expect_identical(eval(parse(text = sdcRisk:::app_dq(x))), x)
+  }
+})
+
+# ---- in the browser -----------------------------------------------------------
+
+local_app_browser <- function(env = parent.frame(), data_rds = NULL) {
+  skip_if_not_installed("shiny")
+  skip_if_not_installed("bslib")
+  skip_if_not_installed("callr")
+  skip_if_not_installed("processx")
+  skip_if_not_installed("jsonlite")
+  skip_if_not_installed("httpuv")
+  skip_if_no_browser()
+  app <- app_start(data_rds)
+  withr::defer(app$proc$kill_tree(), envir = env)
+  b <- browser_start()
+  withr::defer({
+    left <- browser_close(b)
+    testthat::expect_length(left, 0)
+  }, envir = env)
+  browser_go(b, app$url)
+  list(app = app, b = b)
+}
+
+expect_alive <- function(b) {
+  expect_true(browser_js(b, "Shiny.shinyapp.isConnected()"))
+  expect_false(browser_js(b, "document.getElementById('shiny-disconnected-overlay') !== null"))
+}
+
+alert_text <- function(b, page) {
+  browser_wait(b, sprintf("document.getElementById('%s_alert') !== null", page), 60)
+  browser_text(b, paste0("#", page, "_alert"))
+}
+
+test_that("in the browser: pums_md, five keys, a release at xi = 0.3, its CSV and a script that repeats it", {
+  s <- local_app_browser()
+  b <- s$b
+  keys <- c("sex", "age", "race", "marital", "puma")
+  browser_set(b, "data_source", "pums_md")
+  browser_keys(b, keys)
+  expect_match(browser_text(b, "#cells_words_text"), "25,469 nonempty cells: 13,641 singletons")
+  shot(b, "1-data")
+
+  browser_show_tab(b, "release")
+  browser_set(b, "xi", 0.3)
+  browser_set(b, "seed", 20)
+  browser_click(b, "#release_go")
+  browser_wait(b, "document.getElementById('cert_words_text') !== null", 180)
+  browser_idle(b)
+  cert <- as.numeric(browser_text(b, "#cert_value"))
+  expect_lte(cert, 0.3)
+  expect_match(browser_text(b, "#cert_words_text"), "right with probability above 0.3")
+  shot(b, "2-release")
+  browser_click(b, "a[data-value='Release risk']")
+  browser_idle(b)
+  shot(b, "2b-release-risk")
+
+  browser_show_tab(b, "downloads")
+  dl <- withr::local_tempdir()
+  csv <- browser_download(b, "dl_released", file.path(dl, "app"))
+  script <- browser_download(b, "dl_script", file.path(dl, "app"))
+  shot(b, "5-downloads")
+  released <- utils::read.csv(csv, stringsAsFactors = FALSE)
+  expect_equal(nrow(released), 59033)
+  expect_identical(names(released), names(pums_md))
+  original <- as.data.frame(lapply(pums_md, function(v) if (is.factor(v)) as.character(v) else v), stringsAsFactors = FALSE)
+  others <- setdiff(names(pums_md), keys)
+  expect_identical(released[others], original[others])
+  changed <- rowSums(released[keys] != original[keys]) > 0
+  expect_gt(sum(changed), 1000)
+
+  # the script repeats the release exactly, seed and all
+  run <- file.path(dl, "script")
+  dir.create(run)
+  run_script(script, run, s$app)
+  expect_identical(readLines(file.path(run, "released.csv")), readLines(csv))
+  set.seed(20)
+  rel <- ifpr(pums_md, keys, xi = 0.3)
+  expect_equal(cert, signif(rel$certificate$risk, 6))
+
+  report <- browser_download(b, "dl_report", file.path(dl, "app"))
+  html <- paste(readLines(report, warn = FALSE), collapse = "\n")
+  expect_match(html, sprintf("R = %s</strong> &lt;= xi = 0.3", format(signif(rel$certificate$risk, 10))), fixed = TRUE)
+  expect_match(html, "Seed: <strong>20</strong>", fixed = TRUE)
+  expect_alive(b)
+})
+
+test_that("in the browser: upload a table of records, protect it, download the flagged CSV", {
+  s <- local_app_browser()
+  b <- s$b
+  set.seed(3)
+  firms <- data.frame(firm = 1:120, sector = sample(c("a", "b", "c", "d"), 120, TRUE),
+                      area = sample(c("x", "y", "z"), 120, TRUE), sales = round(rlnorm(120, 5, 1.5)))
+  dir <- withr::local_tempdir()
+  f <- file.path(dir, "firms.csv")
+  utils::write.csv(firms, f, row.names = FALSE)
+  browser_set(b, "data_source", "upload")
+  browser_upload(b, "#data_file", f)
+  browser_wait(b, "document.getElementById('data_info').innerText.indexOf('firms.csv: 120 records') >= 0")
+
+  browser_show_tab(b, "tables")
+  browser_set(b, "tab_by", c("sector", "area"))
+  browser_set(b, "tab_value", "sales")
+  browser_set(b, "tab_contributor", "firm")
+  browser_js(b, "$('#tab_rules input[value=\"frequency\"]').prop('checked', true); $('#tab_rules input[value=\"p\"]').prop('checked', true).trigger('change'); true")
+  browser_set(b, "tab_p", 15)
+  browser_click(b, "#tab_sens_go")
+  browser_wait(b, "document.getElementById('tab_words_text') !== null", 120)
+  browser_idle(b)
+  shot(b, "4a-tables-sensitivity")
+  browser_click(b, "#tab_protect_go")
+  browser_wait(b, "document.getElementById('tab_words_text').innerText.indexOf('Protected') >= 0", 180)
+  browser_idle(b)
+  shot(b, "4b-tables-pattern")
+  browser_click(b, "a[data-value='Audit']")
+  browser_wait(b, "document.getElementById('audit_words_text') !== null")
+  expect_match(browser_text(b, "#audit_words_text"), "Audit passed")
+  shot(b, "4c-tables-audit")
+
+  browser_show_tab(b, "downloads")
+  out <- browser_download(b, "dl_table", file.path(dir, "dl"))
+  flagged <- utils::read.csv(out, stringsAsFactors = FALSE)
+  sens <- cell_sensitivity(utils::read.csv(f, check.names = FALSE, stringsAsFactors = TRUE, na.strings = c("", "NA")),
+                           by = c("sector", "area"), value = "sales",
+                           rules = list(rule_frequency(3), rule_p(15)), contributor = "firm")
+  prot <- protect_table(sens)
+  expect_identical(flagged$status, as.character(prot$status))
+  expect_true(all(flagged$protected[flagged$status == "primary"]))
+  expect_gt(sum(flagged$status == "primary"), 0)
+  expect_alive(b)
+})
+
+test_that("in the browser: bad input gets a message and the app goes on working", {
+  s <- local_app_browser()
+  b <- s$b
+  dir <- withr::local_tempdir()
+  browser_set(b, "data_source", "upload")
+
+  empty <- file.path(dir, "empty.csv")
+  file.create(empty)
+  browser_upload(b, "#data_file", empty)
+  expect_match(alert_text(b, "data"), "The file empty.csv is empty")
+  expect_alive(b)
+
+  png <- file.path(dir, "picture.png")
+  writeBin(as.raw(c(137, 80, 78, 71, 13, 10, 26, 10, 0, 0)), png)
+  browser_upload(b, "#data_file", png)
+  browser_wait(b, "document.getElementById('data_alert').innerText.indexOf('picture.png') >= 0")
+  expect_match(browser_text(b, "#data_alert"), "picture.png is not a table")
+  shot(b, "6-bad-upload")
+  expect_alive(b)
+
+  many <- file.path(dir, "many.csv")
+  utils::write.csv(data.frame(id = seq_len(1e5), sex = rep(c("F", "M"), 5e4)), many, row.names = FALSE)
+  browser_upload(b, "#data_file", many)
+  browser_wait(b, "document.getElementById('data_info').innerText.indexOf('many.csv: 100,000 records') >= 0", 120)
+  browser_keys(b, c("sex", "id"), data = "many.csv")
+  browser_wait(b, "document.getElementById('data_alert') !== null && document.getElementById('data_alert').innerText.indexOf('100,000 distinct') >= 0", 120)
+  expect_match(browser_text(b, "#data_alert"), "Key id has 100,000 distinct values")
+  expect_alive(b)
+
+  # hierarchy that does not nest: the table would not add up
+  firms <- data.frame(nace = c("A1", "A2", "B1", "A1", "B2"), section = c("A", "A", "B", "B", "B"),
+                      sales = c(10, 20, 30, 40, 50))
+  ff <- file.path(dir, "nace.csv")
+  utils::write.csv(firms, ff, row.names = FALSE)
+  browser_upload(b, "#data_file", ff)
+  browser_wait(b, "document.getElementById('data_info').innerText.indexOf('nace.csv') >= 0")
+  browser_show_tab(b, "tables")
+  browser_set(b, "tab_by", "nace")
+  browser_wait(b, "document.getElementById('tab_hier_1') !== null")
+  browser_set(b, "tab_hier_1", "section")
+  browser_set(b, "tab_value", "sales")
+  browser_click(b, "#tab_sens_go")
+  expect_match(alert_text(b, "tables"), "not be additive: nace = A1 falls under 2 groups of section")
+  expect_alive(b)
+
+  # xi outside (0, 1), then a good release: the app still works
+  browser_show_tab(b, "data")
+  browser_set(b, "data_source", "pums_md")
+  browser_keys(b, c("sex", "race", "marital"))
+  browser_show_tab(b, "release")
+  browser_set(b, "xi", 1.5)
+  browser_click(b, "#release_go")
+  expect_match(alert_text(b, "release"), "strictly between 0 and 1 (a probability); 1.5 was given", fixed = TRUE)
+  shot(b, "6-bad-xi")
+  expect_alive(b)
+  browser_set(b, "xi", 0.5)
+  browser_click(b, "#release_go")
+  browser_wait(b, "document.getElementById('cert_words_text') !== null", 120)
+  expect_lte(as.numeric(browser_text(b, "#cert_value")), 0.5)
+  expect_false(browser_js(b, "document.getElementById('release_alert') !== null"))
+  expect_alive(b)
+})
+
+test_that("in the browser: an sdcMicroObj after sdcMicro::pram() is certified exactly", {
+  skip_if_not_installed("sdcMicro")
+  s <- local_app_browser()
+  b <- s$b
+  keys <- c("sex", "race", "marital")
+  obj <- sdcMicro::createSdcObj(pums_md[1:3000, c(keys, "age")], keyVars = keys)
+  set.seed(4)
+  obj <- suppressWarnings(sdcMicro::pram(obj, variables = c("race", "marital")))
+  dir <- withr::local_tempdir()
+  f <- file.path(dir, "obj.rds")
+  saveRDS(obj, f)
+  certified <- pram_certify(obj)
+  partial <- max_match_risk(obj, known = c("sex", "marital"))
+
+  browser_show_tab(b, "certify")
+  browser_set(b, "cert_source", "sdcmicro")
+  browser_upload(b, "#cert_obj", f)
+  browser_wait(b, "document.querySelector('#cert_obj_progress .progress-bar') !== null && document.querySelector('#cert_obj_progress .progress-bar').innerText.indexOf('complete') >= 0", 60)
+  browser_set(b, "cert_known_mode", "some")
+  browser_set(b, "cert_known", c("sex", "marital"))
+  browser_click(b, "#cert_go")
+  browser_wait(b, "document.getElementById('pram_words_text') !== null", 180)
+  browser_idle(b)
+  expect_equal(as.numeric(browser_text(b, "#pram_value")), signif(certified@risk$pram$risk, 6))
+  known_table <- browser_text(b, "#pram_known")
+  expect_match(known_table, "sex, marital")
+  expect_match(known_table, format(round(partial$risk, 5), nsmall = 5), fixed = TRUE)
+  shot(b, "3-certify")
+  expect_alive(b)
+})
+
+test_that("in the browser: per-variable matrices uploaded as CSV files are certified exactly", {
+  s <- local_app_browser()
+  b <- s$b
+  keys <- c("sex", "race", "marital")
+  make <- function(levels, keep) {
+    k <- length(levels)
+    m <- matrix((1 - keep) / (k - 1), k, k, dimnames = list(levels, levels))
+    diag(m) <- keep
+    m
+  }
+  mats <- list(race = make(levels(pums_md$race), 0.9), marital = make(levels(pums_md$marital), 0.8))
+  dir <- withr::local_tempdir()
+  files <- file.path(dir, paste0(names(mats), ".csv"))
+  for (i in seq_along(mats)) utils::write.csv(mats[[i]], files[i])
+  # the matrices as the CSV files give them back (15 significant digits)
+  back <- lapply(files, function(f) as.matrix(utils::read.csv(f, row.names = 1, check.names = FALSE)))
+  names(back) <- names(mats)
+  expect_equal(back, mats, tolerance = 1e-14)
+  plan <- pram_plan_vars(cell_frequencies(pums_md, keys), back, orientation = "rows")
+  exact <- max_match_risk(plan)
+
+  browser_set(b, "data_source", "pums_md")
+  browser_keys(b, keys)
+  browser_show_tab(b, "certify")
+  browser_set(b, "cert_source", "matrices")
+  browser_upload(b, "#cert_matrices", files)
+  browser_wait(b, "document.querySelector('#cert_matrices_progress .progress-bar') !== null && document.querySelector('#cert_matrices_progress .progress-bar').innerText.indexOf('complete') >= 0", 60)
+  browser_click(b, "#cert_go")
+  browser_wait(b, "document.getElementById('pram_words_text') !== null", 180)
+  expect_equal(as.numeric(browser_text(b, "#pram_value")), signif(exact$risk, 6))
+
+  browser_show_tab(b, "downloads")
+  script <- browser_download(b, "dl_script", file.path(dir, "dl"))
+  code <- readLines(script)
+  expect_true(any(grepl("race = as.matrix(utils::read.csv(\"race.csv\"", code, fixed = TRUE)))
+  file.copy(files, file.path(dir, "dl"))
+  env <- callr::r(function(script, dir, path) {
+    if (nzchar(path)) pkgload::load_all(path, quiet = TRUE)
+    setwd(dir)
+    e <- new.env()
+    source(script, local = e)
+    e$certificate$risk
+  }, args = list(script = script, dir = file.path(dir, "dl"), path = s$app$path))
+  expect_identical(env, exact$risk)
+  expect_alive(b)
+})

@@ -1,0 +1,119 @@
+skip_if_no_pandoc <- function() {
+  skip_if_not_installed("rmarkdown")
+  skip_if_not_installed("knitr")
+  ok <- rmarkdown::pandoc_available("1.12.3")
+  if (!ok && strict_mode()) testthat::fail("pandoc is not installed (SDCRISK_STRICT=true: required in CI)")
+  testthat::skip_if_not(ok, "pandoc is not installed")
+}
+
+report_html <- function(x, ...) {
+  f <- withr::local_tempfile(fileext = ".html", .local_envir = parent.frame())
+  out <- release_report(x, f, ...)
+  expect_equal(normalizePath(out), normalizePath(f))
+  paste(readLines(f, warn = FALSE), collapse = "\n")
+}
+
+# Self-contained: every image is embedded, nothing is fetched from elsewhere.
+expect_self_contained <- function(html) {
+  imgs <- regmatches(html, gregexpr("<img[^>]*src=\"[^\"]*", html))[[1]]
+  expect_gt(length(imgs), 0)
+  expect_true(all(grepl("src=\"data:image/", imgs)))
+  expect_false(grepl("<script[^>]*src=\"http", html))
+  expect_false(grepl("<link[^>]*href=\"http", html))
+}
+
+test_that("release_report() documents an ifpr() release with its exact certificate", {
+  skip_if_no_pandoc()
+  set.seed(11)
+  keys <- c("sex", "age", "race", "marital")
+  rel <- ifpr(pums_md[1:4000, ], keys, xi = 0.25,
+              partition = list(sex = "keep", age = c(0, 18, 45, 65, Inf)), on_infeasible = "merge")
+  html <- report_html(rel, seed = 11)
+  expect_self_contained(html)
+  cert <- rel$certificate
+  expect_match(html, sprintf("R = %s</strong> &lt;= xi = 0.25", format(signif(cert$risk, 10))), fixed = TRUE)
+  expect_match(html, sprintf("attained at cell %s", cert$cell), fixed = TRUE)
+  expect_match(html, format(cert$records_changed, big.mark = ","), fixed = TRUE)
+  expect_match(html, "Seed: <strong>11</strong>", fixed = TRUE)
+  expect_match(html, paste0("sdcRisk ", utils::packageVersion("sdcRisk")), fixed = TRUE)
+  expect_match(html, "within groups with breaks 0, 18, 45, 65, Inf", fixed = TRUE)
+  expect_match(html, "ifpr(data,", fixed = TRUE)
+  # the design's blocks add up to the certificate's
+  expect_match(html, sprintf("%s IFPR blocks", format(cert$blocks, big.mark = ",")), fixed = TRUE)
+})
+
+test_that("the code in an ifpr() report reproduces the release", {
+  skip_if_no_pandoc()
+  set.seed(5)
+  d <- pums_md[1:3000, ]
+  rel <- ifpr(d, c("sex", "age", "race"), xi = 0.3, partition = list(sex = "keep"))
+  html <- report_html(rel, seed = 5)
+  blocks <- regmatches(html, gregexpr("<pre class=\"r\"><code>(.|\n)*?</code></pre>", html, perl = TRUE))[[1]]
+  expect_length(blocks, 1)
+  code <- gsub("<[^>]+>", "", blocks)
+  code <- gsub("&quot;", "\"", gsub("&lt;", "<", gsub("&gt;", ">", gsub("&amp;", "&", code, fixed = TRUE), fixed = TRUE), fixed = TRUE), fixed = TRUE)
+  code <- sub("set.seed(SEED)", "set.seed(5)", code, fixed = TRUE)
+  env <- new.env()
+  env$data <- d
+  eval(parse(text = code), env)
+  expect_identical(env$release$data, rel$data)
+  expect_identical(env$release$certificate$risk, rel$certificate$risk)
+})
+
+test_that("release_report() documents a pram_release() with its matrices and partial-key intruders", {
+  skip_if_no_pandoc()
+  set.seed(2)
+  keys <- c("sex", "race", "marital")
+  pr <- pram_release(pums_md[1:3000, ], keys, vars = c("race", "marital"), strata = "sex", pd = 0.8)
+  html <- report_html(pr, seed = 2, known = list(c("race", "marital"), "sex"))
+  expect_self_contained(html)
+  expect_match(html, sprintf("R = %s</strong>, attained at cell %s", format(signif(pr$certificate$risk, 10)), pr$certificate$cell), fixed = TRUE)
+  kn <- max_match_risk_known(pr$plan, subsets = list(c("race", "marital"), "sex"))
+  expect_match(html, format(signif(kn$risk[1], 6), scientific = FALSE, drop0trailing = TRUE, trim = TRUE), fixed = TRUE)
+  expect_match(html, "Transition matrix of <code>race</code> in stratum", fixed = TRUE)
+  expect_match(html, "pram_release(data", fixed = TRUE)
+})
+
+test_that("release_report() documents a certified sdcMicroObj", {
+  skip_if_no_pandoc()
+  skip_if_not_installed("sdcMicro")
+  keys <- c("sex", "race", "marital")
+  obj <- sdcMicro::createSdcObj(pums_md[1:2000, c(keys, "age")], keyVars = keys)
+  set.seed(1)
+  obj <- suppressWarnings(sdcMicro::pram(obj, variables = c("race", "marital")))
+  expect_error(release_report(obj, tempfile()), class = "sdcRisk_error_argument")
+  obj <- pram_certify(obj)
+  html <- report_html(obj, known = list("race", c("sex", "race")))
+  expect_self_contained(html)
+  expect_match(html, sprintf("R = %s</strong>", format(signif(obj@risk$pram$risk, 10))), fixed = TRUE)
+  r_race <- max_match_risk(obj, known = "race")$risk
+  expect_match(html, format(signif(r_race, 6), scientific = FALSE, drop0trailing = TRUE, trim = TRUE), fixed = TRUE)
+  expect_match(html, "Transition matrix of <code>marital</code>", fixed = TRUE)
+})
+
+test_that("release_report() documents a protected table and its audit", {
+  skip_if_no_pandoc()
+  set.seed(3)
+  firms <- data.frame(firm = 1:80, sector = sample(c("a", "b", "c", "d"), 80, TRUE),
+                      area = sample(c("x", "y", "z"), 80, TRUE), sales = round(rlnorm(80, 5, 1.5)))
+  sens <- cell_sensitivity(firms, c("sector", "area"), "sales",
+                           rules = list(rule_frequency(3), rule_p(15)), contributor = "firm")
+  prot <- protect_table(sens)
+  html <- report_html(prot, sensitivity = sens)
+  expect_self_contained(html)
+  expect_match(html, "<strong>every sensitive cell is protected</strong>", fixed = TRUE)
+  expect_match(html, "Re-run of <code>audit_table()</code> on the pattern: passed", fixed = TRUE)
+  n <- table(prot$status)
+  expect_match(html, sprintf("%s suppressed as sensitive (primary) and %s suppressed", n[["primary"]], n[["secondary"]]), fixed = TRUE)
+  expect_error(release_report(prot, tempfile(), sensitivity = sens[1:3, ]), class = "sdcRisk_error_argument")
+})
+
+test_that("release_report() refuses what it cannot document, and bad arguments", {
+  expect_error(release_report(data.frame(a = 1), tempfile()), class = "sdcRisk_error_argument")
+  set.seed(1)
+  rel <- ifpr(pums_md[1:500, ], c("sex", "race"), xi = 0.5)
+  expect_error(release_report(rel, c("a", "b")), class = "sdcRisk_error_argument")
+  expect_error(release_report(rel, tempfile(), seed = "x"), class = "sdcRisk_error_argument")
+  expect_error(release_report(rel, tempfile(), code = 1), class = "sdcRisk_error_argument")
+  expect_error(release_report(rel, tempfile(), extra = 1))
+})
