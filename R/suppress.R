@@ -45,17 +45,18 @@
 #' @param cost What suppression loses: `"value"` (the sum of the suppressed
 #'   cells' absolute values) or `"cells"` (their number).
 #' @param method `"heuristic"` (the default; see Details) or `"optimal"`: the
-#'   pattern of least cost, from one mixed integer program over the whole
-#'   table with a witness table for every side of every sensitive cell
-#'   (Fischetti and Salazar-González 2001, without their cut generation),
-#'   solved by GLPK. For small tables only (at most 200,000 variables: cells
-#'   times one plus twice the number of sides to protect); deviations of
-#'   cells without an upper bound are capped at the table's total absolute
-#'   value, which no witness needs in practice.
-#' @param time_limit Seconds GLPK may spend on `method = "optimal"`; when it
-#'   stops before proving optimality the best pattern found is completed by
-#'   the heuristic if needed, audited as always, and `stats$optimal` is
-#'   `FALSE`.
+#'   pattern of least cost, by the cut generation of Fischetti and
+#'   Salazar-González (2001): a mixed integer program over one 0/1 variable
+#'   per cell, to which the dual of the attacker's linear program adds a
+#'   capacity constraint for every side of a sensitive cell that the current
+#'   pattern leaves unprotected, until none is. The heuristic's pattern
+#'   bounds the cost from the start, so the result is never worse than the
+#'   heuristic's. For tables of at most 10,000 cells.
+#' @param time_limit Seconds `method = "optimal"` may spend on top of the
+#'   heuristic. When it stops before proving optimality, the heuristic's
+#'   pattern is kept (the programs' solutions are never returned unproved),
+#'   and `stats$optimal` is `FALSE`; `stats$lower_bound` is then a lower
+#'   bound on the cost of any pattern.
 #' @param box The number of cells, about, among which the linear program
 #'   protecting one sensitive cell may choose suppressions (see Details; at
 #'   least 4). Larger boxes find cheaper patterns more slowly; `Inf` searches
@@ -70,7 +71,9 @@
 #'   "suppressed"`, `NA` for published cells) and `protected` (`TRUE` for
 #'   every sensitive cell, `NA` otherwise). Attributes `by`, `value`, `cost`
 #'   and `stats` (linear programs solved, seconds, the method and, for
-#'   `method = "optimal"`, whether GLPK proved the pattern optimal).
+#'   `method = "optimal"`, `optimal`, whether the pattern is proved optimal,
+#'   and `lower_bound`, the proved lower bound on the cost of any pattern,
+#'   in the units of `cost` with primary cells free).
 #' @references Hundepool, A. et al. (2012). *Statistical Disclosure
 #'   Control*, Section 4.4. Wiley.
 #'
@@ -115,6 +118,13 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   method <- check_choice(method)
   if (!identical(box, Inf)) check_number(box, min = 4)
   check_number(time_limit, min = 1)
+  if (method == "optimal" && nrow(x) > 10000) {
+    abort_sdc(c(
+      "{.code method = \"optimal\"} is for tables of at most 10,000 cells.",
+      "x" = "This one has {format(nrow(x), big.mark = ',')} cells.",
+      "i" = "Use the default {.code method = \"heuristic\"}."
+    ), "argument", call = rlang::current_env())
+  }
   start <- proc.time()[["elapsed"]]
   prep <- table_problem(x, lower, upper, freq_protection)
   search <- new_protection_search(prep, suppression_cost(prep$value, cost), cell_labels(x), box)
@@ -122,12 +132,24 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   search$reason[primary] <- x$rules[primary]
   todo <- which(primary)
   todo <- todo[order(-prep$level[todo], todo)]
-  optimal <- NA
-  if (method == "optimal") {
-    optimal <- optimal_pattern(search, todo, time_limit, call = rlang::current_env())
-  }
-  # the heuristic; after the optimal model only where a witness failed its check
+  # the heuristic first: its pattern bounds the optimal one
   for (i in todo) protect_cell(search, i, call = rlang::current_env())
+  optimal <- NA
+  lower_bound <- NA_real_
+  n_lp_opt <- 0L
+  if (method == "optimal" && length(todo)) {
+    left <- time_limit - (proc.time()[["elapsed"]] - start)
+    opt <- optimal_pattern(search, todo, search$supp, left, call = rlang::current_env())
+    if (!is.null(opt$supp)) {
+      search <- witness_search(prep, search, opt$supp, todo, call = rlang::current_env())
+    }
+    optimal <- opt$optimal
+    lower_bound <- opt$lower_bound
+    n_lp_opt <- opt$n_lp
+  } else if (method == "optimal") {
+    optimal <- TRUE
+    lower_bound <- 0
+  }
   supp <- search$supp
   targets <- which(supp & (primary | intervals == "suppressed"))
   if (intervals == "none") {
@@ -143,8 +165,9 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
     abort_sdc("Internal error: the final audit of the suppression pattern failed.", "internal")
   }
   if (intervals == "none") final$lower[] <- final$upper[] <- NA_real_
-  stats <- list(n_lp = search$n_lp + final$n_lp, seconds = proc.time()[["elapsed"]] - start,
-                method = method, optimal = optimal)
+  stats <- list(n_lp = search$n_lp + n_lp_opt + final$n_lp,
+                seconds = proc.time()[["elapsed"]] - start, method = method, optimal = optimal,
+                lower_bound = lower_bound)
   new_sdc_protection(x, prep, supp, search$reason, targets, final, cost, stats)
 }
 
@@ -217,80 +240,29 @@ new_protection_search <- function(prep, w, labels, box) {
   search
 }
 
-# The optimal pattern (method = "optimal"): one mixed integer program with a
-# 0/1 variable per cell (suppressed or not) and, for every side of every
-# sensitive cell, a witness table whose deviation from the true table may
-# only touch suppressed cells (Fischetti and Salazar-Gonzalez 2001, the
-# model without their cut generation). The witnesses are checked and
-# recorded as in the heuristic; TRUE when GLPK proved the pattern optimal,
-# FALSE when it stopped at `time_limit` with a feasible pattern.
-optimal_pattern <- function(search, todo, time_limit, call) {
-  prep <- search$prep
-  st <- prep$structure
-  n <- st$ncell
-  need <- do.call(rbind, lapply(todo, function(i) {
+# A fresh search state for the pattern `supp` (from the optimal method):
+# witness tables found among its suppressed cells only, so that nothing is
+# added unless a program fails numerically (then the heuristic completes
+# the pattern, and the audit decides as always).
+witness_search <- function(prep, old, supp, todo, call) {
+  search <- new_protection_search(prep, old$w, old$labels, old$box)
+  search$n_lp <- old$n_lp
+  search$reason <- old$reason
+  search$reason[supp & !prep$sensitive] <- "optimal pattern"
+  search$reason[!supp] <- ""
+  search$supp <- supp
+  cells <- which(supp)
+  for (i in todo) {
     t <- protection_targets(search, i, call)
-    data.frame(cell = i, dir = c(1, -1), t = unname(t))[t > 0, , drop = FALSE]
-  }))
-  k <- nrow(need)
-  size <- n * (1 + 2 * k)
-  if (size > 2e5) {
-    abort_sdc(c(
-      "{.code method = \"optimal\"} is for small tables.",
-      "x" = "This one needs {format(size, big.mark = ',')} variables ({n} cells, {k} sides of sensitive cells to protect); the limit is 200,000.",
-      "i" = "Use the default {.code method = \"heuristic\"}."
-    ), "argument", call = call)
+    for (dir in c(1, -1)) {
+      ti <- t[[if (dir > 0) "up" else "down"]]
+      if (ti <= 0) next
+      y <- deviation_lp(search, i, cells, ti, dir, symmetric = FALSE)
+      if (!is.null(y)) record_witness(search, y, i)
+    }
+    protect_cell(search, i, call)
   }
-  big <- sum(abs(prep$value)) + max(need$t)
-  cap_up <- pmin(search$cap_up, big)
-  cap_dn <- pmin(search$cap_dn, big)
-  # columns: x (n), then per side k: y+ (n), y- (n)
-  col_p <- function(q) n + (q - 1) * 2 * n
-  rows <- list()
-  r0 <- 0L
-  for (q in seq_len(k)) {
-    # relations of the witness: sum coef (y+ - y-) = 0
-    rows[[length(rows) + 1]] <- data.frame(i = r0 + c(st$rel, st$rel),
-                                           j = c(col_p(q) + st$cell, col_p(q) + n + st$cell),
-                                           v = c(st$coef, -st$coef))
-    r0 <- r0 + st$nrel
-    # y+_j <= cap_up_j x_j and y-_j <= cap_dn_j x_j
-    j <- seq_len(n)
-    rows[[length(rows) + 1]] <- data.frame(i = r0 + c(j, j, n + j, n + j),
-                                           j = c(col_p(q) + j, j, col_p(q) + n + j, j),
-                                           v = c(rep(1, n), -cap_up, rep(1, n), -cap_dn))
-    r0 <- r0 + 2L * n
-  }
-  rows <- do.call(rbind, rows)
-  dirs <- rep(c(rep("==", st$nrel), rep("<=", 2 * n)), k)
-  nvar <- n * (1 + 2 * k)
-  lb <- numeric(nvar)
-  ub <- c(rep(1, n), rep(c(cap_up, cap_dn), k))
-  lb[seq_len(n)][prep$sensitive] <- 1
-  for (q in seq_len(k)) {
-    i <- need$cell[q]
-    at <- if (need$dir[q] > 0) col_p(q) + i else col_p(q) + n + i
-    other <- if (need$dir[q] > 0) col_p(q) + n + i else col_p(q) + i
-    lb[at] <- ub[at] <- need$t[q]
-    ub[other] <- 0
-  }
-  obj <- c(ifelse(prep$sensitive, 0, search$w), 1e-9 * min(search$w) / rep(need$t, each = 2 * n))
-  r <- Rglpk::Rglpk_solve_LP(obj, triplet_matrix(rows$i, rows$j, rows$v, r0, nvar), dirs,
-                             numeric(r0), types = c(rep("B", n), rep("C", nvar - n)),
-                             bounds = list(lower = list(ind = seq_len(nvar), val = lb),
-                                           upper = list(ind = seq_len(nvar), val = ub)),
-                             control = list(canonicalize_status = FALSE, presolve = TRUE,
-                                            tm_limit = as.integer(min(1000 * time_limit, .Machine$integer.max))))
-  search$n_lp <- search$n_lp + 1L
-  # GLPK MIP statuses: 5 optimal, 2 feasible (stopped early)
-  if (!r$status %in% c(2L, 5L)) return(FALSE)
-  sol <- r$solution
-  for (q in seq_len(k)) {
-    w <- checked_witness(search, seq_len(n), sol[col_p(q) + seq_len(n)] - sol[col_p(q) + n + seq_len(n)],
-                         need$cell[q])
-    if (!is.null(w)) record_witness(search, w, need$cell[q])
-  }
-  r$status == 5L
+  search
 }
 
 # The protection cell i needs on each side: its level, within its a priori
@@ -500,7 +472,7 @@ format.sdc_protection <- function(x, n = 10, ...) {
             sum(status == "primary"), sum(status == "secondary"),
             format(lost, big.mark = ",", scientific = FALSE), attr(x, "cost"),
             if (identical(st$method, "optimal")) {
-              if (isTRUE(st$optimal)) "; optimal (proved by GLPK)" else "; optimality not proved (time limit)"
+              if (isTRUE(st$optimal)) "; optimal (proved)" else "; optimality not proved (time limit)"
             } else ""),
     sprintf("Audit passed: every sensitive cell protected (%d linear programs, %.2f s)",
             st$n_lp, st$seconds),

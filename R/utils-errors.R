@@ -163,6 +163,9 @@ show_value <- function(x, n = 5) {
 #'   table's relations or the bounds (no table fits them).
 #' * `sdcRisk_error_unprotectable`: a sensitive cell cannot be protected
 #'   even with every related cell suppressed; the message names the cell.
+#' * `sdcRisk_error_solver`: a linear program of [protect_table()] or
+#'   [audit_table()] failed in the solver (numerical trouble) where no
+#'   fallback is left; no pattern or audit is returned.
 #' * `sdcRisk_error_internal`: a pattern [protect_table()] built failed its
 #'   own final audit; it is not returned. Please report it.
 #'
