@@ -99,7 +99,7 @@ audit_table <- function(x, suppressed, ..., lower = NULL, upper = NULL, freq_pro
   check_sensitivity_table(x)
   intervals <- check_choice(intervals)
   supp <- suppression_vector(x, suppressed)
-  prep <- table_problem(x, lower, upper, freq_protection)
+  prep <- table_problem(x, lower, upper, freq_protection, arg = "x")
   targets <- which(supp & (prep$sensitive | intervals == "suppressed"))
   res <- audit_cells(prep, supp, targets, exact = intervals != "none")
   new_sdc_audit(x, prep, supp, targets, res, show = intervals != "none")
@@ -128,20 +128,89 @@ new_sdc_audit <- function(x, prep, supp, targets, res, show = TRUE) {
             passed = all(protected[sens]), n_lp = res$n_lp)
 }
 
+# An sdc_audit object that a user may have edited: the columns its methods
+# read, and the verdict `passed` consistent with them.
+validate_sdc_audit <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  by <- attr(x, "by")
+  need <- c(by, "level", "total", "suppressed", "sensitive", "protection", "lower", "upper",
+            "protected")
+  lgl <- function(v, na = FALSE) is.logical(v) && (na || !anyNA(v))
+  problem <- if (!inherits(x, "sdc_audit") || !is.data.frame(x)) {
+    "it is not a data frame of class {.cls sdc_audit}"
+  } else if (!is.character(by) || !length(by) || !lgl(attr(x, "passed")) ||
+             length(attr(x, "passed")) != 1 || !is.numeric(attr(x, "n_lp"))) {
+    "its attributes {.field by}, {.field passed} and {.field n_lp} are missing or wrong"
+  } else if (length(miss <- setdiff(need, names(x)))) {
+    paste0("column", if (length(miss) > 1) "s", " ", paste(miss, collapse = ", "), " missing")
+  } else if (!lgl(x$suppressed) || !lgl(x$sensitive) || !lgl(x$protected, na = TRUE) ||
+             !is.numeric(x$total) || !all(is.finite(x$total)) || !is.numeric(x$lower) ||
+             !is.numeric(x$upper) || !is.numeric(x$protection)) {
+    "{.field suppressed}, {.field sensitive}, {.field protected} or the numeric columns have wrong values"
+  } else if (!identical(x$sensitive, !is.na(x$protected)) ||
+             !identical(attr(x, "passed"), all(x$protected[x$sensitive]))) {
+    "{.field protected} disagrees with {.field sensitive} or with the verdict {.field passed}"
+  }
+  if (!is.null(problem)) {
+    abort_sdc(c(paste0("{.arg {arg}} has been modified: ", problem, "."),
+                "i" = "Use the object {.fn audit_table} returned, or call it again."),
+              "invalid_object", call = call, arg = arg)
+  }
+  invisible(x)
+}
+
 #' @export
 format.sdc_audit <- function(x, n = 10, ...) {
+  validate_sdc_audit(x)
   fail <- which(x$sensitive & !x$protected)
   df <- as.data.frame(unclass(x))
   shown <- if (length(fail)) df[fail, , drop = FALSE] else df
-  body <- utils::capture.output(print(utils::head(shown, n), row.names = FALSE))
-  c(sprintf("<sdc_audit> %d suppressed cell%s of %s, %d sensitive; %d linear programs",
-            sum(x$suppressed), if (sum(x$suppressed) == 1) "" else "s", attr(x, "value"),
-            sum(x$sensitive), attr(x, "n_lp")),
-    if (attr(x, "passed")) "Every sensitive cell is protected." else
-      sprintf("NOT PROTECTED: %d sensitive cell%s (shown below).", length(fail),
-              if (length(fail) == 1) "" else "s"),
+  body <- if (nrow(shown)) utils::capture.output(print(utils::head(shown, n), row.names = FALSE))
+  c(sprintf("<sdc_audit> %s of %s, %s; %s",
+            plural(sum(x$suppressed), "suppressed cell"), attr(x, "value"),
+            paste(format(sum(x$sensitive), big.mark = ","), "sensitive"),
+            plural(attr(x, "n_lp"), "linear program")),
+    if (!nrow(x)) "No cell is sensitive or suppressed: nothing to audit." else
+      if (attr(x, "passed")) "Every sensitive cell is protected." else
+      sprintf("NOT PROTECTED: %s (shown below).", plural(length(fail), "sensitive cell")),
     body,
     if (nrow(shown) > n) sprintf("# ... %d more rows", nrow(shown) - n))
+}
+
+#' @export
+summary.sdc_audit <- function(object, ...) {
+  validate_sdc_audit(object)
+  sens <- object$sensitive
+  fail <- object[sens & !object$protected, c(attr(object, "by"), "total", "protection", "lower", "upper"),
+                 drop = FALSE]
+  structure(list(
+    value = attr(object, "value"), by = attr(object, "by"), passed = attr(object, "passed"),
+    n_suppressed = sum(object$suppressed), n_sensitive = sum(sens),
+    n_protected = sum(object$protected[sens]), n_lp = attr(object, "n_lp"),
+    exact = any(!is.na(object$lower)),
+    failing = as.data.frame(unclass(fail))
+  ), class = "summary.sdc_audit")
+}
+
+#' @export
+format.summary.sdc_audit <- function(x, ...) {
+  c(
+    sprintf("Audit of a suppression pattern of %s by %s", x$value, paste(x$by, collapse = " x ")),
+    sprintf("%s, %s sensitive; %s protected", plural(x$n_suppressed, "suppressed cell"),
+            format(x$n_sensitive, big.mark = ","), format(x$n_protected, big.mark = ",")),
+    if (x$n_sensitive == 0) "Verdict: no sensitive cell, nothing to protect." else
+      if (x$passed) "Verdict: PASSED, every sensitive cell is protected." else
+      sprintf("Verdict: FAILED, %s narrower than required.", plural(nrow(x$failing), "sensitive cell")),
+    sprintf("%s (%s)", plural(x$n_lp, "linear program"),
+            if (x$exact) "exact intervals" else "protection decided, intervals not reported"),
+    if (nrow(x$failing)) c("Cells not protected:", utils::capture.output(
+      print(utils::head(x$failing, 10), row.names = FALSE)))
+  )
+}
+
+#' @export
+print.summary.sdc_audit <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
 }
 
 #' @export
@@ -151,13 +220,7 @@ print.sdc_audit <- function(x, n = 10, ...) {
 }
 
 check_sensitivity_table <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
-  if (!inherits(x, "sdc_sensitivity")) {
-    abort_sdc(c(
-      "{.arg {arg}} must be a table from {.fn cell_sensitivity}.",
-      "x" = "It is {.obj_type_friendly {x}}."
-    ), "not_sensitivity", call = call)
-  }
-  invisible(x)
+  validate_sdc_sensitivity(x, arg = arg, call = call)
 }
 
 # A suppression pattern as a logical vector over the rows of `x`.
@@ -168,7 +231,7 @@ suppression_vector <- function(x, suppressed, call = rlang::caller_env()) {
       abort_sdc(c(
         "{.arg suppressed} must have a column for every {.arg by} variable.",
         "x" = "Missing: {.val {setdiff(by, names(suppressed))}}."
-      ), "pattern", call = call)
+      ), "pattern", call = call, arg = "suppressed")
     }
     key <- function(d) do.call(paste, c(lapply(by, function(b) as.character(d[[b]])), sep = "\r"))
     pos <- match(key(suppressed), key(x))
@@ -178,7 +241,7 @@ suppression_vector <- function(x, suppressed, call = rlang::caller_env()) {
         "Every row of {.arg suppressed} must be a cell of the table.",
         "x" = "{sum(is.na(pos))} row{?s} match{?es/} no cell, e.g. {.val {paste(unlist(lapply(bad, as.character)), collapse = ' x ')}}.",
         "i" = "Margins are labelled {.val {attr(x, 'options')$total_label}}."
-      ), "pattern", call = call)
+      ), "pattern", call = call, arg = "suppressed")
     }
     out <- logical(nrow(x))
     out[pos] <- TRUE
@@ -188,21 +251,22 @@ suppression_vector <- function(x, suppressed, call = rlang::caller_env()) {
     abort_sdc(c(
       "{.arg suppressed} must be a logical vector with one value per cell, or a data frame of cells.",
       "x" = "It is {.obj_type_friendly {suppressed}} of length {length(suppressed)}; the table has {nrow(x)} cells."
-    ), "pattern", call = call)
+    ), "pattern", call = call, arg = "suppressed")
   }
   suppressed
 }
 
 # Everything the audit needs: relations, values, bounds, protection levels.
-table_problem <- function(x, lower, upper, freq_protection, call = rlang::caller_env()) {
+table_problem <- function(x, lower, upper, freq_protection, arg = "x", call = rlang::caller_env()) {
   if (!is.numeric(freq_protection) || length(freq_protection) != 1 || is.na(freq_protection) ||
       freq_protection < 0) {
     abort_sdc(c("{.arg freq_protection} must be a single non-negative percentage.",
-                "x" = "It is {show_value(freq_protection)}."), "argument", call = call)
+                "x" = "It is {show_value(freq_protection)}."), "argument", call = call,
+              arg = "freq_protection", value = freq_protection)
   }
   value <- as.numeric(x$total)
   bounds <- cell_bounds(x, lower, upper, call)
-  list(structure = table_structure(x, call), value = value, lower = bounds$lower,
+  list(structure = table_structure(x, arg, call), value = value, lower = bounds$lower,
        upper = bounds$upper, level = protection_levels(x, freq_protection),
        sensitive = x$sensitive, tol = 1e-7 * (1 + abs(value)))
 }
@@ -228,7 +292,7 @@ cell_bounds <- function(x, lower, upper, call) {
       abort_sdc(c(
         "{.arg {arg}} must be one number or one number per cell.",
         "x" = "It is {.obj_type_friendly {b}} of length {length(b)}; the table has {n} cells."
-      ), "bounds", call = call)
+      ), "bounds", call = call, arg = arg)
     }
     rep_len(as.numeric(b), n)
   }
@@ -244,27 +308,46 @@ cell_bounds <- function(x, lower, upper, call) {
     abort_sdc(c(
       "The bounds must contain every cell total.",
       "x" = "{length(bad)} cell{?s} lie{?s/} outside {.arg lower}/{.arg upper}, e.g. row{?s} {utils::head(bad, 5)}."
-    ), "bounds", call = call)
+    ), "bounds", call = call, arg = if (!is.null(lower)) "lower" else if (!is.null(upper)) "upper" else "x")
   }
   list(lower = lo, upper = hi)
 }
 
 # The parent of every category of every `by` variable, as a code (level
-# number; NA for the top of the hierarchy).
-category_parents <- function(x) {
+# number; NA for the total, the top of every hierarchy). An edited hierarchy
+# whose parents are not categories, or do not lead up to the total, is an
+# error: its relations would be missing.
+category_parents <- function(x, arg = "x", call = rlang::caller_env()) {
   opts <- attr(x, "options")
+  total <- opts$total_label
   lapply(attr(x, "by"), function(b) {
     labs <- levels(x[[b]])
-    par <- if (is.null(opts$hierarchy)) ifelse(labs == opts$total_label, NA, opts$total_label) else
-      unname(opts$hierarchy[[b]][labs])
-    match(par, labs)
+    h <- opts$hierarchy[[b]]
+    top <- labs %in% total
+    par <- if (is.null(h)) ifelse(top, NA, total) else
+      if (is.character(h) && !is.null(names(h))) unname(h[labs]) else rep(NA_character_, length(labs))
+    code <- match(par, labs)
+    # every category but the total reaches the total within length(labs) steps
+    u <- seq_along(labs)
+    for (k in seq_along(labs)) u <- ifelse(is.na(u) | top[pmax(u, 1L)], u, code[u])
+    if (any(is.na(code) & !top) || any(!is.na(code[top])) || any(is.na(u) | !top[pmax(u, 1L)])) {
+      bad <- labs[(is.na(code) & !top) | is.na(u) | !top[pmax(u, 1L)]][1]
+      abort_sdc(c(
+        "{.arg {arg}} has been modified: the hierarchy of {.var {b}} is broken.",
+        "x" = "Category {.val {bad}} has no chain of parents up to {.val {total}}.",
+        "i" = "Use the table {.fn cell_sensitivity} returned, or call it again."
+      ), c("hierarchy", "invalid_object"), call = call, arg = arg)
+    }
+    code
   })
 }
 
 # The additive relations of the table as incidences (relation, cell, coef):
 # for every variable and every cell at a level with a parent, parent cell
 # = sum of its children (coef -1 for the parent, +1 for the children).
-table_structure <- function(x, call = rlang::caller_env()) {
+# Every margin must be there, and the cells must add up (cells absent from
+# the table are zeros).
+table_structure <- function(x, arg = "x", call = rlang::caller_env()) {
   by <- attr(x, "by")
   n <- nrow(x)
   codes <- matrix(vapply(by, function(b) as.integer(x[[b]]), integer(n)), nrow = n)
@@ -272,7 +355,7 @@ table_structure <- function(x, call = rlang::caller_env()) {
   keys <- key(codes)
   rel <- cell <- coef <- vector("list", length(by))
   offset <- 0L
-  pcodes <- category_parents(x)
+  pcodes <- category_parents(x, arg, call)
   for (j in seq_along(by)) {
     pcode <- pcodes[[j]]
     child <- which(!is.na(pcode[codes[, j]]))
@@ -281,10 +364,10 @@ table_structure <- function(x, call = rlang::caller_env()) {
     p <- match(key(up), keys)
     if (anyNA(p)) {
       abort_sdc(c(
-        "{.arg x} must hold the whole table with all its margins.",
+        "{.arg {arg}} must hold the whole table with all its margins.",
         "x" = "{sum(is.na(p))} cell{?s} {?has/have} no margin cell in the table, e.g. row {child[is.na(p)][1]}.",
         "i" = "Audit the unsubsetted result of {.fn cell_sensitivity}."
-      ), "incomplete_table", call = call)
+      ), "incomplete_table", call = call, arg = arg)
     }
     parents <- unique(p)
     r <- match(p, parents)
@@ -295,9 +378,27 @@ table_structure <- function(x, call = rlang::caller_env()) {
   }
   rel <- unlist(rel)
   cell <- unlist(cell)
-  list(rel = rel, cell = cell, coef = unlist(coef), nrel = offset, ncell = n,
+  coef <- unlist(coef)
+  check_additive(x, rel, cell, coef, offset, arg, call)
+  list(rel = rel, cell = cell, coef = coef, nrel = offset, ncell = n,
        codes = codes, parents = pcodes,
        cell_trips = split(seq_along(cell), factor(cell, levels = seq_len(n))))
+}
+
+# Does every margin equal the sum of the cells below it (to rounding)?
+check_additive <- function(x, rel, cell, coef, nrel, arg, call) {
+  v <- as.numeric(x$total)
+  resid <- tabulate_sum(rel, coef * v[cell], nrel)
+  scale <- tabulate_sum(rel, abs(v[cell]), nrel)
+  bad <- which(abs(resid) > 1e-9 * (1 + scale))
+  if (length(bad)) {
+    margin <- cell[rel == bad[1] & coef < 0][1]
+    abort_sdc(c(
+      "{.arg {arg}} is not additive: {length(bad)} margin{?s} differ{?s/} from the sum of {?its/their} cells.",
+      "x" = "Row {margin} ({cell_labels(x)[margin]}) totals {format(v[margin], big.mark = ',')}; its cells add up to {format(v[margin] + resid[bad[1]], big.mark = ',')}.",
+      "i" = "A row was dropped or a total edited: use the table {.fn cell_sensitivity} returned."
+    ), c("not_additive", "invalid_object"), call = call, arg = arg)
+  }
 }
 
 # Does each cell in `cells` (with intervals lo, hi) meet its protection?
@@ -315,7 +416,7 @@ protection_met <- function(prep, cells, lo, hi) {
 # its connected set of suppressed cells only (see component_intervals():
 # `exact = TRUE` gives exact intervals, `exact = FALSE` decides protection
 # only, with inner bounds where a witness table suffices).
-audit_cells <- function(prep, supp, targets, exact = TRUE) {
+audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_env()) {
   st <- prep$structure
   lo <- hi <- rep(NA_real_, length(targets))
   if (!length(targets)) return(list(lower = lo, upper = hi, n_lp = 0L))
@@ -344,7 +445,7 @@ audit_cells <- function(prep, supp, targets, exact = TRUE) {
                bounds = list(lower = list(ind = seq_along(vars), val = prep$lower[vars]),
                              upper = list(ind = seq_along(vars), val = prep$upper[vars])))
     pos <- match(targets[mine], vars)
-    res <- component_intervals(lp, pos, targets[mine], prep, exact)
+    res <- component_intervals(lp, pos, targets[mine], prep, exact, call)
     lo[mine] <- res$lower
     hi[mine] <- res$upper
     n_lp <- n_lp + res$n_lp
@@ -391,7 +492,7 @@ relation_bounds <- function(lp) {
 # bound as its exact end; `exact = FALSE` (protection decided, not
 # measured) also accepts a witness beyond the required level, as an inner
 # bound. Only the remaining ends get programs of their own.
-component_intervals <- function(lp, pos, cells, prep, exact) {
+component_intervals <- function(lp, pos, cells, prep, exact, call) {
   v <- prep$value[cells]
   tol <- prep$tol[cells]
   rb <- relation_bounds(lp)
@@ -427,7 +528,7 @@ component_intervals <- function(lp, pos, cells, prep, exact) {
       if (sum(open) < 4) break
       obj <- numeric(lp$mat$ncol)
       obj[pos[open]] <- 1 / (1 + abs(v[open]))
-      witness(lp_extreme(obj, capped, max, cells[1]))
+      witness(lp_extreme(obj, capped, max, cells[1], call))
       n_lp <- n_lp + 1L
       still <- if (max) seen_hi < need_hi else seen_lo > need_lo
       if (sum(open) - sum(still) < max(2, 0.05 * sum(open))) break
@@ -444,7 +545,7 @@ component_intervals <- function(lp, pos, cells, prep, exact) {
       } else {
         obj <- numeric(lp$mat$ncol)
         obj[pos[k]] <- 1
-        r <- lp_extreme(obj, lp, max, cells[k])
+        r <- lp_extreme(obj, lp, max, cells[k], call)
         n_lp <- n_lp + 1L
         witness(r)
         end <- r$value
@@ -457,8 +558,8 @@ component_intervals <- function(lp, pos, cells, prep, exact) {
     for (k in which(hi - lo <= tol)) {
       obj <- numeric(lp$mat$ncol)
       obj[pos[k]] <- 1
-      lo[k] <- lp_extreme(obj, lp, FALSE, cells[k])$value
-      hi[k] <- lp_extreme(obj, lp, TRUE, cells[k])$value
+      lo[k] <- lp_extreme(obj, lp, FALSE, cells[k], call)$value
+      hi[k] <- lp_extreme(obj, lp, TRUE, cells[k], call)$value
       n_lp <- n_lp + 2L
     }
   }
@@ -477,7 +578,7 @@ triplet_matrix <- function(i, j, v, nrow, ncol) {
 # GLPK's simplex can lose feasibility on a large degenerate program (it then
 # reports no feasible solution for a table that exists); such a program is
 # solved again after GLPK's presolver, which settles it.
-lp_extreme <- function(obj, lp, max, cell) {
+lp_extreme <- function(obj, lp, max, cell, call) {
   for (presolve in c(FALSE, TRUE)) {
     r <- Rglpk::Rglpk_solve_LP(obj, lp$mat, lp$dir, lp$rhs, bounds = lp$bounds, max = max,
                                control = list(canonicalize_status = FALSE, presolve = presolve))
@@ -489,5 +590,5 @@ lp_extreme <- function(obj, lp, max, cell) {
     "The published cells are inconsistent with the table's relations and bounds.",
     "x" = "No table fits them (GLPK status {r$status}) when bounding cell {cell}.",
     "i" = "Check that the totals add up and that {.arg lower}/{.arg upper} contain them."
-  ), "audit_infeasible", call = NULL)
+  ), "audit_infeasible", call = call, arg = "x")
 }

@@ -36,13 +36,14 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call) {
   cuts <- list()
   n_lp <- 0L
   # each separation adds at most one constraint per side; NA when the time
-  # ran out before every side was checked
+  # ran out, or a program failed, before every side was checked
   separate <- function(x) {
     found <- 0L
     for (s in seq_len(nrow(sides))) {
       if (left() <= 0) return(NA_integer_)
       cut <- capacity_cut(search, sides$cell[s], sides$dir[s], sides$t[s], x)
       n_lp <<- n_lp + 1L
+      if (identical(cut, "failed")) return(NA_integer_)
       if (!is.null(cut)) {
         cuts[[length(cuts) + 1L]] <<- cut
         found <- found + 1L
@@ -66,7 +67,9 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call) {
   # the linear relaxation first: cheap constraints for the integer program
   x <- as.numeric(fixed)
   for (round in seq_len(50)) {
-    if (!isTRUE(separate(x) > 0L)) break
+    found <- separate(x)
+    if (is.na(found)) return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
+    if (found == 0L) break
     r <- master(FALSE)
     if (r$status != "optimal") break
     lower_bound <- r$value
@@ -75,10 +78,8 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call) {
   repeat {
     if (left() <= 0) return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
     r <- master(TRUE)
-    if (r$status == "infeasible") {
-      # nothing cheaper than the heuristic's pattern protects the table
-      return(list(supp = NULL, optimal = TRUE, lower_bound = best_cost, n_lp = n_lp))
-    }
+    # (an infeasible master can only come from rounding: the heuristic's
+    # pattern meets every constraint)
     if (!r$status %in% c("optimal", "feasible")) {
       return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
     }
@@ -96,7 +97,7 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call) {
 
 # The capacity constraint of side (i, dir) violated by the pattern x (0/1 or
 # fractional), as a data frame (j, v) of sum v_j x_j >= 1, or NULL when x
-# protects the side. Solves the dual program of the attacker's problem, with
+# protects the side, or "failed" when the solver fails. Solves the dual program of the attacker's problem, with
 # capacities scaled by the target t.
 capacity_cut <- function(search, i, dir, t, x) {
   st <- search$prep$structure
@@ -122,10 +123,8 @@ capacity_cut <- function(search, i, dir, t, x) {
                 rep("==", n), rhs, lower = c(rep(-Inf, nr), numeric(2 * n)), upper = ub)
   # infeasible dual: unbounded attacker, the side is protected
   if (r$status %in% c("infeasible", "unbounded")) return(NULL)
-  if (r$status != "optimal") {
-    abort_sdc(c("The linear program separating a protection constraint failed (status {r$status}).",
-                "i" = "Use {.code method = \"heuristic\"}."), "solver")
-  }
+  # numerical trouble: the caller keeps the heuristic's pattern
+  if (r$status != "optimal") return("failed")
   if (r$value >= 1 - 1e-7) return(NULL)
   a <- r$solution[nr + seq_len(n)]
   b <- r$solution[nr + n + seq_len(n)]

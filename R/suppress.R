@@ -126,7 +126,7 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
     ), "argument", call = rlang::current_env())
   }
   start <- proc.time()[["elapsed"]]
-  prep <- table_problem(x, lower, upper, freq_protection)
+  prep <- table_problem(x, lower, upper, freq_protection, arg = "x")
   search <- new_protection_search(prep, suppression_cost(prep$value, cost), cell_labels(x), box)
   primary <- prep$sensitive
   search$reason[primary] <- x$rules[primary]
@@ -157,12 +157,13 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
     final <- list(lower = prep$value[targets] - search$cover_dn[targets],
                   upper = prep$value[targets] + search$cover_up[targets], n_lp = 0L)
   } else {
-    final <- audit_cells(prep, supp, targets, exact = TRUE)
+    final <- audit_cells(prep, supp, targets, exact = TRUE, call = rlang::current_env())
   }
   cert <- new_sdc_audit(x, prep, supp, targets, final)
   if (!isTRUE(attr(cert, "passed"))) {
     # cannot happen: each sensitive cell has a verified witness table
-    abort_sdc("Internal error: the final audit of the suppression pattern failed.", "internal")
+    abort_sdc("Internal error: the final audit of the suppression pattern failed.", "internal",
+              call = rlang::current_env())
   }
   if (intervals == "none") final$lower[] <- final$upper[] <- NA_real_
   stats <- list(n_lp = search$n_lp + n_lp_opt + final$n_lp,
@@ -312,7 +313,7 @@ unprotectable <- function(search, i, call) {
     "Cell {.val {search$labels[i]}} cannot be protected.",
     "x" = "It needs {format(prep$level[i])} on each side of {format(prep$value[i])}, and no table that keeps the relations and bounds moves it that far, whatever else is suppressed.",
     "i" = "Check the bounds {.arg lower}/{.arg upper} and the protection levels of the rules."
-  ), "unprotectable", call = call)
+  ), "unprotectable", call = call, arg = "x")
 }
 
 # The cells among which the linear program for cell i may choose: for every
@@ -458,33 +459,135 @@ record_witness <- function(search, y, i) {
   invisible(search)
 }
 
+# An sdc_protection object that a user may have edited: the columns its
+# methods read, with `status` consistent with the other columns (a primary
+# cell has a protection verdict, a published one no interval).
+validate_sdc_protection <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  by <- attr(x, "by")
+  st <- attr(x, "stats")
+  need <- c(by, "level", "total", "status", "reason", "protection", "lower", "upper", "protected")
+  problem <- if (!inherits(x, "sdc_protection") || !is.data.frame(x)) {
+    "it is not a data frame of class {.cls sdc_protection}"
+  } else if (!is.character(by) || !length(by) || !is.list(st) || !is.character(attr(x, "cost"))) {
+    "its attributes {.field by}, {.field cost} and {.field stats} are missing or wrong"
+  } else if (length(miss <- setdiff(need, names(x)))) {
+    paste0("column", if (length(miss) > 1) "s", " ", paste(miss, collapse = ", "), " missing")
+  } else if (!is.factor(x$status) || !identical(levels(x$status), c("published", "primary", "secondary")) ||
+             anyNA(x$status)) {
+    "{.field status} must be a factor of published, primary and secondary cells"
+  } else if (!is.numeric(x$total) || !all(is.finite(x$total)) || !is.numeric(x$protection) ||
+             anyNA(x$protection) || any(x$protection < 0) || !is.numeric(x$lower) || !is.numeric(x$upper)) {
+    "{.field total}, {.field protection}, {.field lower} and {.field upper} must be numbers"
+  } else if (!is.logical(x$protected) || !identical(x$status == "primary", !is.na(x$protected)) ||
+             !all(x$protected[x$status == "primary"]) ||
+             any(!is.na(x$lower[x$status == "published"]) | !is.na(x$upper[x$status == "published"]))) {
+    "{.field status} disagrees with {.field protected}, {.field lower} and {.field upper}"
+  }
+  if (!is.null(problem)) {
+    abort_sdc(c(paste0("{.arg {arg}} has been modified: ", problem, "."),
+                "i" = "Use the object {.fn protect_table} returned, or call it again."),
+              "invalid_object", call = call, arg = arg)
+  }
+  invisible(x)
+}
+
 #' @export
 format.sdc_protection <- function(x, n = 10, ...) {
+  validate_sdc_protection(x)
   st <- attr(x, "stats")
   status <- x$status
   lost <- sum(abs(x$total[status != "published"]))
   df <- as.data.frame(unclass(x))
   shown <- df[status != "published", , drop = FALSE]
   c(
-    sprintf("<sdc_protection> %d cell%s of %s by %s", nrow(x), if (nrow(x) == 1) "" else "s",
+    sprintf("<sdc_protection> %s of %s by %s", plural(nrow(x), "cell"),
             attr(x, "value"), paste(attr(x, "by"), collapse = " x ")),
-    sprintf("Suppressed: %d primary, %d secondary (%s of the value); cost = \"%s\"%s",
-            sum(status == "primary"), sum(status == "secondary"),
-            format(lost, big.mark = ",", scientific = FALSE), attr(x, "cost"),
-            if (identical(st$method, "optimal")) {
-              if (isTRUE(st$optimal)) "; optimal (proved)" else "; optimality not proved (time limit)"
-            } else ""),
-    sprintf("Audit passed: every sensitive cell protected (%d linear programs, %.2f s)",
-            st$n_lp, st$seconds),
-    utils::capture.output(print(utils::head(shown, n), row.names = FALSE)),
+    if (!nrow(shown)) "No sensitive cell: every cell is published." else
+      sprintf("Suppressed: %d primary, %d secondary (%s of the value); cost = \"%s\"%s",
+              sum(status == "primary"), sum(status == "secondary"),
+              format(lost, big.mark = ",", scientific = FALSE), attr(x, "cost"), optimality_note(st)),
+    if (nrow(shown)) sprintf("Audit passed: every sensitive cell protected (%s, %.2f s)",
+                             plural(st$n_lp, "linear program"), st$seconds),
+    if (nrow(shown)) utils::capture.output(print(utils::head(shown, n), row.names = FALSE)),
     if (nrow(shown) > n) sprintf("# ... %d more suppressed cells", nrow(shown) - n)
   )
+}
+
+optimality_note <- function(st) {
+  if (!identical(st$method, "optimal")) return("")
+  if (isTRUE(st$optimal)) return("; optimal (proved)")
+  sprintf("; optimality not proved (time limit; no pattern costs less than %s)",
+          format(signif(st$lower_bound, 6), big.mark = ","))
 }
 
 #' @export
 print.sdc_protection <- function(x, n = 10, ...) {
   cat(format(x, n = n, ...), sep = "\n")
   invisible(x)
+}
+
+#' @export
+summary.sdc_protection <- function(object, ...) {
+  validate_sdc_protection(object)
+  status <- object$status
+  value <- abs(object$total)
+  counts <- data.frame(status = levels(status),
+                       cells = as.vector(table(status)),
+                       value = as.vector(tapply(value, status, sum, default = 0)))
+  levels_tab <- as.data.frame.matrix(table(factor(object$level, levels = unique(object$level)), status))
+  by_level <- data.frame(level = rownames(levels_tab), cells = rowSums(levels_tab),
+                         primary = levels_tab$primary, secondary = levels_tab$secondary,
+                         row.names = NULL)
+  st <- attr(object, "stats")
+  sens <- status == "primary"
+  new_summary_sdc_protection(list(
+    value = attr(object, "value"), by = attr(object, "by"), cost = attr(object, "cost"),
+    counts = counts, by_level = by_level, total_value = sum(value),
+    suppressed_value = sum(value[status != "published"]),
+    n_sensitive = sum(sens), n_protected = sum(object$protected[sens]),
+    exact = any(!is.na(object$lower[sens])), stats = st))
+}
+
+new_summary_sdc_protection <- function(x) structure(x, class = "summary.sdc_protection")
+
+#' @export
+format.summary.sdc_protection <- function(x, ...) {
+  pct <- function(a, b) if (b > 0) sprintf("%.2f%%", 100 * a / b) else "0%"
+  num <- function(v) format(v, big.mark = ",", scientific = FALSE, trim = TRUE)
+  st <- x$stats
+  c(
+    sprintf("Secondary cell suppression of %s by %s (cost = \"%s\")", x$value,
+            paste(x$by, collapse = " x "), x$cost),
+    sprintf("  %-10s %13s  %s of the value", x$counts$status, plural(x$counts$cells, "cell"),
+            vapply(x$counts$value, pct, "", b = x$total_value)),
+    sprintf("Suppressed: %s cells, %s of %s (%s of the value)",
+            num(sum(x$counts$cells[-1])), num(x$suppressed_value), num(x$total_value),
+            pct(x$suppressed_value, x$total_value)),
+    if (x$n_sensitive == 0) "Audit: no sensitive cell; nothing to protect." else
+      sprintf("Audit: %s of %s sensitive cells protected, %s (%s, %.2f s)",
+              num(x$n_protected), num(x$n_sensitive),
+              if (x$exact) "exact intervals by linear programming" else "proved by witness tables",
+              plural(st$n_lp, "linear program"), st$seconds),
+    sprintf("Method: %s%s", st$method, optimality_note(st)),
+    "By level of aggregation:",
+    sprintf("  %-24s %s, %s primary, %s secondary", x$by_level$level, plural(x$by_level$cells, "cell"),
+            num(x$by_level$primary), num(x$by_level$secondary))
+  )
+}
+
+#' @export
+print.summary.sdc_protection <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
+}
+
+# "1 cell", "2 cells"
+plural <- function(n, word) sprintf("%s %s%s", format(n, big.mark = ",", scientific = FALSE),
+                                    word, ifelse(n == 1, "", "s"))
+
+# Totals as published: every digit, thousands separated.
+format_total <- function(v) {
+  vapply(v, function(z) format(z, big.mark = ",", scientific = FALSE, digits = 15, trim = TRUE), "")
 }
 
 #' Plot a suppression pattern
@@ -497,7 +600,8 @@ print.sdc_protection <- function(x, n = 10, ...) {
 #' @param rows,cols `by` variables shown in rows and columns (`cols = NULL`
 #'   for a one-way table).
 #' @param col Fill colours of published, primary and secondary cells.
-#' @param digits Significant digits of the totals shown.
+#' @param digits `NULL` (the default) to show every total exactly as
+#'   published, or a number of significant digits to round them to.
 #' @param main Title.
 #' @param ... Further graphical parameters passed to [graphics::plot.default()].
 #' @returns `x`, invisibly.
@@ -513,12 +617,14 @@ plot.sdc_protection <- function(x, rows = attr(x, "by")[1],
                                 cols = if (length(attr(x, "by")) > 1) attr(x, "by")[2],
                                 col = c(published = "grey95", primary = "#E06666",
                                         secondary = "#F6B26B"),
-                                digits = 4, main = NULL, ...) {
+                                digits = NULL, main = NULL, ...) {
+  validate_sdc_protection(x)
   by <- attr(x, "by")
   sub <- table_slice(x, by, rows, cols, attr(x, "total_label"))
+  shown <- if (is.null(digits)) sub$total else signif(sub$total, digits)
   plot_table_grid(sub, x, rows, cols,
     fill = col[as.character(sub$status)],
-    labels = ifelse(sub$status == "published", format(signif(sub$total, digits), big.mark = ",", trim = TRUE),
+    labels = ifelse(sub$status == "published", format_total(shown),
                     ifelse(sub$status == "primary", "X", "x")),
     legend_fill = col, legend = names(col),
     main = main %||% paste("Suppression pattern of", attr(x, "value")), ...
