@@ -180,6 +180,12 @@ show_value <- function(x, n = 5) {
 #'   value), such as a continuous variable or an identifier: almost every
 #'   record is alone in its cell, and a release would change most of them.
 #'   Group the key first (e.g. with [cut()]) or leave it out of the keys.
+#' * `sdcRisk_warning_percent`: a percentage below 1 given to [rule_p()],
+#'   [rule_pq()] or [rule_nk()] (`rule_p(0.1)` is the 0.1% rule; 10% is
+#'   `rule_p(10)`). The warning has fields `arg` and `value`.
+#' * `sdcRisk_warning_rule_nk`: [rule_nk()] with `n >= 10` and `k < n`, such
+#'   as `rule_nk(60, 1)`, which reads as `rule_nk(1, 60)` with its
+#'   arguments swapped. The warning has fields `n` and `k`.
 #'
 #' @name sdcRisk_errors
 #' @family errors
