@@ -28,6 +28,14 @@
 #' keep the bounds before it counts, and it serves every cell it moves
 #' (its mirror image too, when that keeps the bounds).
 #'
+#' A clean-up pass then looks, for every side of every sensitive cell, for
+#' the cheapest witness table among the suppressed cells alone (suppressed
+#' cells now priced at their cost, so that witnesses avoid expensive ones),
+#' publishes every secondary cell that no witness moves, and tries the others
+#' one by one, the most expensive first: a cell is published when every side
+#' whose witness moves it finds another witness without it. Cells are only
+#' ever removed, and each witness is checked, so the pattern stays protected.
+#'
 #' The cost of suppressing a cell is its absolute value (`cost = "value"`,
 #' the total value lost) or 1 (`cost = "cells"`, ties broken by smaller value,
 #' so detailed cells go before margins). The heuristic does not seek the
@@ -57,6 +65,9 @@
 #'   pattern is kept (the programs' solutions are never returned unproved),
 #'   and `stats$optimal` is `FALSE`; `stats$lower_bound` is then a lower
 #'   bound on the cost of any pattern.
+#' @param cleanup After the heuristic, publish again every secondary cell
+#'   that no side of any sensitive cell needs, the most expensive first (see
+#'   Details). `FALSE` skips this pass (faster, more suppression).
 #' @param box The number of cells, about, among which the linear program
 #'   protecting one sensitive cell may choose suppressions (see Details; at
 #'   least 4). Larger boxes find cheaper patterns more slowly; `Inf` searches
@@ -110,7 +121,8 @@
 #' protect_table(counts, cost = "cells")
 protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, upper = NULL,
                           freq_protection = 10, intervals = c("suppressed", "sensitive", "none"),
-                          box = 2000, method = c("heuristic", "optimal"), time_limit = 60) {
+                          box = 2000, method = c("heuristic", "optimal"), time_limit = 60,
+                          cleanup = TRUE) {
   rlang::check_dots_empty()
   check_sensitivity_table(x)
   cost <- check_choice(cost)
@@ -118,6 +130,7 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   method <- check_choice(method)
   if (!identical(box, Inf)) check_number(box, min = 4)
   check_number(time_limit, min = 1)
+  check_flag(cleanup)
   if (method == "optimal" && nrow(x) > 10000) {
     abort_sdc(c(
       "{.code method = \"optimal\"} is for tables of at most 10,000 cells.",
@@ -134,6 +147,7 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   todo <- todo[order(-prep$level[todo], todo)]
   # the heuristic first: its pattern bounds the optimal one
   for (i in todo) protect_cell(search, i, call = rlang::current_env())
+  if (cleanup) cleanup_pattern(search, todo, call = rlang::current_env())
   optimal <- NA
   lower_bound <- NA_real_
   n_lp_opt <- 0L
@@ -229,6 +243,9 @@ new_protection_search <- function(prep, w, labels, box) {
   search$reason <- character(n)
   search$cover_up <- numeric(n)
   search$cover_dn <- numeric(n)
+  search$wits <- list()
+  search$wit_up <- integer(n)
+  search$wit_dn <- integer(n)
   search$n_lp <- 0L
   search$children <- lapply(st$parents, function(p) {
     split(which(!is.na(p)), factor(p[!is.na(p)], levels = seq_along(p)))
@@ -384,7 +401,7 @@ box_categories <- function(search, i, d, k, t) {
 # programming, each published cell costing its suppression cost when fully
 # used (the linear relaxation of the fixed charge), suppressed cells
 # (almost) nothing. With `symmetric`, -y keeps the bounds too. NULL if none.
-deviation_lp <- function(search, i, cells, t, dir, symmetric) {
+deviation_lp <- function(search, i, cells, t, dir, symmetric, priced = FALSE) {
   st <- search$prep$structure
   trips <- unlist(st$cell_trips[cells], use.names = FALSE)
   rels <- unique(st$rel[trips])
@@ -399,7 +416,9 @@ deviation_lp <- function(search, i, cells, t, dir, symmetric) {
     up <- dn
     dn <- tmp
   }
-  free <- search$supp[cells]
+  # with `priced`, suppressed secondary cells cost as much as published
+  # ones: witnesses then avoid expensive cells, which the clean-up frees
+  free <- if (priced) search$prep$sensitive[cells] else search$supp[cells]
   eps <- 1e-6 * min(search$w) / t
   w <- search$w[cells]
   obj <- c(ifelse(free, eps, w / pmax(pmin(up, t), 1e-9 * t)),
@@ -412,12 +431,10 @@ deviation_lp <- function(search, i, cells, t, dir, symmetric) {
   mat <- triplet_matrix(i = c(row, row), j = c(col, col + m),
                                      v = c(st$coef[trips], -st$coef[trips]),
                                      nrow = length(rels), ncol = 2 * m)
-  r <- Rglpk::Rglpk_solve_LP(obj, mat, rep("==", length(rels)), numeric(length(rels)),
-                             bounds = list(lower = list(ind = seq_len(2 * m), val = lb),
-                                           upper = list(ind = seq_len(2 * m), val = ub)),
-                             control = list(canonicalize_status = FALSE, presolve = TRUE))
+  r <- solve_lp(obj, mat, rep("==", length(rels)), numeric(length(rels)), lower = lb, upper = ub,
+                presolve = TRUE)
   search$n_lp <- search$n_lp + 1L
-  if (r$status != 5L) return(NULL)
+  if (r$status != "optimal") return(NULL)
   checked_witness(search, cells, dir * (r$solution[seq_len(m)] - r$solution[m + seq_len(m)]), i)
 }
 
@@ -450,12 +467,19 @@ record_witness <- function(search, y, i) {
   new <- cells[!search$supp[cells]]
   search$supp[new] <- TRUE
   search$reason[new] <- paste("protects", search$labels[i])
-  search$cover_up[cells] <- pmax(search$cover_up[cells], y$y)
-  search$cover_dn[cells] <- pmax(search$cover_dn[cells], -y$y)
-  if (witness_ok(search, cells, -y$y)) {
-    search$cover_up[cells] <- pmax(search$cover_up[cells], -y$y)
-    search$cover_dn[cells] <- pmax(search$cover_dn[cells], y$y)
+  k <- length(search$wits) + 1L
+  search$wits[[k]] <- y
+  # the witness (signed: -k for its mirror image) of each cell's largest cover
+  cover <- function(dev, ref) {
+    up <- dev > search$cover_up[cells]
+    search$cover_up[cells[up]] <- dev[up]
+    search$wit_up[cells[up]] <- ref
+    dn <- -dev > search$cover_dn[cells]
+    search$cover_dn[cells[dn]] <- -dev[dn]
+    search$wit_dn[cells[dn]] <- ref
   }
+  cover(y$y, k)
+  if (witness_ok(search, cells, -y$y)) cover(-y$y, -k)
   invisible(search)
 }
 
