@@ -128,6 +128,16 @@ new_sdc_audit <- function(x, prep, supp, targets, res, show = TRUE) {
             passed = all(protected[sens]), n_lp = res$n_lp)
 }
 
+# What is wrong with the frame of a table result (protection or audit):
+# columns of one length, `by` columns factors without missing codes; NULL
+# when nothing.
+table_frame_problem <- function(x, by) {
+  if (!all(lengths(unclass(x)) == nrow(x))) return("its columns and rows differ in length")
+  ok <- vapply(by, function(b) is.factor(x[[b]]) && !anyNA(as.integer(x[[b]])), logical(1))
+  if (!all(ok)) return(paste0("the ", paste(by[!ok], collapse = ", "), " column must be a factor without missing values"))
+  NULL
+}
+
 # An sdc_audit object that a user may have edited: the columns its methods
 # read, and the verdict `passed` consistent with them.
 validate_sdc_audit <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
@@ -142,6 +152,8 @@ validate_sdc_audit <- function(x, arg = rlang::caller_arg(x), call = rlang::call
     "its attributes {.field by}, {.field passed} and {.field n_lp} are missing or wrong"
   } else if (length(miss <- setdiff(need, names(x)))) {
     paste0("column", if (length(miss) > 1) "s", " ", paste(miss, collapse = ", "), " missing")
+  } else if (!is.null(bad <- table_frame_problem(x, by))) {
+    bad
   } else if (!lgl(x$suppressed) || !lgl(x$sensitive) || !lgl(x$protected, na = TRUE) ||
              !is.numeric(x$total) || !all(is.finite(x$total)) || !is.numeric(x$lower) ||
              !is.numeric(x$upper) || !is.numeric(x$protection)) {
@@ -440,10 +452,8 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
     }
     rels <- unique(sr[trip])
     lp <- list(mat = triplet_matrix(i = match(sr[trip], rels), j = match(sc[trip], vars),
-                                                 v = sv[trip], nrow = length(rels), ncol = length(vars)),
-               dir = rep("==", length(rels)), rhs = -pubsum[rels],
-               bounds = list(lower = list(ind = seq_along(vars), val = prep$lower[vars]),
-                             upper = list(ind = seq_along(vars), val = prep$upper[vars])))
+                                    v = sv[trip], nrow = length(rels), ncol = length(vars)),
+               rhs = -pubsum[rels], lower = prep$lower[vars], upper = prep$upper[vars])
     pos <- match(targets[mine], vars)
     res <- component_intervals(lp, pos, targets[mine], prep, exact, call)
     lo[mine] <- res$lower
@@ -459,8 +469,8 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
 # the bound exact without a program of its own.
 relation_bounds <- function(lp) {
   m <- lp$mat
-  lo <- lp$bounds$lower$val[m$j]
-  hi <- lp$bounds$upper$val[m$j]
+  lo <- lp$lower[m$j]
+  hi <- lp$upper[m$j]
   tmin <- pmin(m$v * lo, m$v * hi)
   tmax <- pmax(m$v * lo, m$v * hi)
   # sums over each relation of the other cells' extremes, infinities counted apart
@@ -479,8 +489,8 @@ relation_bounds <- function(lp) {
   up <- pmax(a, b)
   dn <- pmin(a, b)
   n <- m$ncol
-  upper <- lp$bounds$upper$val
-  lower <- lp$bounds$lower$val
+  upper <- lp$upper
+  lower <- lp$lower
   ub <- vapply(split(up, factor(m$j, levels = seq_len(n))), function(z) if (length(z)) min(z) else Inf, 0)
   lb <- vapply(split(dn, factor(m$j, levels = seq_len(n))), function(z) if (length(z)) max(z) else -Inf, 0)
   list(lower = pmax(lower, lb), upper = pmin(upper, ub))
@@ -508,7 +518,6 @@ component_intervals <- function(lp, pos, cells, prep, exact, call) {
   seen_hi <- rep(-Inf, length(pos))
   seen_lo <- rep(Inf, length(pos))
   hi <- lo <- rep(NA_real_, length(pos))
-  n_lp <- 0L
   witness <- function(r) {
     if (is.null(r$solution)) return()
     y <- r$solution[pos]
@@ -518,17 +527,30 @@ component_intervals <- function(lp, pos, cells, prep, exact, call) {
   # the batch programs get finite bounds (a table of the smaller polytope is
   # still a witness), so that an unbounded direction cannot hide the others
   big <- 10 * sum(abs(prep$value)) + 1
-  capped <- lp
-  capped$bounds$lower$val <- pmax(capped$bounds$lower$val, -big)
-  capped$bounds$upper$val <- pmin(capped$bounds$upper$val, big)
+  exact_lp <- lp_session(lp$mat, lp$rhs, lp$rhs, lp$lower, lp$upper)
+  batch_lp <- NULL
+  solve <- function(session, obj, max, cell) {
+    r <- session$extreme(obj, max)
+    if (r$status %in% c("optimal", "unbounded")) return(r)
+    # numerical trouble from the previous basis: once more from scratch
+    r <- solve_lp(obj, lp$mat, rep("==", lp$mat$nrow), lp$rhs, lp$lower, lp$upper, max = max,
+                  presolve = TRUE)
+    if (r$status == "infeasible_or_unbounded") r$status <- "unbounded"
+    if (r$status == "unbounded") r$value <- if (max) Inf else -Inf
+    if (r$status %in% c("optimal", "unbounded")) return(r)
+    audit_solver_failure(r$status, cell, call)
+  }
+  n_lp <- 0L
   for (max in c(TRUE, FALSE)) {
     # batch programs over the ends still open, while each settles several
     repeat {
       open <- if (max) seen_hi < need_hi else seen_lo > need_lo
       if (sum(open) < 4) break
+      batch_lp <- batch_lp %||% lp_session(lp$mat, lp$rhs, lp$rhs, pmax(lp$lower, -big),
+                                           pmin(lp$upper, big))
       obj <- numeric(lp$mat$ncol)
       obj[pos[open]] <- 1 / (1 + abs(v[open]))
-      witness(lp_extreme(obj, capped, max, cells[1], call))
+      witness(solve(batch_lp, obj, max, cells[1]))
       n_lp <- n_lp + 1L
       still <- if (max) seen_hi < need_hi else seen_lo > need_lo
       if (sum(open) - sum(still) < max(2, 0.05 * sum(open))) break
@@ -545,7 +567,7 @@ component_intervals <- function(lp, pos, cells, prep, exact, call) {
       } else {
         obj <- numeric(lp$mat$ncol)
         obj[pos[k]] <- 1
-        r <- lp_extreme(obj, lp, max, cells[k], call)
+        r <- solve(exact_lp, obj, max, cells[k])
         n_lp <- n_lp + 1L
         witness(r)
         end <- r$value
@@ -558,15 +580,16 @@ component_intervals <- function(lp, pos, cells, prep, exact, call) {
     for (k in which(hi - lo <= tol)) {
       obj <- numeric(lp$mat$ncol)
       obj[pos[k]] <- 1
-      lo[k] <- lp_extreme(obj, lp, FALSE, cells[k], call)$value
-      hi[k] <- lp_extreme(obj, lp, TRUE, cells[k], call)$value
+      lo[k] <- solve(exact_lp, obj, FALSE, cells[k])$value
+      hi[k] <- solve(exact_lp, obj, TRUE, cells[k])$value
       n_lp <- n_lp + 2L
     }
   }
   list(lower = lo, upper = hi, n_lp = n_lp)
 }
 
-# A sparse matrix for Rglpk from (i, j, v) triplets with no (i, j) twice;
+# A sparse matrix (slam's triplet form, which highs reads) from (i, j, v)
+# triplets with no (i, j) twice;
 # slam::simple_triplet_matrix() would spend most of a small program's time
 # checking that.
 triplet_matrix <- function(i, j, v, nrow, ncol) {
@@ -574,21 +597,18 @@ triplet_matrix <- function(i, j, v, nrow, ncol) {
                  ncol = as.integer(ncol), dimnames = NULL), class = "simple_triplet_matrix")
 }
 
-# Optimum of one linear program and its optimal table (NULL if unbounded).
-# GLPK's simplex can lose feasibility on a large degenerate program (it then
-# reports no feasible solution for a table that exists); such a program is
-# solved again after GLPK's presolver, which settles it.
-lp_extreme <- function(obj, lp, max, cell, call) {
-  for (presolve in c(FALSE, TRUE)) {
-    r <- Rglpk::Rglpk_solve_LP(obj, lp$mat, lp$dir, lp$rhs, bounds = lp$bounds, max = max,
-                               control = list(canonicalize_status = FALSE, presolve = presolve))
-    # GLPK statuses: 5 optimal, 6 unbounded
-    if (r$status == 5L) return(list(value = r$optimum, solution = r$solution))
-    if (r$status == 6L) return(list(value = if (max) Inf else -Inf, solution = NULL))
+# No optimum for the interval of a cell: no table fits the published cells
+# (the data contradict the relations or bounds), or the solver failed.
+audit_solver_failure <- function(status, cell, call) {
+  if (status == "infeasible") {
+    abort_sdc(c(
+      "The published cells are inconsistent with the table's relations and bounds.",
+      "x" = "No table fits them when bounding the cell in row {cell}.",
+      "i" = "Check that the totals add up and that {.arg lower}/{.arg upper} contain them."
+    ), "audit_infeasible", call = call, arg = "x")
   }
   abort_sdc(c(
-    "The published cells are inconsistent with the table's relations and bounds.",
-    "x" = "No table fits them (GLPK status {r$status}) when bounding cell {cell}.",
-    "i" = "Check that the totals add up and that {.arg lower}/{.arg upper} contain them."
-  ), "audit_infeasible", call = call, arg = "x")
+    "The linear program bounding the cell in row {cell} failed in the solver (HiGHS status {.val {status}}).",
+    "i" = "No audit is returned; please report this table."
+  ), "solver", call = call, arg = "x")
 }

@@ -59,7 +59,8 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call) {
     r <- solve_lp(w, mat, c(rep(">=", length(cuts)), "<="),
                   c(rep(1, length(cuts)), best_cost * (1 + 1e-9)),
                   lower = as.numeric(fixed), upper = rep(1, n),
-                  integer = if (integer) seq_len(n), time_limit = max(left(), 1))
+                  integer = if (integer) seq_len(n), time_limit = max(left(), 1),
+                  start = if (integer) as.numeric(incumbent))
     n_lp <<- n_lp + 1L
     r
   }

@@ -496,6 +496,8 @@ validate_sdc_protection <- function(x, arg = rlang::caller_arg(x), call = rlang:
     "its attributes {.field by}, {.field cost} and {.field stats} are missing or wrong"
   } else if (length(miss <- setdiff(need, names(x)))) {
     paste0("column", if (length(miss) > 1) "s", " ", paste(miss, collapse = ", "), " missing")
+  } else if (!is.null(bad <- table_frame_problem(x, by))) {
+    bad
   } else if (!is.factor(x$status) || !identical(levels(x$status), c("published", "primary", "secondary")) ||
              anyNA(x$status)) {
     "{.field status} must be a factor of published, primary and secondary cells"

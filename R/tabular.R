@@ -349,6 +349,7 @@ validate_sdc_sensitivity <- function(x, arg = rlang::caller_arg(x), call = rlang
   miss <- setdiff(sensitivity_columns(by, rules), names(x))
   if (length(miss)) broken("column{?s} {.field {miss}} {?is/are} missing")
   if (nrow(x) == 0) broken("it has no cells")
+  if (!all(lengths(unclass(x)) == nrow(x))) broken("its columns and rows differ in length")
   for (b in by) {
     if (!is.factor(x[[b]]) || !opts$total_label %in% levels(x[[b]])) {
       broken("{.field {b}} must be a factor with the level {.val {opts$total_label}}")
@@ -378,6 +379,7 @@ validate_sdc_sensitivity <- function(x, arg = rlang::caller_arg(x), call = rlang
   if (any(vapply(codes, anyNA, logical(1)))) broken("a {.arg by} column has missing values")
   key <- do.call(paste, c(codes, sep = "."))
   if (anyDuplicated(key)) broken("the cell in row {anyDuplicated(key)} appears twice")
+  category_parents(x, arg, call)
   invisible(x)
 }
 
