@@ -138,31 +138,40 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
       "i" = "Use the default {.code method = \"heuristic\"}."
     ), "argument", call = rlang::current_env())
   }
-  start <- proc.time()[["elapsed"]]
   prep <- table_problem(x, lower, upper, freq_protection, arg = "x")
-  search <- new_protection_search(prep, suppression_cost(prep$value, cost), cell_labels(x), box)
+  res <- protection_pattern(prep, cost, cell_labels(x), x$rules, box, method, time_limit, cleanup,
+                            intervals, call = rlang::current_env())
+  new_sdc_protection(x, prep, res$supp, res$reason, res$targets, res$final, cost, res$stats)
+}
+
+# The pattern of protect_table() and protect_tables() for one problem (a
+# table, or linked tables made one by linked_problem()): the heuristic, its
+# clean-up, the optimal method if asked, and the final audit, which must
+# pass. Returns list(supp, reason, targets, final, stats).
+protection_pattern <- function(prep, cost, labels, reasons, box, method, time_limit, cleanup,
+                               intervals, call) {
+  start <- proc.time()[["elapsed"]]
+  search <- new_protection_search(prep, suppression_cost(prep$value, cost), labels, box)
   primary <- prep$sensitive
-  search$reason[primary] <- x$rules[primary]
+  search$reason[primary] <- reasons[primary]
   todo <- which(primary)
   todo <- todo[order(-prep$level[todo], todo)]
   # the heuristic first: its pattern bounds the optimal one
-  for (i in todo) protect_cell(search, i, call = rlang::current_env())
-  if (cleanup) cleanup_pattern(search, todo, call = rlang::current_env())
+  for (i in todo) protect_cell(search, i, call = call)
+  if (cleanup) cleanup_pattern(search, todo, call = call)
   optimal <- NA
   lower_bound <- NA_real_
   n_lp_opt <- 0L
-  if (method == "optimal" && length(todo)) {
-    left <- time_limit - (proc.time()[["elapsed"]] - start)
-    opt <- optimal_pattern(search, todo, search$supp, left, call = rlang::current_env())
-    if (!is.null(opt$supp)) {
-      search <- witness_search(prep, search, opt$supp, todo, call = rlang::current_env())
+  if (method == "optimal") {
+    opt <- list(supp = NULL, optimal = TRUE, lower_bound = 0, n_lp = 0L)
+    if (length(todo)) {
+      left <- time_limit - (proc.time()[["elapsed"]] - start)
+      opt <- optimal_pattern(search, todo, search$supp, left, call = call)
     }
+    if (!is.null(opt$supp)) search <- witness_search(prep, search, opt$supp, todo, call = call)
     optimal <- opt$optimal
     lower_bound <- opt$lower_bound
     n_lp_opt <- opt$n_lp
-  } else if (method == "optimal") {
-    optimal <- TRUE
-    lower_bound <- 0
   }
   supp <- search$supp
   targets <- which(supp & (primary | intervals == "suppressed"))
@@ -171,19 +180,20 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
     final <- list(lower = prep$value[targets] - search$cover_dn[targets],
                   upper = prep$value[targets] + search$cover_up[targets], n_lp = 0L)
   } else {
-    final <- audit_cells(prep, supp, targets, exact = TRUE, call = rlang::current_env())
+    final <- audit_cells(prep, supp, targets, exact = TRUE, call = call)
   }
-  cert <- new_sdc_audit(x, prep, supp, targets, final)
-  if (!isTRUE(attr(cert, "passed"))) {
+  sens <- which(primary)
+  at <- match(sens, targets)
+  if (!all(protection_met(prep, sens, final$lower[at], final$upper[at]))) {
     # cannot happen: each sensitive cell has a verified witness table
     abort_sdc("Internal error: the final audit of the suppression pattern failed.", "internal",
-              call = rlang::current_env())
+              call = call)
   }
   if (intervals == "none") final$lower[] <- final$upper[] <- NA_real_
   stats <- list(n_lp = search$n_lp + n_lp_opt + final$n_lp,
                 seconds = proc.time()[["elapsed"]] - start, method = method, optimal = optimal,
                 lower_bound = lower_bound)
-  new_sdc_protection(x, prep, supp, search$reason, targets, final, cost, stats)
+  list(supp = supp, reason = search$reason, targets = targets, final = final, stats = stats)
 }
 
 new_sdc_protection <- function(x, prep, supp, reason, targets, final, cost, stats) {
@@ -221,16 +231,6 @@ cell_labels <- function(x) {
 new_protection_search <- function(prep, w, labels, box) {
   st <- prep$structure
   n <- st$ncell
-  codes <- st$codes
-  nl <- vapply(st$parents, length, integer(1))
-  mult <- cumprod(c(1, nl[-length(nl)]))
-  keys <- as.vector((codes - 1) %*% mult)
-  dense <- prod(nl) <= 5e7
-  lookup <- if (dense) {
-    l <- integer(prod(nl))
-    l[keys + 1] <- seq_len(n)
-    l
-  }
   search <- new.env(parent = emptyenv())
   search$prep <- prep
   search$w <- w
@@ -247,6 +247,18 @@ new_protection_search <- function(prep, w, labels, box) {
   search$wit_up <- integer(n)
   search$wit_dn <- integer(n)
   search$n_lp <- 0L
+  # linked tables have no classification codes (their box is the whole problem)
+  if (is.null(st$codes)) return(search)
+  codes <- st$codes
+  nl <- vapply(st$parents, length, integer(1))
+  mult <- cumprod(c(1, nl[-length(nl)]))
+  keys <- as.vector((codes - 1) %*% mult)
+  dense <- prod(nl) <= 5e7
+  lookup <- if (dense) {
+    l <- integer(prod(nl))
+    l[keys + 1] <- seq_len(n)
+    l
+  }
   search$children <- lapply(st$parents, function(p) {
     split(which(!is.na(p)), factor(p[!is.na(p)], levels = seq_along(p)))
   })
@@ -341,6 +353,8 @@ unprotectable <- function(search, i, call) {
 # that keeps it within `budget` cells. `whole` when nothing was left out.
 search_box <- function(search, i, t, budget) {
   codes <- search$prep$structure$codes
+  # linked tables: no classification to build a box from
+  if (is.null(codes)) return(list(cells = seq_len(search$prep$structure$ncell), whole = TRUE))
   nd <- ncol(codes)
   k <- max(1L, floor(budget^(1 / nd)))
   repeat {
