@@ -10,7 +10,9 @@
 # avoid expensive cells, (2) publishes every secondary cell no witness
 # moves, and (3) for each remaining secondary cell, the most expensive
 # first, looks for new witnesses without it for the sides that use it, and
-# publishes it when all are found. No cell is ever added, every witness is
+# publishes it when all are found; then (4) tries swaps: a secondary cell
+# is published when the sides that use it find witnesses whose new cells
+# cost less in all than it does. The cost only ever falls, every witness is
 # checked to add up and keep the bounds (witness_ok()), and the final audit
 # decides as always.
 
@@ -21,7 +23,10 @@ cleanup_pattern <- function(search, todo, call) {
   # (1) each side's witness, priced
   ref <- vector("list", nrow(sides))
   for (s in seq_len(nrow(sides))) {
-    ref[[s]] <- side_witness(search, sides[s, ], exclude = 0L) %||% current_witness(search, sides[s, ])
+    ref[[s]] <- current_witness(search, sides[s, ])
+    # a witness through sensitive cells alone costs nothing
+    if (all(prep$sensitive[ref[[s]]$cells])) next
+    ref[[s]] <- side_witness(search, sides[s, ], exclude = 0L) %||% ref[[s]]
   }
   secondary <- function() which(search$supp & !prep$sensitive)
   use <- witness_use(ref, prep$structure$ncell)
@@ -33,10 +38,56 @@ cleanup_pattern <- function(search, todo, call) {
   cand <- cand[order(-search$w[cand], cand)]
   for (j in cand) {
     affected <- which(vapply(ref, function(r) any(r$cells == j), logical(1)))
-    new <- lapply(affected, function(s) side_witness(search, sides[s, ], exclude = j))
-    if (all(!vapply(new, is.null, logical(1)))) {
+    new <- vector("list", length(affected))
+    found <- TRUE
+    for (k in seq_along(affected)) {
+      w <- side_witness(search, sides[affected[k], ], exclude = j)
+      if (is.null(w)) {
+        found <- FALSE
+        break
+      }
+      new[[k]] <- w
+    }
+    if (found) {
       ref[affected] <- new
       publish(search, j)
+    }
+  }
+  # (4) swaps: a secondary cell is published when new witnesses for the
+  # sides that use it need cells of smaller total cost
+  cand <- secondary()
+  cand <- cand[order(-search$w[cand], cand)]
+  for (j in cand) {
+    if (!search$supp[j]) next
+    affected <- which(vapply(ref, function(r) any(r$cells == j), logical(1)))
+    if (!length(affected)) {
+      publish(search, j)
+      next
+    }
+    added <- integer()
+    new <- vector("list", length(affected))
+    found <- TRUE
+    for (k in seq_along(affected)) {
+      w <- side_witness(search, sides[affected[k], ], exclude = j, add = TRUE)
+      extra <- if (!is.null(w)) setdiff(w$cells[!search$supp[w$cells]], added)
+      if (is.null(w) || sum(search$w[c(added, extra)]) >= search$w[j]) {
+        found <- FALSE
+        break
+      }
+      new[[k]] <- w
+      # cells this swap adds are free for the next side's witness
+      search$supp[extra] <- TRUE
+      added <- c(added, extra)
+    }
+    if (found) {
+      ref[affected] <- new
+      publish(search, j)
+      search$reason[added] <- paste("protects", search$labels[sides$cell[affected[1]]])
+      # cells that no witness needs any more
+      use <- witness_use(ref, prep$structure$ncell)
+      publish(search, secondary()[use[secondary()] == 0])
+    } else {
+      search$supp[added] <- FALSE
     }
   }
   # the covers, from the witnesses kept
@@ -65,13 +116,15 @@ current_witness <- function(search, side) {
 }
 
 # A witness for the side among the suppressed cells of its search box, other
-# than `exclude`, priced so as to avoid expensive cells; NULL if none.
-side_witness <- function(search, side, exclude) {
+# than `exclude`, priced so as to avoid expensive cells; NULL if none. With
+# `add`, published cells of the box may take part too (at their cost, the
+# suppressed ones free).
+side_witness <- function(search, side, exclude, add = FALSE) {
   i <- side$cell
   box <- search_box(search, i, side$t, search$box)$cells
-  cells <- box[search$supp[box] & box != exclude]
+  cells <- box[(add | search$supp[box]) & box != exclude]
   if (!i %in% cells) return(NULL)
-  y <- deviation_lp(search, i, cells, side$t, side$dir, symmetric = FALSE, priced = TRUE)
+  y <- deviation_lp(search, i, cells, side$t, side$dir, symmetric = FALSE, priced = !add)
   if (is.null(y)) return(NULL)
   # deviation_lp() returns the deviation itself (dir already applied)
   y
