@@ -99,7 +99,7 @@ audit_table <- function(x, suppressed, ..., lower = NULL, upper = NULL, freq_pro
   check_sensitivity_table(x)
   intervals <- check_choice(intervals)
   supp <- suppression_vector(x, suppressed)
-  prep <- table_problem(x, lower, upper, freq_protection)
+  prep <- table_problem(x, lower, upper, freq_protection, arg = "x")
   targets <- which(supp & (prep$sensitive | intervals == "suppressed"))
   res <- audit_cells(prep, supp, targets, exact = intervals != "none")
   new_sdc_audit(x, prep, supp, targets, res, show = intervals != "none")
@@ -128,20 +128,101 @@ new_sdc_audit <- function(x, prep, supp, targets, res, show = TRUE) {
             passed = all(protected[sens]), n_lp = res$n_lp)
 }
 
+# What is wrong with the frame of a table result (protection or audit):
+# columns of one length, `by` columns factors without missing codes; NULL
+# when nothing.
+table_frame_problem <- function(x, by) {
+  if (!all(lengths(unclass(x)) == nrow(x))) return("its columns and rows differ in length")
+  ok <- vapply(by, function(b) is.factor(x[[b]]) && !anyNA(as.integer(x[[b]])), logical(1))
+  if (!all(ok)) return(paste0("the ", paste(by[!ok], collapse = ", "), " column must be a factor without missing values"))
+  NULL
+}
+
+# An sdc_audit object that a user may have edited: the columns its methods
+# read, and the verdict `passed` consistent with them.
+validate_sdc_audit <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  by <- attr(x, "by")
+  need <- c(by, "level", "total", "suppressed", "sensitive", "protection", "lower", "upper",
+            "protected")
+  lgl <- function(v, na = FALSE) is.logical(v) && (na || !anyNA(v))
+  problem <- if (!inherits(x, "sdc_audit") || !is.data.frame(x)) {
+    "it is not a data frame of class {.cls sdc_audit}"
+  } else if (!is.character(by) || !length(by) || !lgl(attr(x, "passed")) ||
+             length(attr(x, "passed")) != 1 || !is.numeric(attr(x, "n_lp"))) {
+    "its attributes {.field by}, {.field passed} and {.field n_lp} are missing or wrong"
+  } else if (length(miss <- setdiff(need, names(x)))) {
+    paste0("column", if (length(miss) > 1) "s", " ", paste(miss, collapse = ", "), " missing")
+  } else if (!is.null(bad <- table_frame_problem(x, by))) {
+    bad
+  } else if (!lgl(x$suppressed) || !lgl(x$sensitive) || !lgl(x$protected, na = TRUE) ||
+             !is.numeric(x$total) || !all(is.finite(x$total)) || !is.numeric(x$lower) ||
+             !is.numeric(x$upper) || !is.numeric(x$protection)) {
+    "{.field suppressed}, {.field sensitive}, {.field protected} or the numeric columns have wrong values"
+  } else if (!identical(x$sensitive, !is.na(x$protected)) ||
+             !identical(attr(x, "passed"), all(x$protected[x$sensitive]))) {
+    "{.field protected} disagrees with {.field sensitive} or with the verdict {.field passed}"
+  }
+  if (!is.null(problem)) {
+    abort_sdc(c(paste0("{.arg {arg}} has been modified: ", problem, "."),
+                "i" = "Use the object {.fn audit_table} returned, or call it again."),
+              "invalid_object", call = call, arg = arg)
+  }
+  invisible(x)
+}
+
 #' @export
 format.sdc_audit <- function(x, n = 10, ...) {
+  validate_sdc_audit(x)
   fail <- which(x$sensitive & !x$protected)
   df <- as.data.frame(unclass(x))
   shown <- if (length(fail)) df[fail, , drop = FALSE] else df
-  body <- utils::capture.output(print(utils::head(shown, n), row.names = FALSE))
-  c(sprintf("<sdc_audit> %d suppressed cell%s of %s, %d sensitive; %d linear programs",
-            sum(x$suppressed), if (sum(x$suppressed) == 1) "" else "s", attr(x, "value"),
-            sum(x$sensitive), attr(x, "n_lp")),
-    if (attr(x, "passed")) "Every sensitive cell is protected." else
-      sprintf("NOT PROTECTED: %d sensitive cell%s (shown below).", length(fail),
-              if (length(fail) == 1) "" else "s"),
+  body <- if (nrow(shown)) utils::capture.output(print(utils::head(shown, n), row.names = FALSE))
+  c(sprintf("<sdc_audit> %s of %s, %s; %s",
+            plural(sum(x$suppressed), "suppressed cell"), attr(x, "value"),
+            paste(format(sum(x$sensitive), big.mark = ","), "sensitive"),
+            plural(attr(x, "n_lp"), "linear program")),
+    if (!nrow(x)) "No cell is sensitive or suppressed: nothing to audit." else
+      if (attr(x, "passed")) "Every sensitive cell is protected." else
+      sprintf("NOT PROTECTED: %s (shown below).", plural(length(fail), "sensitive cell")),
     body,
     if (nrow(shown) > n) sprintf("# ... %d more rows", nrow(shown) - n))
+}
+
+#' @export
+summary.sdc_audit <- function(object, ...) {
+  validate_sdc_audit(object)
+  sens <- object$sensitive
+  fail <- object[sens & !object$protected, c(attr(object, "by"), "total", "protection", "lower", "upper"),
+                 drop = FALSE]
+  structure(list(
+    value = attr(object, "value"), by = attr(object, "by"), passed = attr(object, "passed"),
+    n_suppressed = sum(object$suppressed), n_sensitive = sum(sens),
+    n_protected = sum(object$protected[sens]), n_lp = attr(object, "n_lp"),
+    exact = any(!is.na(object$lower)),
+    failing = as.data.frame(unclass(fail))
+  ), class = "summary.sdc_audit")
+}
+
+#' @export
+format.summary.sdc_audit <- function(x, ...) {
+  c(
+    sprintf("Audit of a suppression pattern of %s by %s", x$value, paste(x$by, collapse = " x ")),
+    sprintf("%s, %s sensitive; %s protected", plural(x$n_suppressed, "suppressed cell"),
+            format(x$n_sensitive, big.mark = ","), format(x$n_protected, big.mark = ",")),
+    if (x$n_sensitive == 0) "Verdict: no sensitive cell, nothing to protect." else
+      if (x$passed) "Verdict: PASSED, every sensitive cell is protected." else
+      sprintf("Verdict: FAILED, %s narrower than required.", plural(nrow(x$failing), "sensitive cell")),
+    sprintf("%s (%s)", plural(x$n_lp, "linear program"),
+            if (x$exact) "exact intervals" else "protection decided, intervals not reported"),
+    if (nrow(x$failing)) c("Cells not protected:", utils::capture.output(
+      print(utils::head(x$failing, 10), row.names = FALSE)))
+  )
+}
+
+#' @export
+print.summary.sdc_audit <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
 }
 
 #' @export
@@ -151,13 +232,7 @@ print.sdc_audit <- function(x, n = 10, ...) {
 }
 
 check_sensitivity_table <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
-  if (!inherits(x, "sdc_sensitivity")) {
-    abort_sdc(c(
-      "{.arg {arg}} must be a table from {.fn cell_sensitivity}.",
-      "x" = "It is {.obj_type_friendly {x}}."
-    ), "not_sensitivity", call = call)
-  }
-  invisible(x)
+  validate_sdc_sensitivity(x, arg = arg, call = call)
 }
 
 # A suppression pattern as a logical vector over the rows of `x`.
@@ -168,7 +243,7 @@ suppression_vector <- function(x, suppressed, call = rlang::caller_env()) {
       abort_sdc(c(
         "{.arg suppressed} must have a column for every {.arg by} variable.",
         "x" = "Missing: {.val {setdiff(by, names(suppressed))}}."
-      ), "pattern", call = call)
+      ), "pattern", call = call, arg = "suppressed")
     }
     key <- function(d) do.call(paste, c(lapply(by, function(b) as.character(d[[b]])), sep = "\r"))
     pos <- match(key(suppressed), key(x))
@@ -178,7 +253,7 @@ suppression_vector <- function(x, suppressed, call = rlang::caller_env()) {
         "Every row of {.arg suppressed} must be a cell of the table.",
         "x" = "{sum(is.na(pos))} row{?s} match{?es/} no cell, e.g. {.val {paste(unlist(lapply(bad, as.character)), collapse = ' x ')}}.",
         "i" = "Margins are labelled {.val {attr(x, 'options')$total_label}}."
-      ), "pattern", call = call)
+      ), "pattern", call = call, arg = "suppressed")
     }
     out <- logical(nrow(x))
     out[pos] <- TRUE
@@ -188,21 +263,22 @@ suppression_vector <- function(x, suppressed, call = rlang::caller_env()) {
     abort_sdc(c(
       "{.arg suppressed} must be a logical vector with one value per cell, or a data frame of cells.",
       "x" = "It is {.obj_type_friendly {suppressed}} of length {length(suppressed)}; the table has {nrow(x)} cells."
-    ), "pattern", call = call)
+    ), "pattern", call = call, arg = "suppressed")
   }
   suppressed
 }
 
 # Everything the audit needs: relations, values, bounds, protection levels.
-table_problem <- function(x, lower, upper, freq_protection, call = rlang::caller_env()) {
+table_problem <- function(x, lower, upper, freq_protection, arg = "x", call = rlang::caller_env()) {
   if (!is.numeric(freq_protection) || length(freq_protection) != 1 || is.na(freq_protection) ||
       freq_protection < 0) {
     abort_sdc(c("{.arg freq_protection} must be a single non-negative percentage.",
-                "x" = "It is {show_value(freq_protection)}."), "argument", call = call)
+                "x" = "It is {show_value(freq_protection)}."), "argument", call = call,
+              arg = "freq_protection", value = freq_protection)
   }
   value <- as.numeric(x$total)
   bounds <- cell_bounds(x, lower, upper, call)
-  list(structure = table_structure(x, call), value = value, lower = bounds$lower,
+  list(structure = table_structure(x, arg, call), value = value, lower = bounds$lower,
        upper = bounds$upper, level = protection_levels(x, freq_protection),
        sensitive = x$sensitive, tol = 1e-7 * (1 + abs(value)))
 }
@@ -228,7 +304,7 @@ cell_bounds <- function(x, lower, upper, call) {
       abort_sdc(c(
         "{.arg {arg}} must be one number or one number per cell.",
         "x" = "It is {.obj_type_friendly {b}} of length {length(b)}; the table has {n} cells."
-      ), "bounds", call = call)
+      ), "bounds", call = call, arg = arg)
     }
     rep_len(as.numeric(b), n)
   }
@@ -244,27 +320,46 @@ cell_bounds <- function(x, lower, upper, call) {
     abort_sdc(c(
       "The bounds must contain every cell total.",
       "x" = "{length(bad)} cell{?s} lie{?s/} outside {.arg lower}/{.arg upper}, e.g. row{?s} {utils::head(bad, 5)}."
-    ), "bounds", call = call)
+    ), "bounds", call = call, arg = if (!is.null(lower)) "lower" else if (!is.null(upper)) "upper" else "x")
   }
   list(lower = lo, upper = hi)
 }
 
 # The parent of every category of every `by` variable, as a code (level
-# number; NA for the top of the hierarchy).
-category_parents <- function(x) {
+# number; NA for the total, the top of every hierarchy). An edited hierarchy
+# whose parents are not categories, or do not lead up to the total, is an
+# error: its relations would be missing.
+category_parents <- function(x, arg = "x", call = rlang::caller_env()) {
   opts <- attr(x, "options")
+  total <- opts$total_label
   lapply(attr(x, "by"), function(b) {
     labs <- levels(x[[b]])
-    par <- if (is.null(opts$hierarchy)) ifelse(labs == opts$total_label, NA, opts$total_label) else
-      unname(opts$hierarchy[[b]][labs])
-    match(par, labs)
+    h <- opts$hierarchy[[b]]
+    top <- labs %in% total
+    par <- if (is.null(h)) ifelse(top, NA, total) else
+      if (is.character(h) && !is.null(names(h))) unname(h[labs]) else rep(NA_character_, length(labs))
+    code <- match(par, labs)
+    # every category but the total reaches the total within length(labs) steps
+    u <- seq_along(labs)
+    for (k in seq_along(labs)) u <- ifelse(is.na(u) | top[pmax(u, 1L)], u, code[u])
+    if (any(is.na(code) & !top) || any(!is.na(code[top])) || any(is.na(u) | !top[pmax(u, 1L)])) {
+      bad <- labs[(is.na(code) & !top) | is.na(u) | !top[pmax(u, 1L)]][1]
+      abort_sdc(c(
+        "{.arg {arg}} has been modified: the hierarchy of {.var {b}} is broken.",
+        "x" = "Category {.val {bad}} has no chain of parents up to {.val {total}}.",
+        "i" = "Use the table {.fn cell_sensitivity} returned, or call it again."
+      ), c("hierarchy", "invalid_object"), call = call, arg = arg)
+    }
+    code
   })
 }
 
 # The additive relations of the table as incidences (relation, cell, coef):
 # for every variable and every cell at a level with a parent, parent cell
 # = sum of its children (coef -1 for the parent, +1 for the children).
-table_structure <- function(x, call = rlang::caller_env()) {
+# Every margin must be there, and the cells must add up (cells absent from
+# the table are zeros).
+table_structure <- function(x, arg = "x", call = rlang::caller_env()) {
   by <- attr(x, "by")
   n <- nrow(x)
   codes <- matrix(vapply(by, function(b) as.integer(x[[b]]), integer(n)), nrow = n)
@@ -272,7 +367,7 @@ table_structure <- function(x, call = rlang::caller_env()) {
   keys <- key(codes)
   rel <- cell <- coef <- vector("list", length(by))
   offset <- 0L
-  pcodes <- category_parents(x)
+  pcodes <- category_parents(x, arg, call)
   for (j in seq_along(by)) {
     pcode <- pcodes[[j]]
     child <- which(!is.na(pcode[codes[, j]]))
@@ -281,10 +376,10 @@ table_structure <- function(x, call = rlang::caller_env()) {
     p <- match(key(up), keys)
     if (anyNA(p)) {
       abort_sdc(c(
-        "{.arg x} must hold the whole table with all its margins.",
+        "{.arg {arg}} must hold the whole table with all its margins.",
         "x" = "{sum(is.na(p))} cell{?s} {?has/have} no margin cell in the table, e.g. row {child[is.na(p)][1]}.",
         "i" = "Audit the unsubsetted result of {.fn cell_sensitivity}."
-      ), "incomplete_table", call = call)
+      ), "incomplete_table", call = call, arg = arg)
     }
     parents <- unique(p)
     r <- match(p, parents)
@@ -295,9 +390,27 @@ table_structure <- function(x, call = rlang::caller_env()) {
   }
   rel <- unlist(rel)
   cell <- unlist(cell)
-  list(rel = rel, cell = cell, coef = unlist(coef), nrel = offset, ncell = n,
+  coef <- unlist(coef)
+  check_additive(x, rel, cell, coef, offset, arg, call)
+  list(rel = rel, cell = cell, coef = coef, nrel = offset, ncell = n,
        codes = codes, parents = pcodes,
        cell_trips = split(seq_along(cell), factor(cell, levels = seq_len(n))))
+}
+
+# Does every margin equal the sum of the cells below it (to rounding)?
+check_additive <- function(x, rel, cell, coef, nrel, arg, call) {
+  v <- as.numeric(x$total)
+  resid <- tabulate_sum(rel, coef * v[cell], nrel)
+  scale <- tabulate_sum(rel, abs(v[cell]), nrel)
+  bad <- which(abs(resid) > 1e-9 * (1 + scale))
+  if (length(bad)) {
+    margin <- cell[rel == bad[1] & coef < 0][1]
+    abort_sdc(c(
+      "{.arg {arg}} is not additive: {length(bad)} margin{?s} differ{?s/} from the sum of {?its/their} cells.",
+      "x" = "Row {margin} ({cell_labels(x)[margin]}) totals {format(v[margin], big.mark = ',')}; its cells add up to {format(v[margin] + resid[bad[1]], big.mark = ',')}.",
+      "i" = "A row was dropped or a total edited: use the table {.fn cell_sensitivity} returned."
+    ), c("not_additive", "invalid_object"), call = call, arg = arg)
+  }
 }
 
 # Does each cell in `cells` (with intervals lo, hi) meet its protection?
@@ -315,7 +428,7 @@ protection_met <- function(prep, cells, lo, hi) {
 # its connected set of suppressed cells only (see component_intervals():
 # `exact = TRUE` gives exact intervals, `exact = FALSE` decides protection
 # only, with inner bounds where a witness table suffices).
-audit_cells <- function(prep, supp, targets, exact = TRUE) {
+audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_env()) {
   st <- prep$structure
   lo <- hi <- rep(NA_real_, length(targets))
   if (!length(targets)) return(list(lower = lo, upper = hi, n_lp = 0L))
@@ -339,12 +452,10 @@ audit_cells <- function(prep, supp, targets, exact = TRUE) {
     }
     rels <- unique(sr[trip])
     lp <- list(mat = triplet_matrix(i = match(sr[trip], rels), j = match(sc[trip], vars),
-                                                 v = sv[trip], nrow = length(rels), ncol = length(vars)),
-               dir = rep("==", length(rels)), rhs = -pubsum[rels],
-               bounds = list(lower = list(ind = seq_along(vars), val = prep$lower[vars]),
-                             upper = list(ind = seq_along(vars), val = prep$upper[vars])))
+                                    v = sv[trip], nrow = length(rels), ncol = length(vars)),
+               rhs = -pubsum[rels], lower = prep$lower[vars], upper = prep$upper[vars])
     pos <- match(targets[mine], vars)
-    res <- component_intervals(lp, pos, targets[mine], prep, exact)
+    res <- component_intervals(lp, pos, targets[mine], prep, exact, call)
     lo[mine] <- res$lower
     hi[mine] <- res$upper
     n_lp <- n_lp + res$n_lp
@@ -358,8 +469,8 @@ audit_cells <- function(prep, supp, targets, exact = TRUE) {
 # the bound exact without a program of its own.
 relation_bounds <- function(lp) {
   m <- lp$mat
-  lo <- lp$bounds$lower$val[m$j]
-  hi <- lp$bounds$upper$val[m$j]
+  lo <- lp$lower[m$j]
+  hi <- lp$upper[m$j]
   tmin <- pmin(m$v * lo, m$v * hi)
   tmax <- pmax(m$v * lo, m$v * hi)
   # sums over each relation of the other cells' extremes, infinities counted apart
@@ -378,8 +489,8 @@ relation_bounds <- function(lp) {
   up <- pmax(a, b)
   dn <- pmin(a, b)
   n <- m$ncol
-  upper <- lp$bounds$upper$val
-  lower <- lp$bounds$lower$val
+  upper <- lp$upper
+  lower <- lp$lower
   ub <- vapply(split(up, factor(m$j, levels = seq_len(n))), function(z) if (length(z)) min(z) else Inf, 0)
   lb <- vapply(split(dn, factor(m$j, levels = seq_len(n))), function(z) if (length(z)) max(z) else -Inf, 0)
   list(lower = pmax(lower, lb), upper = pmin(upper, ub))
@@ -391,7 +502,7 @@ relation_bounds <- function(lp) {
 # bound as its exact end; `exact = FALSE` (protection decided, not
 # measured) also accepts a witness beyond the required level, as an inner
 # bound. Only the remaining ends get programs of their own.
-component_intervals <- function(lp, pos, cells, prep, exact) {
+component_intervals <- function(lp, pos, cells, prep, exact, call) {
   v <- prep$value[cells]
   tol <- prep$tol[cells]
   rb <- relation_bounds(lp)
@@ -407,7 +518,6 @@ component_intervals <- function(lp, pos, cells, prep, exact) {
   seen_hi <- rep(-Inf, length(pos))
   seen_lo <- rep(Inf, length(pos))
   hi <- lo <- rep(NA_real_, length(pos))
-  n_lp <- 0L
   witness <- function(r) {
     if (is.null(r$solution)) return()
     y <- r$solution[pos]
@@ -417,17 +527,30 @@ component_intervals <- function(lp, pos, cells, prep, exact) {
   # the batch programs get finite bounds (a table of the smaller polytope is
   # still a witness), so that an unbounded direction cannot hide the others
   big <- 10 * sum(abs(prep$value)) + 1
-  capped <- lp
-  capped$bounds$lower$val <- pmax(capped$bounds$lower$val, -big)
-  capped$bounds$upper$val <- pmin(capped$bounds$upper$val, big)
+  exact_lp <- lp_session(lp$mat, lp$rhs, lp$rhs, lp$lower, lp$upper)
+  batch_lp <- NULL
+  solve <- function(session, obj, max, cell) {
+    r <- session$extreme(obj, max)
+    if (r$status %in% c("optimal", "unbounded")) return(r)
+    # numerical trouble from the previous basis: once more from scratch
+    r <- solve_lp(obj, lp$mat, rep("==", lp$mat$nrow), lp$rhs, lp$lower, lp$upper, max = max,
+                  presolve = TRUE)
+    if (r$status == "infeasible_or_unbounded") r$status <- "unbounded"
+    if (r$status == "unbounded") r$value <- if (max) Inf else -Inf
+    if (r$status %in% c("optimal", "unbounded")) return(r)
+    audit_solver_failure(r$status, cell, call)
+  }
+  n_lp <- 0L
   for (max in c(TRUE, FALSE)) {
     # batch programs over the ends still open, while each settles several
     repeat {
       open <- if (max) seen_hi < need_hi else seen_lo > need_lo
       if (sum(open) < 4) break
+      batch_lp <- batch_lp %||% lp_session(lp$mat, lp$rhs, lp$rhs, pmax(lp$lower, -big),
+                                           pmin(lp$upper, big))
       obj <- numeric(lp$mat$ncol)
       obj[pos[open]] <- 1 / (1 + abs(v[open]))
-      witness(lp_extreme(obj, capped, max, cells[1]))
+      witness(solve(batch_lp, obj, max, cells[1]))
       n_lp <- n_lp + 1L
       still <- if (max) seen_hi < need_hi else seen_lo > need_lo
       if (sum(open) - sum(still) < max(2, 0.05 * sum(open))) break
@@ -444,7 +567,7 @@ component_intervals <- function(lp, pos, cells, prep, exact) {
       } else {
         obj <- numeric(lp$mat$ncol)
         obj[pos[k]] <- 1
-        r <- lp_extreme(obj, lp, max, cells[k])
+        r <- solve(exact_lp, obj, max, cells[k])
         n_lp <- n_lp + 1L
         witness(r)
         end <- r$value
@@ -457,15 +580,16 @@ component_intervals <- function(lp, pos, cells, prep, exact) {
     for (k in which(hi - lo <= tol)) {
       obj <- numeric(lp$mat$ncol)
       obj[pos[k]] <- 1
-      lo[k] <- lp_extreme(obj, lp, FALSE, cells[k])$value
-      hi[k] <- lp_extreme(obj, lp, TRUE, cells[k])$value
+      lo[k] <- solve(exact_lp, obj, FALSE, cells[k])$value
+      hi[k] <- solve(exact_lp, obj, TRUE, cells[k])$value
       n_lp <- n_lp + 2L
     }
   }
   list(lower = lo, upper = hi, n_lp = n_lp)
 }
 
-# A sparse matrix for Rglpk from (i, j, v) triplets with no (i, j) twice;
+# A sparse matrix (slam's triplet form, which highs reads) from (i, j, v)
+# triplets with no (i, j) twice;
 # slam::simple_triplet_matrix() would spend most of a small program's time
 # checking that.
 triplet_matrix <- function(i, j, v, nrow, ncol) {
@@ -473,21 +597,18 @@ triplet_matrix <- function(i, j, v, nrow, ncol) {
                  ncol = as.integer(ncol), dimnames = NULL), class = "simple_triplet_matrix")
 }
 
-# Optimum of one linear program and its optimal table (NULL if unbounded).
-# GLPK's simplex can lose feasibility on a large degenerate program (it then
-# reports no feasible solution for a table that exists); such a program is
-# solved again after GLPK's presolver, which settles it.
-lp_extreme <- function(obj, lp, max, cell) {
-  for (presolve in c(FALSE, TRUE)) {
-    r <- Rglpk::Rglpk_solve_LP(obj, lp$mat, lp$dir, lp$rhs, bounds = lp$bounds, max = max,
-                               control = list(canonicalize_status = FALSE, presolve = presolve))
-    # GLPK statuses: 5 optimal, 6 unbounded
-    if (r$status == 5L) return(list(value = r$optimum, solution = r$solution))
-    if (r$status == 6L) return(list(value = if (max) Inf else -Inf, solution = NULL))
+# No optimum for the interval of a cell: no table fits the published cells
+# (the data contradict the relations or bounds), or the solver failed.
+audit_solver_failure <- function(status, cell, call) {
+  if (status == "infeasible") {
+    abort_sdc(c(
+      "The published cells are inconsistent with the table's relations and bounds.",
+      "x" = "No table fits them when bounding the cell in row {cell}.",
+      "i" = "Check that the totals add up and that {.arg lower}/{.arg upper} contain them."
+    ), "audit_infeasible", call = call, arg = "x")
   }
   abort_sdc(c(
-    "The published cells are inconsistent with the table's relations and bounds.",
-    "x" = "No table fits them (GLPK status {r$status}) when bounding cell {cell}.",
-    "i" = "Check that the totals add up and that {.arg lower}/{.arg upper} contain them."
-  ), "audit_infeasible", call = NULL)
+    "The linear program bounding the cell in row {cell} failed in the solver (HiGHS status {.val {status}}).",
+    "i" = "No audit is returned; please report this table."
+  ), "solver", call = call, arg = "x")
 }

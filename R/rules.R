@@ -52,6 +52,16 @@
 #' parameters, the status is exactly that of the textbook inequality; the
 #' reported \eqn{S} is divided back.
 #'
+#' Two inputs that are valid but rarely meant give a warning (the rule is
+#' still made): a percentage below 1 in `rule_p()`, `rule_pq()` or
+#' `rule_nk()` (`rule_p(0.1)` is the 0.1% rule; 10% is `rule_p(10)`), class
+#' `sdcRisk_warning_percent`; and `rule_nk(n, k)` with \eqn{n \ge 10} and
+#' \eqn{k < n}, such as `rule_nk(60, 1)` for `rule_nk(1, 60)`, class
+#' `sdcRisk_warning_rule_nk`: dominance rules look at a few largest
+#' contributions (\eqn{n} of 1 to 3, rarely more) against a large share
+#' (\eqn{k} of 50 to 95), so ten or more contributions against a share
+#' smaller than their number reads as swapped arguments.
+#'
 #' @param n For `rule_frequency()`, the minimum number of contributors; for
 #'   `rule_nk()`, the number of largest contributions. A whole number
 #'   \eqn{\ge 1}.
@@ -109,6 +119,14 @@ rule_nk <- function(n, k) {
   check_count(n, min = 1, max = max_contributors)
   check_scalar(n)
   check_percent(k, upper_open = FALSE)
+  warn_small_percent(k)
+  if (n >= 10 && k < n) {
+    warn_sdc(c(
+      "{.code rule_nk({n}, {k})} asks whether the {n} largest contributions exceed {k}% of the total.",
+      "!" = "That flags almost every cell; the arguments look swapped.",
+      "i" = "{.fn rule_nk} takes the number of contributions first: did you mean {.code rule_nk({k}, {n})}?"
+    ), "rule_nk", n = n, k = k)
+  }
   new_sdc_rule("nk", list(n = as.integer(n), k = k, nt = as.integer(n), ns = 0L),
                paste0("nk", n, "_", k))
 }
@@ -122,6 +140,7 @@ rule_p <- function(p) {
       "x" = "It is {show_value(p)}."
     ), "rule_parameter")
   }
+  warn_small_percent(p)
   new_sdc_rule("p", list(p = p, q = 100, nt = 1L, ns = 1L), paste0("p", p))
 }
 
@@ -137,6 +156,8 @@ rule_pq <- function(p, q) {
       "i" = "Attackers estimate others to within {.arg q}%, and each contribution is protected to within {.arg p}% < {.arg q}%."
     ), "rule_parameter")
   }
+  # (p < q: a q below 1 has a p below 1)
+  warn_small_percent(p)
   new_sdc_rule("pq", list(p = p, q = q, nt = 1L, ns = 1L), paste0("pq", p, "_", q))
 }
 
@@ -149,6 +170,17 @@ rule_ptn <- function(pt, noise, self_noise = 0, nt = 1, ns = 1) {
   symmetric <- all(vapply(spec, function(s) identical(s$upper, s$lower), logical(1)))
   new_sdc_rule("ptn", c(spec, list(nt = as.integer(nt), ns = as.integer(ns),
                                    symmetric = symmetric)), "ptn")
+}
+
+# A percentage below 1 was probably meant as a fraction (0.1 for 10%).
+warn_small_percent <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  if (x < 1) {
+    warn_sdc(c(
+      "{.arg {arg}} is a percentage: {.code {arg} = {x}} means {x}%, not {100 * x}%.",
+      "i" = "Write {.code {arg} = {100 * x}} for {100 * x}%."
+    ), "percent", call = call, arg = arg, value = x)
+  }
+  invisible(x)
 }
 
 new_sdc_rule <- function(type, params, name) {

@@ -28,6 +28,14 @@
 #' keep the bounds before it counts, and it serves every cell it moves
 #' (its mirror image too, when that keeps the bounds).
 #'
+#' A clean-up pass then looks, for every side of every sensitive cell, for
+#' the cheapest witness table among the suppressed cells alone (suppressed
+#' cells now priced at their cost, so that witnesses avoid expensive ones),
+#' publishes every secondary cell that no witness moves, and tries the others
+#' one by one, the most expensive first: a cell is published when every side
+#' whose witness moves it finds another witness without it. Cells are only
+#' ever removed, and each witness is checked, so the pattern stays protected.
+#'
 #' The cost of suppressing a cell is its absolute value (`cost = "value"`,
 #' the total value lost) or 1 (`cost = "cells"`, ties broken by smaller value,
 #' so detailed cells go before margins). The heuristic does not seek the
@@ -45,17 +53,21 @@
 #' @param cost What suppression loses: `"value"` (the sum of the suppressed
 #'   cells' absolute values) or `"cells"` (their number).
 #' @param method `"heuristic"` (the default; see Details) or `"optimal"`: the
-#'   pattern of least cost, from one mixed integer program over the whole
-#'   table with a witness table for every side of every sensitive cell
-#'   (Fischetti and Salazar-González 2001, without their cut generation),
-#'   solved by GLPK. For small tables only (at most 200,000 variables: cells
-#'   times one plus twice the number of sides to protect); deviations of
-#'   cells without an upper bound are capped at the table's total absolute
-#'   value, which no witness needs in practice.
-#' @param time_limit Seconds GLPK may spend on `method = "optimal"`; when it
-#'   stops before proving optimality the best pattern found is completed by
-#'   the heuristic if needed, audited as always, and `stats$optimal` is
-#'   `FALSE`.
+#'   pattern of least cost, by the cut generation of Fischetti and
+#'   Salazar-González (2001): a mixed integer program over one 0/1 variable
+#'   per cell, to which the dual of the attacker's linear program adds a
+#'   capacity constraint for every side of a sensitive cell that the current
+#'   pattern leaves unprotected, until none is. The heuristic's pattern
+#'   bounds the cost from the start, so the result is never worse than the
+#'   heuristic's. For tables of at most 10,000 cells.
+#' @param time_limit Seconds `method = "optimal"` may spend on top of the
+#'   heuristic. When it stops before proving optimality, the heuristic's
+#'   pattern is kept (the programs' solutions are never returned unproved),
+#'   and `stats$optimal` is `FALSE`; `stats$lower_bound` is then a lower
+#'   bound on the cost of any pattern.
+#' @param cleanup After the heuristic, publish again every secondary cell
+#'   that no side of any sensitive cell needs, the most expensive first (see
+#'   Details). `FALSE` skips this pass (faster, more suppression).
 #' @param box The number of cells, about, among which the linear program
 #'   protecting one sensitive cell may choose suppressions (see Details; at
 #'   least 4). Larger boxes find cheaper patterns more slowly; `Inf` searches
@@ -70,7 +82,9 @@
 #'   "suppressed"`, `NA` for published cells) and `protected` (`TRUE` for
 #'   every sensitive cell, `NA` otherwise). Attributes `by`, `value`, `cost`
 #'   and `stats` (linear programs solved, seconds, the method and, for
-#'   `method = "optimal"`, whether GLPK proved the pattern optimal).
+#'   `method = "optimal"`, `optimal`, whether the pattern is proved optimal,
+#'   and `lower_bound`, the proved lower bound on the cost of any pattern,
+#'   in the units of `cost` with primary cells free).
 #' @references Hundepool, A. et al. (2012). *Statistical Disclosure
 #'   Control*, Section 4.4. Wiley.
 #'
@@ -107,7 +121,8 @@
 #' protect_table(counts, cost = "cells")
 protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, upper = NULL,
                           freq_protection = 10, intervals = c("suppressed", "sensitive", "none"),
-                          box = 2000, method = c("heuristic", "optimal"), time_limit = 60) {
+                          box = 2000, method = c("heuristic", "optimal"), time_limit = 60,
+                          cleanup = TRUE) {
   rlang::check_dots_empty()
   check_sensitivity_table(x)
   cost <- check_choice(cost)
@@ -115,19 +130,49 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   method <- check_choice(method)
   if (!identical(box, Inf)) check_number(box, min = 4)
   check_number(time_limit, min = 1)
+  check_flag(cleanup)
+  if (method == "optimal" && nrow(x) > 10000) {
+    abort_sdc(c(
+      "{.code method = \"optimal\"} is for tables of at most 10,000 cells.",
+      "x" = "This one has {format(nrow(x), big.mark = ',')} cells.",
+      "i" = "Use the default {.code method = \"heuristic\"}."
+    ), "argument", call = rlang::current_env())
+  }
+  prep <- table_problem(x, lower, upper, freq_protection, arg = "x")
+  res <- protection_pattern(prep, cost, cell_labels(x), x$rules, box, method, time_limit, cleanup,
+                            intervals, call = rlang::current_env())
+  new_sdc_protection(x, prep, res$supp, res$reason, res$targets, res$final, cost, res$stats)
+}
+
+# The pattern of protect_table() and protect_tables() for one problem (a
+# table, or linked tables made one by linked_problem()): the heuristic, its
+# clean-up, the optimal method if asked, and the final audit, which must
+# pass. Returns list(supp, reason, targets, final, stats).
+protection_pattern <- function(prep, cost, labels, reasons, box, method, time_limit, cleanup,
+                               intervals, call) {
   start <- proc.time()[["elapsed"]]
-  prep <- table_problem(x, lower, upper, freq_protection)
-  search <- new_protection_search(prep, suppression_cost(prep$value, cost), cell_labels(x), box)
+  search <- new_protection_search(prep, suppression_cost(prep$value, cost), labels, box)
   primary <- prep$sensitive
-  search$reason[primary] <- x$rules[primary]
+  search$reason[primary] <- reasons[primary]
   todo <- which(primary)
   todo <- todo[order(-prep$level[todo], todo)]
+  # the heuristic first: its pattern bounds the optimal one
+  for (i in todo) protect_cell(search, i, call = call)
+  if (cleanup) cleanup_pattern(search, todo, call = call)
   optimal <- NA
+  lower_bound <- NA_real_
+  n_lp_opt <- 0L
   if (method == "optimal") {
-    optimal <- optimal_pattern(search, todo, time_limit, call = rlang::current_env())
+    opt <- list(supp = NULL, optimal = TRUE, lower_bound = 0, n_lp = 0L)
+    if (length(todo)) {
+      left <- time_limit - (proc.time()[["elapsed"]] - start)
+      opt <- optimal_pattern(search, todo, search$supp, left, call = call)
+    }
+    if (!is.null(opt$supp)) search <- witness_search(prep, search, opt$supp, todo, call = call)
+    optimal <- opt$optimal
+    lower_bound <- opt$lower_bound
+    n_lp_opt <- opt$n_lp
   }
-  # the heuristic; after the optimal model only where a witness failed its check
-  for (i in todo) protect_cell(search, i, call = rlang::current_env())
   supp <- search$supp
   targets <- which(supp & (primary | intervals == "suppressed"))
   if (intervals == "none") {
@@ -135,17 +180,20 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
     final <- list(lower = prep$value[targets] - search$cover_dn[targets],
                   upper = prep$value[targets] + search$cover_up[targets], n_lp = 0L)
   } else {
-    final <- audit_cells(prep, supp, targets, exact = TRUE)
+    final <- audit_cells(prep, supp, targets, exact = TRUE, call = call)
   }
-  cert <- new_sdc_audit(x, prep, supp, targets, final)
-  if (!isTRUE(attr(cert, "passed"))) {
+  sens <- which(primary)
+  at <- match(sens, targets)
+  if (!all(protection_met(prep, sens, final$lower[at], final$upper[at]))) {
     # cannot happen: each sensitive cell has a verified witness table
-    abort_sdc("Internal error: the final audit of the suppression pattern failed.", "internal")
+    abort_sdc("Internal error: the final audit of the suppression pattern failed.", "internal",
+              call = call)
   }
   if (intervals == "none") final$lower[] <- final$upper[] <- NA_real_
-  stats <- list(n_lp = search$n_lp + final$n_lp, seconds = proc.time()[["elapsed"]] - start,
-                method = method, optimal = optimal)
-  new_sdc_protection(x, prep, supp, search$reason, targets, final, cost, stats)
+  stats <- list(n_lp = search$n_lp + n_lp_opt + final$n_lp,
+                seconds = proc.time()[["elapsed"]] - start, method = method, optimal = optimal,
+                lower_bound = lower_bound)
+  list(supp = supp, reason = search$reason, targets = targets, final = final, stats = stats)
 }
 
 new_sdc_protection <- function(x, prep, supp, reason, targets, final, cost, stats) {
@@ -183,16 +231,6 @@ cell_labels <- function(x) {
 new_protection_search <- function(prep, w, labels, box) {
   st <- prep$structure
   n <- st$ncell
-  codes <- st$codes
-  nl <- vapply(st$parents, length, integer(1))
-  mult <- cumprod(c(1, nl[-length(nl)]))
-  keys <- as.vector((codes - 1) %*% mult)
-  dense <- prod(nl) <= 5e7
-  lookup <- if (dense) {
-    l <- integer(prod(nl))
-    l[keys + 1] <- seq_len(n)
-    l
-  }
   search <- new.env(parent = emptyenv())
   search$prep <- prep
   search$w <- w
@@ -205,7 +243,22 @@ new_protection_search <- function(prep, w, labels, box) {
   search$reason <- character(n)
   search$cover_up <- numeric(n)
   search$cover_dn <- numeric(n)
+  search$wits <- list()
+  search$wit_up <- integer(n)
+  search$wit_dn <- integer(n)
   search$n_lp <- 0L
+  # linked tables have no classification codes (their box is the whole problem)
+  if (is.null(st$codes)) return(search)
+  codes <- st$codes
+  nl <- vapply(st$parents, length, integer(1))
+  mult <- cumprod(c(1, nl[-length(nl)]))
+  keys <- as.vector((codes - 1) %*% mult)
+  dense <- prod(nl) <= 5e7
+  lookup <- if (dense) {
+    l <- integer(prod(nl))
+    l[keys + 1] <- seq_len(n)
+    l
+  }
   search$children <- lapply(st$parents, function(p) {
     split(which(!is.na(p)), factor(p[!is.na(p)], levels = seq_along(p)))
   })
@@ -217,80 +270,29 @@ new_protection_search <- function(prep, w, labels, box) {
   search
 }
 
-# The optimal pattern (method = "optimal"): one mixed integer program with a
-# 0/1 variable per cell (suppressed or not) and, for every side of every
-# sensitive cell, a witness table whose deviation from the true table may
-# only touch suppressed cells (Fischetti and Salazar-Gonzalez 2001, the
-# model without their cut generation). The witnesses are checked and
-# recorded as in the heuristic; TRUE when GLPK proved the pattern optimal,
-# FALSE when it stopped at `time_limit` with a feasible pattern.
-optimal_pattern <- function(search, todo, time_limit, call) {
-  prep <- search$prep
-  st <- prep$structure
-  n <- st$ncell
-  need <- do.call(rbind, lapply(todo, function(i) {
+# A fresh search state for the pattern `supp` (from the optimal method):
+# witness tables found among its suppressed cells only, so that nothing is
+# added unless a program fails numerically (then the heuristic completes
+# the pattern, and the audit decides as always).
+witness_search <- function(prep, old, supp, todo, call) {
+  search <- new_protection_search(prep, old$w, old$labels, old$box)
+  search$n_lp <- old$n_lp
+  search$reason <- old$reason
+  search$reason[supp & !prep$sensitive] <- "optimal pattern"
+  search$reason[!supp] <- ""
+  search$supp <- supp
+  cells <- which(supp)
+  for (i in todo) {
     t <- protection_targets(search, i, call)
-    data.frame(cell = i, dir = c(1, -1), t = unname(t))[t > 0, , drop = FALSE]
-  }))
-  k <- nrow(need)
-  size <- n * (1 + 2 * k)
-  if (size > 2e5) {
-    abort_sdc(c(
-      "{.code method = \"optimal\"} is for small tables.",
-      "x" = "This one needs {format(size, big.mark = ',')} variables ({n} cells, {k} sides of sensitive cells to protect); the limit is 200,000.",
-      "i" = "Use the default {.code method = \"heuristic\"}."
-    ), "argument", call = call)
+    for (dir in c(1, -1)) {
+      ti <- t[[if (dir > 0) "up" else "down"]]
+      if (ti <= 0) next
+      y <- deviation_lp(search, i, cells, ti, dir, symmetric = FALSE)
+      if (!is.null(y)) record_witness(search, y, i)
+    }
+    protect_cell(search, i, call)
   }
-  big <- sum(abs(prep$value)) + max(need$t)
-  cap_up <- pmin(search$cap_up, big)
-  cap_dn <- pmin(search$cap_dn, big)
-  # columns: x (n), then per side k: y+ (n), y- (n)
-  col_p <- function(q) n + (q - 1) * 2 * n
-  rows <- list()
-  r0 <- 0L
-  for (q in seq_len(k)) {
-    # relations of the witness: sum coef (y+ - y-) = 0
-    rows[[length(rows) + 1]] <- data.frame(i = r0 + c(st$rel, st$rel),
-                                           j = c(col_p(q) + st$cell, col_p(q) + n + st$cell),
-                                           v = c(st$coef, -st$coef))
-    r0 <- r0 + st$nrel
-    # y+_j <= cap_up_j x_j and y-_j <= cap_dn_j x_j
-    j <- seq_len(n)
-    rows[[length(rows) + 1]] <- data.frame(i = r0 + c(j, j, n + j, n + j),
-                                           j = c(col_p(q) + j, j, col_p(q) + n + j, j),
-                                           v = c(rep(1, n), -cap_up, rep(1, n), -cap_dn))
-    r0 <- r0 + 2L * n
-  }
-  rows <- do.call(rbind, rows)
-  dirs <- rep(c(rep("==", st$nrel), rep("<=", 2 * n)), k)
-  nvar <- n * (1 + 2 * k)
-  lb <- numeric(nvar)
-  ub <- c(rep(1, n), rep(c(cap_up, cap_dn), k))
-  lb[seq_len(n)][prep$sensitive] <- 1
-  for (q in seq_len(k)) {
-    i <- need$cell[q]
-    at <- if (need$dir[q] > 0) col_p(q) + i else col_p(q) + n + i
-    other <- if (need$dir[q] > 0) col_p(q) + n + i else col_p(q) + i
-    lb[at] <- ub[at] <- need$t[q]
-    ub[other] <- 0
-  }
-  obj <- c(ifelse(prep$sensitive, 0, search$w), 1e-9 * min(search$w) / rep(need$t, each = 2 * n))
-  r <- Rglpk::Rglpk_solve_LP(obj, triplet_matrix(rows$i, rows$j, rows$v, r0, nvar), dirs,
-                             numeric(r0), types = c(rep("B", n), rep("C", nvar - n)),
-                             bounds = list(lower = list(ind = seq_len(nvar), val = lb),
-                                           upper = list(ind = seq_len(nvar), val = ub)),
-                             control = list(canonicalize_status = FALSE, presolve = TRUE,
-                                            tm_limit = as.integer(min(1000 * time_limit, .Machine$integer.max))))
-  search$n_lp <- search$n_lp + 1L
-  # GLPK MIP statuses: 5 optimal, 2 feasible (stopped early)
-  if (!r$status %in% c(2L, 5L)) return(FALSE)
-  sol <- r$solution
-  for (q in seq_len(k)) {
-    w <- checked_witness(search, seq_len(n), sol[col_p(q) + seq_len(n)] - sol[col_p(q) + n + seq_len(n)],
-                         need$cell[q])
-    if (!is.null(w)) record_witness(search, w, need$cell[q])
-  }
-  r$status == 5L
+  search
 }
 
 # The protection cell i needs on each side: its level, within its a priori
@@ -340,7 +342,7 @@ unprotectable <- function(search, i, call) {
     "Cell {.val {search$labels[i]}} cannot be protected.",
     "x" = "It needs {format(prep$level[i])} on each side of {format(prep$value[i])}, and no table that keeps the relations and bounds moves it that far, whatever else is suppressed.",
     "i" = "Check the bounds {.arg lower}/{.arg upper} and the protection levels of the rules."
-  ), "unprotectable", call = call)
+  ), "unprotectable", call = call, arg = "x")
 }
 
 # The cells among which the linear program for cell i may choose: for every
@@ -351,6 +353,8 @@ unprotectable <- function(search, i, call) {
 # that keeps it within `budget` cells. `whole` when nothing was left out.
 search_box <- function(search, i, t, budget) {
   codes <- search$prep$structure$codes
+  # linked tables: no classification to build a box from
+  if (is.null(codes)) return(list(cells = seq_len(search$prep$structure$ncell), whole = TRUE))
   nd <- ncol(codes)
   k <- max(1L, floor(budget^(1 / nd)))
   repeat {
@@ -411,7 +415,7 @@ box_categories <- function(search, i, d, k, t) {
 # programming, each published cell costing its suppression cost when fully
 # used (the linear relaxation of the fixed charge), suppressed cells
 # (almost) nothing. With `symmetric`, -y keeps the bounds too. NULL if none.
-deviation_lp <- function(search, i, cells, t, dir, symmetric) {
+deviation_lp <- function(search, i, cells, t, dir, symmetric, priced = FALSE) {
   st <- search$prep$structure
   trips <- unlist(st$cell_trips[cells], use.names = FALSE)
   rels <- unique(st$rel[trips])
@@ -426,7 +430,9 @@ deviation_lp <- function(search, i, cells, t, dir, symmetric) {
     up <- dn
     dn <- tmp
   }
-  free <- search$supp[cells]
+  # with `priced`, suppressed secondary cells cost as much as published
+  # ones: witnesses then avoid expensive cells, which the clean-up frees
+  free <- if (priced) search$prep$sensitive[cells] else search$supp[cells]
   eps <- 1e-6 * min(search$w) / t
   w <- search$w[cells]
   obj <- c(ifelse(free, eps, w / pmax(pmin(up, t), 1e-9 * t)),
@@ -439,12 +445,10 @@ deviation_lp <- function(search, i, cells, t, dir, symmetric) {
   mat <- triplet_matrix(i = c(row, row), j = c(col, col + m),
                                      v = c(st$coef[trips], -st$coef[trips]),
                                      nrow = length(rels), ncol = 2 * m)
-  r <- Rglpk::Rglpk_solve_LP(obj, mat, rep("==", length(rels)), numeric(length(rels)),
-                             bounds = list(lower = list(ind = seq_len(2 * m), val = lb),
-                                           upper = list(ind = seq_len(2 * m), val = ub)),
-                             control = list(canonicalize_status = FALSE, presolve = TRUE))
+  r <- solve_lp(obj, mat, rep("==", length(rels)), numeric(length(rels)), lower = lb, upper = ub,
+                presolve = TRUE)
   search$n_lp <- search$n_lp + 1L
-  if (r$status != 5L) return(NULL)
+  if (r$status != "optimal") return(NULL)
   checked_witness(search, cells, dir * (r$solution[seq_len(m)] - r$solution[m + seq_len(m)]), i)
 }
 
@@ -477,42 +481,153 @@ record_witness <- function(search, y, i) {
   new <- cells[!search$supp[cells]]
   search$supp[new] <- TRUE
   search$reason[new] <- paste("protects", search$labels[i])
-  search$cover_up[cells] <- pmax(search$cover_up[cells], y$y)
-  search$cover_dn[cells] <- pmax(search$cover_dn[cells], -y$y)
-  if (witness_ok(search, cells, -y$y)) {
-    search$cover_up[cells] <- pmax(search$cover_up[cells], -y$y)
-    search$cover_dn[cells] <- pmax(search$cover_dn[cells], y$y)
+  k <- length(search$wits) + 1L
+  search$wits[[k]] <- y
+  # the witness (signed: -k for its mirror image) of each cell's largest cover
+  cover <- function(dev, ref) {
+    up <- dev > search$cover_up[cells]
+    search$cover_up[cells[up]] <- dev[up]
+    search$wit_up[cells[up]] <- ref
+    dn <- -dev > search$cover_dn[cells]
+    search$cover_dn[cells[dn]] <- -dev[dn]
+    search$wit_dn[cells[dn]] <- ref
   }
+  cover(y$y, k)
+  if (witness_ok(search, cells, -y$y)) cover(-y$y, -k)
   invisible(search)
+}
+
+# An sdc_protection object that a user may have edited: the columns its
+# methods read, with `status` consistent with the other columns (a primary
+# cell has a protection verdict, a published one no interval).
+validate_sdc_protection <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  by <- attr(x, "by")
+  st <- attr(x, "stats")
+  need <- c(by, "level", "total", "status", "reason", "protection", "lower", "upper", "protected")
+  problem <- if (!inherits(x, "sdc_protection") || !is.data.frame(x)) {
+    "it is not a data frame of class {.cls sdc_protection}"
+  } else if (!is.character(by) || !length(by) || !is.list(st) || !is.character(attr(x, "cost"))) {
+    "its attributes {.field by}, {.field cost} and {.field stats} are missing or wrong"
+  } else if (length(miss <- setdiff(need, names(x)))) {
+    paste0("column", if (length(miss) > 1) "s", " ", paste(miss, collapse = ", "), " missing")
+  } else if (!is.null(bad <- table_frame_problem(x, by))) {
+    bad
+  } else if (!is.factor(x$status) || !identical(levels(x$status), c("published", "primary", "secondary")) ||
+             anyNA(x$status)) {
+    "{.field status} must be a factor of published, primary and secondary cells"
+  } else if (!is.numeric(x$total) || !all(is.finite(x$total)) || !is.numeric(x$protection) ||
+             anyNA(x$protection) || any(x$protection < 0) || !is.numeric(x$lower) || !is.numeric(x$upper)) {
+    "{.field total}, {.field protection}, {.field lower} and {.field upper} must be numbers"
+  } else if (!is.logical(x$protected) || !identical(x$status == "primary", !is.na(x$protected)) ||
+             !all(x$protected[x$status == "primary"]) ||
+             any(!is.na(x$lower[x$status == "published"]) | !is.na(x$upper[x$status == "published"]))) {
+    "{.field status} disagrees with {.field protected}, {.field lower} and {.field upper}"
+  }
+  if (!is.null(problem)) {
+    abort_sdc(c(paste0("{.arg {arg}} has been modified: ", problem, "."),
+                "i" = "Use the object {.fn protect_table} returned, or call it again."),
+              "invalid_object", call = call, arg = arg)
+  }
+  invisible(x)
 }
 
 #' @export
 format.sdc_protection <- function(x, n = 10, ...) {
+  validate_sdc_protection(x)
   st <- attr(x, "stats")
   status <- x$status
   lost <- sum(abs(x$total[status != "published"]))
   df <- as.data.frame(unclass(x))
   shown <- df[status != "published", , drop = FALSE]
   c(
-    sprintf("<sdc_protection> %d cell%s of %s by %s", nrow(x), if (nrow(x) == 1) "" else "s",
+    sprintf("<sdc_protection> %s of %s by %s", plural(nrow(x), "cell"),
             attr(x, "value"), paste(attr(x, "by"), collapse = " x ")),
-    sprintf("Suppressed: %d primary, %d secondary (%s of the value); cost = \"%s\"%s",
-            sum(status == "primary"), sum(status == "secondary"),
-            format(lost, big.mark = ",", scientific = FALSE), attr(x, "cost"),
-            if (identical(st$method, "optimal")) {
-              if (isTRUE(st$optimal)) "; optimal (proved by GLPK)" else "; optimality not proved (time limit)"
-            } else ""),
-    sprintf("Audit passed: every sensitive cell protected (%d linear programs, %.2f s)",
-            st$n_lp, st$seconds),
-    utils::capture.output(print(utils::head(shown, n), row.names = FALSE)),
+    if (!nrow(shown)) "No sensitive cell: every cell is published." else
+      sprintf("Suppressed: %d primary, %d secondary (%s of the value); cost = \"%s\"%s",
+              sum(status == "primary"), sum(status == "secondary"),
+              format(lost, big.mark = ",", scientific = FALSE), attr(x, "cost"), optimality_note(st)),
+    if (nrow(shown)) sprintf("Audit passed: every sensitive cell protected (%s, %.2f s)",
+                             plural(st$n_lp, "linear program"), st$seconds),
+    if (nrow(shown)) utils::capture.output(print(utils::head(shown, n), row.names = FALSE)),
     if (nrow(shown) > n) sprintf("# ... %d more suppressed cells", nrow(shown) - n)
   )
+}
+
+optimality_note <- function(st) {
+  if (!identical(st$method, "optimal")) return("")
+  if (isTRUE(st$optimal)) return("; optimal (proved)")
+  sprintf("; optimality not proved (time limit; no pattern costs less than %s)",
+          format(signif(st$lower_bound, 6), big.mark = ","))
 }
 
 #' @export
 print.sdc_protection <- function(x, n = 10, ...) {
   cat(format(x, n = n, ...), sep = "\n")
   invisible(x)
+}
+
+#' @export
+summary.sdc_protection <- function(object, ...) {
+  validate_sdc_protection(object)
+  status <- object$status
+  value <- abs(object$total)
+  counts <- data.frame(status = levels(status),
+                       cells = as.vector(table(status)),
+                       value = as.vector(tapply(value, status, sum, default = 0)))
+  levels_tab <- as.data.frame.matrix(table(factor(object$level, levels = unique(object$level)), status))
+  by_level <- data.frame(level = rownames(levels_tab), cells = rowSums(levels_tab),
+                         primary = levels_tab$primary, secondary = levels_tab$secondary,
+                         row.names = NULL)
+  st <- attr(object, "stats")
+  sens <- status == "primary"
+  new_summary_sdc_protection(list(
+    value = attr(object, "value"), by = attr(object, "by"), cost = attr(object, "cost"),
+    counts = counts, by_level = by_level, total_value = sum(value),
+    suppressed_value = sum(value[status != "published"]),
+    n_sensitive = sum(sens), n_protected = sum(object$protected[sens]),
+    exact = any(!is.na(object$lower[sens])), stats = st))
+}
+
+new_summary_sdc_protection <- function(x) structure(x, class = "summary.sdc_protection")
+
+#' @export
+format.summary.sdc_protection <- function(x, ...) {
+  pct <- function(a, b) if (b > 0) sprintf("%.2f%%", 100 * a / b) else "0%"
+  num <- function(v) format(v, big.mark = ",", scientific = FALSE, trim = TRUE)
+  st <- x$stats
+  c(
+    sprintf("Secondary cell suppression of %s by %s (cost = \"%s\")", x$value,
+            paste(x$by, collapse = " x "), x$cost),
+    sprintf("  %-10s %13s  %s of the value", x$counts$status, plural(x$counts$cells, "cell"),
+            vapply(x$counts$value, pct, "", b = x$total_value)),
+    sprintf("Suppressed: %s cells, %s of %s (%s of the value)",
+            num(sum(x$counts$cells[-1])), num(x$suppressed_value), num(x$total_value),
+            pct(x$suppressed_value, x$total_value)),
+    if (x$n_sensitive == 0) "Audit: no sensitive cell; nothing to protect." else
+      sprintf("Audit: %s of %s sensitive cells protected, %s (%s, %.2f s)",
+              num(x$n_protected), num(x$n_sensitive),
+              if (x$exact) "exact intervals by linear programming" else "proved by witness tables",
+              plural(st$n_lp, "linear program"), st$seconds),
+    sprintf("Method: %s%s", st$method, optimality_note(st)),
+    "By level of aggregation:",
+    sprintf("  %-24s %s, %s primary, %s secondary", x$by_level$level, plural(x$by_level$cells, "cell"),
+            num(x$by_level$primary), num(x$by_level$secondary))
+  )
+}
+
+#' @export
+print.summary.sdc_protection <- function(x, ...) {
+  cat(format(x, ...), sep = "\n")
+  invisible(x)
+}
+
+# "1 cell", "2 cells"
+plural <- function(n, word) sprintf("%s %s%s", format(n, big.mark = ",", scientific = FALSE),
+                                    word, ifelse(n == 1, "", "s"))
+
+# Totals as published: every digit, thousands separated.
+format_total <- function(v) {
+  vapply(v, function(z) format(z, big.mark = ",", scientific = FALSE, digits = 15, trim = TRUE), "")
 }
 
 #' Plot a suppression pattern
@@ -525,7 +640,8 @@ print.sdc_protection <- function(x, n = 10, ...) {
 #' @param rows,cols `by` variables shown in rows and columns (`cols = NULL`
 #'   for a one-way table).
 #' @param col Fill colours of published, primary and secondary cells.
-#' @param digits Significant digits of the totals shown.
+#' @param digits `NULL` (the default) to show every total exactly as
+#'   published, or a number of significant digits to round them to.
 #' @param main Title.
 #' @param ... Further graphical parameters passed to [graphics::plot.default()].
 #' @returns `x`, invisibly.
@@ -541,12 +657,14 @@ plot.sdc_protection <- function(x, rows = attr(x, "by")[1],
                                 cols = if (length(attr(x, "by")) > 1) attr(x, "by")[2],
                                 col = c(published = "grey95", primary = "#E06666",
                                         secondary = "#F6B26B"),
-                                digits = 4, main = NULL, ...) {
+                                digits = NULL, main = NULL, ...) {
+  validate_sdc_protection(x)
   by <- attr(x, "by")
   sub <- table_slice(x, by, rows, cols, attr(x, "total_label"))
+  shown <- if (is.null(digits)) sub$total else signif(sub$total, digits)
   plot_table_grid(sub, x, rows, cols,
     fill = col[as.character(sub$status)],
-    labels = ifelse(sub$status == "published", format(signif(sub$total, digits), big.mark = ",", trim = TRUE),
+    labels = ifelse(sub$status == "published", format_total(shown),
                     ifelse(sub$status == "primary", "X", "x")),
     legend_fill = col, legend = names(col),
     main = main %||% paste("Suppression pattern of", attr(x, "value")), ...

@@ -309,6 +309,80 @@ new_sdc_sensitivity <- function(df, by, value, rules, n_records, options) {
             rules = rules, n_records = n_records, options = options)
 }
 
+# The columns the methods of an sdc_sensitivity table read.
+sensitivity_columns <- function(by, rules) {
+  rule_names <- vapply(rules, function(r) r$name, character(1))
+  ptn <- rule_names[vapply(rules, rule_is_ptn, logical(1))]
+  c(by, "level", "n_contributors", "total", "sensitive", "rules", paste0("sensitive_", rule_names),
+    if (length(ptn)) paste0("S_", ptn))
+}
+
+# An sdc_sensitivity table that a user may have edited: its attributes, the
+# columns the suppression code reads (types, no missing or infinite value),
+# one row per cell, and `sensitive` TRUE wherever a rule flags the cell (it
+# may be TRUE elsewhere: a cell marked sensitive by hand). Whether the cells
+# add up and every margin is there is checked with the relations, by
+# table_problem().
+validate_sdc_sensitivity <- function(x, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
+  if (!inherits(x, "sdc_sensitivity")) {
+    abort_sdc(c(
+      "{.arg {arg}} must be a table from {.fn cell_sensitivity}.",
+      "x" = "It is {.obj_type_friendly {x}}."
+    ), "not_sensitivity", call = call, arg = arg)
+  }
+  broken <- function(what) {
+    abort_sdc(c(
+      paste0("{.arg {arg}} has been modified: ", what, "."),
+      "i" = "Use the table {.fn cell_sensitivity} returned, or call it again."
+    ), "invalid_object", call = call, arg = arg, .envir = parent.frame())
+  }
+  by <- attr(x, "by")
+  rules <- attr(x, "rules")
+  opts <- attr(x, "options")
+  if (!is.data.frame(x) || !is.character(by) || !length(by) || anyNA(by) ||
+      !is.list(rules) || !all(vapply(rules, inherits, logical(1), "sdc_rule")) ||
+      !is.list(opts) || !is.character(opts$total_label) || length(opts$total_label) != 1) {
+    broken("its attributes {.field by}, {.field rules} and {.field options} are missing or wrong")
+  }
+  rule_names <- vapply(rules, function(r) r$name, character(1))
+  ptn <- rule_names[vapply(rules, rule_is_ptn, logical(1))]
+  miss <- setdiff(sensitivity_columns(by, rules), names(x))
+  if (length(miss)) broken("column{?s} {.field {miss}} {?is/are} missing")
+  if (nrow(x) == 0) broken("it has no cells")
+  if (!all(lengths(unclass(x)) == nrow(x))) broken("its columns and rows differ in length")
+  for (b in by) {
+    if (!is.factor(x[[b]]) || !opts$total_label %in% levels(x[[b]])) {
+      broken("{.field {b}} must be a factor with the level {.val {opts$total_label}}")
+    }
+  }
+  num <- c("total", if (length(ptn)) paste0("S_", ptn))
+  for (cl in num) {
+    v <- x[[cl]]
+    if (!is.numeric(v) || !all(is.finite(v))) {
+      bad <- if (is.numeric(v)) which(!is.finite(v)) else integer()
+      broken("{.field {cl}} must be finite numbers{if (length(bad)) paste0(' (row ', bad[1], ' is ', format(v[bad[1]]), ')') else ''}")
+    }
+  }
+  for (cl in c("sensitive", paste0("sensitive_", rule_names))) {
+    v <- x[[cl]]
+    if (!is.logical(v) || anyNA(v)) broken("{.field {cl}} must be TRUE or FALSE in every row")
+  }
+  flagged <- Reduce(`|`, lapply(paste0("sensitive_", rule_names), function(cl) x[[cl]]), FALSE)
+  if (any(flagged & !x$sensitive)) {
+    broken("{sum(flagged & !x$sensitive)} cell{?s} flagged by a rule {?is/are} not marked {.field sensitive}, e.g. row {which(flagged & !x$sensitive)[1]}")
+  }
+  for (cl in intersect(c("lower_bound", "upper_bound"), names(x))) {
+    v <- x[[cl]]
+    if (!is.numeric(v) || anyNA(v)) broken("{.field {cl}} must be numbers (infinite for no bound)")
+  }
+  codes <- lapply(by, function(b) as.integer(x[[b]]))
+  if (any(vapply(codes, anyNA, logical(1)))) broken("a {.arg by} column has missing values")
+  key <- do.call(paste, c(codes, sep = "."))
+  if (anyDuplicated(key)) broken("the cell in row {anyDuplicated(key)} appears twice")
+  category_parents(x, arg, call)
+  invisible(x)
+}
+
 # Validate and code the record-level inputs.
 tabular_records <- function(data, by, value, contributor, weight, waiver, lower, upper,
                             negative, weights_known, rules, na, total_label,
@@ -551,6 +625,7 @@ rule_columns <- function(x) {
 
 #' @export
 format.sdc_sensitivity <- function(x, n = 10, ...) {
+  validate_sdc_sensitivity(x)
   rules <- attr(x, "rules")
   by <- attr(x, "by")
   head_lines <- c(
@@ -579,7 +654,7 @@ print.sdc_sensitivity <- function(x, n = 10, ...) {
   out <- NextMethod()
   if (!is.data.frame(out)) return(out)
   keep <- c("by", "value", "rules", "n_records", "options")
-  if (all(c(attr(x, "by"), "level", "total", "sensitive") %in% names(out))) {
+  if (all(sensitivity_columns(attr(x, "by"), attr(x, "rules")) %in% names(out))) {
     for (a in keep) attr(out, a) <- attr(x, a)
     class(out) <- class(x)
   } else {
@@ -601,6 +676,7 @@ as.data.frame.sdc_sensitivity <- function(x, ...) {
 
 #' @export
 summary.sdc_sensitivity <- function(object, ...) {
+  validate_sdc_sensitivity(object)
   cols <- rule_columns(object)
   by_rule <- vapply(cols, function(cl) sum(object[[cl]]), numeric(1))
   names(by_rule) <- names(attr(object, "rules"))
@@ -645,7 +721,8 @@ print.summary.sdc_sensitivity <- function(x, ...) {
 #' @param rows,cols `by` variables shown in rows and columns (`cols = NULL`
 #'   for a one-way table).
 #' @param col_sensitive,col_safe Fill colours.
-#' @param digits Significant digits of the totals shown.
+#' @param digits `NULL` (the default) to show every total exactly, or a
+#'   number of significant digits to round them to.
 #' @param main Title; by default names the table's value.
 #' @param ... Further graphical parameters passed to [graphics::plot.default()].
 #' @returns `x`, invisibly.
@@ -660,12 +737,13 @@ print.summary.sdc_sensitivity <- function(x, ...) {
 plot.sdc_sensitivity <- function(x, rows = attr(x, "by")[1],
                                  cols = if (length(attr(x, "by")) > 1) attr(x, "by")[2],
                                  col_sensitive = "#E06666", col_safe = "grey95",
-                                 digits = 4, main = NULL, ...) {
+                                 digits = NULL, main = NULL, ...) {
+  validate_sdc_sensitivity(x)
   by <- attr(x, "by")
   sub <- table_slice(x, by, rows, cols, attr(x, "options")$total_label)
   plot_table_grid(sub, x, rows, cols,
     fill = ifelse(sub$sensitive, col_sensitive, col_safe),
-    labels = format(signif(sub$total, digits), big.mark = ",", trim = TRUE),
+    labels = format_total(if (is.null(digits)) sub$total else signif(sub$total, digits)),
     legend_fill = c(col_sensitive, col_safe), legend = c("sensitive", "safe"),
     main = main %||% paste("Sensitive cells of", attr(x, "value")), ...
   )

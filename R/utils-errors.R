@@ -190,6 +190,9 @@ show_value <- function(x, n = 5) {
 #'   table's relations or the bounds (no table fits them).
 #' * `sdcRisk_error_unprotectable`: a sensitive cell cannot be protected
 #'   even with every related cell suppressed; the message names the cell.
+#' * `sdcRisk_error_solver`: a linear program of [protect_table()] or
+#'   [audit_table()] failed in the solver (numerical trouble) where no
+#'   fallback is left; no pattern or audit is returned.
 #' * `sdcRisk_error_internal`: a pattern [protect_table()] built failed its
 #'   own final audit (it is not returned), or the compiled core met a broken
 #'   internal assumption (`core_message` says which). Please report it.
@@ -205,6 +208,12 @@ show_value <- function(x, n = 5) {
 #'   value), such as a continuous variable or an identifier: almost every
 #'   record is alone in its cell, and a release would change most of them.
 #'   Group the key first (e.g. with [cut()]) or leave it out of the keys.
+#' * `sdcRisk_warning_percent`: a percentage below 1 given to [rule_p()],
+#'   [rule_pq()] or [rule_nk()] (`rule_p(0.1)` is the 0.1% rule; 10% is
+#'   `rule_p(10)`). The warning has fields `arg` and `value`.
+#' * `sdcRisk_warning_rule_nk`: [rule_nk()] with `n >= 10` and `k < n`, such
+#'   as `rule_nk(60, 1)`, which reads as `rule_nk(1, 60)` with its
+#'   arguments swapped. The warning has fields `n` and `k`.
 #'
 #' @name sdcRisk_errors
 #' @family errors

@@ -1,40 +1,55 @@
 # Head to head, secondary cell suppression: protect_table() beside
-# sdcTable::protectTable() (SIMPLEHEURISTIC and GAUSS) and
-# GaussSuppression::SuppressDominantCells() on the same tables (the p% rule,
-# p = 10, records as contributors): 2- and 3-way tables with margins of 10^5
-# and 10^6 records, and a hierarchical one (both classifications grouped one
-# level up). For every tool: primary and secondary suppressions, suppressed
-# total value, seconds, and our exact audit (audit_table()) of its pattern:
-# are all sensitive cells protected, with the protection levels of
-# ?audit_table (the p% rule's upper protection level on both sides)?
+# GaussSuppression::SuppressDominantCells() with and without interval
+# protection, and sdcTable::protectTable() (SIMPLEHEURISTIC and GAUSS), on
+# the same tables under the p% rule (p = 10, records as contributors):
+#   1-7  synthetic 2- and 3-way tables with margins of 10^5 and 10^6
+#        records, one hierarchical (both classifications grouped), up to
+#        106,636 cells;
+#   R1-R4 real tables from the 2019 ACS excerpt (../shared/data/acs2019,
+#        personal income by sex, age group, race group, education group
+#        and PUMA; 58 to 700 cells), small enough for the true optimum;
+#   L    linked tables: a x b and a x c of table 1's records, protected
+#        together (protect_tables() against SuppressLinkedTables()).
+# For every tool: primary and secondary suppressions, suppressed total
+# value, seconds, and our exact audit (audit_table()) of its pattern: are
+# all sensitive cells protected, with the protection levels of
+# ?audit_table (the p% rule's upper protection level on both sides, the
+# same as GaussSuppression's protectionIntervals = TRUE)?
 #   Rscript bench/bench_suppress.R        (writes bench/results-suppress.md,
 #                                          or SDCRISK_BENCH_OUT)
-# sdcTable and GaussSuppression are installed if missing, into
-# SDCRISK_BENCH_LIB when set (they are never dependencies of sdcRisk).
-# SDCRISK_BENCH_TABLES selects tables by number (default all: 1,...,7);
-# SDCRISK_BENCH_LIMIT stops sdcTable and GaussSuppression after that many
-# seconds (default 120); sdcRisk runs to the end.
-# sdcRisk runs three times: protect_table(intervals = "none") (the pattern,
-# proved by its witness tables), the same with a smaller search box (box =
-# 500: faster, more suppression), and the default intervals = "suppressed"
-# (the exact interval of every suppressed cell), the latter on tables of at
-# most SDCRISK_BENCH_CERT_CELLS cells (default 20,000).
+# Bench-only packages (never dependencies of sdcRisk): GaussSuppression,
+# SSBtools, lpSolve (Debian r-cran-lpsolve), sdcTable, sdcHierarchies;
+# installed if missing into SDCRISK_BENCH_LIB when set. sdcRisk is loaded
+# from SDCRISK_BENCH_LIB too (R CMD INSTALL -l it there) or with pkgload.
+# SDCRISK_BENCH_TABLES selects tables (default all: 1,...,7,R1,...,R4,L);
+# SDCRISK_BENCH_LIMIT stops the other tools after that many seconds
+# (default 120, R's elapsed-time limit); sdcRisk runs to the end, its
+# optimal method with time_limit = SDCRISK_BENCH_LIMIT on tables of at most
+# SDCRISK_BENCH_OPT_CELLS cells (default 1,000).
+# The machine is shared: elapsed seconds are reported with the CPU seconds
+# of the R process beside them (children excluded), so that a loaded run
+# can be read.
 
 lib <- Sys.getenv("SDCRISK_BENCH_LIB", "")
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
-need <- c("sdcTable", "GaussSuppression", "sdcHierarchies")
+need <- c("sdcTable", "GaussSuppression", "sdcHierarchies", "lpSolve")
 miss <- need[!vapply(need, requireNamespace, logical(1), quietly = TRUE)]
 if (length(miss) && Sys.getenv("SDCRISK_BENCH_NO_INSTALL") == "") {
   install.packages(miss, lib = if (nzchar(lib)) lib else .libPaths()[1], Ncpus = 1L)
 }
-suppressPackageStartupMessages(library(sdcRisk))
+if (nzchar(lib) && dir.exists(file.path(lib, "sdcRisk"))) {
+  suppressPackageStartupMessages(library(sdcRisk, lib.loc = lib))
+} else {
+  pkgload::load_all(".", quiet = TRUE)
+}
 source(file.path("bench", "utils.R"))
+limit <- as.numeric(Sys.getenv("SDCRISK_BENCH_LIMIT", "120"))
+opt_cells <- as.numeric(Sys.getenv("SDCRISK_BENCH_OPT_CELLS", "1000"))
 
 # Sizes of the categories of `a` are skewed (some rare), so that even 10^6
 # records leave sensitive cells; `a` groups into 20 groups of 10 (`ga`, also
 # the third variable of the 3-way tables) and `b` into 3 for the hierarchical
-# table. Tables: 2-way a x b (200 x 15), 3-way b x c x ga (15 x 8 x 20), and
-# the hierarchical a x b with both groupings.
+# table.
 make_tables <- function(n, seed = 3) {
   set.seed(seed)
   a <- sample(200, n, TRUE, prob = rgamma(200, 0.7))
@@ -55,43 +70,72 @@ make_cube <- function(n, sizes, seed) {
              c = sprintf("C%02d", sample(sizes[3], n, TRUE)), v = round(rlnorm(n, 6, 1.8)))
 }
 
+# Real records: personal income of the 2019 ACS excerpt (national), people
+# with a positive income in the first eight PUMAs.
+make_acs <- function() {
+  f <- file.path("..", "shared", "data", "acs2019", "national2019.csv")
+  if (!file.exists(f)) f <- file.path(Sys.getenv("SDCRISK_SHARED", "/work/shared"), "data", "acs2019", "national2019.csv")
+  d <- utils::read.csv(f, na.strings = "N")
+  d <- d[!is.na(d$PINCP) & d$PINCP > 0, ]
+  d <- d[d$PUMA %in% unique(d$PUMA)[1:8], ]
+  data.frame(sex = paste0("s", d$SEX),
+             age = as.character(cut(d$AGEP, c(0, 30, 45, 60, 200), labels = c("a15", "a30", "a45", "a60"))),
+             race = paste0("r", pmin(d$RAC1P, 4)), edu = paste0("e", pmin(d$EDU, 8) %/% 3),
+             puma = as.character(d$PUMA), v = d$PINCP)
+}
+
 specs <- list(
-  list(n = 1e5, dims = c("a", "b"), hier = FALSE),
-  list(n = 1e6, dims = c("a", "b"), hier = FALSE),
-  list(n = 1e5, dims = c("b", "c", "ga"), hier = FALSE),
-  list(n = 1e6, dims = c("b", "c", "ga"), hier = FALSE),
-  list(n = 1e5, dims = c("a", "b"), hier = TRUE),
-  list(n = 1e5, dims = c("a", "b", "c"), hier = FALSE, cube = c(40, 25, 10), seed = 3),
-  list(n = 1e6, dims = c("a", "b", "c"), hier = FALSE, cube = c(50, 40, 50), seed = 4)
+  "1" = list(n = 1e5, dims = c("a", "b")),
+  "2" = list(n = 1e6, dims = c("a", "b")),
+  "3" = list(n = 1e5, dims = c("b", "c", "ga")),
+  "4" = list(n = 1e6, dims = c("b", "c", "ga")),
+  "5" = list(n = 1e5, dims = c("a", "b"), hier = TRUE),
+  "6" = list(n = 1e5, dims = c("a", "b", "c"), cube = c(40, 25, 10), seed = 3),
+  "7" = list(n = 1e6, dims = c("a", "b", "c"), cube = c(50, 40, 50), seed = 4),
+  R1 = list(acs = TRUE, dims = c("sex", "age", "race")),
+  R2 = list(acs = TRUE, dims = c("age", "race", "edu")),
+  R3 = list(acs = TRUE, dims = c("age", "race", "puma")),
+  R4 = list(acs = TRUE, dims = c("sex", "age", "edu", "race")),
+  L = list(n = 1e5, linked = list(c("a", "b"), c("a", "c")))
 )
-pick <- as.integer(strsplit(Sys.getenv("SDCRISK_BENCH_TABLES", "1,2,3,4,5,6,7"), ",")[[1]])
+pick <- strsplit(Sys.getenv("SDCRISK_BENCH_TABLES", paste(names(specs), collapse = ",")), ",")[[1]]
 specs <- specs[pick]
 groups <- c(a = "ga", b = "gb")
 
-# key of a cell from its labels, totals as "Total"
-cell_key <- function(df, dims) {
-  do.call(paste, c(lapply(dims, function(v) as.character(df[[v]])), sep = "|"))
-}
+cell_key <- function(df, dims) do.call(paste, c(lapply(dims, function(v) as.character(df[[v]])), sep = "|"))
 
-# every tool's run returns the suppressed cells as a data frame of labels
-run_sdcrisk <- function(d, spec, intervals = "none", box = 2000) {
-  hier <- if (spec$hier) lapply(c(a = "a", b = "b"), function(v) {
+hierarchy_of <- function(d, spec) {
+  if (!isTRUE(spec$hier)) return(NULL)
+  lapply(c(a = "a", b = "b"), function(v) {
     m <- unique(d[c(v, groups[[v]])])
     stats::setNames(m[[2]], m[[1]])
   })
-  s <- cell_sensitivity(d, spec$dims, "v", rule_p(10), hierarchy = hier)
-  p <- protect_table(s, intervals = intervals, box = box)
-  as.data.frame(p)[p$status != "published", spec$dims]
+}
+
+# Each tool returns the suppressed cells as a data frame of labels (a list
+# of them for linked tables).
+sdcrisk_pattern <- function(p, dims) as.data.frame(p)[p$status != "published", dims, drop = FALSE]
+
+run_gauss <- function(d, spec, intervals, lp = "lpSolve") {
+  dv <- if (isTRUE(spec$hier)) c("a", "ga", "b", "gb") else spec$dims
+  args <- list(d, numVar = "v", dimVar = dv, pPercent = 10, printInc = FALSE)
+  if (intervals) args <- c(args, list(protectionIntervals = TRUE, lpPackage = lp))
+  out <- as.data.frame(do.call(GaussSuppression::SuppressDominantCells, args))
+  if (isTRUE(spec$hier)) {
+    for (v in c("a", "b")) {
+      g <- groups[[v]]
+      if (g %in% names(out)) out[[v]] <- ifelse(out[[v]] == "Total" & out[[g]] != "Total", out[[g]], out[[v]])
+    }
+  }
+  out[out$suppressed, spec$dims, drop = FALSE]
 }
 
 sdctable_dims <- function(d, spec) {
   out <- lapply(spec$dims, function(v) {
-    if (spec$hier && v %in% names(groups)) {
+    if (isTRUE(spec$hier) && v %in% names(groups)) {
       m <- unique(d[c(v, groups[[v]])])
       h <- sdcHierarchies::hier_create(root = "Total", nodes = sort(unique(m[[2]])))
-      for (g in sort(unique(m[[2]]))) {
-        h <- sdcHierarchies::hier_add(h, root = g, nodes = sort(m[[1]][m[[2]] == g]))
-      }
+      for (g in sort(unique(m[[2]]))) h <- sdcHierarchies::hier_add(h, root = g, nodes = sort(m[[1]][m[[2]] == g]))
       h
     } else {
       sdcHierarchies::hier_create(root = "Total", nodes = sort(unique(d[[v]])))
@@ -101,114 +145,164 @@ sdctable_dims <- function(d, spec) {
 }
 
 run_sdctable <- function(d, spec, method) {
-  prob <- sdcTable::makeProblem(data = d[c(spec$dims, "v")], dimList = sdctable_dims(d, spec),
-                                numVarInd = "v")
+  prob <- sdcTable::makeProblem(data = d[c(spec$dims, "v")], dimList = sdctable_dims(d, spec), numVarInd = "v")
   prob <- sdcTable::primarySuppression(prob, type = "p", p = 10, numVarName = "v")
   res <- sdcTable::protectTable(prob, method = method)
   fd <- as.data.frame(sdcTable::getInfo(res, type = "finalData"))
   fd[fd$sdcStatus %in% c("u", "x"), spec$dims]
 }
 
-run_gauss <- function(d, spec) {
-  dv <- if (spec$hier) c("a", "ga", "b", "gb") else spec$dims
-  out <- GaussSuppression::SuppressDominantCells(d, numVar = "v", dimVar = dv, pPercent = 10,
-                                                 printInc = FALSE)
-  out <- as.data.frame(out)
-  if (spec$hier) {
-    # nested variables come back as one column per hierarchy, named by the
-    # finest level, or one per variable: use whichever is there
-    for (v in c("a", "b")) {
-      g <- groups[[v]]
-      if (g %in% names(out)) {
-        out[[v]] <- ifelse(out[[v]] == "Total" & out[[g]] != "Total", out[[g]], out[[v]])
-      }
-    }
-  }
-  out[out$suppressed, spec$dims]
+# Runs `f` under R's elapsed-time limit (for the other tools); returns the
+# result or the error, with elapsed and CPU seconds.
+timed <- function(f, limit = Inf) {
+  cpu0 <- sum(proc.time()[c("user.self", "sys.self")])
+  t0 <- proc.time()[["elapsed"]]
+  res <- tryCatch({
+    setTimeLimit(elapsed = limit, transient = TRUE)
+    on.exit(setTimeLimit(elapsed = Inf))
+    f()
+  }, error = function(e) e)
+  setTimeLimit(elapsed = Inf)
+  list(res = res, seconds = proc.time()[["elapsed"]] - t0,
+       cpu = sum(proc.time()[c("user.self", "sys.self")]) - cpu0)
 }
 
-rows <- list()
-for (k in seq_along(specs)) {
-  spec <- specs[[k]]
-  message("table ", pick[k])
-  d <- if (is.null(spec$cube)) make_tables(spec$n) else make_cube(spec$n, spec$cube, spec$seed)
-  hier <- if (spec$hier) lapply(c(a = "a", b = "b"), function(v) {
-    m <- unique(d[c(v, groups[[v]])])
-    stats::setNames(m[[2]], m[[1]])
-  })
-  sens <- cell_sensitivity(d, spec$dims, "v", rule_p(10), hierarchy = hier)
-  label <- sprintf("%s%d-way, %d cells, %d sensitive", if (spec$hier) "hierarchical " else "",
-                   length(spec$dims), nrow(sens), sum(sens$sensitive))
-  cert <- nrow(sens) <= as.numeric(Sys.getenv("SDCRISK_BENCH_CERT_CELLS", "20000"))
-  tools <- list(
-    "sdcRisk protect_table()" = function() run_sdcrisk(d, spec),
-    "sdcRisk protect_table(box = 500)" = function() run_sdcrisk(d, spec, box = 500),
-    "sdcRisk protect_table(), exact intervals" = if (cert) function() run_sdcrisk(d, spec, "suppressed"),
+row_of <- function(label, tool, run, supp = NULL, sens = NULL, audit = "", note = "") {
+  if (inherits(run$res, "error")) {
+    return(data.frame(table = label, tool = tool, suppressed = NA, secondary = NA, value_pct = NA,
+                      seconds = run$seconds, cpu = run$cpu,
+                      audit = paste("no pattern:", conditionMessage(run$res)), note = note))
+  }
+  data.frame(table = label, tool = tool, suppressed = sum(supp), secondary = sum(supp & !sens$sensitive),
+             value_pct = 100 * sum(abs(sens$total[supp])) / sum(abs(sens$total)),
+             seconds = run$seconds, cpu = run$cpu, audit = audit, note = note)
+}
+
+audit_text <- function(aud) {
+  prot <- unlist(lapply(if (inherits(aud, "sdc_audit_set")) aud else list(aud),
+                        function(a) a$protected[a$sensitive]))
+  sprintf("%s: %d of %d sensitive cells protected", if (isTRUE(attr(aud, "passed"))) "passes" else "FAILS",
+          sum(prot), length(prot))
+}
+
+bench_table <- function(id, spec) {
+  d <- if (isTRUE(spec$acs)) make_acs() else if (is.null(spec$cube)) make_tables(spec$n) else
+    make_cube(spec$n, spec$cube, spec$seed)
+  sens <- cell_sensitivity(d, spec$dims, "v", rule_p(10), hierarchy = hierarchy_of(d, spec))
+  label <- sprintf("%s: %s%d-way, %s cells, %d sensitive", id, if (isTRUE(spec$hier)) "hierarchical " else "",
+                   length(spec$dims), format(nrow(sens), big.mark = ","), sum(sens$sensitive))
+  message(label)
+  rows <- list()
+  big <- nrow(sens) > 50000
+  audit_of <- function(supp) audit_text(audit_table(sens, supp, intervals = "none"))
+  supp_of <- function(pattern) cell_key(as.data.frame(sens), spec$dims) %in% cell_key(pattern, spec$dims)
+  # sdcRisk: the pattern (proved by witness tables), then the exact certificate
+  r <- timed(function() protect_table(sens, intervals = "none"))
+  p <- r$res
+  supp <- p$status != "published"
+  rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(intervals = \"none\")", r, supp, sens,
+                                     if (big) "proved by its witness tables" else audit_of(supp))
+  r <- timed(function() audit_table(sens, supp))
+  rows[[length(rows) + 1]] <- row_of(label, "sdcRisk exact certificate: audit_table() of that pattern", r,
+                                     supp, sens, if (!inherits(r$res, "error")) audit_text(r$res),
+                                     note = "every suppressed cell's exact interval")
+  r <- timed(function() protect_table(sens, intervals = "none", cleanup = FALSE))
+  rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(cleanup = FALSE)", r,
+                                     r$res$status != "published", sens, "", note = "before the clean-up pass")
+  if (nrow(sens) <= opt_cells) {
+    r <- timed(function() protect_table(sens, intervals = "none", method = "optimal", time_limit = limit))
+    st <- attr(r$res, "stats")
+    rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(method = \"optimal\")", r,
+                                       r$res$status != "published", sens, audit_of(r$res$status != "published"),
+                                       note = if (isTRUE(st$optimal)) "optimal (proved)" else
+                                         sprintf("not proved in %g s", limit))
+  }
+  others <- list(
+    "GaussSuppression, default (exact disclosure)" = function() run_gauss(d, spec, FALSE),
+    "GaussSuppression, protectionIntervals (lpSolve)" = function() run_gauss(d, spec, TRUE, "lpSolve"),
     "sdcTable SIMPLEHEURISTIC" = function() run_sdctable(d, spec, "SIMPLEHEURISTIC"),
-    "sdcTable GAUSS" = function() run_sdctable(d, spec, "GAUSS"),
-    "GaussSuppression SuppressDominantCells()" = function() run_gauss(d, spec)
+    "sdcTable GAUSS" = function() run_sdctable(d, spec, "GAUSS")
   )
-  big <- nrow(sens) > as.numeric(Sys.getenv("SDCRISK_BENCH_AUDIT_CELLS", "20000"))
-  if (big) {
-    # sdcTable did not finish the 11,724-cell table in its time limit (its
-    # heuristics do not stop at R's time limit), so it is not run here
-    for (tool in c("sdcTable SIMPLEHEURISTIC", "sdcTable GAUSS")) {
-      rows[[length(rows) + 1]] <- data.frame(records = format(spec$n, big.mark = ",", scientific = FALSE),
-        table = label, tool = tool, suppressed = NA, secondary = NA, value_pct = NA, seconds = NA,
-        audit = "not run: no pattern for the 11,724-cell table within the limit")
-    }
-    tools <- tools[!startsWith(names(tools), "sdcTable")]
+  if (requireNamespace("highs", quietly = TRUE)) {
+    others <- append(others, list("GaussSuppression, protectionIntervals (highs)" =
+                                    function() run_gauss(d, spec, TRUE, "highs")), 2)
   }
-  tools <- tools[!vapply(tools, is.null, logical(1))]
-  for (tool in names(tools)) {
+  if (nrow(sens) > 20000) others <- others[!startsWith(names(others), "sdcTable")]
+  for (tool in names(others)) {
     message("  ", tool)
-    pattern <- NULL
-    limit <- if (startsWith(tool, "sdcRisk")) Inf else as.numeric(Sys.getenv("SDCRISK_BENCH_LIMIT", "120"))
-    t <- system.time(pattern <- tryCatch({
-      setTimeLimit(elapsed = limit, transient = TRUE)
-      on.exit(setTimeLimit(elapsed = Inf))
-      tools[[tool]]()
-    }, error = function(e) e))[["elapsed"]]
-    setTimeLimit(elapsed = Inf)
-    if (inherits(pattern, "error")) {
-      rows[[length(rows) + 1]] <- data.frame(records = format(spec$n, big.mark = ",", scientific = FALSE),
-        table = label, tool = tool, suppressed = NA, secondary = NA, value_pct = NA,
-        seconds = t, audit = paste("error:", conditionMessage(pattern)))
-      next
-    }
-    supp <- cell_key(as.data.frame(sens), spec$dims) %in% cell_key(pattern, spec$dims)
-    value_pct <- 100 * sum(abs(sens$total[supp])) / sum(abs(sens$total))
-    if (big) {
-      # one connected set of ~20,000 suppressed cells: each linear program of
-      # the audit takes minutes with GLPK
-      rows[[length(rows) + 1]] <- data.frame(
-        records = format(spec$n, big.mark = ",", scientific = FALSE), table = label, tool = tool,
-        suppressed = sum(supp), secondary = sum(supp & !sens$sensitive), value_pct = value_pct,
-        seconds = t, audit = if (startsWith(tool, "sdcRisk")) "proved by its witness tables; LP audit not run" else
-          "not audited (LP audit not run on this table)")
-      next
-    }
-    aud <- audit_table(sens, supp, intervals = "none")
-    prot <- aud$protected[aud$sensitive]
-    rows[[length(rows) + 1]] <- data.frame(
-      records = format(spec$n, big.mark = ",", scientific = FALSE), table = label, tool = tool,
-      suppressed = sum(supp), secondary = sum(supp & !sens$sensitive),
-      value_pct = value_pct,
-      seconds = t,
-      audit = sprintf("%s: %d of %d sensitive cells protected%s",
-                      if (isTRUE(attr(aud, "passed"))) "passes" else "FAILS", sum(prot), length(prot),
-                      if (sum(supp) != nrow(pattern)) sprintf(" (%d of its cells not in our table)",
-                                                              nrow(pattern) - sum(supp)) else ""))
+    r <- timed(others[[tool]], limit)
+    s2 <- if (!inherits(r$res, "error")) supp_of(r$res)
+    rows[[length(rows) + 1]] <- row_of(label, tool, r, s2, sens,
+                                       if (!is.null(s2) && !big) audit_of(s2) else if (!is.null(s2)) "not audited")
   }
+  do.call(rbind, rows)
 }
 
+bench_linked <- function(id, spec) {
+  d <- make_tables(spec$n)
+  tabs <- lapply(spec$linked, function(dims) cell_sensitivity(d, dims, "v", rule_p(10)))
+  ncell <- sum(vapply(tabs, nrow, integer(1)))
+  label <- sprintf("%s: linked a x b and a x c, %s cells, %d sensitive", id, format(ncell, big.mark = ","),
+                   sum(vapply(tabs, function(x) sum(x$sensitive), integer(1))))
+  message(label)
+  value <- function(supps) {
+    # distinct cells: the union of both tables, shared cells once
+    keys <- unlist(lapply(tabs, sdcRisk:::linked_keys))
+    tot <- unlist(lapply(tabs, function(x) x$total))
+    s <- unlist(supps)
+    100 * sum(abs(tot[!duplicated(keys) & keys %in% keys[s]])) / sum(abs(tot[!duplicated(keys)]))
+  }
+  row <- function(tool, r, supps) {
+    if (inherits(r$res, "error")) {
+      return(data.frame(table = label, tool = tool, suppressed = NA, secondary = NA, value_pct = NA,
+                        seconds = r$seconds, cpu = r$cpu, audit = paste("no pattern:", conditionMessage(r$res)),
+                        note = ""))
+    }
+    sens <- unlist(lapply(tabs, function(x) x$sensitive))
+    aud <- audit_tables(tabs, supps, intervals = "none")
+    data.frame(table = label, tool = tool, suppressed = sum(unlist(supps)),
+               secondary = sum(unlist(supps) & !sens), value_pct = value(supps),
+               seconds = r$seconds, cpu = r$cpu, audit = audit_text(aud), note = "counts per table, summed")
+  }
+  r <- timed(function() protect_tables(tabs, intervals = "none"))
+  rows <- list(row("sdcRisk protect_tables()", r, lapply(r$res, function(p) p$status != "published")))
+  alone <- timed(function() lapply(tabs, function(x) protect_table(x, intervals = "none")))
+  rows[[2]] <- row("sdcRisk protect_table() on each table alone", alone,
+                   lapply(alone$res, function(p) p$status != "published"))
+  for (ivl in c(FALSE, TRUE)) {
+    tool <- sprintf("GaussSuppression SuppressLinkedTables(\"super-consistent\")%s",
+                    if (ivl) ", protectionIntervals (lpSolve)" else "")
+    message("  ", tool)
+    r <- timed(function() {
+      args <- list(data = d, fun = GaussSuppression::SuppressDominantCells, numVar = "v", pPercent = 10,
+                   withinArg = lapply(spec$linked, function(dims) list(dimVar = dims)),
+                   linkedGauss = "super-consistent", printInc = FALSE)
+      if (ivl) args <- c(args, list(protectionIntervals = TRUE, lpPackage = "lpSolve"))
+      do.call(GaussSuppression::SuppressLinkedTables, args)
+    }, limit)
+    supps <- if (!inherits(r$res, "error")) lapply(seq_along(tabs), function(k) {
+      out <- as.data.frame(r$res[[k]])
+      cell_key(as.data.frame(tabs[[k]]), spec$linked[[k]]) %in% cell_key(out[out$suppressed, ], spec$linked[[k]])
+    })
+    rows[[length(rows) + 1]] <- row(tool, r, supps)
+  }
+  do.call(rbind, rows)
+}
+
+rows <- lapply(names(specs), function(id) {
+  if (!is.null(specs[[id]]$linked)) bench_linked(id, specs[[id]]) else bench_table(id, specs[[id]])
+})
 tab <- do.call(rbind, rows)
 ver <- function(p) if (requireNamespace(p, quietly = TRUE)) as.character(packageVersion(p)) else "(not installed)"
 header <- c(
-  machine_line(sprintf("sdcRisk %s, Rglpk %s, sdcTable %s, GaussSuppression %s, SSBtools %s",
-                       ver("sdcRisk"), ver("Rglpk"), ver("sdcTable"), ver("GaussSuppression"), ver("SSBtools"))),
-  "One run per tool and table; seconds include primary suppression (makeProblem() for sdcTable); value % = suppressed share of the sum of all cells (margins included); audit = sdcRisk's audit_table() of the tool's pattern against the p% rule's protection levels.",
+  machine_line(sprintf("sdcRisk %s, highs %s, sdcTable %s, GaussSuppression %s, SSBtools %s, lpSolve %s",
+                       ver("sdcRisk"), ver("highs"), ver("sdcTable"), ver("GaussSuppression"),
+                       ver("SSBtools"), ver("lpSolve"))),
+  sprintf(paste("One run per tool and table; other tools stopped at %g s (R's elapsed-time limit); seconds elapsed,",
+                "cpu = CPU seconds of the R process; value %% = suppressed share of the sum of all cells (margins",
+                "included); audit = sdcRisk's audit_table() of the tool's pattern against the p%% rule's protection levels."),
+          limit),
   ""
 )
 write_results(tab, header, Sys.getenv("SDCRISK_BENCH_OUT", file.path("bench", "results-suppress.md")),
-              digits = c(seconds = 2, value_pct = 2))
+              digits = c(seconds = 2, cpu = 2, value_pct = 3))

@@ -460,10 +460,12 @@ test_that("method = \"optimal\" finds the cheapest pattern that passes the audit
   expect_gte(checked, 10)
 })
 
-test_that("method = \"optimal\" refuses large tables and reports a time limit", {
+test_that("method = \"optimal\" refuses large tables and checks its arguments", {
   set.seed(2)
-  d <- data.frame(a = sample(30, 2000, TRUE), b = sample(20, 2000, TRUE), v = round(rlnorm(2000, 3, 2)))
-  sens <- cell_sensitivity(d, c("a", "b"), "v", rule_p(15))
+  d <- data.frame(a = sample(30, 8000, TRUE), b = sample(20, 8000, TRUE), c = sample(20, 8000, TRUE),
+                  v = round(rlnorm(8000, 3, 2)))
+  sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_p(15))
+  expect_gt(nrow(sens), 10000)
   expect_error(protect_table(sens, method = "optimal"), class = "sdcRisk_error_argument")
   expect_error(protect_table(sens, time_limit = 0), class = "sdcRisk_error_argument")
   expect_error(protect_table(sens, method = "best"), class = "sdcRisk_error_argument")

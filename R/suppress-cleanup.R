@@ -1,0 +1,142 @@
+# The clean-up pass of protect_table(): secondary cells that no witness
+# table needs are published again, the most expensive first.
+#
+# Every side of every sensitive cell is proved by one witness table (a
+# deviation of the table that keeps every relation and bound, moves only
+# suppressed cells and moves the cell by its protection level). A pattern
+# stays protected when a cell that no side's witness moves is published, so
+# the pass (1) looks again for each side's witness among the suppressed
+# cells only, now pricing them at their suppression cost so that witnesses
+# avoid expensive cells, (2) publishes every secondary cell no witness
+# moves, and (3) for each remaining secondary cell, the most expensive
+# first, looks for new witnesses without it for the sides that use it, and
+# publishes it when all are found; then (4) tries swaps: a secondary cell
+# is published when the sides that use it find witnesses whose new cells
+# cost less in all than it does. The cost only ever falls, every witness is
+# checked to add up and keep the bounds (witness_ok()), and the final audit
+# decides as always.
+
+cleanup_pattern <- function(search, todo, call) {
+  prep <- search$prep
+  sides <- protection_sides(search, todo, call)
+  if (!nrow(sides)) return(search)
+  # (1) each side's witness, priced
+  ref <- vector("list", nrow(sides))
+  for (s in seq_len(nrow(sides))) {
+    ref[[s]] <- current_witness(search, sides[s, ])
+    # a witness through sensitive cells alone costs nothing
+    if (all(prep$sensitive[ref[[s]]$cells])) next
+    ref[[s]] <- side_witness(search, sides[s, ], exclude = 0L) %||% ref[[s]]
+  }
+  secondary <- function() which(search$supp & !prep$sensitive)
+  use <- witness_use(ref, prep$structure$ncell)
+  # (2) free what no witness moves
+  drop <- secondary()[use[secondary()] == 0]
+  publish(search, drop)
+  # (3) the rest, most expensive first
+  cand <- secondary()
+  cand <- cand[order(-search$w[cand], cand)]
+  for (j in cand) {
+    affected <- which(vapply(ref, function(r) any(r$cells == j), logical(1)))
+    new <- vector("list", length(affected))
+    found <- TRUE
+    for (k in seq_along(affected)) {
+      w <- side_witness(search, sides[affected[k], ], exclude = j)
+      if (is.null(w)) {
+        found <- FALSE
+        break
+      }
+      new[[k]] <- w
+    }
+    if (found) {
+      ref[affected] <- new
+      publish(search, j)
+    }
+  }
+  # (4) swaps: a secondary cell is published when new witnesses for the
+  # sides that use it need cells of smaller total cost
+  cand <- secondary()
+  cand <- cand[order(-search$w[cand], cand)]
+  for (j in cand) {
+    if (!search$supp[j]) next
+    affected <- which(vapply(ref, function(r) any(r$cells == j), logical(1)))
+    if (!length(affected)) {
+      publish(search, j)
+      next
+    }
+    added <- integer()
+    new <- vector("list", length(affected))
+    found <- TRUE
+    for (k in seq_along(affected)) {
+      w <- side_witness(search, sides[affected[k], ], exclude = j, add = TRUE)
+      extra <- if (!is.null(w)) setdiff(w$cells[!search$supp[w$cells]], added)
+      if (is.null(w) || sum(search$w[c(added, extra)]) >= search$w[j]) {
+        found <- FALSE
+        break
+      }
+      new[[k]] <- w
+      # cells this swap adds are free for the next side's witness
+      search$supp[extra] <- TRUE
+      added <- c(added, extra)
+    }
+    if (found) {
+      ref[affected] <- new
+      publish(search, j)
+      search$reason[added] <- paste("protects", search$labels[sides$cell[affected[1]]])
+      # cells that no witness needs any more
+      use <- witness_use(ref, prep$structure$ncell)
+      publish(search, secondary()[use[secondary()] == 0])
+    } else {
+      search$supp[added] <- FALSE
+    }
+  }
+  # the covers, from the witnesses kept
+  search$wits <- list()
+  search$wit_up[] <- search$wit_dn[] <- 0L
+  search$cover_up[] <- search$cover_dn[] <- 0
+  for (s in seq_along(ref)) record_witness(search, ref[[s]], sides$cell[s])
+  search
+}
+
+# Every side (cell, dir, t) of the sensitive cells `todo` that needs a witness.
+protection_sides <- function(search, todo, call) {
+  out <- lapply(todo, function(i) {
+    t <- protection_targets(search, i, call)
+    data.frame(cell = i, dir = c(1, -1), t = unname(t))[t > 0, , drop = FALSE]
+  })
+  do.call(rbind, c(list(data.frame(cell = integer(), dir = numeric(), t = numeric())), out))
+}
+
+# The witness the heuristic recorded for a side, as list(cells, y) moving the
+# cell in direction dir.
+current_witness <- function(search, side) {
+  r <- if (side$dir > 0) search$wit_up[side$cell] else search$wit_dn[side$cell]
+  w <- search$wits[[abs(r)]]
+  list(cells = w$cells, y = sign(r) * w$y)
+}
+
+# A witness for the side among the suppressed cells of its search box, other
+# than `exclude`, priced so as to avoid expensive cells; NULL if none. With
+# `add`, published cells of the box may take part too (at their cost, the
+# suppressed ones free).
+side_witness <- function(search, side, exclude, add = FALSE) {
+  i <- side$cell
+  box <- search_box(search, i, side$t, search$box)$cells
+  cells <- box[(add | search$supp[box]) & box != exclude]
+  if (!i %in% cells) return(NULL)
+  y <- deviation_lp(search, i, cells, side$t, side$dir, symmetric = FALSE, priced = !add)
+  if (is.null(y)) return(NULL)
+  # deviation_lp() returns the deviation itself (dir already applied)
+  y
+}
+
+# How many witnesses move each cell.
+witness_use <- function(ref, n) {
+  tabulate(unlist(lapply(ref, `[[`, "cells")), n)
+}
+
+publish <- function(search, cells) {
+  search$supp[cells] <- FALSE
+  search$reason[cells] <- ""
+  invisible(search)
+}

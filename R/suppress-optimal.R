@@ -1,0 +1,141 @@
+# method = "optimal" of protect_table(): the pattern of least cost, by the
+# cut generation of Fischetti and Salazar-Gonzalez (2001).
+#
+# A pattern x (x_j = 1: cell j suppressed) protects side `dir` of sensitive
+# cell i by t when some deviation y of the table (a table minus the true
+# one) keeps every relation (M y = 0), moves only suppressed cells within
+# their bounds (-cap_dn_j x_j <= y_j <= cap_up_j x_j) and has dir y_i >= t.
+# By LP duality the largest dir y_i equals
+#   min over lambda of  sum_j (a_j cap_up_j + b_j cap_dn_j) x_j,
+#   a - b = dir e_i - M' lambda, a, b >= 0,
+# so every lambda gives a necessary condition on the pattern, linear in x
+# (a capacity constraint):  sum_j (a_j cap_up_j + b_j cap_dn_j) / t x_j >= 1,
+# whose coefficients may be cut to 1 since x is 0/1 (infinite capacities
+# included). The master program minimises the cost of x subject to the
+# constraints found so far; the dual program at the master's solution
+# either proves every side protected or gives a violated constraint. The
+# master is a relaxation, so its optimum, once it protects every side, is
+# the optimal pattern. The heuristic's pattern bounds the master's cost and
+# is returned when the master cannot beat it in the time allowed.
+
+# Returns list(supp, optimal, lower_bound, n_lp); `supp` NULL when the
+# heuristic's pattern `incumbent` is at least as cheap as anything found.
+optimal_pattern <- function(search, todo, incumbent, time_limit, call) {
+  start <- proc.time()[["elapsed"]]
+  left <- function() time_limit - (proc.time()[["elapsed"]] - start)
+  prep <- search$prep
+  st <- prep$structure
+  n <- st$ncell
+  sides <- do.call(rbind, lapply(todo, function(i) {
+    t <- protection_targets(search, i, call)
+    data.frame(cell = i, dir = c(1, -1), t = unname(t))[t > 0, , drop = FALSE]
+  }))
+  w <- ifelse(prep$sensitive, 0, search$w)
+  fixed <- prep$sensitive
+  best_cost <- sum(w[incumbent])
+  cuts <- list()
+  n_lp <- 0L
+  # each separation adds at most one constraint per side; NA when the time
+  # ran out, or a program failed, before every side was checked
+  separate <- function(x) {
+    found <- 0L
+    for (s in seq_len(nrow(sides))) {
+      if (left() <= 0) return(NA_integer_)
+      cut <- capacity_cut(search, sides$cell[s], sides$dir[s], sides$t[s], x)
+      n_lp <<- n_lp + 1L
+      if (identical(cut, "failed")) return(NA_integer_)
+      if (!is.null(cut)) {
+        cuts[[length(cuts) + 1L]] <<- cut
+        found <- found + 1L
+      }
+    }
+    found
+  }
+  master <- function(integer) {
+    m <- master_matrix(cuts, n)
+    # the incumbent bounds the cost; a tolerance keeps it feasible itself
+    rows <- rbind(m, data.frame(i = length(cuts) + 1L, j = seq_len(n), v = w))
+    mat <- triplet_matrix(rows$i, rows$j, rows$v, length(cuts) + 1L, n)
+    r <- solve_lp(w, mat, c(rep(">=", length(cuts)), "<="),
+                  c(rep(1, length(cuts)), best_cost * (1 + 1e-9)),
+                  lower = as.numeric(fixed), upper = rep(1, n),
+                  integer = if (integer) seq_len(n), time_limit = max(left(), 1),
+                  start = if (integer) as.numeric(incumbent))
+    n_lp <<- n_lp + 1L
+    r
+  }
+  lower_bound <- 0
+  # the linear relaxation first: cheap constraints for the integer program
+  x <- as.numeric(fixed)
+  for (round in seq_len(50)) {
+    found <- separate(x)
+    if (is.na(found)) return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
+    if (found == 0L) break
+    r <- master(FALSE)
+    if (r$status != "optimal") break
+    lower_bound <- r$value
+    x <- r$solution
+  }
+  repeat {
+    if (left() <= 0) return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
+    r <- master(TRUE)
+    # (an infeasible master can only come from rounding: the heuristic's
+    # pattern meets every constraint)
+    if (!r$status %in% c("optimal", "feasible")) {
+      return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
+    }
+    if (r$status == "optimal") lower_bound <- max(lower_bound, r$value)
+    x <- round(r$solution)
+    found <- separate(x)
+    if (is.na(found)) return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
+    if (found == 0L) {
+      better <- sum(w[x > 0.5]) < best_cost
+      return(list(supp = if (better) x > 0.5, optimal = r$status == "optimal",
+                  lower_bound = lower_bound, n_lp = n_lp))
+    }
+  }
+}
+
+# The capacity constraint of side (i, dir) violated by the pattern x (0/1 or
+# fractional), as a data frame (j, v) of sum v_j x_j >= 1, or NULL when x
+# protects the side, or "failed" when the solver fails. Solves the dual program of the attacker's problem, with
+# capacities scaled by the target t.
+capacity_cut <- function(search, i, dir, t, x) {
+  st <- search$prep$structure
+  n <- st$ncell
+  nr <- st$nrel
+  up <- search$cap_up / t
+  dn <- search$cap_dn / t
+  # variables: lambda (nr, free), a (n), b (n); rows: cells
+  # (M' lambda)_j + a_j - b_j = dir [j == i]
+  rows <- data.frame(i = c(st$cell, seq_len(n), seq_len(n)),
+                     j = c(st$rel, nr + seq_len(n), nr + n + seq_len(n)),
+                     v = c(st$coef, rep(1, n), rep(-1, n)))
+  cost <- function(cap) ifelse(x > 0, cap * x, 0)
+  ca <- cost(up)
+  cb <- cost(dn)
+  # an infinite capacity of a (partly) suppressed cell admits no price
+  ub <- c(rep(Inf, nr), ifelse(is.finite(ca), Inf, 0), ifelse(is.finite(cb), Inf, 0))
+  ca[!is.finite(ca)] <- 0
+  cb[!is.finite(cb)] <- 0
+  rhs <- numeric(n)
+  rhs[i] <- dir
+  r <- solve_lp(c(numeric(nr), ca, cb), triplet_matrix(rows$i, rows$j, rows$v, n, nr + 2 * n),
+                rep("==", n), rhs, lower = c(rep(-Inf, nr), numeric(2 * n)), upper = ub)
+  # infeasible dual: unbounded attacker, the side is protected
+  if (r$status %in% c("infeasible", "unbounded")) return(NULL)
+  # numerical trouble: the caller keeps the heuristic's pattern
+  if (r$status != "optimal") return("failed")
+  if (r$value >= 1 - 1e-7) return(NULL)
+  a <- r$solution[nr + seq_len(n)]
+  b <- r$solution[nr + n + seq_len(n)]
+  coef <- pmin(ifelse(a > 1e-12, a * up, 0) + ifelse(b > 1e-12, b * dn, 0), 1)
+  keep <- coef > 1e-9
+  data.frame(j = which(keep), v = coef[keep])
+}
+
+master_matrix <- function(cuts, n) {
+  if (!length(cuts)) return(data.frame(i = integer(), j = integer(), v = numeric()))
+  data.frame(i = rep(seq_along(cuts), vapply(cuts, nrow, integer(1))),
+             j = unlist(lapply(cuts, `[[`, "j")), v = unlist(lapply(cuts, `[[`, "v")))
+}
