@@ -10,8 +10,8 @@
 // over cells: every quantity below factorises over the variables or is
 // contracted one variable at a time.
 //
-// The plan is risk_vars.hpp's VarsPlanView (the one representation of a
-// per-variable plan in the core, shared with the risk engine), indexed by
+// The plan is a VarsPlanView (the one representation of a per-variable plan
+// in the core, which the risk engine of risk_vars.hpp reads too), indexed by
 // VarsIndex. Views only: the memory belongs to the caller.
 #ifndef SDCRISK_PLAN_VARS_HPP
 #define SDCRISK_PLAN_VARS_HPP
@@ -25,12 +25,24 @@
 #include <unordered_map>
 #include <vector>
 
-#include "risk_vars.hpp"
-
 namespace sdcRisk {
 
-// The perturbed variables of a per-variable plan (VarsPlanView of
-// risk_vars.hpp, the one representation of such a plan in the core), indexed
+// A per-variable plan as the caller holds it. Views only.
+struct VarsPlanView {
+  int n_cells = 0;
+  const int* counts = nullptr;              // T_i
+  int n_keys = 0;
+  std::vector<const int*> codes;            // per key: 0-based category of every cell
+  std::vector<int> n_levels;                // per key
+  std::vector<int> var_of_key;              // per key: index of its matrix, -1 if not perturbed
+  int n_vars = 0;
+  int n_strata = 1;
+  const int* stratum = nullptr;             // per cell, 0-based
+  std::vector<const double*> matrices;      // [s * n_vars + u]: column-major k x k, p[r + k c]
+  std::vector<char> known;                  // per key: the intruder matches on it
+};
+
+// The perturbed variables of a per-variable plan (VarsPlanView above), indexed
 // for the algebra: variable v is key key_of_var[v]; group[c] numbers the
 // combinations of the unperturbed keys (cells of one group can reach each
 // other, cells of different groups never).

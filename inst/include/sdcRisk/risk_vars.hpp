@@ -41,25 +41,11 @@
 #include <vector>
 
 #include "logdist.hpp"
+#include "plan_vars.hpp"
 #include "quadrature.hpp"
 #include "risk.hpp"
 
 namespace sdcRisk {
-
-// A per-variable plan as the caller holds it. Views only.
-struct VarsPlanView {
-  int n_cells = 0;
-  const int* counts = nullptr;              // T_i
-  int n_keys = 0;
-  std::vector<const int*> codes;            // per key: 0-based category of every cell
-  std::vector<int> n_levels;                // per key
-  std::vector<int> var_of_key;              // per key: index of its matrix, -1 if not perturbed
-  int n_vars = 0;
-  int n_strata = 1;
-  const int* stratum = nullptr;             // per cell, 0-based
-  std::vector<const double*> matrices;      // [s * n_vars + u]: column-major k x k, p[r + k c]
-  std::vector<char> known;                  // per key: the intruder matches on it
-};
 
 class VarsRisk {
  public:
