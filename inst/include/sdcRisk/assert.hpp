@@ -2,23 +2,14 @@
 //
 // The R wrapper validates every input before it reaches the core; these
 // checks catch what slips through (an edited object, a broken internal
-// assumption) as std::invalid_argument instead of an out-of-range access.
-// They are compiled in when SDCRISK_DEBUG is defined (the standalone tests in
-// tests/cpp, with and without sanitizers) and cost nothing otherwise.
+// assumption) as std::invalid_argument (errors.hpp) instead of an
+// out-of-range access. They are compiled in when SDCRISK_DEBUG is defined
+// (the standalone tests in tests/cpp, with and without sanitizers) and cost
+// nothing otherwise.
 #ifndef SDCRISK_ASSERT_HPP
 #define SDCRISK_ASSERT_HPP
 
-#include <stdexcept>
-#include <string>
-
-namespace sdcRisk {
-
-[[noreturn]] inline void precondition_failed(const char* what, const char* file, int line) {
-  throw std::invalid_argument(std::string("precondition failed: ") + what + " (" + file + ":" +
-                              std::to_string(line) + ")");
-}
-
-}  // namespace sdcRisk
+#include "errors.hpp"
 
 #ifdef SDCRISK_DEBUG
 #define SDCRISK_ASSERT(cond, what) \

@@ -40,12 +40,16 @@
 #include <tuple>
 #include <vector>
 
+#include "errors.hpp"
 #include "logdist.hpp"
 #include "plan_vars.hpp"
 #include "quadrature.hpp"
 #include "risk.hpp"
 
 namespace sdcRisk {
+
+constexpr const char* kUnderflowMessage =
+    "a transition probability product underflows a double (below 1e-308)";
 
 class VarsRisk {
  public:
@@ -417,7 +421,7 @@ class VarsRisk {
       pf.a[q + 1] = pf.a[q] * pv;
       if (pf.a[q] > 0.0 && pv > 0.0 && pf.a[q + 1] == 0.0) pf.tiny = true;
     }
-    if (pf.tiny) throw std::domain_error("a transition probability product underflows a double (below 1e-308)");
+    if (pf.tiny) throw underflow_error(kUnderflowMessage);
     al = pf.a[nkp_];
     om = std::min(pf.o[nkp_], 1.0);
   }
@@ -440,7 +444,7 @@ class VarsRisk {
       a *= pv;
       if (prev > 0.0 && pv > 0.0 && a == 0.0) tiny = true;
     }
-    if (tiny) throw std::domain_error("a transition probability product underflows a double (below 1e-308)");
+    if (tiny) throw underflow_error(kUnderflowMessage);
     al = a;
     om = std::min(o, 1.0);
   }

@@ -5,6 +5,7 @@
 #include "algebra.hpp"
 #include "cells.hpp"
 #include "design.hpp"
+#include "errors.hpp"
 #include "logdist.hpp"
 #include "perturb.hpp"
 #include "plan.hpp"
