@@ -9,25 +9,12 @@
 #include <cstdio>
 #include <vector>
 
-#include "sdcRisk/sdcRisk.hpp"
+#include "testutil.hpp"
 
 namespace {
 
-int failures = 0;
-void check(bool ok, const char* what) {
-  if (!ok) {
-    ++failures;
-    std::printf("FAIL: %s\n", what);
-  }
-}
-
-struct Lcg {  // the core's RNG interface: double uniform() in (0, 1)
-  std::uint64_t s = 12345;
-  double uniform() {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return ((s >> 11) + 0.5) / 9007199254740992.0;
-  }
-};
+using testutil::check;
+using testutil::Lcg;
 
 // P(S_j = a) and P(S_j = a, B stays) by enumerating every outcome.
 void enumerate(const sdcRisk::PlanView& plan, int b, int j, std::vector<double>& total,
@@ -69,20 +56,12 @@ int main() {
   check(tab.n_excluded == 1, "records left out");
 
   // risk: IFPR and matrix blocks against enumeration
-  std::vector<int> counts = {1, 2, 1, 3, 5};
-  std::vector<int> start = {0, 3, 5}, cells = {0, 1, 2, 3, 4};
-  std::vector<double> theta = {0.8, std::nan("")};
-  std::vector<double> mat = {0.7, 0.3, 0.1, 0.9};
-  std::vector<std::int64_t> mstart = {-1, 0};
-  sdcRisk::PlanView plan;
-  plan.n_cells = 5;
-  plan.counts = counts.data();
-  plan.n_blocks = 2;
-  plan.block_start = start.data();
-  plan.block_cells = cells.data();
-  plan.theta = theta.data();
-  plan.matrix = mat.data();
-  plan.matrix_start = mstart.data();
+  const testutil::BlockPlan bp{{1, 2, 1, 3, 5}, {0, 3, 5}, {0, 1, 2, 3, 4}, {0.8, std::nan("")}, {0.7, 0.3, 0.1, 0.9},
+                               {-1, 0}};
+  const std::vector<int>& counts = bp.counts;
+  const std::vector<int>& start = bp.start;
+  const std::vector<int>& cells = bp.cells;
+  const sdcRisk::PlanView plan = bp.view();
   double best = 0.0;
   for (int b = 0; b < 2; ++b) {
     for (int j = 0; j < plan.block_size(b); ++j) {
@@ -134,6 +113,5 @@ int main() {
   check(sdcRisk::ceiling_tolerant(1 / (1 - 0.8)) == 5, "block size 5 at theta = 0.8");
   check(std::fabs(sdcRisk::theta_for_psi(0.1, 2) - 1.656854) < 1e-6, "Ghatak theta*");
 
-  std::printf("%s: %d failure(s)\n", failures ? "FAILED" : "ok", failures);
-  return failures == 0 ? 0 : 1;
+  return testutil::report("test_core");
 }

@@ -11,23 +11,12 @@
 #include <cstdio>
 #include <vector>
 
-#include "sdcRisk/sdcRisk.hpp"
+#include "testutil.hpp"
 
 namespace {
 
-int failures = 0;
-void check(bool ok, const char* what) {
-  if (!ok) {
-    ++failures;
-    std::printf("FAIL: %s\n", what);
-  }
-}
-
-struct Grid {  // u_i = (i + 0.5) / N
-  std::int64_t i = 0, n;
-  explicit Grid(std::int64_t n_) : n(n_) {}
-  double uniform() { return (static_cast<double>(i++) + 0.5) / static_cast<double>(n); }
-};
+using testutil::check;
+using testutil::Grid;
 
 }  // namespace
 
@@ -87,19 +76,9 @@ int main() {
   for (int r = 0; r < 3; ++r) check(std::fabs(freq[r] / N - plan.p(1, 0, r, 2)) < 2.0 / N, "inverse-CDF draw");
 
   // an IFPR block of 3 cells with theta = 0.5 against its explicit matrix
-  const std::vector<int> bc = {5, 1, 2};
-  const std::vector<int> bstart = {0, 3};
-  const std::vector<int> bcells = {0, 1, 2};
-  const std::vector<double> theta = {0.5};
-  const std::vector<std::int64_t> mstart = {-1};
-  sdcRisk::PlanView bp;
-  bp.n_cells = 3;
-  bp.counts = bc.data();
-  bp.n_blocks = 1;
-  bp.block_start = bstart.data();
-  bp.block_cells = bcells.data();
-  bp.theta = theta.data();
-  bp.matrix_start = mstart.data();
+  const testutil::BlockPlan ifpr{{5, 1, 2}, {0, 3}, {0, 1, 2}, {0.5}, {}, {-1}};
+  const std::vector<int>& bc = ifpr.counts;
+  const sdcRisk::PlanView bp = ifpr.view();
   const auto mom = sdcRisk::block_moments(bp);
   const auto cost = sdcRisk::block_cost(bp);
   double changed = 0.0, total = 0.0;
@@ -117,6 +96,5 @@ int main() {
   check(std::fabs(cost.changed - changed) < 1e-13, "expected changed records");
   check(std::fabs(cost.variance - total) < 1e-13, "eq. 6.3 total variance");
 
-  if (failures == 0) std::printf("test_plan_vars: all passed\n");
-  return failures == 0 ? 0 : 1;
+  return testutil::report("test_plan_vars");
 }

@@ -16,54 +16,20 @@
 #include <string>
 #include <vector>
 
-#include "sdcRisk/sdcRisk.hpp"
+#include "testutil.hpp"
 
 namespace {
 
-int failures = 0;
-void check(bool ok, const std::string& what) {
-  if (!ok) {
-    ++failures;
-    std::printf("FAIL: %s\n", what.c_str());
-  }
-}
+using testutil::check;
+using testutil::throws;
 
-bool throws(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument&) {
-    return true;
-  }
-  return false;
-}
-
-struct Lcg {
-  std::uint64_t s = 99;
-  double uniform() {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return ((s >> 11) + 0.5) / 9007199254740992.0;
-  }
+struct Lcg : testutil::Lcg {
+  Lcg() : testutil::Lcg(99) {}
 };
 
 // A valid plan: an IFPR block over cells 0-2 and a matrix block over 3-4.
-struct Plan {
-  std::vector<int> counts = {1, 2, 1, 3, 5};
-  std::vector<int> start = {0, 3, 5}, cells = {0, 1, 2, 3, 4};
-  std::vector<double> theta = {0.8, std::nan("")};
-  std::vector<double> mat = {0.7, 0.3, 0.1, 0.9};
-  std::vector<std::int64_t> mstart = {-1, 0};
-  sdcRisk::PlanView view() const {
-    sdcRisk::PlanView v;
-    v.n_cells = static_cast<int>(counts.size());
-    v.counts = counts.data();
-    v.n_blocks = static_cast<int>(theta.size());
-    v.block_start = start.data();
-    v.block_cells = cells.data();
-    v.theta = theta.data();
-    v.matrix = mat.data();
-    v.matrix_start = mstart.data();
-    return v;
-  }
+struct Plan : testutil::BlockPlan {
+  Plan() : testutil::BlockPlan{{1, 2, 1, 3, 5}, {0, 3, 5}, {0, 1, 2, 3, 4}, {0.8, std::nan("")}, {0.7, 0.3, 0.1, 0.9}, {-1, 0}} {}
 };
 
 // Every entry point that takes a plan must reject it.
@@ -118,6 +84,5 @@ int main() {
     check(throws([&] { sdcRisk::simulate_release(p.view(), opt, rng, [] {}); }), "simulate: target out of range");
   }
 
-  std::printf("%s: %d failure(s)\n", failures ? "FAILED" : "ok", failures);
-  return failures == 0 ? 0 : 1;
+  return testutil::report("test_preconditions");
 }

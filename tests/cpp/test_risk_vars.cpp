@@ -9,61 +9,34 @@
 #include <cstdio>
 #include <vector>
 
-#include "sdcRisk/sdcRisk.hpp"
+#include "testutil.hpp"
 
 namespace {
 
-int failures = 0;
-void check(bool ok, const char* what) {
-  if (!ok) {
-    ++failures;
-    std::printf("FAIL: %s\n", what);
-  }
-}
-
-bool close(double x, double y) {
-  if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
-  if (x == y) return true;
-  return std::fabs(x - y) <= 1e-10 * std::max(std::fabs(x), std::fabs(y));
-}
+using testutil::check;
+using testutil::close;
 
 }  // namespace
 
 int main() {
   // cells of x (3 levels, slowest) by y (2 levels): (x, y) = (0,0), (0,1), (1,0), ...
-  std::vector<int> counts = {1, 3, 2, 1, 4, 1};
-  std::vector<int> cx = {0, 0, 1, 1, 2, 2}, cy = {0, 1, 0, 1, 0, 1};
+  testutil::VarsPlan plan;
+  plan.counts = {1, 3, 2, 1, 4, 1};
+  plan.codes = {{0, 0, 1, 1, 2, 2}, {0, 1, 0, 1, 0, 1}};
   // P_x, column-stochastic (p[r + 3 c] = P(x' = r | x = c))
-  std::vector<double> px = {0.7, 0.2, 0.1, 0.15, 0.8, 0.05, 0.0, 0.3, 0.7};
-  std::vector<int> stratum(6, 0);
-  sdcRisk::VarsPlanView vp;
-  vp.n_cells = 6;
-  vp.counts = counts.data();
-  vp.n_keys = 2;
-  vp.codes = {cx.data(), cy.data()};
-  vp.n_levels = {3, 2};
-  vp.var_of_key = {0, -1};
-  vp.n_vars = 1;
-  vp.n_strata = 1;
-  vp.stratum = stratum.data();
-  vp.matrices = {px.data()};
-  vp.known = {1, 1};
+  const std::vector<double> px = {0.7, 0.2, 0.1, 0.15, 0.8, 0.05, 0.0, 0.3, 0.7};
+  plan.stratum.assign(6, 0);
+  plan.n_levels = {3, 2};
+  plan.var_of_key = {0, -1};
+  plan.n_vars = 1;
+  plan.matrices = {px};
+  plan.known = {1, 1};
+  sdcRisk::VarsPlanView vp = plan.view();
 
   // the same plan as blocks: cells {0, 2, 4} (y = 0) and {1, 3, 5} (y = 1)
-  std::vector<int> start = {0, 3, 6}, cells = {0, 2, 4, 1, 3, 5};
-  std::vector<double> theta = {std::nan(""), std::nan("")};
-  std::vector<double> mat(px);
-  mat.insert(mat.end(), px.begin(), px.end());
-  std::vector<std::int64_t> mstart = {0, 9};
-  sdcRisk::PlanView bp;
-  bp.n_cells = 6;
-  bp.counts = counts.data();
-  bp.n_blocks = 2;
-  bp.block_start = start.data();
-  bp.block_cells = cells.data();
-  bp.theta = theta.data();
-  bp.matrix = mat.data();
-  bp.matrix_start = mstart.data();
+  testutil::BlockPlan blocks{plan.counts, {0, 3, 6}, {0, 2, 4, 1, 3, 5}, {std::nan(""), std::nan("")}, px, {0, 9}};
+  blocks.mat.insert(blocks.mat.end(), px.begin(), px.end());
+  const sdcRisk::PlanView bp = blocks.view();
 
   std::vector<int> targets = {0, 1, 2, 3, 4, 5}, a;
   for (int k = 1; k <= 12; ++k) a.push_back(k);
@@ -98,6 +71,25 @@ int main() {
   check(sdcRisk::detail::search_limit(1e-25, 5) == 5, "search limit capped at max_s");
   check(sdcRisk::detail::search_limit(0.3, 100) == 3, "search limit 1 / best");
 
-  if (failures == 0) std::printf("all per-variable risk tests passed\n");
-  return failures == 0 ? 0 : 1;
+  // a product of transition probabilities below the smallest double is
+  // refused with the core's underflow type (a std::domain_error), never
+  // rounded to an impossible event
+  {
+    testutil::VarsPlan tiny;
+    tiny.counts = {1, 1};
+    tiny.codes = {{0, 1}, {0, 1}};
+    tiny.stratum = {0, 0};
+    tiny.n_levels = {2, 2};
+    tiny.var_of_key = {0, 1};
+    tiny.n_vars = 2;
+    const std::vector<double> m = {1.0 - 1e-200, 1e-200, 1e-200, 1.0 - 1e-200};
+    tiny.matrices = {m, m};
+    tiny.known = {1, 1};
+    const sdcRisk::VarsPlanView tv = tiny.view();
+    auto run = [&] { sdcRisk::vars_max_risk(tv, sdcRisk::Goal::AllMatches, none); };
+    check(testutil::throws<sdcRisk::underflow_error>(run), "underflow: sdcRisk::underflow_error");
+    check(testutil::throws<std::domain_error>(run), "underflow: a std::domain_error");
+  }
+
+  return testutil::report("test_risk_vars");
 }

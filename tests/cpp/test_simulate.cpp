@@ -9,30 +9,15 @@
 #include <cstdio>
 #include <vector>
 
-#include "sdcRisk/sdcRisk.hpp"
+#include "testutil.hpp"
 
 namespace {
 
-int failures = 0;
-void check(bool ok, const char* what) {
-  if (!ok) {
-    ++failures;
-    std::printf("FAIL: %s\n", what);
-  }
-}
+using testutil::check;
+using testutil::Grid;
 
-struct Grid {  // u_i = (i + 0.5) / N, i = 0, 1, ...
-  std::int64_t i = 0, n;
-  explicit Grid(std::int64_t n_) : n(n_) {}
-  double uniform() { return (static_cast<double>(i++) + 0.5) / static_cast<double>(n); }
-};
-
-struct Lcg {
-  std::uint64_t s = 777;
-  double uniform() {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return ((s >> 11) + 0.5) / 9007199254740992.0;
-  }
+struct Lcg : testutil::Lcg {
+  Lcg() : testutil::Lcg(777) {}
 };
 
 double binom_pmf(int n, int k, double p) {
@@ -71,21 +56,9 @@ int main() {
   check_binomial(1, 1.0);
 
   // one IFPR block and one matrix block: every replication keeps block totals
-  const std::vector<int> counts = {2, 5, 3, 7, 4, 9};
-  const std::vector<int> block_start = {0, 3, 5};
-  const std::vector<int> block_cells = {0, 1, 2, 3, 4};
-  const std::vector<double> theta = {1.5, std::nan("")};
-  const std::vector<double> matrix = {0.7, 0.3, 0.2, 0.8};
-  const std::vector<std::int64_t> matrix_start = {-1, 0};
-  sdcRisk::PlanView plan;
-  plan.n_cells = 6;
-  plan.counts = counts.data();
-  plan.n_blocks = 2;
-  plan.block_start = block_start.data();
-  plan.block_cells = block_cells.data();
-  plan.theta = theta.data();
-  plan.matrix = matrix.data();
-  plan.matrix_start = matrix_start.data();
+  const testutil::BlockPlan bp{{2, 5, 3, 7, 4, 9}, {0, 3, 5}, {0, 1, 2, 3, 4}, {1.5, std::nan("")}, {0.7, 0.3, 0.2, 0.8},
+                               {-1, 0}};
+  const sdcRisk::PlanView plan = bp.view();
   sdcRisk::ReleaseSimulator sim(plan, 0);
   Lcg rng;
   bool totals = true, cm_ok = true;
@@ -104,6 +77,5 @@ int main() {
   auto sums = sdcRisk::simulate_release(plan, opt, rng2, []() {});
   check(sums.s2[5] == 0.0, "a cell in no block never changes");
 
-  if (failures == 0) std::printf("all simulate tests passed\n");
-  return failures == 0 ? 0 : 1;
+  return testutil::report("test_simulate");
 }
