@@ -132,6 +132,76 @@ test_that("max_match_risk() on per-variable plans is the maximum over enumeratio
   }
 })
 
+# sdcMicro-style invariant matrix (package convention: columns = original
+# category): diagonal pd, the rest spread evenly, made invariant for `freq`
+invariant_like <- function(freq, pd) {
+  freq <- as.numeric(freq)
+  k <- length(freq)
+  p <- matrix((1 - pd) / (k - 1), k, k)
+  diag(p) <- pd
+  denom <- as.vector(crossprod(p, freq))
+  r <- p %*% (t(p * freq) / denom)
+  r <- 0.5 * r / rowSums(r) + 0.5 * diag(k)
+  t(r)
+}
+
+test_that("the certificate of larger per-variable plans is the maximum over every cell and every a", {
+  # the certificate evaluates only targets whose bound can beat the maximum;
+  # the reference evaluates every cell at every a (match_risk()), for plans
+  # with hundreds of cells: invariant or random matrices, strata, intruders
+  # who know some keys, strong perturbation (so that a >= 2 matters)
+  for (seed in 1:12) {
+    set.seed(seed)
+    n <- sample(c(150, 400), 1)
+    df <- data.frame(
+      s = sample(c("f", "m"), n, TRUE),
+      x = sample(letters[1:6], n, TRUE, prob = c(30, 20, 10, 5, 1, 0.5)),
+      y = sample(c("u", "v", "w", "z"), n, TRUE),
+      z = sample(c("p", "q", "r"), n, TRUE, prob = c(5, 3, 1))
+    )
+    if (seed %% 4 == 0) df <- df[rep(seq_len(n), sample(1:6, n, TRUE)), ]
+    keys <- c("s", "x", "y", "z")
+    cf <- cell_frequencies(df, keys)
+    pd <- if (seed %% 3 == 0) 0.3 else 0.8
+    lev <- lapply(df[c("x", "y", "z")], function(v) sort(unique(v)))
+    one <- function(d) {
+      list(
+        x = if (seed %% 2 == 0) {
+          invariant_like(table(factor(d$x, lev$x)) + 0.5, pd)
+        } else {
+          random_matrix(length(lev$x), seed %% 5 == 0)
+        },
+        y = invariant_like(table(factor(d$y, lev$y)) + 0.5, pd),
+        z = random_matrix(length(lev$z))
+      )
+    }
+    strata <- if (seed %% 3 == 1) "s" else NULL
+    mats <- if (is.null(strata)) one(df) else list("s=f" = one(df[df$s == "f", ]), "s=m" = one(df[df$s == "m", ]))
+    plan <- pram_plan_vars(cf, mats, strata = strata)
+    known <- switch(seed %% 4 + 1, NULL, c("x", "y"), c("s", "x", "z"), c("x", "y", "z"))
+    a_max <- min(nrow(df), 60)
+    mr <- match_risk(plan, a = seq_len(a_max), known = known)
+    if (suppressWarnings(max(mr$risk, na.rm = TRUE)) <= 1 / a_max) {
+      a_max <- nrow(df)
+      mr <- match_risk(plan, a = seq_len(a_max), known = known)
+    }
+    for (goal in c("all_matches", "unique_matches", "sample_uniques")) {
+      keep <- switch(goal,
+        all_matches = rep(TRUE, nrow(mr)), unique_matches = mr$a == 1,
+        sample_uniques = mr$a == 1 & mr$count == 1
+      )
+      want <- suppressWarnings(max(mr$risk[keep], na.rm = TRUE))
+      got <- max_match_risk(plan, goal, known = known)
+      info <- paste("seed", seed, goal)
+      if (goal == "all_matches") expect_true(want > 1 / a_max || a_max == nrow(df), info = info) # a beyond a_max cannot matter
+      expect_equal(got$risk, want, tolerance = 1e-9, info = info)
+      # the arg-max is a cell and a with that risk
+      hit <- mr$risk[mr$cell == got$cell & mr$a == got$a]
+      expect_equal(hit, got$risk, tolerance = 1e-9, info = info)
+    }
+  }
+})
+
 test_that("a per-variable plan on one key is the block-diagonal explicit plan", {
   for (seed in 1:10) {
     set.seed(seed)

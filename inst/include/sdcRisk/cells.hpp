@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "dense_ids.hpp"
+
 namespace sdcRisk {
 
 struct CellTable {
@@ -26,41 +28,6 @@ struct CellTable {
 };
 
 namespace detail {
-
-// Stable LSD radix sort of (key, record) pairs on the low `bits` bits of the
-// keys: a few sequential counting passes, cache-friendly where a hash table
-// would miss the cache once per record.
-template <class Key, class Interrupt>
-void radix_sort_pairs(std::vector<Key>& key, std::vector<int>& rec, int bits, Interrupt& interrupt) {
-  if (bits <= 0 || key.size() < 2) return;
-  const int passes = (bits + 15) / 16;
-  const int digit = (bits + passes - 1) / passes;
-  const std::size_t nb = std::size_t(1) << digit;
-  const std::size_t n = key.size();
-  std::vector<Key> key2(n);
-  std::vector<int> rec2(n);
-  std::vector<std::size_t> count(nb);
-  for (int p = 0; p < passes; ++p) {
-    interrupt();
-    const int shift = p * digit;
-    const Key mask = static_cast<Key>(nb - 1);
-    std::fill(count.begin(), count.end(), 0);
-    for (std::size_t i = 0; i < n; ++i) ++count[(key[i] >> shift) & mask];
-    std::size_t sum = 0;
-    for (std::size_t d = 0; d < nb; ++d) {
-      const std::size_t c = count[d];
-      count[d] = sum;
-      sum += c;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t pos = count[(key[i] >> shift) & mask]++;
-      key2[pos] = key[i];
-      rec2[pos] = rec[i];
-    }
-    key.swap(key2);
-    rec.swap(rec2);
-  }
-}
 
 template <class Key, class Interrupt>
 void classify_with(const std::vector<const int*>& codes, const std::vector<int>& nlevels,
