@@ -64,6 +64,44 @@ test_that("Section 4.1: the theoretical percentages 35.95% and 7.19% for theta =
   expect_equal(ch$units_changed_pct[1:2], c(80, 40), tolerance = 0.03)
 })
 
+test_that("TVD and cell counts from integer codes equal a count over pasted keys", {
+  # the reference: every record's combination as a string, NA a value of its own
+  reference <- function(a, b, n) {
+    key <- function(d) do.call(paste, c(lapply(d, as.character), sep = "\r"))
+    ka <- key(a)
+    kb <- key(b)
+    all <- unique(c(ka, kb))
+    list(
+      tvd = sum(abs(tabulate(match(ka, all), length(all)) - tabulate(match(kb, all), length(all)))) / (2 * n),
+      cells = prod(vapply(names(a), function(v) length(unique(c(as.character(a[[v]]), as.character(b[[v]])))), 1)),
+      nonempty = length(all)
+    )
+  }
+  set.seed(11)
+  for (it in 1:60) {
+    n <- sample(1:150, 1)
+    k <- sample(1:4, 1)
+    make <- function() {
+      d <- lapply(seq_len(k), function(j) {
+        v <- sample(c(letters[1:(j + 2)], NA), n, TRUE)
+        switch(j %% 3 + 1, factor(v, levels = letters[1:(j + 2)]), v, match(v, letters))
+      })
+      stats::setNames(as.data.frame(d, stringsAsFactors = FALSE), paste0("v", seq_len(k)))
+    }
+    a <- make()
+    b <- make()
+    got <- sdcRisk:::tvd_row(a, b, n)
+    expect_equal(as.list(got[c("tvd", "cells", "nonempty")]), reference(a, b, n))
+  }
+  # many columns of many levels: codes renumbered before they pass 2^50
+  n <- 3000
+  a <- as.data.frame(replicate(7, factor(sample(1:900, n, TRUE), levels = 1:900), simplify = FALSE))
+  b <- a
+  b[[1]][1:40] <- b[[1]][41:80]
+  got <- sdcRisk:::tvd_row(a, b, n)
+  expect_equal(as.list(got[c("tvd", "cells", "nonempty")]), reference(a, b, n))
+})
+
 test_that("TVD agrees with a direct computation and is 0 for identical data", {
   s <- small_release(3)
   rel <- s$rel
