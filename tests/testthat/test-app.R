@@ -76,6 +76,20 @@ expect_alive <- function(b) {
   expect_false(browser_js(b, "document.getElementById('shiny-disconnected-overlay') !== null"))
 }
 
+# Records the messages of every progress indicator shown from now on.
+watch_progress <- function(b) {
+  browser_js(b, "window.sdcProgress = [];
+    if (!window.sdcProgressObserver) {
+      window.sdcProgressObserver = new MutationObserver(function() {
+        document.querySelectorAll('.shiny-progress-notification .progress-message').forEach(function(e) {
+          if (e.innerText && window.sdcProgress.indexOf(e.innerText) < 0) window.sdcProgress.push(e.innerText);
+        });
+      });
+      window.sdcProgressObserver.observe(document.body, {childList: true, subtree: true, characterData: true});
+    }
+    true")
+}
+
 alert_text <- function(b, page) {
   browser_wait(b, sprintf("document.getElementById('%s_alert') !== null", page), 60)
   browser_text(b, paste0("#", page, "_alert"))
@@ -93,9 +107,12 @@ test_that("in the browser: pums_md, five keys, a release at xi = 0.3, its CSV an
   browser_show_tab(b, "release")
   browser_set(b, "xi", 0.3)
   browser_set(b, "seed", 20)
+  watch_progress(b)
   browser_click(b, "#release_go")
   browser_wait(b, "document.getElementById('cert_words_text') !== null", 180)
   browser_idle(b)
+  # the page said it was working while ifpr() ran
+  expect_true("Releasing" %in% unlist(browser_js(b, "window.sdcProgress")))
   cert <- as.numeric(browser_text(b, "#cert_value"))
   expect_lte(cert, 0.3)
   expect_match(browser_text(b, "#cert_words_text"), "right with probability above 0.3")
@@ -134,25 +151,29 @@ test_that("in the browser: pums_md, five keys, a release at xi = 0.3, its CSV an
   expect_alive(b)
 })
 
-test_that("in the browser: upload a table of records, protect it, download the flagged CSV", {
+test_that("in the browser: a table with a hierarchy and three rules, protected; its flagged CSV and a script that repeats it", {
   s <- local_app_browser()
   b <- s$b
   set.seed(3)
-  firms <- data.frame(firm = 1:120, sector = sample(c("a", "b", "c", "d"), 120, TRUE),
-                      area = sample(c("x", "y", "z"), 120, TRUE), sales = round(rlnorm(120, 5, 1.5)))
+  firms <- data.frame(firm = 1:90, nace = sample(c("A1", "A2", "A3", "B1", "B2"), 90, TRUE),
+                      area = sample(c("x", "y", "z"), 90, TRUE), sales = round(rlnorm(90, 5, 1.5)))
+  firms$section <- paste("section", substr(firms$nace, 1, 1))
   dir <- withr::local_tempdir()
   f <- file.path(dir, "firms.csv")
   utils::write.csv(firms, f, row.names = FALSE)
   browser_set(b, "data_source", "upload")
   browser_upload(b, "#data_file", f)
-  browser_wait(b, "document.getElementById('data_info').innerText.indexOf('firms.csv: 120 records') >= 0")
+  browser_wait(b, "document.getElementById('data_info').innerText.indexOf('firms.csv: 90 records') >= 0")
 
   browser_show_tab(b, "tables")
-  browser_set(b, "tab_by", c("sector", "area"))
+  browser_set(b, "tab_by", c("nace", "area"))
+  browser_wait(b, "document.getElementById('tab_hier_1') !== null")
+  browser_set(b, "tab_hier_1", "section")
   browser_set(b, "tab_value", "sales")
   browser_set(b, "tab_contributor", "firm")
-  browser_js(b, "$('#tab_rules input[value=\"frequency\"]').prop('checked', true); $('#tab_rules input[value=\"p\"]').prop('checked', true).trigger('change'); true")
+  browser_js(b, "['frequency', 'nk', 'p'].forEach(function(r) { $('#tab_rules input[value=\"' + r + '\"]').prop('checked', true); }); $('#tab_rules input').first().trigger('change'); true")
   browser_set(b, "tab_p", 15)
+  watch_progress(b)
   browser_click(b, "#tab_sens_go")
   browser_wait(b, "document.getElementById('tab_words_text') !== null", 120)
   browser_idle(b)
@@ -160,6 +181,7 @@ test_that("in the browser: upload a table of records, protect it, download the f
   browser_click(b, "#tab_protect_go")
   browser_wait(b, "document.getElementById('tab_words_text').innerText.indexOf('Protected') >= 0", 180)
   browser_idle(b)
+  expect_true("Protecting the table" %in% unlist(browser_js(b, "window.sdcProgress")))
   shot(b, "4b-tables-pattern")
   browser_click(b, "a[data-value='Audit']")
   browser_wait(b, "document.getElementById('audit_words_text') !== null")
@@ -168,14 +190,75 @@ test_that("in the browser: upload a table of records, protect it, download the f
 
   browser_show_tab(b, "downloads")
   out <- browser_download(b, "dl_table", file.path(dir, "dl"))
+  script <- browser_download(b, "dl_script", file.path(dir, "dl"))
   flagged <- utils::read.csv(out, stringsAsFactors = FALSE)
-  sens <- cell_sensitivity(utils::read.csv(f, check.names = FALSE, stringsAsFactors = TRUE, na.strings = c("", "NA")),
-                           by = c("sector", "area"), value = "sales",
-                           rules = list(rule_frequency(3), rule_p(15)), contributor = "firm")
+  data <- utils::read.csv(f, check.names = FALSE, stringsAsFactors = TRUE, na.strings = c("", "NA"))
+  sens <- cell_sensitivity(data, by = c("nace", "area"), value = "sales",
+                           rules = list(rule_frequency(3), rule_nk(1, 80), rule_p(15)), contributor = "firm",
+                           hierarchy = list(nace = unique(data.frame(nace = firms$nace, section = firms$section))))
   prot <- protect_table(sens)
   expect_identical(flagged$status, as.character(prot$status))
+  expect_identical(flagged$level, prot$level)
+  # margins at every level of the hierarchy: sections, and sections by area
+  expect_true(all(c("section", "section:area", "nace:area") %in% flagged$level))
   expect_true(all(flagged$protected[flagged$status == "primary"]))
   expect_gt(sum(flagged$status == "primary"), 0)
+  expect_gt(sum(flagged$status == "secondary"), 0)
+
+  # the script, run where the upload is, writes the same flagged table
+  run <- file.path(dir, "script")
+  dir.create(run)
+  file.copy(f, run)
+  run_script(script, run, s$app)
+  expect_identical(readLines(file.path(run, "protected-table.csv")), readLines(out))
+  expect_alive(b)
+})
+
+test_that("in the browser: the data frame of the R session that started the app, released; the script repeats it", {
+  my_data <- pums_md[1:3000, c("sex", "age", "race", "marital", "weight")]
+  dir <- withr::local_tempdir()
+  rds <- file.path(dir, "my_data.rds")
+  saveRDS(my_data, rds)
+  s <- local_app_browser(data_rds = rds)
+  b <- s$b
+  keys <- c("sex", "race", "marital")
+  expect_true(browser_js(b, "document.querySelector('#data_source input[value=\"given\"]').checked"))
+  browser_keys(b, keys, data = "the data frame my_data")
+  cf <- cell_frequencies(my_data, keys)
+  expect_match(browser_text(b, "#data_info"), "the data frame my_data: 3,000 records, 5 columns", fixed = TRUE)
+  expect_match(browser_text(b, "#cells_words_text"), sprintf("%s nonempty cells: %s singletons", nrow(cf$cells), cf$n_singletons), fixed = TRUE)
+
+  browser_show_tab(b, "release")
+  browser_set(b, "xi", 0.4)
+  browser_set(b, "seed", 7)
+  browser_click(b, "#release_go")
+  browser_wait(b, "document.getElementById('cert_words_text') !== null", 180)
+  browser_idle(b)
+  set.seed(7)
+  rel <- ifpr(my_data, keys, xi = 0.4)
+  expect_equal(as.numeric(browser_text(b, "#cert_value")), signif(rel$certificate$risk, 6))
+
+  browser_show_tab(b, "downloads")
+  csv <- browser_download(b, "dl_released", file.path(dir, "app"))
+  script <- browser_download(b, "dl_script", file.path(dir, "app"))
+  code <- readLines(script)
+  expect_true(any(grepl("^data <- my_data", code)))
+  released <- utils::read.csv(csv, stringsAsFactors = TRUE)
+  expect_identical(as.character(released$race), as.character(rel$data$race))
+  expect_identical(released$age, my_data$age)
+
+  # run by the user in a session that has my_data, the script gives the same file
+  run <- file.path(dir, "script")
+  dir.create(run)
+  callr::r(function(script, dir, path, rds) {
+    if (nzchar(path)) pkgload::load_all(path, quiet = TRUE)
+    setwd(dir)
+    e <- new.env()
+    e$my_data <- readRDS(rds)
+    source(script, local = e)
+    invisible()
+  }, args = list(script = normalizePath(script), dir = normalizePath(run), path = s$app$path, rds = rds))
+  expect_identical(readLines(file.path(run, "released.csv")), readLines(csv))
   expect_alive(b)
 })
 
