@@ -110,6 +110,7 @@ app_css <- "
 .sdc-words { font-size: 1.05em; margin: 0.5em 0 1em 0; }
 .sdc-sidebar { background: #f4f6f8; border-radius: 6px; padding: 1em; }
 pre.shiny-text-output { font-size: 0.85em; }
+#script_preview { white-space: pre-wrap; word-break: break-word; }
 .shiny-notification { width: 420px; }
 #shiny-notification-panel { width: 440px; }
 "
@@ -252,7 +253,7 @@ ui_tables <- function() {
       shiny::uiOutput("tab_message"),
       shiny::uiOutput("tab_words"),
       shiny::tabsetPanel(id = "tab_tabs",
-        shiny::tabPanel("Pattern", shiny::plotOutput("tab_plot", height = "460px")),
+        shiny::tabPanel("Pattern", shiny::plotOutput("tab_plot", height = "560px")),
         shiny::tabPanel("Sensitive cells", shiny::verbatimTextOutput("tab_sens_summary"), shiny::tableOutput("tab_sens_table")),
         shiny::tabPanel("Audit", shiny::uiOutput("tab_audit_words"), shiny::tableOutput("tab_audit_table"))
       )

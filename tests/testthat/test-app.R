@@ -191,6 +191,11 @@ test_that("in the browser: a table with a hierarchy and three rules, protected; 
   browser_show_tab(b, "downloads")
   out <- browser_download(b, "dl_table", file.path(dir, "dl"))
   script <- browser_download(b, "dl_script", file.path(dir, "dl"))
+  browser_set(b, "report_of", "tables")
+  report <- browser_download(b, "dl_report", file.path(dir, "dl"))
+  html <- paste(readLines(report, warn = FALSE), collapse = "\n")
+  expect_match(html, "Re-run of <code>audit_table()</code> on the pattern: passed", fixed = TRUE)
+  expect_match(html, "section:area", fixed = TRUE)
   flagged <- utils::read.csv(out, stringsAsFactors = FALSE)
   data <- utils::read.csv(f, check.names = FALSE, stringsAsFactors = TRUE, na.strings = c("", "NA"))
   sens <- cell_sensitivity(data, by = c("nace", "area"), value = "sales",
