@@ -13,7 +13,7 @@ pages <- commandArgs(TRUE)[1]
 page_shot <- function(b, name) {
   if (is.na(pages)) return(invisible())
   dir.create(pages, showWarnings = FALSE, recursive = TRUE)
-  browser_screenshot(b, file.path(pages, paste0(name, ".png")))
+  browser_screenshot(b, file.path(pages, paste0(name, ".png")), width = 1000)
 }
 app <- app_start()
 b <- browser_start(width = 1000, height = 820)
