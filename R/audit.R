@@ -437,7 +437,7 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
   sr <- st$rel[is_s]
   sc <- st$cell[is_s]
   sv <- st$coef[is_s]
-  comp <- cpp_relation_components(sr, sc, st$nrel, st$ncell)
+  comp <- core_call(cpp_relation_components, sr, sc, st$nrel, st$ncell, call = call)
   trip_by_comp <- split(seq_along(sc), comp[sc])
   supp_by_comp <- split(which(supp), comp[supp])
   n_lp <- 0L

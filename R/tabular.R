@@ -72,9 +72,9 @@ ptn_sensitivity <- function(pt, noise, self_noise = 0, nt = 1, ns = 1) {
   vars <- lapply(vars, function(v) lapply(v, function(z) rep_len(as.numeric(z), n)))
   symmetric <- all(vapply(vars, function(v) identical(v$upper, v$lower), logical(1)))
   opts <- list(nt = as.integer(nt), ns = as.integer(ns), algorithm = "auto")
-  upper <- cpp_ptn_sensitivity(vars$pt$upper, vars$noise$lower, vars$self_noise$lower, opts)
+  upper <- core_call(cpp_ptn_sensitivity, vars$pt$upper, vars$noise$lower, vars$self_noise$lower, opts)
   lower <- if (symmetric) upper else
-    cpp_ptn_sensitivity(vars$pt$lower, vars$noise$upper, vars$self_noise$upper, opts)
+    core_call(cpp_ptn_sensitivity, vars$pt$lower, vars$noise$upper, vars$self_noise$upper, opts)
   side <- if (upper$S >= lower$S) "upper" else "lower"
   best <- if (side == "upper") upper else lower
   new_sdc_ptn(best, upper, lower, side, nt, ns, n, symmetric)
@@ -518,7 +518,7 @@ bound_column <- function(z, name, arg, default, call) {
 # One level of aggregation: the cells of the `by` variables in `kept`.
 sensitivity_level <- function(rec, kept, rules, opts, k_largest) {
   sums_in <- list(rec$x, rec$y, rep_len(rec$lower, rec$n), rep_len(rec$upper, rec$n), rec$waiver)
-  agg <- cpp_contributor_cells(rec$codes[kept], rec$nlevels[kept], rec$contributor,
+  agg <- core_call(cpp_contributor_cells, rec$codes[kept], rec$nlevels[kept], rec$contributor,
                                sums_in, rec$n)
   ncell <- agg$ncell
   cell <- agg$cell
@@ -547,7 +547,7 @@ sensitivity_level <- function(rec, kept, rules, opts, k_largest) {
   n_contrib <- tabulate(cell, ncell)
   out$n_contributors <- n_contrib
   out$total <- as.numeric(rowsum(value, cell, reorder = TRUE))
-  top <- cpp_cell_largest(cell, d$x, ncell, k_largest)
+  top <- core_call(cpp_cell_largest, cell, d$x, ncell, k_largest)
   for (j in seq_len(k_largest)) out[[paste0("x", j)]] <- top$value[, j]
   flagged <- matrix(FALSE, ncell, length(rules))
   for (i in seq_along(rules)) {
@@ -591,7 +591,7 @@ apply_rule <- function(rule, d, cell, ncell, n_contrib, total, ids, opts) {
   copts <- list(ncell = ncell, nt = nt, ns = ns)
   best <- NULL
   for (side in vars$sides) {
-    r <- cpp_ptn_cells(cell, side$pt, side$noise, side$self_noise, copts)
+    r <- core_call(cpp_ptn_cells, cell, side$pt, side$noise, side$self_noise, copts)
     r$S <- r$S / vars$scale
     if (is.null(best)) {
       best <- r

@@ -195,7 +195,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_relation_components
-Rcpp::IntegerVector cpp_relation_components(const Rcpp::IntegerVector& relation, const Rcpp::IntegerVector& node, int n_relation, int n_node);
+SEXP cpp_relation_components(const Rcpp::IntegerVector& relation, const Rcpp::IntegerVector& node, int n_relation, int n_node);
 RcppExport SEXP _sdcRisk_cpp_relation_components(SEXP relationSEXP, SEXP nodeSEXP, SEXP n_relationSEXP, SEXP n_nodeSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -209,7 +209,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_ptn_sensitivity
-Rcpp::List cpp_ptn_sensitivity(const Rcpp::NumericVector& pt, const Rcpp::NumericVector& noise, const Rcpp::NumericVector& self_noise, const Rcpp::List& opts);
+SEXP cpp_ptn_sensitivity(const Rcpp::NumericVector& pt, const Rcpp::NumericVector& noise, const Rcpp::NumericVector& self_noise, const Rcpp::List& opts);
 RcppExport SEXP _sdcRisk_cpp_ptn_sensitivity(SEXP ptSEXP, SEXP noiseSEXP, SEXP self_noiseSEXP, SEXP optsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -223,7 +223,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_contributor_cells
-Rcpp::List cpp_contributor_cells(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels, const Rcpp::Nullable<Rcpp::IntegerVector>& contributor, const Rcpp::List& values, int n);
+SEXP cpp_contributor_cells(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels, const Rcpp::Nullable<Rcpp::IntegerVector>& contributor, const Rcpp::List& values, int n);
 RcppExport SEXP _sdcRisk_cpp_contributor_cells(SEXP codesSEXP, SEXP nlevelsSEXP, SEXP contributorSEXP, SEXP valuesSEXP, SEXP nSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -238,7 +238,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_ptn_cells
-Rcpp::List cpp_ptn_cells(const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& pt, const Rcpp::NumericVector& noise, const Rcpp::NumericVector& self_noise, const Rcpp::List& opts);
+SEXP cpp_ptn_cells(const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& pt, const Rcpp::NumericVector& noise, const Rcpp::NumericVector& self_noise, const Rcpp::List& opts);
 RcppExport SEXP _sdcRisk_cpp_ptn_cells(SEXP cellSEXP, SEXP ptSEXP, SEXP noiseSEXP, SEXP self_noiseSEXP, SEXP optsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -253,7 +253,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_cell_largest
-Rcpp::List cpp_cell_largest(const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& x, int ncell, int k);
+SEXP cpp_cell_largest(const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& x, int ncell, int k);
 RcppExport SEXP _sdcRisk_cpp_cell_largest(SEXP cellSEXP, SEXP xSEXP, SEXP ncellSEXP, SEXP kSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;

@@ -624,3 +624,28 @@ test_that("error messages", {
   expect_snapshot(error = TRUE, ptn_sensitivity(c(1, NA), 1:2))
   expect_snapshot(error = TRUE, cell_sensitivity(d, "g", "v", rule_ptn(function(z) 1:3, 1)))
 })
+
+test_that("the table glue's core errors come back through the one bridge as classed errors", {
+  # a broken internal assumption (a cell index out of range, lengths that
+  # differ) is a std::invalid_argument in the core; run_engine() returns it
+  # and core_call() raises sdcRisk_error_internal with the core's message
+  err <- expect_error(
+    sdcRisk:::core_call(sdcRisk:::cpp_ptn_cells, c(1L, 3L), c(1, 1), c(1, 1), c(0, 0),
+                        list(ncell = 2L, nt = 1L, ns = 1L)),
+    class = "sdcRisk_error_internal"
+  )
+  expect_match(err$core_message, "out of range")
+  err <- expect_error(
+    sdcRisk:::core_call(sdcRisk:::cpp_relation_components, c(1L, 2L), c(1L, 9L), 2L, 3L),
+    class = "sdcRisk_error_internal"
+  )
+  expect_match(err$core_message, "incidence out of range")
+  expect_error(sdcRisk:::core_call(sdcRisk:::cpp_cell_largest, 1:2, 1, 2L, 1L),
+               class = "sdcRisk_error_internal")
+  expect_error(sdcRisk:::core_call(sdcRisk:::cpp_ptn_sensitivity, c(1, 2), 1, c(0, 0),
+                                   list(nt = 1L, ns = 1L, algorithm = "auto")),
+               class = "sdcRisk_error_internal")
+  # valid input is unchanged: components are 1-based labels
+  expect_identical(sdcRisk:::core_call(sdcRisk:::cpp_relation_components, c(1L, 1L, 2L), c(1L, 2L, 3L), 2L, 3L),
+                   c(1L, 1L, 2L))
+})
