@@ -1,5 +1,5 @@
 // R glue for the suppression core (inst/include/sdcRisk/suppress.hpp). The
-// entry point runs through run_engine() (src/glue.h), the one catch site.
+// entry point runs through run_engine() (src/glue.h), where exceptions are caught.
 #include <Rcpp.h>
 
 #include <vector>

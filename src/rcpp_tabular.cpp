@@ -1,5 +1,5 @@
 // R glue for the sensitivity core (inst/include/sdcRisk/tabular.hpp). Every
-// entry point runs through run_engine() (src/glue.h), the one catch site:
+// entry point runs through run_engine() (src/glue.h), where exceptions are caught;
 // a broken internal assumption is a std::invalid_argument there.
 #include <Rcpp.h>
 
