@@ -104,6 +104,7 @@ if [ "$have_apt" = yes ] && { [ -n "$missing" ] || [ ${#system_debs[@]} -gt 0 ];
   for p in "${cran_only[@]}" $deps; do
     case "$p" in
       Rglpk) debs+=(libglpk-dev) ;;
+      highs) debs+=(cmake pkg-config) ;;  # builds the HiGHS library it ships (about 10 min on one core)
       RPostgreSQL) debs+=(libpq-dev) ;;
       curl) debs+=(libcurl4-openssl-dev) ;;
     esac
