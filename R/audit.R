@@ -432,6 +432,8 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
   st <- prep$structure
   lo <- hi <- rep(NA_real_, length(targets))
   if (!length(targets)) return(list(lower = lo, upper = hi, n_lp = 0L))
+  # one step per end of each target's interval
+  tick <- table_progress("Auditing the suppressed cells", 2 * length(targets))
   is_s <- supp[st$cell]
   pubsum <- tabulate_sum(st$rel[!is_s], st$coef[!is_s] * prep$value[st$cell[!is_s]], st$nrel)
   sr <- st$rel[is_s]
@@ -448,6 +450,7 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
     if (is.null(trip)) {
       lo[mine] <- prep$lower[targets[mine]]
       hi[mine] <- prep$upper[targets[mine]]
+      tick(2 * length(mine))
       next
     }
     rels <- unique(sr[trip])
@@ -455,11 +458,12 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
                                     v = sv[trip], nrow = length(rels), ncol = length(vars)),
                rhs = -pubsum[rels], lower = prep$lower[vars], upper = prep$upper[vars])
     pos <- match(targets[mine], vars)
-    res <- component_intervals(lp, pos, targets[mine], prep, exact, call)
+    res <- component_intervals(lp, pos, targets[mine], prep, exact, call, tick)
     lo[mine] <- res$lower
     hi[mine] <- res$upper
     n_lp <- n_lp + res$n_lp
   }
+  tick(done = TRUE)
   list(lower = lo, upper = hi, n_lp = n_lp)
 }
 
@@ -502,7 +506,7 @@ relation_bounds <- function(lp) {
 # bound as its exact end; `exact = FALSE` (protection decided, not
 # measured) also accepts a witness beyond the required level, as an inner
 # bound. Only the remaining ends get programs of their own.
-component_intervals <- function(lp, pos, cells, prep, exact, call) {
+component_intervals <- function(lp, pos, cells, prep, exact, call, tick = function(n = 1, done = FALSE) NULL) {
   v <- prep$value[cells]
   tol <- prep$tol[cells]
   rb <- relation_bounds(lp)
@@ -573,6 +577,7 @@ component_intervals <- function(lp, pos, cells, prep, exact, call) {
         end <- r$value
       }
       if (max) hi[k] <- end else lo[k] <- end
+      tick()
     }
   }
   if (!exact) {
@@ -586,6 +591,21 @@ component_intervals <- function(lp, pos, cells, prep, exact, call) {
     }
   }
   list(lower = lo, upper = hi, n_lp = n_lp)
+}
+
+# A progress bar over `total` steps of a long computation of the table side
+# (protect_table(), protect_tables(), audit_table(), audit_tables()), shown
+# only when R is interactive, so that tests and scripts stay silent. Returns
+# the function that advances it by n steps (or ends it, `done = TRUE`;
+# cli also ends it when the caller returns). The loops it counts are R loops, so a user interrupt
+# stops them between two linear programs.
+table_progress <- function(name, total, .envir = parent.frame()) {
+  if (total <= 0 || !rlang::is_interactive()) return(function(n = 1, done = FALSE) invisible())
+  id <- cli::cli_progress_bar(name, total = total, clear = TRUE, .envir = .envir)
+  function(n = 1, done = FALSE) {
+    if (done) cli::cli_progress_done(id = id, .envir = .envir) else
+      cli::cli_progress_update(inc = n, id = id, .envir = .envir)
+  }
 }
 
 # A sparse matrix (slam's triplet form, which highs reads) from (i, j, v)

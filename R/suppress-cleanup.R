@@ -22,12 +22,15 @@ cleanup_pattern <- function(search, todo, call) {
   if (!nrow(sides)) return(search)
   # (1) each side's witness, priced
   ref <- vector("list", nrow(sides))
+  tick <- table_progress("Clean-up: witness tables", nrow(sides))
   for (s in seq_len(nrow(sides))) {
+    tick()
     ref[[s]] <- current_witness(search, sides[s, ])
     # a witness through sensitive cells alone costs nothing
     if (all(prep$sensitive[ref[[s]]$cells])) next
     ref[[s]] <- side_witness(search, sides[s, ], exclude = 0L) %||% ref[[s]]
   }
+  tick(done = TRUE)
   secondary <- function() which(search$supp & !prep$sensitive)
   use <- witness_use(ref, prep$structure$ncell)
   # (2) free what no witness moves
@@ -36,7 +39,9 @@ cleanup_pattern <- function(search, todo, call) {
   # (3) the rest, most expensive first
   cand <- secondary()
   cand <- cand[order(-search$w[cand], cand)]
+  tick <- table_progress("Clean-up: publishing secondary cells", length(cand))
   for (j in cand) {
+    tick()
     affected <- which(vapply(ref, function(r) any(r$cells == j), logical(1)))
     new <- vector("list", length(affected))
     found <- TRUE
@@ -53,11 +58,14 @@ cleanup_pattern <- function(search, todo, call) {
       publish(search, j)
     }
   }
+  tick(done = TRUE)
   # (4) swaps: a secondary cell is published when new witnesses for the
   # sides that use it need cells of smaller total cost
   cand <- secondary()
   cand <- cand[order(-search$w[cand], cand)]
+  tick <- table_progress("Clean-up: swaps", length(cand))
   for (j in cand) {
+    tick()
     if (!search$supp[j]) next
     affected <- which(vapply(ref, function(r) any(r$cells == j), logical(1)))
     if (!length(affected)) {
@@ -90,6 +98,7 @@ cleanup_pattern <- function(search, todo, call) {
       search$supp[added] <- FALSE
     }
   }
+  tick(done = TRUE)
   # the covers, from the witnesses kept
   search$wits <- list()
   search$wit_up[] <- search$wit_dn[] <- 0L

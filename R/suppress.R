@@ -157,7 +157,12 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
   todo <- which(primary)
   todo <- todo[order(-prep$level[todo], todo)]
   # the heuristic first: its pattern bounds the optimal one
-  for (i in todo) protect_cell(search, i, call = call)
+  tick <- table_progress("Protecting the sensitive cells", length(todo))
+  for (i in todo) {
+    protect_cell(search, i, call = call)
+    tick()
+  }
+  tick(done = TRUE)
   if (cleanup) cleanup_pattern(search, todo, call = call)
   optimal <- NA
   lower_bound <- NA_real_

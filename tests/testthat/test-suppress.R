@@ -470,3 +470,44 @@ test_that("method = \"optimal\" refuses large tables and checks its arguments", 
   expect_error(protect_table(sens, time_limit = 0), class = "sdcRisk_error_argument")
   expect_error(protect_table(sens, method = "best"), class = "sdcRisk_error_argument")
 })
+
+test_that("progress bars show only when R is interactive, and leave the result unchanged", {
+  skip_if_not_installed("callr")
+  # in a child process whose cli redraws every millisecond (CLI_TICK_TIME),
+  # so that bars of a small table show at all
+  path <- getNamespaceInfo("sdcRisk", "path")
+  dev <- dir.exists(file.path(path, "R")) && file.exists(file.path(path, "DESCRIPTION"))
+  res <- callr::r(function(path, dev) {
+    if (dev) pkgload::load_all(path, quiet = TRUE) else library(sdcRisk, lib.loc = dirname(path))
+    set.seed(3)
+    firms <- data.frame(firm = 1:80, sector = sample(c("a", "b", "c", "d"), 80, TRUE),
+                        area = sample(c("x", "y", "z"), 80, TRUE), sales = round(rlnorm(80, 5, 1.5)))
+    sens <- cell_sensitivity(firms, c("sector", "area"), "sales",
+                             rules = list(rule_frequency(3), rule_p(15)), contributor = "firm")
+    msgs <- function(expr) {
+      out <- character()
+      value <- withCallingHandlers(expr, message = function(m) {
+        out <<- c(out, conditionMessage(m))
+        invokeRestart("muffleMessage")
+      })
+      list(value = value, messages = out)
+    }
+    options(cli.progress_show_after = 0)
+    quiet <- msgs(protect_table(sens))
+    quiet_audit <- msgs(audit_table(sens, quiet$value$status != "published"))
+    rlang::local_interactive(TRUE)
+    shown <- msgs(protect_table(sens))
+    shown_audit <- msgs(audit_table(sens, quiet$value$status != "published"))
+    list(quiet = quiet$messages, quiet_audit = quiet_audit$messages, shown = shown$messages,
+         shown_audit = shown_audit$messages,
+         same = identical(quiet$value$status, shown$value$status) &&
+           identical(quiet$value$lower, shown$value$lower))
+  }, args = list(path = path, dev = dev), libpath = .libPaths(), env = c(callr::rcmd_safe_env(), CLI_TICK_TIME = "1"))
+  # tests and scripts (not interactive): silent
+  expect_identical(res$quiet, character())
+  expect_identical(res$quiet_audit, character())
+  expect_true(any(grepl("Protecting the sensitive cells", res$shown)))
+  expect_true(any(grepl("Auditing the suppressed cells", res$shown)))
+  expect_true(any(grepl("Auditing the suppressed cells", res$shown_audit)))
+  expect_true(res$same)
+})
