@@ -25,7 +25,8 @@
 # SDCRISK_BENCH_LIMIT stops the other tools after that many seconds
 # (default 120, R's elapsed-time limit); sdcRisk runs to the end, its
 # optimal method with time_limit = SDCRISK_BENCH_LIMIT on tables of at most
-# SDCRISK_BENCH_OPT_CELLS cells (default 1,000).
+# SDCRISK_BENCH_OPT_CELLS cells (default 1,000). The run without the
+# clean-up pass is made on tables of at most 20,000 cells.
 # The machine is shared: elapsed seconds are reported with the CPU seconds
 # of the R process beside them (children excluded), so that a loaded run
 # can be read.
@@ -167,7 +168,18 @@ timed <- function(f, limit = Inf) {
        cpu = sum(proc.time()[c("user.self", "sys.self")]) - cpu0)
 }
 
+# Each row is also written to the log as it is made (a long run can be read
+# before it ends).
+emit <- function(row) {
+  message("ROW\t", paste(vapply(row, function(z) as.character(z[1]), ""), collapse = "\t"))
+  row
+}
+
 row_of <- function(label, tool, run, supp = NULL, sens = NULL, audit = "", note = "") {
+  emit(row_of_run(label, tool, run, supp, sens, audit, note))
+}
+
+row_of_run <- function(label, tool, run, supp, sens, audit, note) {
   if (inherits(run$res, "error")) {
     return(data.frame(table = label, tool = tool, suppressed = NA, secondary = NA, value_pct = NA,
                       seconds = run$seconds, cpu = run$cpu,
@@ -197,6 +209,7 @@ bench_table <- function(id, spec) {
   audit_of <- function(supp) audit_text(audit_table(sens, supp, intervals = "none"))
   supp_of <- function(pattern) cell_key(as.data.frame(sens), spec$dims) %in% cell_key(pattern, spec$dims)
   # sdcRisk: the pattern (proved by witness tables), then the exact certificate
+  message("  sdcRisk")
   r <- timed(function() protect_table(sens, intervals = "none"))
   p <- r$res
   supp <- p$status != "published"
@@ -206,9 +219,11 @@ bench_table <- function(id, spec) {
   rows[[length(rows) + 1]] <- row_of(label, "sdcRisk exact certificate: audit_table() of that pattern", r,
                                      supp, sens, if (!inherits(r$res, "error")) audit_text(r$res),
                                      note = "every suppressed cell's exact interval")
-  r <- timed(function() protect_table(sens, intervals = "none", cleanup = FALSE))
-  rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(cleanup = FALSE)", r,
-                                     r$res$status != "published", sens, "", note = "before the clean-up pass")
+  if (nrow(sens) <= 20000) {
+    r <- timed(function() protect_table(sens, intervals = "none", cleanup = FALSE))
+    rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(cleanup = FALSE)", r,
+                                       r$res$status != "published", sens, "", note = "before the clean-up pass")
+  }
   if (nrow(sens) <= opt_cells) {
     r <- timed(function() protect_table(sens, intervals = "none", method = "optimal", time_limit = limit))
     st <- attr(r$res, "stats")
@@ -252,7 +267,8 @@ bench_linked <- function(id, spec) {
     s <- unlist(supps)
     100 * sum(abs(tot[!duplicated(keys) & keys %in% keys[s]])) / sum(abs(tot[!duplicated(keys)]))
   }
-  row <- function(tool, r, supps) {
+  row <- function(tool, r, supps) emit(linked_row(tool, r, supps))
+  linked_row <- function(tool, r, supps) {
     if (inherits(r$res, "error")) {
       return(data.frame(table = label, tool = tool, suppressed = NA, secondary = NA, value_pct = NA,
                         seconds = r$seconds, cpu = r$cpu, audit = paste("no pattern:", conditionMessage(r$res)),
