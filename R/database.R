@@ -120,7 +120,14 @@ cells_from_groups <- function(grouped, keys, na, call = rlang::caller_env()) {
 #'   `data` is the lazy released table, `original` the table it was made
 #'   from, and `moves` lists every moved record's cell, rank and new cell;
 #'   [release_risk()] and [release_utility()] evaluate it from counts made by
-#'   the database. See `vignette("database", package = "sdcRisk")`.
+#'   the database. When R is interactive, each step of the release (the id
+#'   check, the counts, the design, the upload of the moves, the moved
+#'   records, the write, the rename, the commit) is shown as a cli progress
+#'   step; tests and scripts stay silent. An interrupt (Esc, Ctrl-C) stops
+#'   the release between two statements of the database and rolls it back,
+#'   so nothing is changed (a statement that is running finishes first,
+#'   unless the driver lets R cancel it). See `vignette("database", package
+#'   = "sdcRisk")`.
 #' @rdname ifpr
 #' @export
 ifpr.tbl_lazy <- function(data, keys, xi,
@@ -145,32 +152,36 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   check_db_id_arg(data, id, vars)
 
   # one transaction from the id check to the rename of the released table
-  db_progress("Checking {.arg id} in the database")
+  db_progress_start(target)
   tx <- db_begin(con)
   committed <- FALSE
   on.exit(if (!committed) db_rollback(tx), add = TRUE)
+  restore <- function() invisible()
+  # (settings restored before the rollback or the commit)
+  on.exit(restore(), add = TRUE, after = FALSE)
   db_failure_classed({
+    restore <- db_tune(con)
     db_step_hook("begin", con)
     check_db_id(data, id)
     db_step_hook("id_checked", con)
-    db_progress("Counting the cells in the database")
     counted <- count_cells_release(data, con, vars, id, na)
     cf <- counted$cells
     db_step_hook("counted", con)
   })
-  db_progress("Designing the plan and its certificate")
   d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
     known = known
   )
   moves <- draw_moves(d$plan)
-  db_progress("Writing the released table {.val {db_target_label(target)}}")
   db_failure_classed({
-    db_step_hook("drawn", con)
+    db_step_hook("drawn", con, n_moves = nrow(moves))
     write_release_db(data, con, vars, id, moves, counted, target, overwrite)
     db_step_hook("commit", con)
+    restore()
+    restore <- function() invisible()
   })
   db_failure_classed(db_commit(tx), committing = TRUE)
   committed <- TRUE
+  db_progress_done()
   released <- db_target_tbl(con, target)
 
   rel <- new_sdc_release(
@@ -194,10 +205,51 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   rel
 }
 
-# A cli progress step of the database release, shown only when R is
-# interactive (silent in tests and scripts); it ends with the caller.
-db_progress <- function(msg, .envir = parent.frame()) {
-  if (rlang::is_interactive()) cli::cli_progress_step(msg, .envir = .envir)
+# The progress of the database release: a cli progress step per step of
+# the release, shown only when R is interactive (silent in tests and
+# scripts). Each step begins where db_step_hook() reports the end of the
+# previous one; the steps end with the release (or its error). The release
+# is interruptible between statements (an interrupt rolls the transaction
+# back, so nothing is changed); within a statement, as far as the driver
+# lets R interrupt it.
+db_progress_state <- new.env(parent = emptyenv())
+
+db_progress_start <- function(target, .envir = parent.frame()) {
+  db_progress_state$envir <- NULL
+  if (!rlang::is_interactive()) return(invisible())
+  db_progress_state$envir <- .envir
+  db_progress_state$label <- db_target_label(target)
+  db_progress_state$n_moves <- NA
+  cli::cli_progress_step("Checking {.arg id} (unique, never missing) in the database", .envir = .envir)
+  invisible()
+}
+
+db_progress_messages <- c(
+  id_checked = "Counting the cells in the database",
+  counted = "Designing the plan, its certificate and the moves",
+  drawn = "Uploading {n_moves} move{?s}",
+  uploaded = "Finding the moved records",
+  movers = "Writing the released table",
+  written = "Naming it {.val {label}}",
+  renamed = "Committing"
+)
+
+db_progress_next <- function(step, n_moves = NULL) {
+  envir <- db_progress_state$envir
+  if (is.null(envir) || !step %in% names(db_progress_messages)) return(invisible())
+  if (!is.null(n_moves)) db_progress_state$n_moves <- n_moves
+  if (step == "drawn" && identical(db_progress_state$n_moves, 0L)) step <- "movers"
+  msg <- db_progress_messages[[step]]
+  vals <- list(n_moves = db_progress_state$n_moves, label = db_progress_state$label)
+  text <- cli::format_inline(msg, .envir = list2env(vals))
+  cli::cli_progress_step(gsub("}", "}}", gsub("{", "{{", text, fixed = TRUE), fixed = TRUE), .envir = envir)
+  invisible()
+}
+
+db_progress_done <- function() {
+  envir <- db_progress_state$envir
+  db_progress_state$envir <- NULL
+  if (!is.null(envir)) cli::cli_progress_done(.envir = envir)
   invisible()
 }
 
@@ -405,14 +457,12 @@ write_release_db <- function(data, con, vars, id, moves, counted, target, overwr
   cols <- db_colnames(data)
   schema <- if (is.na(target$schema)) db_default_schema(con) else target$schema
   fresh <- list(schema = schema, table = db_fresh_name(con, "out", schema))
-  restore <- db_tune(con)
-  on.exit(restore(), add = TRUE)
   movers <- NULL
   if (nrow(moves) > 0) {
     movers <- release_movers(con, src, vars, id, moves, counted, call = call)
     db_step_hook("movers", con)
   }
-  DBI::dbExecute(con, dbplyr::sql_query_save(con, dbplyr::sql(release_out_sql(con, src, cols, vars, id, movers)),
+  DBI::dbExecute(con, dbplyr::sql_query_save(con, dbplyr::sql(release_out_sql(con, src, cols, vars, id, movers, counted)),
     dbplyr::ident_q(db_target_sql(con, fresh)),
     temporary = FALSE
   ))
@@ -451,7 +501,7 @@ count_cells_release <- function(data, con, vars, id, na, call = rlang::caller_en
     cell_col <- "rowid"
   } else {
     DBI::dbExecute(con, paste(
-      "CREATE TEMPORARY TABLE", q(table), "AS SELECT ROW_NUMBER() OVER () AS sdc_cell, g.* FROM (", grouped, ") g"
+      "CREATE TEMPORARY TABLE", q(table), "AS SELECT CAST(ROW_NUMBER() OVER () AS INTEGER) AS sdc_cell, g.* FROM (", grouped, ") g"
     ))
     cell_col <- "sdc_cell"
   }
@@ -461,12 +511,12 @@ count_cells_release <- function(data, con, vars, id, na, call = rlang::caller_en
   names(got)[match(key_cols, names(got))] <- vars
   made <- cells_from_groups(got, vars, na, call = call)
   list(
-    cells = made$cells, db_cell = got$sdc_cell[made$rows], table = table, cell_col = cell_col,
+    cells = made$cells, db_cell = as.integer(got$sdc_cell[made$rows]), table = table, cell_col = cell_col,
     shortcut = if (integer_id) 3L else 2L, integer_id = integer_id
   )
 }
 
-# The moved records as a temporary table: their ids and new keys. Cells of
+# The moved records as a temporary table: their ids and new cells. Cells of
 # up to `shortcut` records take the ids from the counts table (rank 1 the
 # smallest id, rank T the largest, rank 2 of 3 the sum less both); records
 # of larger cells with a move are found by a join of the source to those
@@ -478,7 +528,7 @@ release_movers <- function(con, src, vars, id, moves, counted, call = rlang::cal
   counts <- counted$cells$cells$count
   cell <- counted$db_cell
   db_upload_temp(con, tables[["moves"]], data.frame(
-    sdc_cell = cell[moves$cell], sdc_rank = moves$rank, sdc_new = cell[moves$new_cell]
+    sdc_cell = cell[moves$cell], sdc_rank = as.integer(moves$rank), sdc_new = cell[moves$new_cell]
   ))
   db_step_hook("uploaded", con)
   kc <- paste0("k.", counted$cell_col)
@@ -532,21 +582,19 @@ release_movers <- function(con, src, vars, id, moves, counted, call = rlang::cal
   } else {
     db_analyze(con, tables[["moves"]])
   }
-  new_cols <- paste0("sdc_new_", seq_along(vars))
-  select <- paste0(
-    "SELECT u.sdc_id AS sdc_id, ", paste0("k.sdc_key_", seq_along(vars), " AS ", new_cols, collapse = ", "),
-    " FROM (", paste(parts, collapse = " UNION ALL "), ") u INNER JOIN ", ct, " k ON ", kc, " = u.sdc_new"
-  )
+  # each moved record's id and the database's number of its new cell: a
+  # narrow table, so that looking every record of the source up in it is
+  # cheap; the new keys come from the counts in the write
+  select <- paste0("SELECT u.sdc_id AS sdc_id, u.sdc_new AS sdc_new FROM (", paste(parts, collapse = " UNION ALL "), ") u")
   mv <- q(tables[["movers"]])
   if (kind == "sqlite") {
     # looked up once per record of the source: by rowid where ids are integers
     DBI::dbExecute(con, paste0(
-      "CREATE TEMPORARY TABLE ", mv, " (sdc_id", if (counted$integer_id) " INTEGER PRIMARY KEY", ", ",
-      paste(new_cols, collapse = ", "), ")"
+      "CREATE TEMPORARY TABLE ", mv, " (sdc_id", if (counted$integer_id) " INTEGER PRIMARY KEY", ", sdc_new INTEGER)"
     ))
     # in id order: appended to the end of the table's b-tree, not scattered
     DBI::dbExecute(con, paste("INSERT INTO", mv, select, "ORDER BY u.sdc_id"))
-    if (!counted$integer_id) db_index(con, tables[["movers"]], c("sdc_id", new_cols), unique = TRUE)
+    if (!counted$integer_id) db_index(con, tables[["movers"]], c("sdc_id", "sdc_new"), unique = TRUE)
   } else {
     DBI::dbExecute(con, paste("CREATE TEMPORARY TABLE", mv, "AS", select))
   }
@@ -559,7 +607,7 @@ release_movers <- function(con, src, vars, id, moves, counted, call = rlang::cal
     ), "db_changed", call = call)
   }
   db_analyze(con, tables[["movers"]])
-  list(tables = unname(tables), movers = tables[["movers"]], new_cols = new_cols)
+  list(tables = unname(tables), movers = tables[["movers"]])
 }
 
 db_index <- function(con, table, cols, unique = FALSE) {
@@ -577,19 +625,33 @@ db_analyze <- function(con, tables) {
 }
 
 # The released table: every record of the source, the keys of the moved
-# ones (a join on id) replaced by their new keys; columns in their order.
-release_out_sql <- function(con, src, cols, vars, id, movers) {
+# ones (a join on id) replaced by the keys of their new cells (from the
+# counts); columns in their order. SQLite looks each record up in the
+# movers' b-tree and a mover's new cell up in the counts by rowid;
+# PostgreSQL hashes the movers joined to their new cells' keys.
+release_out_sql <- function(con, src, cols, vars, id, movers, counted) {
   q <- function(x) db_quote(con, x)
   if (is.null(movers)) return(paste0("SELECT ", paste0("d.", q(cols), collapse = ", "), " FROM ", src))
+  sqlite <- db_kind(con) == "sqlite"
+  # the new value of key k: the counts' column (SQLite) or the joined
+  # movers' (PostgreSQL)
+  new_key <- if (sqlite) paste0("k.sdc_key_", seq_along(vars)) else paste0("v.sdc_new_", seq_along(vars))
   select <- vapply(cols, function(v) {
     k <- match(v, vars)
     if (is.na(k)) return(paste0("d.", q(v)))
-    sprintf("CASE WHEN v.sdc_id IS NULL THEN d.%s ELSE v.%s END AS %s", q(v), movers$new_cols[k], q(v))
+    sprintf("CASE WHEN v.sdc_id IS NULL THEN d.%s ELSE %s END AS %s", q(v), new_key[k], q(v))
   }, "")
-  paste0(
-    "SELECT ", paste(select, collapse = ", "), " FROM ", src, " LEFT JOIN ", q(movers$movers),
-    " v ON d.", q(id), " = v.sdc_id"
-  )
+  ct <- q(counted$table)
+  mv <- q(movers$movers)
+  joins <- if (sqlite) {
+    paste0(mv, " v ON d.", q(id), " = v.sdc_id LEFT JOIN ", ct, " k ON k.", counted$cell_col, " = v.sdc_new")
+  } else {
+    paste0(
+      "(SELECT m.sdc_id AS sdc_id, ", paste0("k.sdc_key_", seq_along(vars), " AS sdc_new_", seq_along(vars), collapse = ", "),
+      " FROM ", mv, " m INNER JOIN ", ct, " k ON k.", counted$cell_col, " = m.sdc_new) v ON d.", q(id), " = v.sdc_id"
+    )
+  }
+  paste0("SELECT ", paste(select, collapse = ", "), " FROM ", src, " LEFT JOIN ", joins)
 }
 
 # Replace the target by the fresh table, inside the caller's transaction:
@@ -615,9 +677,9 @@ db_swap <- function(con, fresh, target, overwrite, call = rlang::caller_env()) {
 # returns a function that restores them. PostgreSQL: hash joins (its
 # estimate for a join on several keys assumes the keys independent and
 # prefers sorting the whole table for a merge join), and no JIT compilation
-# (those estimates make it compile for a second at 10^6 records). SQLite: room for the
-# indexes of the working tables in memory (its default temporary cache is
-# 2 MB).
+# (those estimates make it compile for a second at 10^6 records). SQLite:
+# room for the working tables (the counts) and their indexes in memory (its
+# default temporary cache is 2 MB). Set for the whole transaction.
 db_tune <- function(con) {
   kind <- db_kind(con)
   if (kind == "postgres") {

@@ -287,9 +287,12 @@ db_rollback <- function(tx) {
   invisible()
 }
 
-# A test hook: called at each step of the release with the step's name and
-# the connection, so that tests can make a release fail at any point.
-db_step_hook <- function(step, con) {
+# The end of each step of the release: the progress shown to the user
+# moves on, and a test hook is called with the step's name and the
+# connection, so that tests can make a release fail (or be interrupted) at
+# any point.
+db_step_hook <- function(step, con, n_moves = NULL) {
+  db_progress_next(step, n_moves)
   hook <- getOption("sdcRisk.db_step_hook")
   if (is.function(hook)) hook(step, con)
   invisible()

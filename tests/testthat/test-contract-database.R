@@ -7,7 +7,8 @@
 # or by losing its connection, is refused with a classed error. Afterwards
 # every table of the user is exactly as before (the list of relations and
 # the full contents of every table), but for the output of a completed
-# release, and no working table is left behind.
+# release, and no working table is left behind. A release interrupted (by
+# the user's Ctrl-C) at any step leaves everything as it was too.
 
 contract_people <- function() {
   df <- db_people(300, seed = 90)
@@ -106,10 +107,10 @@ for (backend in c("SQLite", "PostgreSQL")) {
     expect_length(db_leftovers(con), 0)
   })
 
-  test_that(paste0(backend, ": a release that fails at any step, by an error or a lost connection, changes nothing"), {
+  test_that(paste0(backend, ": a release that fails at any step, by an error, an interrupt or a lost connection, changes nothing"), {
     steps <- c("begin", "id_checked", "counted", "drawn", "uploaded", "movers", "written", "dropped", "renamed", "commit")
     reached <- character()
-    for (mode in c("error", "lost")) {
+    for (mode in c("error", "interrupt", "lost")) {
       for (ow in c(TRUE, FALSE)) {
         for (step in steps) {
           if (step == "dropped" && !ow) next
@@ -133,6 +134,7 @@ for (backend in c("SQLite", "PostgreSQL")) {
               if (s != step) return()
               reached <<- c(reached, s)
               if (mode == "error") stop("injected failure at ", s)
+              if (mode == "interrupt") rlang::interrupt()
               if (backend == "SQLite") {
                 suppressWarnings(DBI::dbDisconnect(con))
               } else {
@@ -143,10 +145,14 @@ for (backend in c("SQLite", "PostgreSQL")) {
             # (RPostgreSQL warns about each statement it cannot send on a lost connection)
             res <- tryCatch(
               suppressWarnings(ifpr(dplyr::tbl(con, contract_tables[["persons"]]), db_keys, xi = 0.3, id = "pid", name = target, overwrite = ow)),
-              error = identity
+              error = identity, interrupt = identity
             )
             withr::local_options(sdcRisk.db_step_hook = NULL)
-            expect_true(inherits(res, "sdcRisk_error_db_write"), info = paste(info, conditionMessage(res)))
+            if (mode == "interrupt") {
+              expect_s3_class(res, "interrupt")
+            } else {
+              expect_true(inherits(res, "sdcRisk_error_db_write"), info = paste(info, conditionMessage(res)))
+            }
             check <- if (mode == "lost") reconnect() else con
             expect_identical(db_user_state(check), before, info = info)
             expect_length(db_leftovers(check), 0)

@@ -383,7 +383,9 @@ test_that("the database release shows its steps only when R is interactive", {
   withr::local_options(rlang_interactive = TRUE)
   set.seed(7)
   msgs <- testthat::capture_messages(ifpr(tb, db_keys, xi = 0.3, id = "pid", name = local_name(con, "out")))
-  for (step in c("Checking `id`", "Counting the cells", "Designing the plan", "Writing the released table")) {
+  steps <- c("Checking `id`", "Counting the cells", "Designing the plan", "Uploading", "Finding the moved records",
+    "Writing the released table", "Naming it", "Committing")
+  for (step in steps) {
     expect_true(any(grepl(step, msgs, fixed = TRUE)), info = step)
   }
 })
