@@ -125,7 +125,7 @@ tryCatch(for (n in sizes) {
       ns <- asNamespace("sdcRisk")
       trace(DBI::dbExecute, quote(if (grepl("^(CREATE|INSERT)", statement)) {
         ex <- if (inherits(conn, "SQLiteConnection")) "EXPLAIN QUERY PLAN " else "EXPLAIN "
-        sel <- sub("^.*? AS SELECT", "SELECT", sub("^INSERT INTO \\S+ ", "", statement))
+        sel <- sub("^[^(]*?\\sAS\\s+SELECT", "SELECT", sub("^INSERT INTO \\S+ ", "", statement), perl = TRUE)
         if (grepl("^SELECT", sel)) {
           message("---- ", substr(statement, 1, 2000))
           p <- DBI::dbGetQuery(conn, paste0(ex, sel))
