@@ -3,6 +3,10 @@
 # that the records never come into R. Only the table of nonempty cells comes
 # back; only a small table of moves goes out.
 
+# (`:=` names the column of a count in check_db_id())
+#' @importFrom rlang :=
+NULL
+
 is_db_table <- function(x) inherits(x, "tbl_lazy")
 
 # DBI, dplyr and dbplyr (Suggests) must be installed to work on a database
