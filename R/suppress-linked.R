@@ -66,14 +66,14 @@
 #' audit_tables(list(by_region, by_size), lapply(alone, function(p) p$status != "published"))
 protect_tables <- function(tables, ..., cost = c("value", "cells"), lower = NULL, upper = NULL,
                            freq_protection = 10, intervals = c("suppressed", "sensitive", "none"),
-                           method = c("heuristic", "optimal"), time_limit = 60, cleanup = TRUE) {
+                           method = c("heuristic", "optimal"), time_limit = 60, cleanup = "auto") {
   rlang::check_dots_empty()
   cost <- check_choice(cost)
   intervals <- check_choice(intervals)
   method <- check_choice(method)
   check_number(time_limit, min = 1)
-  check_flag(cleanup)
   lp <- linked_problem(tables, lower, upper, freq_protection, call = rlang::current_env())
+  cleanup <- check_cleanup(cleanup, lp$prep$structure$ncell)
   if (method == "optimal" && lp$prep$structure$ncell > 10000) {
     abort_sdc(c(
       "{.code method = \"optimal\"} is for problems of at most 10,000 cells.",

@@ -184,6 +184,12 @@ show_value <- function(x, n = 5) {
 #'   was not given a table from [cell_sensitivity()].
 #' * `sdcRisk_error_incomplete_table`: the table lacks some of its margins
 #'   (a subset of the result of [cell_sensitivity()]).
+#' * `sdcRisk_error_not_additive`: a table object whose margins no longer
+#'   add up to their cells (an edited total); also of class
+#'   `sdcRisk_error_invalid_object`.
+#' * `sdcRisk_error_linked_mismatch`: tables given to [protect_tables()] or
+#'   [audit_tables()] total different value variables or records, or
+#'   disagree on the total of a cell they share.
 #' * `sdcRisk_error_pattern`: `suppressed` of [audit_table()] is not one
 #'   logical per cell or a data frame of cells of the table.
 #' * `sdcRisk_error_audit_infeasible`: the published cells contradict the

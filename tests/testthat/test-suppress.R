@@ -234,8 +234,9 @@ test_that("errors are classed and worded", {
   expect_error(protect_table(sens, upper = 0), class = "sdcRisk_error_bounds")
   bad <- sens
   bad$total[bad$r == "a" & bad$c == "Total"] <- bad$total[bad$r == "a" & bad$c == "Total"] + 5
+  # a total that no longer adds up is refused before any program is solved
   expect_error(audit_table(bad, bad$r == "a" & bad$c != "Total"),
-               class = "sdcRisk_error_audit_infeasible")
+               class = "sdcRisk_error_not_additive")
   expect_error(cell_sensitivity(d, c("r", "c"), "v", rule_frequency(3), hierarchy = list(r = c(a = "g"))),
                class = "sdcRisk_error_hierarchy")
   expect_error(cell_sensitivity(d, c("r", "c"), "v", rule_frequency(3), hierarchy = list(r = c(a = "b", b = "g"))),
@@ -419,8 +420,7 @@ test_that("bounds implied by single relations, infinities included", {
   # x1 + x2 = 10, x1 - x3 = 0; x1 >= 0, 0 <= x2 <= 4, x3 <= 8
   lp <- list(mat = sdcRisk:::triplet_matrix(c(1, 1, 2, 2), c(1, 2, 1, 3), c(1, 1, 1, -1), 2, 3),
              rhs = c(10, 0),
-             bounds = list(lower = list(ind = 1:3, val = c(0, 0, -Inf)),
-                           upper = list(ind = 1:3, val = c(Inf, 4, 8))))
+             lower = c(0, 0, -Inf), upper = c(Inf, 4, 8))
   rb <- sdcRisk:::relation_bounds(lp)
   expect_equal(rb$lower, c(6, 0, 0))
   expect_equal(rb$upper, c(8, 4, 8))
@@ -462,13 +462,25 @@ test_that("method = \"optimal\" finds the cheapest pattern that passes the audit
 
 test_that("method = \"optimal\" refuses large tables and checks its arguments", {
   set.seed(2)
-  d <- data.frame(a = sample(30, 8000, TRUE), b = sample(20, 8000, TRUE), c = sample(20, 8000, TRUE),
-                  v = round(rlnorm(8000, 3, 2)))
+  d <- data.frame(a = sample(30, 30000, TRUE), b = sample(20, 30000, TRUE), c = sample(20, 30000, TRUE),
+                  v = round(rlnorm(30000, 3, 2)))
   sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_p(15))
   expect_gt(nrow(sens), 10000)
   expect_error(protect_table(sens, method = "optimal"), class = "sdcRisk_error_argument")
   expect_error(protect_table(sens, time_limit = 0), class = "sdcRisk_error_argument")
   expect_error(protect_table(sens, method = "best"), class = "sdcRisk_error_argument")
+  expect_error(protect_table(sens, cleanup = "yes"), class = "sdcRisk_error_argument")
+  expect_error(protect_table(sens, cleanup = NA), class = "sdcRisk_error_argument")
+})
+
+test_that("cleanup = \"auto\" cleans tables of at most 2,000 cells and leaves larger ones to the heuristic", {
+  expect_true(sdcRisk:::check_cleanup("auto", 2000))
+  expect_false(sdcRisk:::check_cleanup("auto", 2001))
+  expect_false(sdcRisk:::check_cleanup(FALSE, 10))
+  expect_true(sdcRisk:::check_cleanup(TRUE, 1e6))
+  d <- small_firms(5, n = 40)
+  sens <- cell_sensitivity(d, c("r", "c"), "v", rule_p(20), contributor = "firm")
+  expect_identical(protect_table(sens)$status, protect_table(sens, cleanup = TRUE)$status)
 })
 
 test_that("progress bars show only when R is interactive, and leave the result unchanged", {
