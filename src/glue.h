@@ -106,8 +106,9 @@ class EnginePlan {
                                            bool gamma) = 0;
   virtual sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) = 0;
   // The released cell (block plans) or categories (per-variable plans) of
-  // every record; cells 0-based, -1 for a record in no cell.
-  virtual SEXP draw(const std::vector<int>& cells) = 0;
+  // every record; `cell_id` 1-based as R holds it (NA: a record in no
+  // cell), read in place.
+  virtual SEXP draw(const Rcpp::IntegerVector& cell_id) = 0;
   // E(S_i | T), V(S_i | T) of every cell.
   virtual Rcpp::List moments() = 0;
   // Expected changed records, total perturbation variance, P(keep cell).
