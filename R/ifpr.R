@@ -148,12 +148,17 @@ ifpr.data.frame <- function(data, keys, xi,
   na <- check_choice(na)
   check_ifpr_common(data, keys, xi, also, goal, method, split)
   vars <- c(keys, also)
+  # a bar over the steps (about their share of the time at 10^7 records)
+  bar <- progress_bar(paste("ifpr():", n_of(nrow(data), "record")))
+  progress_set(bar, 0, "cross-classifying")
   cf <- cell_frequencies(data, vars, na = na)
+  progress_set(bar, 0.3, "designing blocks and certifying")
   d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
     known = known
   )
   plan <- d$plan
-  new_cell <- plan_draw(plan, cf$cell_id, ep = d$ep)
+  new_cell <- plan_draw(plan, cf$cell_id, ep = d$ep, progress = progress_part(bar, 0.6, 0.8, "drawing"))
+  progress_set(bar, 0.8, "writing the keys")
   changed <- changed_records(cf$cell_id, new_cell)
   released <- write_cells(data, cf, cf$cell_id, new_cell, changed)
   new_sdc_release(

@@ -180,14 +180,15 @@ max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "samp
   plan <- as_plan(plan)
   ep <- engine_plan(plan)
   goal <- check_choice(goal)
-  plan_max_risk(plan, goal, check_known(known, plan$cells$keys), ep)
+  bar <- progress_bar("Exact maximum risk")
+  plan_max_risk(plan, goal, check_known(known, plan$cells$keys), ep, progress = progress_part(bar))
 }
 
 # The exact maximum for the keys `known` (checked), from the engine plan of
 # `plan`: an sdc_max_risk object.
-plan_max_risk <- function(plan, goal, known, ep, call = rlang::caller_env()) {
+plan_max_risk <- function(plan, goal, known, ep, call = rlang::caller_env(), progress = NULL) {
   partial <- length(known) < length(plan$cells$keys)
-  res <- core_call(cpp_max_risk, engine_known(plan, ep, known), goal, call = call)
+  res <- core_call(cpp_max_risk, engine_known(plan, ep, known), goal, progress = progress, call = call)
   value <- if (is.nan(res$value)) NA_real_ else res$value
   cell <- res$cell
   block_of <- plan_block_of(plan)
@@ -302,8 +303,12 @@ max_match_risk_known <- function(plan, goal = c("all_matches", "unique_matches",
   }
   call <- rlang::current_env()
   subsets <- lapply(subsets, check_known, keys = keys, call = call, arg = "subsets")
-  rows <- lapply(subsets, function(k) {
-    mx <- plan_max_risk(plan, goal, k, ep, call = call)
+  bar <- progress_bar("Exact maximum risk for each set of known keys")
+  n_sets <- length(subsets)
+  rows <- lapply(seq_len(n_sets), function(i) {
+    k <- subsets[[i]]
+    mx <- plan_max_risk(plan, goal, k, ep, call = call,
+                        progress = progress_part(bar, (i - 1) / n_sets, i / n_sets, paste(k, collapse = ", ")))
     data.frame(
       known = paste(k, collapse = ", "),
       n_known = length(k),

@@ -55,9 +55,38 @@ struct RUniform {
   double uniform() { return R::unif_rand(); }
 };
 
-inline auto interrupt_callback() {
-  return []() { Rcpp::checkUserInterrupt(); };
-}
+// The callback of the core's long loops (sdcRisk/progress.hpp): f() checks
+// for a user interrupt; f(fraction) does too, and moves the progress bar
+// that R/engine.R's core_call(progress =) has opened, if any: the R
+// function bound to `update` in the package's `the_progress` environment,
+// called at most once per percent. Without a bar it costs one interrupt
+// check, as before.
+class ProgressCallback {
+ public:
+  ProgressCallback() {
+    Rcpp::Environment ns = Rcpp::Environment::namespace_env("sdcRisk");
+    SEXP state = ns.get("the_progress");
+    if (TYPEOF(state) == ENVSXP) {
+      SEXP fn = Rcpp::Environment(state).get("update");
+      if (Rf_isFunction(fn)) update_ = fn;
+    }
+  }
+  void operator()() const { Rcpp::checkUserInterrupt(); }
+  void operator()(double fraction) {
+    Rcpp::checkUserInterrupt();
+    const bool final_step = fraction >= 1.0 && last_ < 1.0;
+    if (update_ == R_NilValue || (fraction < last_ + 0.01 && !final_step)) return;
+    last_ = fraction;
+    Rcpp::Function update(update_);
+    update(fraction);
+  }
+
+ private:
+  SEXP update_ = R_NilValue;  // bound in the_progress while the call runs
+  double last_ = -1.0;
+};
+
+inline ProgressCallback interrupt_callback() { return ProgressCallback(); }
 
 // While alive, lets the core's long inner loops (sdcRisk::interrupt_hook())
 // check for a user interrupt.
