@@ -182,12 +182,11 @@ design_tiered <- function(ids, counts, xi, goal) {
   # position: one stable radix sort instead of a pass over the set per tier
   need_pos <- which(need)
   need_pos <- need_pos[order(counts[need_pos], method = "radix")]
-  tier <- rle(counts[need_pos])
-  tier_end <- cumsum(tier$lengths)
+  tier_size <- tabulate(counts[need_pos]) # counts needing protection are small
+  tier_end <- cumsum(tier_size)
   ids_sorted <- !is.unsorted(ids)
-  for (k in seq_along(tier$values)) {
-    f <- tier$values[k]
-    pool <- need_pos[seq.int(tier_end[k] - tier$lengths[k] + 1L, tier_end[k])]
+  for (f in which(tier_size > 0)) {
+    pool <- need_pos[seq.int(tier_end[f] - tier_size[f] + 1L, tier_end[f])]
     pool <- pool[!assigned[pool]]
     if (length(pool) == 0) next
     th <- core_call(cpp_design, "theta_psi", xi, f)

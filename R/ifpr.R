@@ -213,11 +213,12 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
   )
   plan <- plan_bound
   # the plans as the core reads them: ifpr_plan() has validated plan_bound;
-  # the calibrated plan differs in theta only, which is validated again
+  # the calibrated plan differs in theta only, which the core computed and
+  # checks again (sdcRisk::check_plan(): finite, in [0, min T] of its block)
+  # whenever it reads the plan
   ep_bound <- ep <- block_engine_list(plan_bound)
   if (calibrate == "exact" && length(plan$theta) > 0) {
     plan$theta <- core_call(cpp_calibrate_ifpr, ep_bound, goal, xi * (1 - 1e-9), call = call)
-    validate_pram_plan(plan, call = call, records = FALSE)
     ep <- block_engine_list(plan)
   }
   mx <- plan_max_risk(plan, goal, plan$cells$keys, ep, call = call)
