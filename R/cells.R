@@ -158,6 +158,12 @@ validate_sdc_cells <- function(cells, arg = "cells", call = rlang::caller_env(),
   if (!is.integer(counts) || length(counts) == 0 || anyNA(counts) || min(counts) < 1L) {
     broken("the cell counts must be whole numbers of at least 1")
   }
+  # the counts add up to the records in cells (O(cells): an edited count or
+  # a dropped cell is caught without a pass over the records)
+  n_in_cells <- as.numeric(cells$n_records %||% NA) - as.numeric(cells$n_excluded %||% 0)
+  if (length(n_in_cells) != 1 || is.na(n_in_cells) || sum(as.numeric(counts)) != n_in_cells) {
+    broken("the cell counts do not add up to its records ({.field n_records} - {.field n_excluded})")
+  }
   id <- cells$cell_id
   # cells built from counts alone (no cell_id) serve risk computations only
   if (!records || length(id) == 0) return(invisible(cells))
