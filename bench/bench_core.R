@@ -27,9 +27,13 @@ source(file.path("bench", "utils.R"))
 # seconds, peak MB and CPU seconds of one evaluation; medians over `reps`,
 # the tools alternating
 measure_cpu <- function(f) {
-  cpu0 <- proc.time()
-  res <- measure(f)
-  cpu <- proc.time() - cpu0
+  cpu <- NULL
+  res <- measure(function() {
+    cpu0 <- proc.time() # the call alone, not measure()'s gc()
+    out <- f()
+    cpu <<- proc.time() - cpu0
+    out
+  })
   c(res, cpu = cpu[["user.self"]] + cpu[["sys.self"]])
 }
 compare <- function(fs) {
