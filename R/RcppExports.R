@@ -17,6 +17,10 @@ cpp_count_ids <- function(ids, n) {
     .Call(`_sdcRisk_cpp_count_ids`, ids, n)
 }
 
+cpp_changed_records <- function(old_cell, new_cell) {
+    .Call(`_sdcRisk_cpp_changed_records`, old_cell, new_cell)
+}
+
 cpp_design <- function(what, x, y) {
     .Call(`_sdcRisk_cpp_design`, what, x, y)
 }

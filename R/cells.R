@@ -136,9 +136,14 @@ new_sdc_cells <- function(cells, cell_id, keys, na, n_records, n_excluded) {
 
 # The validator of `sdc_cells` objects: the cells table and the cell of
 # every record: counts are whole numbers >= 1 and the numbers of records in
-# each cell (one tabulate()). A cells object whose `cell_id` is empty (made
-# from counts alone, or by a database) has no records to check.
-validate_sdc_cells <- function(cells, arg = "cells", call = rlang::caller_env()) {
+# each cell (one pass over the records in C++). A cells object whose
+# `cell_id` is empty (made from counts alone, or by a database) has no
+# records to check. `records = FALSE` checks the cells table only: what a
+# risk computation reads (engine_plan()); the records' cells are checked
+# where records are drawn or written (check_plan_data(), pram_draw(),
+# as_release()), which is what made the certificate cost a pass over 10^7
+# records.
+validate_sdc_cells <- function(cells, arg = "cells", call = rlang::caller_env(), records = TRUE) {
   broken <- function(what) {
     abort_sdc(c(
       paste0("{.arg {arg}} has been modified: ", what, "."),
@@ -153,9 +158,15 @@ validate_sdc_cells <- function(cells, arg = "cells", call = rlang::caller_env())
   if (!is.integer(counts) || length(counts) == 0 || anyNA(counts) || min(counts) < 1L) {
     broken("the cell counts must be whole numbers of at least 1")
   }
+  # the counts add up to the records in cells (O(cells): an edited count or
+  # a dropped cell is caught without a pass over the records)
+  n_in_cells <- as.numeric(cells$n_records %||% NA) - as.numeric(cells$n_excluded %||% 0)
+  if (length(n_in_cells) != 1 || is.na(n_in_cells) || sum(as.numeric(counts)) != n_in_cells) {
+    broken("the cell counts do not add up to its records ({.field n_records} - {.field n_excluded})")
+  }
   id <- cells$cell_id
   # cells built from counts alone (no cell_id) serve risk computations only
-  if (length(id) == 0) return(invisible(cells))
+  if (!records || length(id) == 0) return(invisible(cells))
   ncell <- length(counts)
   if (!is.integer(id) || is.object(id)) broken("{.field cell_id} must be an integer vector")
   # one pass: ids in range, and how many records each cell has

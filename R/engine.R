@@ -23,15 +23,63 @@
 # "sdcRisk_core_error" for an exception of the core (run_engine() in
 # src/glue.h); that, and any error the Rcpp layer raises before the core
 # runs, becomes a classed error here.
-core_call <- function(fun, ..., call = rlang::caller_env()) {
+#
+# `progress`: NULL, or a function of the share of the work done (from
+# progress_part()) that the core's long loops call through the glue's
+# ProgressCallback while this call runs.
+core_call <- function(fun, ..., progress = NULL, call = rlang::caller_env()) {
   # the arguments first: their errors (engine_plan()'s checks) are the
   # user's, not the core's
   args <- list(...)
+  if (!is.null(progress)) {
+    old <- the_progress$update
+    the_progress$update <- progress
+    on.exit(the_progress$update <- old, add = TRUE)
+  }
   res <- tryCatch(do.call(fun, args), error = function(e) {
     structure(list(kind = "internal", message = conditionMessage(e)), class = "sdcRisk_core_error")
   })
   if (inherits(res, "sdcRisk_core_error")) abort_core(res, call)
   res
+}
+
+# ---- progress ----------------------------------------------------------------
+
+# Progress bars of long work (the per-variable certificate, ifpr() on
+# millions of records, simulate_release()): a cli progress bar when R is
+# interactive, never in scripts and tests; option `sdcRisk.progress`
+# (TRUE / FALSE) overrides that. cli draws a bar only once the work has
+# lasted `cli.progress_show_after` (2 s), so short calls show nothing. The
+# core reports the share of its work done through the glue
+# (src/glue.h: ProgressCallback), which also checks for a user interrupt.
+the_progress <- new.env(parent = emptyenv())
+
+progress_wanted <- function() {
+  opt <- getOption("sdcRisk.progress")
+  if (is.null(opt)) interactive() else isTRUE(opt)
+}
+
+# A bar over [0, 1] owned by the frame `.envir` (cli closes it when that
+# frame returns); NULL when no bar is wanted.
+progress_bar <- function(label, .envir = parent.frame()) {
+  if (!progress_wanted()) return(NULL)
+  list(id = cli::cli_progress_bar(label, total = 100, .envir = .envir), envir = .envir)
+}
+
+# Moves the bar to `fraction` (and shows `status`, if given).
+progress_set <- function(bar, fraction, status = NULL) {
+  if (is.null(bar)) return(invisible())
+  cli::cli_progress_update(set = round(100 * min(1, max(0, fraction))), status = status, id = bar$id,
+                           .envir = bar$envir)
+  invisible()
+}
+
+# The function core_call(progress =) passes to the core for one step of
+# the work that fills [from, to] of the bar; NULL without a bar.
+progress_part <- function(bar, from = 0, to = 1, status = NULL) {
+  if (is.null(bar)) return(NULL)
+  progress_set(bar, from, status)
+  function(fraction) progress_set(bar, from + (to - from) * fraction)
 }
 
 abort_core <- function(err, call) {
@@ -136,8 +184,9 @@ plan_p_empty <- function(plan, cells, ep = engine_plan(plan, call = call), call 
 
 # The released cell (block plans) or categories (per-variable plans) of
 # every record whose cell is `cell_id`.
-plan_draw <- function(plan, cell_id, ep = engine_plan(plan, call = call), call = rlang::caller_env()) {
-  core_call(cpp_draw, ep, cell_id, call = call)
+plan_draw <- function(plan, cell_id, ep = engine_plan(plan, call = call), call = rlang::caller_env(),
+                      progress = NULL) {
+  core_call(cpp_draw, ep, cell_id, progress = progress, call = call)
 }
 
 # ---- releases -------------------------------------------------------------------

@@ -178,12 +178,20 @@ design_tiered <- function(ids, counts, xi, goal) {
   min_size <- function(f, th) {
     if (goal == "all_matches") pmax(2, core_call(cpp_design, "ceiling", f / (f - th), numeric())) else rep(2, length(f))
   }
-  for (f in sort(unique(counts[need]))) {
-    pool <- which(need & !assigned & counts == f)
+  # the cells needing protection by count (tiers), each tier in order of
+  # position: one stable radix sort instead of a pass over the set per tier
+  need_pos <- which(need)
+  need_pos <- need_pos[order(counts[need_pos], method = "radix")]
+  tier_size <- tabulate(counts[need_pos]) # counts needing protection are small
+  tier_end <- cumsum(tier_size)
+  ids_sorted <- !is.unsorted(ids)
+  for (f in which(tier_size > 0)) {
+    pool <- need_pos[seq.int(tier_end[f] - tier_size[f] + 1L, tier_end[f])]
+    pool <- pool[!assigned[pool]]
     if (length(pool) == 0) next
     th <- core_call(cpp_design, "theta_psi", xi, f)
     m <- min_size(f, th)
-    pool <- pool[order(ids[pool])]
+    if (!ids_sorted) pool <- pool[order(ids[pool])]
     if (length(pool) >= m) {
       new_pos <- pool
       new_sizes <- chunk_sizes(length(pool), m)
@@ -226,8 +234,9 @@ design_tiered <- function(ids, counts, xi, goal) {
   if (length(sizes) == 0) return(no_blocks())
   all_pos <- c(unlist(pos), extra_pos)
   block <- c(rep.int(seq_along(sizes), sizes), extra_block)
-  o <- order(block, method = "radix")
-  list(cells = ids[all_pos[o]], sizes = tabulate(block, length(sizes)), theta = theta)
+  # without joined cells the blocks are in order already
+  if (length(extra_block) > 0) all_pos <- all_pos[order(block, method = "radix")]
+  list(cells = ids[all_pos], sizes = tabulate(block, length(sizes)), theta = theta)
 }
 
 # The existing block a cell of count c joins: theta may rise to the value
@@ -255,7 +264,7 @@ design_set <- function(ids, counts, xi, goal, method, split) {
 design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_infeasible,
                            call = rlang::caller_env()) {
   counts <- cf$cells$count
-  members <- split(seq_along(counts), factor(set_of_cell, levels = sets$set))
+  members <- split(seq_along(counts), set_factor(set_of_cell, sets$set))
   original <- members
   n_sets <- nrow(sets)
   # merges, filled in order (no data frame grown row by row)
@@ -317,6 +326,17 @@ design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_in
   }
   merges <- data.frame(set = m_set, merged_into = m_into, reason = m_reason)
   list(design = design, members = members, original = original, alive = alive, merges = merges)
+}
+
+# The set of every cell as a factor with one level per set: set ids
+# 1..n are the factor's codes already (factor() would match 4 million ids
+# against the levels).
+set_factor <- function(set_of_cell, set) {
+  if (is.integer(set_of_cell) && identical(set, seq_along(set)) && !anyNA(set_of_cell) &&
+    all(core_call(cpp_int_range, set_of_cell) %in% c(set, NA_integer_))) {
+    return(structure(set_of_cell, levels = as.character(set), class = "factor"))
+  }
+  factor(set_of_cell, levels = set)
 }
 
 # The set an infeasible set merges into: among the other live sets that agree

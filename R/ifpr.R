@@ -148,18 +148,24 @@ ifpr.data.frame <- function(data, keys, xi,
   na <- check_choice(na)
   check_ifpr_common(data, keys, xi, also, goal, method, split)
   vars <- c(keys, also)
+  # a bar over the steps (about their share of the time at 10^7 records)
+  bar <- progress_bar(paste("ifpr():", n_of(nrow(data), "record")))
+  progress_set(bar, 0, "cross-classifying")
   cf <- cell_frequencies(data, vars, na = na)
+  progress_set(bar, 0.3, "designing blocks and certifying")
   d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
     known = known
   )
   plan <- d$plan
-  new_cell <- plan_draw(plan, cf$cell_id, ep = d$ep)
-  released <- write_cells(data, cf, cf$cell_id, new_cell)
+  new_cell <- plan_draw(plan, cf$cell_id, ep = d$ep, progress = progress_part(bar, 0.6, 0.8, "drawing"))
+  progress_set(bar, 0.8, "writing the keys")
+  changed <- changed_records(cf$cell_id, new_cell)
+  released <- write_cells(data, cf, cf$cell_id, new_cell, changed)
   new_sdc_release(
     data = released, plan = plan, plan_bound = d$plan_bound, cells = cf, new_cell = new_cell,
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
     partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell,
-    known_risk = d$known, ep = d$ep, ep_bound = d$ep_bound
+    known_risk = d$known, ep = d$ep, ep_bound = d$ep_bound, records_changed = length(changed)
   )
 }
 
@@ -206,11 +212,14 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
     theta = unlist(lapply(des$design, `[[`, "theta"))
   )
   plan <- plan_bound
-  # the plans as the core reads them, each validated once
-  ep_bound <- ep <- engine_plan(plan_bound, call = call)
+  # the plans as the core reads them: ifpr_plan() has validated plan_bound;
+  # the calibrated plan differs in theta only, which the core computed and
+  # checks again (sdcRisk::check_plan(): finite, in [0, min T] of its block)
+  # whenever it reads the plan
+  ep_bound <- ep <- block_engine_list(plan_bound)
   if (calibrate == "exact" && length(plan$theta) > 0) {
     plan$theta <- core_call(cpp_calibrate_ifpr, ep_bound, goal, xi * (1 - 1e-9), call = call)
-    ep <- engine_plan(plan, call = call)
+    ep <- block_engine_list(plan)
   }
   mx <- plan_max_risk(plan, goal, plan$cells$keys, ep, call = call)
   if (!is.na(mx$risk) && mx$risk > xi) {
@@ -260,6 +269,8 @@ known_subsets <- function(known, keys, call = rlang::caller_env()) {
 
 # An all-IFPR plan from flat vectors (cells in block order, block sizes):
 # the fast path of pram_plan() for designs with up to millions of blocks.
+# `cf` comes from cell_frequencies() in the same call (ifpr() on a data
+# frame or a database table), so its records' cells are not counted again.
 ifpr_plan <- function(cf, cells, sizes, theta) {
   nb <- length(sizes)
   plan <- structure(
@@ -273,12 +284,13 @@ ifpr_plan <- function(cf, cells, sizes, theta) {
     ),
     class = c("pram_plan", "pram_plan_any")
   )
-  validate_pram_plan(plan)
+  validate_pram_plan(plan, records = FALSE)
 }
 
 new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also, xi, goal,
                             method, calibrate, partition, sets, des, max_risk, set_of_cell, known_risk = NULL,
-                            ep = engine_plan(plan), ep_bound = engine_plan(plan_bound)) {
+                            ep = engine_plan(plan), ep_bound = engine_plan(plan_bound),
+                            records_changed = NULL) {
   counts <- cells$cells$count
   members <- des$original
   n_blocks_set <- vapply(des$design, function(d) length(d$sizes), integer(1))
@@ -293,7 +305,7 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
   )
   set_table$merged_into[des$merges$set] <- des$merges$merged_into
   # only records of cells in blocks can change
-  moved <- new_cell != cells$cell_id
+  records_changed <- records_changed %||% sum(new_cell != cells$cell_id, na.rm = TRUE)
   s_new <- tabulate(new_cell, nbins = length(counts)) # NA ignored
   cost_exact <- plan_cost(plan, ep = ep)
   cost_bound <- plan_cost(plan_bound, ep = ep_bound)
@@ -311,7 +323,7 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
     cells_in_blocks = length(plan$block_cells),
     records_in_blocks = sum(counts[plan$block_cells]),
     theta_range = if (length(plan$theta)) range(plan$theta) else c(NA_real_, NA_real_),
-    records_changed = sum(moved, na.rm = TRUE),
+    records_changed = records_changed,
     cells_changed = sum(s_new != counts),
     expected_changed = cost_exact$changed,
     expected_changed_bound = cost_bound$changed,

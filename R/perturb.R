@@ -58,16 +58,22 @@ pram_apply <- function(data, keys, plan) {
 #' @rdname pram_apply
 #' @export
 pram_draw <- function(plan) {
-  drawn <- plan_draw(plan, plan$cells$cell_id)
+  ep <- engine_plan(plan)
+  validate_sdc_cells(plan$cells, "plan$cells")
+  drawn <- plan_draw(plan, plan$cells$cell_id, ep = ep)
   # a per-variable plan draws one category per perturbed key
   if (is.matrix(drawn)) colnames(drawn) <- plan$vars
   drawn
 }
 
+# The records whose released cell differs from their cell (NA: none), in
+# one pass in C++ (which() of the comparison makes three vectors of the
+# records' length).
+changed_records <- function(old_cell, new_cell) core_call(cpp_changed_records, old_cell, new_cell)
+
 # Write the key values of the released cells into the changed records,
 # keeping every attribute of the columns (factor codes are written directly).
-write_cells <- function(data, cells, old_cell, new_cell) {
-  changed <- which(!is.na(new_cell) & new_cell != old_cell)
+write_cells <- function(data, cells, old_cell, new_cell, changed = changed_records(old_cell, new_cell)) {
   if (length(changed) == 0) return(data)
   to <- new_cell[changed]
   for (k in cells$keys) {

@@ -152,11 +152,11 @@ new_pram_plan_vars <- function(cells, vars, strata, matrices, stratum_of_cell,
 # matrix per perturbed key with finite entries in [0, 1] and columns summing
 # to 1; the cell of every record. Linear in the cells plus
 # the size of the matrices. An error here is sdcRisk_error_invalid_object.
-validate_pram_plan_vars <- function(plan, arg = "plan", call = rlang::caller_env()) {
+validate_pram_plan_vars <- function(plan, arg = "plan", call = rlang::caller_env(), records = TRUE) {
   hint <- "Build the plan again with {.fn pram_plan_vars} (or {.fn pram_release})."
   broken <- function(what) abort_invalid(arg, what, hint, call)
   if (!is.list(plan) || !inherits(plan$cells, "sdc_cells")) broken("its {.field cells} are not an {.cls sdc_cells} object")
-  validate_sdc_cells(plan$cells, paste0(arg, "$cells"), call = call)
+  validate_sdc_cells(plan$cells, paste0(arg, "$cells"), call = call, records = records)
   cells <- plan$cells
   keys <- cells$keys
   if (is.null(cells$source$values)) broken("its {.field cells} do not record the categories of their keys")
@@ -193,7 +193,8 @@ validate_pram_plan_vars <- function(plan, arg = "plan", call = rlang::caller_env
 
 #' @export
 engine_plan.pram_plan_vars <- function(plan, arg = "plan", call = rlang::caller_env()) {
-  validate_pram_plan_vars(plan, arg = arg, call = call)
+  # the core reads the cells' counts and codes, not the records' cells
+  validate_pram_plan_vars(plan, arg = arg, call = call, records = FALSE)
   keys <- plan$cells$keys
   list(
     kind = "vars",

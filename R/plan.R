@@ -122,13 +122,14 @@ check_plan_blocks <- function(plan, call = rlang::caller_env()) {
 # to it: types, lengths, offsets, cell ids in range and in one block at
 # most, theta finite and in [0, min T] of its block, matrix blocks one after
 # another with finite entries in [0, 1] and columns summing to 1; the cell
-# of every record. Linear in the plan's size. An error
+# of every record (`records = FALSE`: not the records, see
+# validate_sdc_cells()). Linear in the plan's size. An error
 # here is sdcRisk_error_invalid_object.
-validate_pram_plan <- function(plan, arg = "plan", call = rlang::caller_env()) {
+validate_pram_plan <- function(plan, arg = "plan", call = rlang::caller_env(), records = TRUE) {
   hint <- "Build the plan again with {.fn pram_plan} (or {.fn ifpr})."
   broken <- function(what) abort_invalid(arg, what, hint, call)
   if (!is.list(plan) || !inherits(plan$cells, "sdc_cells")) broken("its {.field cells} are not an {.cls sdc_cells} object")
-  validate_sdc_cells(plan$cells, paste0(arg, "$cells"), call = call)
+  validate_sdc_cells(plan$cells, paste0(arg, "$cells"), call = call, records = records)
   ncell <- nrow(plan$cells$cells)
   counts <- plan$cells$cells$count
   theta <- plan$theta
@@ -181,7 +182,13 @@ validate_pram_plan <- function(plan, arg = "plan", call = rlang::caller_env()) {
 
 #' @export
 engine_plan.pram_plan <- function(plan, arg = "plan", call = rlang::caller_env()) {
-  validate_pram_plan(plan, arg = arg, call = call)
+  # the core reads the cells' counts, not the records' cells
+  validate_pram_plan(plan, arg = arg, call = call, records = FALSE)
+  block_engine_list(plan)
+}
+
+# The list the core reads, of a block plan validated by the caller.
+block_engine_list <- function(plan) {
   list(
     kind = "blocks",
     counts = plan$cells$cells$count,

@@ -75,8 +75,9 @@ pram_release <- function(data, keys, vars = setdiff(keys, strata), strata = NULL
   colnames(codes) <- vars
   released <- write_codes(data, cf, vars, codes)
   new_cell <- released_cell(cf, vars, codes)
+  bar <- progress_bar("pram_release(): exact maximum risk")
   new_sdc_pram_release(released, plan, cf, codes, new_cell, keys, vars, strata,
-                       plan_max_risk(plan, goal, known, ep), ep = ep)
+                       plan_max_risk(plan, goal, known, ep, progress = progress_part(bar)), ep = ep)
 }
 
 new_sdc_pram_release <- function(data, plan, cells, codes, new_cell, keys, vars, strata, max_risk,

@@ -180,17 +180,17 @@ max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "samp
   plan <- as_plan(plan)
   ep <- engine_plan(plan)
   goal <- check_choice(goal)
-  plan_max_risk(plan, goal, check_known(known, plan$cells$keys), ep)
+  bar <- progress_bar("Exact maximum risk")
+  plan_max_risk(plan, goal, check_known(known, plan$cells$keys), ep, progress = progress_part(bar))
 }
 
 # The exact maximum for the keys `known` (checked), from the engine plan of
 # `plan`: an sdc_max_risk object.
-plan_max_risk <- function(plan, goal, known, ep, call = rlang::caller_env()) {
+plan_max_risk <- function(plan, goal, known, ep, call = rlang::caller_env(), progress = NULL) {
   partial <- length(known) < length(plan$cells$keys)
-  res <- core_call(cpp_max_risk, engine_known(plan, ep, known), goal, call = call)
+  res <- core_call(cpp_max_risk, engine_known(plan, ep, known), goal, progress = progress, call = call)
   value <- if (is.nan(res$value)) NA_real_ else res$value
   cell <- res$cell
-  block_of <- plan_block_of(plan)
   structure(
     list(
       goal = goal,
@@ -198,7 +198,7 @@ plan_max_risk <- function(plan, goal, known, ep, call = rlang::caller_env()) {
       cell = cell,
       a = res$a,
       count = if (is.na(cell)) NA_integer_ else plan$cells$cells$count[cell],
-      block = if (is.na(cell)) NA_integer_ else block_of[cell],
+      block = if (is.na(cell)) NA_integer_ else block_of_cell(plan, cell),
       keys = if (is.na(cell)) NULL else plan$cells$cells[cell, plan$cells$keys, drop = FALSE],
       known = known,
       count_known = if (is.na(cell) || !partial) NULL else known_counts(plan$cells, known)[cell],
@@ -207,6 +207,14 @@ plan_max_risk <- function(plan, goal, known, ep, call = rlang::caller_env()) {
     ),
     class = "sdc_max_risk"
   )
+}
+
+# The block of one cell (NA outside blocks), without plan_block_of()'s
+# vector over all cells.
+block_of_cell <- function(plan, cell) {
+  if (!inherits(plan, "pram_plan")) return(NA_integer_)
+  k <- which(plan$block_cells == cell)
+  if (length(k) == 0) NA_integer_ else findInterval(k[1] - 1, plan$block_start)
 }
 
 goal_label <- function(goal) {
@@ -302,8 +310,12 @@ max_match_risk_known <- function(plan, goal = c("all_matches", "unique_matches",
   }
   call <- rlang::current_env()
   subsets <- lapply(subsets, check_known, keys = keys, call = call, arg = "subsets")
-  rows <- lapply(subsets, function(k) {
-    mx <- plan_max_risk(plan, goal, k, ep, call = call)
+  bar <- progress_bar("Exact maximum risk for each set of known keys")
+  n_sets <- length(subsets)
+  rows <- lapply(seq_len(n_sets), function(i) {
+    k <- subsets[[i]]
+    mx <- plan_max_risk(plan, goal, k, ep, call = call,
+                        progress = progress_part(bar, (i - 1) / n_sets, i / n_sets, paste(k, collapse = ", ")))
     data.frame(
       known = paste(k, collapse = ", "),
       n_known = length(k),

@@ -1,4 +1,12 @@
 #' @keywords internal
+#' @section Options:
+#' * `sdcRisk.progress`: whether long computations (the exact risk of a
+#'   per-variable plan, [max_match_risk_known()], [pram_release()],
+#'   [simulate_release()], [ifpr()]) show a cli progress bar. By default they
+#'   do when R is interactive and never in scripts; `TRUE` or `FALSE`
+#'   overrides that. cli draws a bar only for work that lasts more than two
+#'   seconds (option `cli.progress_show_after`). The computations stay
+#'   interruptible either way.
 #' @references
 #' Nayak, T. K., Zhang, C. and You, J. (2016). Measuring identification risk
 #' in microdata release and its control by post-randomization. Research

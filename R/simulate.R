@@ -105,7 +105,9 @@ simulate_plan <- function(plan, reps, target, ep = engine_plan(plan, call = call
   check_reps(reps, call = call)
   ncell <- nrow(plan$cells$cells)
   if (!is.null(target)) check_target(target, ncell, call = call)
+  bar <- progress_bar(paste("Simulating", fmt_int(reps), "releases"))
   sums <- core_call(cpp_simulate, ep, as.integer(reps), if (is.null(target)) NA_integer_ else as.integer(target),
+                    progress = progress_part(bar),
                     call = call)
   exact <- core_call(cpp_moments, ep, call = call)
   counts <- plan$cells$cells$count

@@ -271,7 +271,8 @@ check_block_index <- function(plan, block, call = rlang::caller_env(), arg = "bl
 # An argument that must be an object of the package: its class here; the
 # object itself is checked by the validator beside its constructor
 # (validate_sdc_cells() in cells.R, validate_pram_plan() in plan.R, ...),
-# which engine_plan() and as_release() run every time (R/engine.R): an
+# which engine_plan() (all but the records' cells, which the core does not
+# read) and as_release() run every time (R/engine.R): an
 # edited object gives an error of class sdcRisk_error_invalid_object,
 # never a crash.
 
@@ -335,7 +336,11 @@ check_plan_data <- function(data, plan, call = rlang::caller_env()) {
   check_names_in(keys, data, arg = "keys", call = call)
   if (!is.null(cells$source) && nrow(data) == length(cells$cell_id)) {
     coded <- lapply(keys, function(k) code_key(data[[k]], k, cells$na == "category", call = call))
-    if (identical(key_source(coded), cells$source)) return(cells$cell_id)
+    if (identical(key_source(coded), cells$source)) {
+      # the records' cells, which engine_plan() leaves unchecked
+      validate_sdc_cells(cells, "plan$cells", call = call)
+      return(cells$cell_id)
+    }
   }
   cf <- cell_frequencies(data, keys, na = cells$na)
   same <- nrow(cf$cells) == nrow(cells$cells) &&

@@ -7,13 +7,16 @@
 # Medians of several repetitions, the tools alternating; peak memory is the
 # rise of the process's resident set size during a call (Linux VmHWM, reset
 # before each call), so it counts C++ allocations as well as R's.
+# data.table runs on one thread, as sdcRisk does; the ratios are of CPU
+# seconds (user + system of the process), which the other work on a shared
+# machine disturbs less than wall seconds (both are reported).
 
 if (!requireNamespace("data.table", quietly = TRUE)) install.packages("data.table")
 suppressPackageStartupMessages({
   library(sdcRisk)
   library(data.table)
 })
-setDTthreads(0L)
+setDTthreads(1L)
 
 sizes <- as.numeric(strsplit(Sys.getenv("SDCRISK_BENCH_SIZES", "1e5,1e6,1e7"), ",")[[1]])
 reps <- as.integer(Sys.getenv("SDCRISK_BENCH_REPS", "5"))
@@ -21,12 +24,32 @@ keys <- c("sex", "age", "race", "marital", "area")
 
 source(file.path("bench", "utils.R"))
 
+# seconds, peak MB and CPU seconds of one evaluation; medians over `reps`,
+# the tools alternating
+measure_cpu <- function(f) {
+  cpu <- NULL
+  res <- measure(function() {
+    cpu0 <- proc.time() # the call alone, not measure()'s gc()
+    out <- f()
+    cpu <<- proc.time() - cpu0
+    out
+  })
+  c(res, cpu = cpu[["user.self"]] + cpu[["sys.self"]])
+}
+compare <- function(fs) {
+  out <- lapply(fs, function(f) matrix(NA_real_, reps, 3))
+  for (r in seq_len(reps)) {
+    for (k in seq_along(fs)) out[[k]][r, ] <- measure_cpu(fs[[k]])
+  }
+  t(vapply(out, function(m) c(seconds = median(m[, 1]), mb = median(m[, 2]), cpu = median(m[, 3])), numeric(3)))
+}
+
 rows <- list()
 add <- function(n, task, tool, res, ref = NULL) {
   rows[[length(rows) + 1]] <<- data.frame(
     records = format(n, big.mark = ",", scientific = FALSE), task = task, tool = tool,
-    seconds = res[["seconds"]], peak_mb = res[["mb"]],
-    ratio = if (is.null(ref)) NA_real_ else res[["seconds"]] / ref[["seconds"]]
+    seconds = res[["seconds"]], cpu_seconds = res[["cpu"]], peak_mb = res[["mb"]],
+    ratio = if (is.null(ref)) NA_real_ else res[["cpu"]] / ref[["cpu"]]
   )
 }
 
@@ -89,7 +112,8 @@ tab <- do.call(rbind, rows)
 header <- c(
   machine_line(sprintf("sdcRisk %s, data.table %s (%d threads)",
     packageVersion("sdcRisk"), packageVersion("data.table"), getDTthreads())),
-  sprintf("Median of %d repetitions per tool, tools alternating; ratio = sdcRisk seconds / data.table seconds in the same run.", reps),
+  sprintf("Median of %d repetitions per tool, tools alternating; ratio = sdcRisk CPU seconds / data.table CPU seconds (one thread each) in the same run.", reps),
   ""
 )
-write_results(tab, header, file.path("bench", "results-core.md"))
+write_results(tab, header, file.path("bench", "results-core.md"),
+              digits = c(seconds = 3, cpu_seconds = 3, peak_mb = 0, ratio = 2))

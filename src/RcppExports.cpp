@@ -56,6 +56,18 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_changed_records
+SEXP cpp_changed_records(const Rcpp::IntegerVector& old_cell, const Rcpp::IntegerVector& new_cell);
+RcppExport SEXP _sdcRisk_cpp_changed_records(SEXP old_cellSEXP, SEXP new_cellSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type old_cell(old_cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type new_cell(new_cellSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_changed_records(old_cell, new_cell));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_design
 SEXP cpp_design(const std::string& what, const Rcpp::NumericVector& x, const Rcpp::NumericVector& y);
 RcppExport SEXP _sdcRisk_cpp_design(SEXP whatSEXP, SEXP xSEXP, SEXP ySEXP) {
@@ -272,6 +284,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_int_range", (DL_FUNC) &_sdcRisk_cpp_int_range, 1},
     {"_sdcRisk_cpp_key_fingerprint", (DL_FUNC) &_sdcRisk_cpp_key_fingerprint, 1},
     {"_sdcRisk_cpp_count_ids", (DL_FUNC) &_sdcRisk_cpp_count_ids, 2},
+    {"_sdcRisk_cpp_changed_records", (DL_FUNC) &_sdcRisk_cpp_changed_records, 2},
     {"_sdcRisk_cpp_design", (DL_FUNC) &_sdcRisk_cpp_design, 3},
     {"_sdcRisk_cpp_cell_risk", (DL_FUNC) &_sdcRisk_cpp_cell_risk, 4},
     {"_sdcRisk_cpp_max_risk", (DL_FUNC) &_sdcRisk_cpp_max_risk, 2},

@@ -144,10 +144,24 @@ class BlockEngine : public EnginePlan {
   sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) override {
     return sdcRisk::max_risk(h_.view, goal, interrupt_callback());
   }
-  SEXP draw(const std::vector<int>& cells) override {
-    check_cells(cells, n_cells());
+  // Reads R's 1-based cell ids in place and writes the released ids
+  // straight into the result: no 0-based copies of 10^7 ids.
+  SEXP draw(const Rcpp::IntegerVector& cell_id) override {
+    const int nc = n_cells();
+    const std::size_t n = static_cast<std::size_t>(cell_id.size());
+    const int* id = cell_id.begin();
+    Rcpp::IntegerVector out(Rcpp::no_init(static_cast<R_xlen_t>(n)));
+    int* o = out.begin();
+    for (std::size_t i = 0; i < n; ++i) {
+      const int v = id[i];  // NA_INTEGER < 1
+      if (v > nc) throw std::invalid_argument("cell id out of range");
+      o[i] = v < 1 ? NA_INTEGER : v;
+    }
     RUniform rng;
-    return one_based(sdcRisk::pram_draw(h_.view, cells.data(), cells.size(), rng, interrupt_callback()));
+    sdcRisk::pram_draw_each(
+        h_.view, n, [id](std::size_t i) { return id[i] < 1 ? -1 : id[i] - 1; }, rng, interrupt_callback(),
+        [o](std::size_t i, int, int to) { o[i] = to + 1; });
+    return out;
   }
   Rcpp::List moments() override {
     const sdcRisk::CellMoments m = sdcRisk::block_moments(h_.view);
@@ -235,7 +249,8 @@ class VarsEngine : public EnginePlan {
   sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) override {
     return sdcRisk::vars_max_risk(h_.view, goal, interrupt_callback());
   }
-  SEXP draw(const std::vector<int>& cells) override {
+  SEXP draw(const Rcpp::IntegerVector& cell_id) override {
+    const std::vector<int> cells = zero_based(cell_id);
     check_cells(cells, n_cells());
     RUniform rng;
     const std::size_t n = cells.size();

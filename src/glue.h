@@ -55,9 +55,38 @@ struct RUniform {
   double uniform() { return R::unif_rand(); }
 };
 
-inline auto interrupt_callback() {
-  return []() { Rcpp::checkUserInterrupt(); };
-}
+// The callback of the core's long loops (sdcRisk/progress.hpp): f() checks
+// for a user interrupt; f(fraction) does too, and moves the progress bar
+// that R/engine.R's core_call(progress =) has opened, if any: the R
+// function bound to `update` in the package's `the_progress` environment,
+// called at most once per percent. Without a bar it costs one interrupt
+// check, as before.
+class ProgressCallback {
+ public:
+  ProgressCallback() {
+    Rcpp::Environment ns = Rcpp::Environment::namespace_env("sdcRisk");
+    SEXP state = ns.get("the_progress");
+    if (TYPEOF(state) == ENVSXP) {
+      SEXP fn = Rcpp::Environment(state).get("update");
+      if (Rf_isFunction(fn)) update_ = fn;
+    }
+  }
+  void operator()() const { Rcpp::checkUserInterrupt(); }
+  void operator()(double fraction) {
+    Rcpp::checkUserInterrupt();
+    const bool final_step = fraction >= 1.0 && last_ < 1.0;
+    if (update_ == R_NilValue || (fraction < last_ + 0.01 && !final_step)) return;
+    last_ = fraction;
+    Rcpp::Function update(update_);
+    update(fraction);
+  }
+
+ private:
+  SEXP update_ = R_NilValue;  // bound in the_progress while the call runs
+  double last_ = -1.0;
+};
+
+inline ProgressCallback interrupt_callback() { return ProgressCallback(); }
 
 // While alive, lets the core's long inner loops (sdcRisk::interrupt_hook())
 // check for a user interrupt.
@@ -106,8 +135,9 @@ class EnginePlan {
                                            bool gamma) = 0;
   virtual sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) = 0;
   // The released cell (block plans) or categories (per-variable plans) of
-  // every record; cells 0-based, -1 for a record in no cell.
-  virtual SEXP draw(const std::vector<int>& cells) = 0;
+  // every record; `cell_id` 1-based as R holds it (NA: a record in no
+  // cell), read in place.
+  virtual SEXP draw(const Rcpp::IntegerVector& cell_id) = 0;
   // E(S_i | T), V(S_i | T) of every cell.
   virtual Rcpp::List moments() = 0;
   // Expected changed records, total perturbation variance, P(keep cell).

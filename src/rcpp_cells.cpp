@@ -84,3 +84,23 @@ SEXP cpp_count_ids(const Rcpp::IntegerVector& ids, int n) {
     return out;
   });
 }
+
+// The records (1-based) whose released cell `new_cell` is a cell other
+// than `old_cell`, in one pass.
+// [[Rcpp::export]]
+SEXP cpp_changed_records(const Rcpp::IntegerVector& old_cell, const Rcpp::IntegerVector& new_cell) {
+  return sdcRisk_glue::run_engine([&]() -> SEXP {
+    const R_xlen_t n = old_cell.size();
+    if (new_cell.size() != n) throw std::invalid_argument("changed records: lengths differ");
+    if (n > static_cast<R_xlen_t>(2147483647)) throw std::invalid_argument("changed records: too many records");
+    const int* a = old_cell.begin();
+    const int* b = new_cell.begin();
+    R_xlen_t m = 0;
+    for (R_xlen_t i = 0; i < n; ++i) m += b[i] != NA_INTEGER && b[i] != a[i];
+    Rcpp::IntegerVector out(Rcpp::no_init(m));
+    int* o = out.begin();
+    for (R_xlen_t i = 0; i < n; ++i)
+      if (b[i] != NA_INTEGER && b[i] != a[i]) *o++ = static_cast<int>(i + 1);
+    return out;
+  });
+}

@@ -44,7 +44,7 @@ SEXP cpp_calibrate_ifpr(const Rcpp::List& plan, const std::string& goal, double 
 // record in a block (per record and perturbed key), in record order.
 // [[Rcpp::export]]
 SEXP cpp_draw(const Rcpp::List& plan, const Rcpp::IntegerVector& cell_id) {
-  return run_engine([&] { return make_engine_plan(plan)->draw(zero_based(cell_id)); });
+  return run_engine([&] { return make_engine_plan(plan)->draw(cell_id); });
 }
 
 // E(S_i | T) and V(S_i | T) (eq. 3.3, 3.6, 6.1) of every cell.

@@ -108,6 +108,23 @@ int main() {
   check(std::fabs(moved[0] / seen[0] - 0.8) < 0.02, "IFPR move probability");
   check(std::fabs(moved[3] / seen[3] - 0.3) < 0.02, "matrix move probability");
 
+  // a draw of millions of records reports its progress (progress.hpp):
+  // rising fractions in (0, 1); the same draws as without a callback
+  {
+    std::vector<int> many;
+    for (int r = 0; r < 400000; ++r) many.insert(many.end(), rec.begin(), rec.end());
+    std::vector<double> fractions;
+    auto progress = [&](double f) { fractions.push_back(f); };
+    Lcg rng1, rng2;
+    const auto with = sdcRisk::pram_draw(plan, many.data(), many.size(), rng1, progress);
+    const auto without = sdcRisk::pram_draw(plan, many.data(), many.size(), rng2, [] {});
+    check(with == without, "the progress callback does not change the draws");
+    bool rising = !fractions.empty();
+    for (std::size_t i = 0; i < fractions.size(); ++i)
+      rising = rising && fractions[i] > 0 && fractions[i] < 1 && (i == 0 || fractions[i] > fractions[i - 1]);
+    check(rising, "the draw reports rising fractions of its records");
+  }
+
   // design rules
   check(std::fabs(sdcRisk::psi(1, 2.0 / 3) - 3.0 / 7) < 1e-15, "psi(1, 2/3) = 3/7");
   check(sdcRisk::ceiling_tolerant(1 / (1 - 0.8)) == 5, "block size 5 at theta = 0.8");

@@ -532,10 +532,7 @@ test_that("an edited per-variable plan gives a classed error, never a crash", {
     function(p) { p$matrices <- list(); p },
     function(p) { p$vars <- "zz"; p },
     function(p) { p$levels <- p$levels[1]; p },
-    function(p) { p$cells$cells$count[1] <- 0L; p },
-    # the cells of the records: every function checks them (a plan whose
-    # counts no longer match its records is not the plan it was)
-    function(p) { p$cells$cell_id[1] <- 999L; p }
+    function(p) { p$cells$cells$count[1] <- 0L; p }
   )
   for (i in seq_along(edits)) {
     bad <- edits[[i]](pv)
@@ -543,4 +540,13 @@ test_that("an edited per-variable plan gives a classed error, never a crash", {
                function(p) max_match_risk_known(p))
     for (f in fs) expect_error(f(bad), class = "sdcRisk_error", info = paste("edit", i))
   }
+  # the cells of the records: checked wherever records are drawn or
+  # written; a risk computation reads the cells' counts only, and its
+  # result is that of the unedited plan
+  bad <- pv
+  bad$cells$cell_id[1] <- 999L
+  expect_error(pram_draw(bad), class = "sdcRisk_error_invalid_object")
+  expect_error(pram_apply(d, c("a", "b"), bad), class = "sdcRisk_error_invalid_object")
+  expect_identical(max_match_risk(bad)$risk, max_match_risk(pv)$risk)
+  expect_identical(match_risk(bad, 1, 1), match_risk(pv, 1, 1))
 })

@@ -12,20 +12,30 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "plan.hpp"
+#include "progress.hpp"
 
 namespace sdcRisk {
 
 class PramSampler {
  public:
   explicit PramSampler(const PlanView& plan) : plan_(plan) {
-    std::vector<int> block_of, pos_of;
-    locate_cells(plan, block_of, pos_of);
+#ifdef SDCRISK_DEBUG
+    check_plan(plan);
+#endif
     // one compact record per cell: a single memory access per unit drawn
-    where_.resize(plan.n_cells);
-    for (int c = 0; c < plan.n_cells; ++c) where_[c] = {block_of[c], pos_of[c], plan.counts[c]};
+    // (built directly, without locate_cells()'s two temporaries)
+    where_.assign(plan.n_cells, Where{-1, -1, 0});
+    for (int b = 0; b < plan.n_blocks; ++b)
+      for (int k = plan.block_start[b]; k < plan.block_start[b + 1]; ++k) {
+        const int c = plan.block_cells[k];
+        if (c < 0 || c >= plan.n_cells) throw std::invalid_argument("plan: cell id out of range");
+        if (where_[c].block >= 0) throw std::invalid_argument("plan: cell in two blocks");
+        where_[c] = Where{b, k - plan.block_start[b], plan.counts[c]};
+      }
     cum_start_.assign(plan.n_blocks, -1);
     for (int b = 0; b < plan.n_blocks; ++b) {
       if (plan.is_ifpr(b)) continue;
@@ -42,8 +52,18 @@ class PramSampler {
   }
 
   bool in_block(int cell) const {
-    SDCRISK_ASSERT(cell < static_cast<int>(where_.size()), "pram_draw: record cell id out of range");
+    if (cell >= static_cast<int>(where_.size())) throw std::invalid_argument("pram_draw: record cell id out of range");
     return cell >= 0 && where_[cell].block >= 0;
+  }
+
+  // A hint that `cell` will be drawn soon: records come in random cell
+  // order, so fetching its entry ahead hides the cache miss.
+  void prefetch(int cell) const {
+#if defined(__GNUC__) || defined(__clang__)
+    if (cell >= 0 && cell < static_cast<int>(where_.size())) __builtin_prefetch(&where_[cell]);
+#else
+    (void)cell;
+#endif
   }
 
   // New cell of a unit of `cell` (which must be in a block) given u in (0, 1).
@@ -84,18 +104,32 @@ class PramSampler {
   std::vector<std::int64_t> cum_start_;
 };
 
+// Draws the new cell of every record in a block, in record order (one
+// uniform each): `cell_of(i)` gives record i's 0-based cell (-1: left out,
+// untouched) and `sink(i, old, new)` receives every record drawn. Records
+// outside blocks get no call and no uniform.
+template <class CellOf, class Rng, class Interrupt, class Sink>
+void pram_draw_each(const PlanView& plan, std::size_t n, CellOf&& cell_of, Rng& rng, Interrupt&& interrupt,
+                    Sink&& sink) {
+  PramSampler sampler(plan);
+  constexpr std::size_t ahead = 16;
+  for (std::size_t i = 0; i < n; ++i) {
+    if ((i & 0xFFFFF) == 0 && i > 0) report_progress(interrupt, static_cast<double>(i) / static_cast<double>(n));
+    if (i + ahead < n) sampler.prefetch(cell_of(i + ahead));
+    const int c = cell_of(i);
+    if (!sampler.in_block(c)) continue;
+    sink(i, c, sampler.draw(c, rng.uniform()));
+  }
+}
+
 // New cell of every record (cells are 0-based, -1 = left out and untouched).
 template <class Rng, class Interrupt>
 std::vector<int> pram_draw(const PlanView& plan, const int* cell_of_record, std::size_t n,
                            Rng& rng, Interrupt&& interrupt) {
-  PramSampler sampler(plan);
   std::vector<int> out(cell_of_record, cell_of_record + n);
-  for (std::size_t i = 0; i < n; ++i) {
-    if ((i & 0xFFFFF) == 0 && i > 0) interrupt();
-    const int c = cell_of_record[i];
-    if (!sampler.in_block(c)) continue;
-    out[i] = sampler.draw(c, rng.uniform());
-  }
+  pram_draw_each(
+      plan, n, [&](std::size_t i) { return cell_of_record[i]; }, rng, interrupt,
+      [&](std::size_t i, int, int to) { out[i] = to; });
   return out;
 }
 

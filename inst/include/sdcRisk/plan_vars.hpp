@@ -25,6 +25,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "progress.hpp"
+
 namespace sdcRisk {
 
 // A per-variable plan as the caller holds it. Views only.
@@ -414,7 +416,7 @@ VarsSimulation vars_simulate(const VarsIndex& plan, int reps, int target, Rng& r
       }
       work += plan.count(c);
       if (work > 100000) {
-        interrupt();
+        report_progress(interrupt, (rep + static_cast<double>(c + 1) / plan.n_cells()) / reps);
         work = 0;
       }
     }
@@ -431,6 +433,7 @@ VarsSimulation vars_simulate(const VarsIndex& plan, int reps, int target, Rng& r
       out.cm_sq += cm * cm;
     }
   }
+  report_progress(interrupt, 1.0);
   return out;
 }
 

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "plan.hpp"
+#include "progress.hpp"
 
 namespace sdcRisk {
 
@@ -224,7 +225,8 @@ class ReleaseSimulator {
 
 // `reps` replications; sums of the powers of S_i - T_i per cell and of B's
 // correct-match probability. `interrupt()` is called every ~10^5 units of
-// work.
+// work, with the share of the replications done when it takes one
+// (progress.hpp).
 template <class Rng, class Interrupt>
 SimulationSums simulate_release(const PlanView& plan, const SimulationOptions& opt, Rng& rng,
                                 Interrupt&& interrupt) {
@@ -253,10 +255,11 @@ SimulationSums simulate_release(const PlanView& plan, const SimulationOptions& o
     }
     work += n_block_cells + moved + 1;
     if (work > 100000) {
-      interrupt();
+      report_progress(interrupt, static_cast<double>(rep + 1) / opt.reps);
       work = 0;
     }
   }
+  report_progress(interrupt, 1.0);
   return out;
 }
 
