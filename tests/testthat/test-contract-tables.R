@@ -10,7 +10,7 @@
 # source tree).
 in_child <- function(fun) {
   path <- getNamespaceInfo("sdcRisk", "path")
-  dev <- dir.exists(file.path(path, "R")) && file.exists(file.path(path, "DESCRIPTION"))
+  dev <- !dir.exists(file.path(path, "Meta")) # an installed package has Meta/, a source tree not
   callr::r(function(fun, path, dev) {
     if (dev) pkgload::load_all(path, quiet = TRUE) else library(sdcRisk, lib.loc = dirname(path))
     fun()

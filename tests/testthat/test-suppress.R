@@ -488,7 +488,7 @@ test_that("progress bars show only when R is interactive, and leave the result u
   # in a child process whose cli redraws every millisecond (CLI_TICK_TIME),
   # so that bars of a small table show at all
   path <- getNamespaceInfo("sdcRisk", "path")
-  dev <- dir.exists(file.path(path, "R")) && file.exists(file.path(path, "DESCRIPTION"))
+  dev <- !dir.exists(file.path(path, "Meta")) # an installed package has Meta/, a source tree not
   res <- callr::r(function(path, dev) {
     if (dev) pkgload::load_all(path, quiet = TRUE) else library(sdcRisk, lib.loc = dirname(path))
     set.seed(3)
