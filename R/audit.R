@@ -163,9 +163,7 @@ validate_sdc_audit <- function(x, arg = rlang::caller_arg(x), call = rlang::call
     "{.field protected} disagrees with {.field sensitive} or with the verdict {.field passed}"
   }
   if (!is.null(problem)) {
-    abort_sdc(c(paste0("{.arg {arg}} has been modified: ", problem, "."),
-                "i" = "Use the object {.fn audit_table} returned, or call it again."),
-              "invalid_object", call = call, arg = arg)
+    abort_invalid(arg, problem, "Use the object {.fn audit_table} returned, or call it again.", call)
   }
   invisible(x)
 }

@@ -145,10 +145,7 @@ new_sdc_cells <- function(cells, cell_id, keys, na, n_records, n_excluded) {
 # records.
 validate_sdc_cells <- function(cells, arg = "cells", call = rlang::caller_env(), records = TRUE) {
   broken <- function(what) {
-    abort_sdc(c(
-      paste0("{.arg {arg}} has been modified: ", what, "."),
-      "i" = "Use the object {.fn cell_frequencies} returned, or call it again."
-    ), "invalid_object", call = call, arg = arg)
+    abort_invalid(arg, what, "Use the object {.fn cell_frequencies} returned, or call it again.", call)
   }
   tab <- cells$cells
   if (!is.data.frame(tab) || !is.character(cells$keys) || !all(c(cells$keys, "count") %in% names(tab))) {

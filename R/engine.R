@@ -238,9 +238,9 @@ validate_release_parts <- function(x, arg, hint, call) {
 }
 
 # Errors about an edited object: its class and the part found broken.
-abort_invalid <- function(arg, what, hint, call) {
+abort_invalid <- function(arg, what, hint, call, .envir = parent.frame()) {
   abort_sdc(c(
     paste0("{.arg {arg}} has been modified: ", what, "."),
     "i" = hint
-  ), "invalid_object", call = call, arg = arg)
+  ), "invalid_object", call = call, arg = arg, .envir = .envir)
 }

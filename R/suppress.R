@@ -546,9 +546,7 @@ validate_sdc_protection <- function(x, arg = rlang::caller_arg(x), call = rlang:
     "{.field status} disagrees with {.field protected}, {.field lower} and {.field upper}"
   }
   if (!is.null(problem)) {
-    abort_sdc(c(paste0("{.arg {arg}} has been modified: ", problem, "."),
-                "i" = "Use the object {.fn protect_table} returned, or call it again."),
-              "invalid_object", call = call, arg = arg)
+    abort_invalid(arg, problem, "Use the object {.fn protect_table} returned, or call it again.", call)
   }
   invisible(x)
 }

@@ -331,10 +331,8 @@ validate_sdc_sensitivity <- function(x, arg = rlang::caller_arg(x), call = rlang
     ), "not_sensitivity", call = call, arg = arg)
   }
   broken <- function(what) {
-    abort_sdc(c(
-      paste0("{.arg {arg}} has been modified: ", what, "."),
-      "i" = "Use the table {.fn cell_sensitivity} returned, or call it again."
-    ), "invalid_object", call = call, arg = arg, .envir = parent.frame())
+    abort_invalid(arg, what, "Use the table {.fn cell_sensitivity} returned, or call it again.", call,
+                  .envir = parent.frame())
   }
   by <- attr(x, "by")
   rules <- attr(x, "rules")
