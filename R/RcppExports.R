@@ -21,6 +21,14 @@ cpp_changed_records <- function(old_cell, new_cell) {
     .Call(`_sdcRisk_cpp_changed_records`, old_cell, new_cell)
 }
 
+cpp_shift_codes <- function(x, lo) {
+    .Call(`_sdcRisk_cpp_shift_codes`, x, lo)
+}
+
+cpp_write_at <- function(x, at, values) {
+    .Call(`_sdcRisk_cpp_write_at`, x, at, values)
+}
+
 cpp_design <- function(what, x, y) {
     .Call(`_sdcRisk_cpp_design`, what, x, y)
 }

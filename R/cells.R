@@ -76,7 +76,7 @@ cell_frequencies <- function(data, keys, na = c("exclude", "category")) {
       "i" = "Use {.code na = \"category\"} to treat {.val NA} as a category."
     ), "key_type", arg = "keys")
   }
-  cells <- lapply(seq_along(keys), function(k) coded[[k]]$values[res$codes[[k]]])
+  cells <- lapply(seq_along(keys), function(k) cell_values(coded[[k]]$values, res$codes[[k]]))
   names(cells) <- keys
   cells <- as.data.frame(cells, stringsAsFactors = FALSE, optional = TRUE)
   names(cells) <- keys
@@ -89,7 +89,7 @@ cell_frequencies <- function(data, keys, na = c("exclude", "category")) {
     n_records = nrow(data),
     n_excluded = res$n_excluded
   )
-  out$source <- key_source(coded)
+  out$source <- key_source(coded, res$fingerprint)
   out
 }
 
@@ -109,12 +109,23 @@ warn_distinct_keys <- function(keys, distinct, n_records, call = rlang::caller_e
   invisible()
 }
 
+# The values of the cells of one key from their codes: values[codes], where
+# a factor's codes are its values (no copy of the codes).
+cell_values <- function(values, codes) {
+  if (is.factor(values) && identical(unclass(values), structure(seq_along(levels(values)), levels = levels(values)))) {
+    attributes(codes) <- attributes(values)
+    return(codes)
+  }
+  values[codes]
+}
+
 # What identifies the records a cross-classification was made from: the
-# categories of every key and a fingerprint of every record's codes.
-key_source <- function(coded) {
+# categories of every key and a fingerprint of every record's codes (the
+# one cpp_cross_classify() computed in passing, if given).
+key_source <- function(coded, fingerprint = NULL) {
   list(
     values = lapply(coded, `[[`, "values"),
-    fingerprint = core_call(cpp_key_fingerprint, lapply(coded, `[[`, "codes"))
+    fingerprint = fingerprint %||% core_call(cpp_key_fingerprint, lapply(coded, `[[`, "codes"))
   )
 }
 
@@ -204,7 +215,7 @@ code_key <- function(x, name, na_category, call = rlang::caller_env()) {
   } else if (is.integer(x) && !is.object(x) && !is.na((r <- core_call(cpp_int_range, x))[1]) &&
     as.numeric(r[2]) - r[1] < 1e6) {
     # a dense range: codes by subtraction; unobserved values make no cells
-    codes <- (x - r[1]) + 1L # r[1] - 1L would overflow at the integer minimum
+    codes <- if (r[1] == 1L) x else core_call(cpp_shift_codes, x, r[1]) # x - r[1] + 1, one pass
     values <- seq.int(r[1], r[2])
   } else if (is.atomic(x) && (is.character(x) || is.numeric(x)) && !is.complex(x)) {
     values <- sort(unique(x[!is.na(x)]), method = "radix")
@@ -257,6 +268,8 @@ cross_classify_codes <- function(codes, nlevels) {
     lapply(parts[[p]]$codes, function(cc) cc[combined$codes[[p]]])
   }), recursive = FALSE)
   combined$codes <- out_codes
+  # the fingerprint of the parts' cells is not that of the keys' codes
+  combined$fingerprint <- NULL
   combined
 }
 

@@ -39,11 +39,16 @@ partition_groups <- function(cells, vars, partition, call = rlang::caller_env())
 
 # Group index and labels of one variable's values under one partition rule.
 partition_variable <- function(x, spec, v, call) {
-  key <- if (is.factor(x)) as.character(x) else x
   if (identical(spec, "keep")) {
-    lab <- sort(unique(as.character(key)), na.last = TRUE, method = "radix")
-    return(list(index = match(as.character(key), lab), labels = lab))
+    # labels of the distinct values only (x has one value per cell, millions
+    # at census scale): the groups are those of as.character(x)
+    codes <- if (is.factor(x)) as.integer(x) else x
+    u <- unique(codes)
+    lab_u <- if (is.factor(x)) levels(x)[u] else as.character(u)
+    lab <- sort(unique(lab_u), na.last = TRUE, method = "radix")
+    return(list(index = match(lab_u, lab)[match(codes, u)], labels = lab))
   }
+  key <- if (is.factor(x)) as.character(x) else x
   if (is.numeric(spec) && is.null(names(spec)) && is.numeric(x) && !is.factor(x)) {
     br <- sort(unique(spec))
     idx <- findInterval(x, br, rightmost.closed = FALSE)

@@ -73,20 +73,20 @@ changed_records <- function(old_cell, new_cell) core_call(cpp_changed_records, o
 
 # Write the key values of the released cells into the changed records,
 # keeping every attribute of the columns (factor codes are written directly).
+# A key that no changed record changes (a kept key) is not copied.
 write_cells <- function(data, cells, old_cell, new_cell, changed = changed_records(old_cell, new_cell)) {
   if (length(changed) == 0) return(data)
   to <- new_cell[changed]
   for (k in cells$keys) {
     v <- data[[k]]
     values <- cells$cells[[k]]
-    if (is.factor(v)) {
-      attrs <- attributes(v)
-      codes <- as.integer(v)
-      codes[changed] <- as.integer(values)[to]
-      attributes(codes) <- attrs
-      v <- codes
+    new <- if (is.factor(v)) as.integer(values)[to] else values[to]
+    if ((is.factor(v) || !is.object(v)) && typeof(new) == typeof(v) &&
+      typeof(v) %in% c("integer", "double", "logical", "character")) {
+      v <- core_call(cpp_write_at, v, changed, new)
+      if (is.null(v)) next
     } else {
-      v[changed] <- values[to]
+      v[changed] <- new
     }
     data[[k]] <- v
   }

@@ -68,6 +68,31 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_shift_codes
+SEXP cpp_shift_codes(const Rcpp::IntegerVector& x, int lo);
+RcppExport SEXP _sdcRisk_cpp_shift_codes(SEXP xSEXP, SEXP loSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type lo(loSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_shift_codes(x, lo));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_write_at
+SEXP cpp_write_at(SEXP x, const Rcpp::IntegerVector& at, SEXP values);
+RcppExport SEXP _sdcRisk_cpp_write_at(SEXP xSEXP, SEXP atSEXP, SEXP valuesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type at(atSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type values(valuesSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_write_at(x, at, values));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_design
 SEXP cpp_design(const std::string& what, const Rcpp::NumericVector& x, const Rcpp::NumericVector& y);
 RcppExport SEXP _sdcRisk_cpp_design(SEXP whatSEXP, SEXP xSEXP, SEXP ySEXP) {
@@ -285,6 +310,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_key_fingerprint", (DL_FUNC) &_sdcRisk_cpp_key_fingerprint, 1},
     {"_sdcRisk_cpp_count_ids", (DL_FUNC) &_sdcRisk_cpp_count_ids, 2},
     {"_sdcRisk_cpp_changed_records", (DL_FUNC) &_sdcRisk_cpp_changed_records, 2},
+    {"_sdcRisk_cpp_shift_codes", (DL_FUNC) &_sdcRisk_cpp_shift_codes, 2},
+    {"_sdcRisk_cpp_write_at", (DL_FUNC) &_sdcRisk_cpp_write_at, 3},
     {"_sdcRisk_cpp_design", (DL_FUNC) &_sdcRisk_cpp_design, 3},
     {"_sdcRisk_cpp_cell_risk", (DL_FUNC) &_sdcRisk_cpp_cell_risk, 4},
     {"_sdcRisk_cpp_max_risk", (DL_FUNC) &_sdcRisk_cpp_max_risk, 2},

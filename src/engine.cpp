@@ -152,15 +152,18 @@ class BlockEngine : public EnginePlan {
     const int* id = cell_id.begin();
     Rcpp::IntegerVector out(Rcpp::no_init(static_cast<R_xlen_t>(n)));
     int* o = out.begin();
-    for (std::size_t i = 0; i < n; ++i) {
-      const int v = id[i];  // NA_INTEGER < 1
-      if (v > nc) throw std::invalid_argument("cell id out of range");
-      o[i] = v < 1 ? NA_INTEGER : v;
-    }
+    // one pass: every record's id is copied as it is read, the drawn ones
+    // overwritten (pram_draw_each() visits records in order)
     RUniform rng;
     sdcRisk::pram_draw_each(
-        h_.view, n, [id](std::size_t i) { return id[i] < 1 ? -1 : id[i] - 1; }, rng, interrupt_callback(),
-        [o](std::size_t i, int, int to) { o[i] = to + 1; });
+        h_.view, n,
+        [id, o, nc](std::size_t i) {
+          const int v = id[i];  // NA_INTEGER < 1
+          if (v > nc) throw std::invalid_argument("cell id out of range");
+          o[i] = v < 1 ? NA_INTEGER : v;
+          return v < 1 ? -1 : v - 1;
+        },
+        rng, interrupt_callback(), [o](std::size_t i, int, int to) { o[i] = to + 1; });
     return out;
   }
   Rcpp::List moments() override {

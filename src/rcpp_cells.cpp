@@ -1,13 +1,17 @@
 #include <Rcpp.h>
 
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
 #include "glue.h"
 #include "sdcRisk/cells.hpp"
 
-// Cross-classify key codes (each 1..L, NA or < 1 = missing).
+// Cross-classify key codes (each 1..L, NA or < 1 = missing). The records'
+// cells are written straight into the result (1-based, NA if left out),
+// and the fingerprint of the codes (cpp_key_fingerprint()) comes from the
+// same pass over the records.
 // [[Rcpp::export]]
 SEXP cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels) {
   return sdcRisk_glue::run_engine([&] {
@@ -22,13 +26,25 @@ SEXP cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlev
       else if (static_cast<std::size_t>(keep.back().size()) != n) throw std::invalid_argument("key lengths differ");
     }
     std::vector<int> nl(nlevels.begin(), nlevels.end());
-    const sdcRisk::CellTable tab = sdcRisk::cross_classify(ptrs, nl, n, sdcRisk_glue::interrupt_callback());
+    Rcpp::IntegerVector cell_id(Rcpp::no_init(static_cast<R_xlen_t>(n)));
+    int* id = cell_id.begin();
+    std::uint64_t fingerprint = 0;
+    const sdcRisk::CellTable tab =
+        sdcRisk::cross_classify_into(ptrs, nl, n, id, sdcRisk_glue::interrupt_callback(), &fingerprint);
+    for (std::size_t i = 0; i < n; ++i) id[i] = id[i] < 0 ? NA_INTEGER : id[i] + 1;
     Rcpp::List cell_codes(nkeys);
-    for (R_xlen_t k = 0; k < nkeys; ++k) cell_codes[k] = Rcpp::wrap(tab.cell_codes[k]);
-    return Rcpp::List::create(Rcpp::Named("cell_id") = sdcRisk_glue::one_based(tab.cell_of_record),
+    for (R_xlen_t k = 0; k < nkeys; ++k) {
+      Rcpp::IntegerVector ck(Rcpp::no_init(static_cast<R_xlen_t>(tab.counts.size())));
+      tab.decode(static_cast<std::size_t>(k), ck.begin());
+      cell_codes[k] = ck;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fingerprint));
+    return Rcpp::List::create(Rcpp::Named("cell_id") = cell_id,
                               Rcpp::Named("counts") = Rcpp::wrap(tab.counts),
                               Rcpp::Named("codes") = cell_codes,
-                              Rcpp::Named("n_excluded") = static_cast<double>(tab.n_excluded));
+                              Rcpp::Named("n_excluded") = static_cast<double>(tab.n_excluded),
+                              Rcpp::Named("fingerprint") = std::string(buf));
   });
 }
 
@@ -38,8 +54,10 @@ SEXP cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlev
 SEXP cpp_int_range(const Rcpp::IntegerVector& x) {
   return sdcRisk_glue::run_engine([&] {
     int lo = NA_INTEGER, hi = NA_INTEGER;
-    for (R_xlen_t i = 0; i < x.size(); ++i) {
-      const int v = x[i];
+    const int* p = x.begin();
+    const R_xlen_t n = x.size();
+    for (R_xlen_t i = 0; i < n; ++i) {
+      const int v = p[i];
       if (v == NA_INTEGER) continue;
       if (lo == NA_INTEGER || v < lo) lo = v;
       if (hi == NA_INTEGER || v > hi) hi = v;
@@ -75,11 +93,14 @@ SEXP cpp_key_fingerprint(const Rcpp::List& codes) {
 SEXP cpp_count_ids(const Rcpp::IntegerVector& ids, int n) {
   return sdcRisk_glue::run_engine([&]() -> SEXP {
     Rcpp::IntegerVector out(n);
-    for (R_xlen_t i = 0; i < ids.size(); ++i) {
-      const int v = ids[i];
+    int* o = out.begin();
+    const int* p = ids.begin();
+    const R_xlen_t m = ids.size();
+    for (R_xlen_t i = 0; i < m; ++i) {
+      const int v = p[i];
       if (v == NA_INTEGER) continue;
       if (v < 1 || v > n) return R_NilValue;
-      ++out[v - 1];
+      ++o[v - 1];
     }
     return out;
   });
@@ -101,6 +122,85 @@ SEXP cpp_changed_records(const Rcpp::IntegerVector& old_cell, const Rcpp::Intege
     int* o = out.begin();
     for (R_xlen_t i = 0; i < n; ++i)
       if (b[i] != NA_INTEGER && b[i] != a[i]) *o++ = static_cast<int>(i + 1);
+    return out;
+  });
+}
+
+// Codes x - lo + 1 of a dense integer key (NA stays NA), in one pass; the
+// caller has checked that the range of x is below 10^6, so no overflow.
+// [[Rcpp::export]]
+SEXP cpp_shift_codes(const Rcpp::IntegerVector& x, int lo) {
+  return sdcRisk_glue::run_engine([&] {
+    const R_xlen_t n = x.size();
+    Rcpp::IntegerVector out(Rcpp::no_init(n));
+    const int* p = x.begin();
+    int* o = out.begin();
+    const long long shift = static_cast<long long>(lo) - 1;
+    for (R_xlen_t i = 0; i < n; ++i)
+      o[i] = p[i] == NA_INTEGER ? NA_INTEGER : static_cast<int>(static_cast<long long>(p[i]) - shift);
+    return out;
+  });
+}
+
+// A copy of the vector x (attributes kept) with x[at[j]] = values[j] (at
+// 1-based, in range), or NULL if no element changes: keys that no moved
+// record changes are not copied. x and values have the same type (integer,
+// double, logical or character); the caller checks.
+// [[Rcpp::export]]
+SEXP cpp_write_at(SEXP x, const Rcpp::IntegerVector& at, SEXP values) {
+  return sdcRisk_glue::run_engine([&]() -> SEXP {
+    const int type = TYPEOF(x);
+    if (TYPEOF(values) != type || Rf_xlength(values) != at.size())
+      throw std::invalid_argument("write_at: values do not match");
+    const R_xlen_t n = Rf_xlength(x);
+    const R_xlen_t m = at.size();
+    const int* pos = at.begin();
+    for (R_xlen_t j = 0; j < m; ++j)
+      if (pos[j] == NA_INTEGER || pos[j] < 1 || pos[j] > n) throw std::invalid_argument("write_at: position out of range");
+    R_xlen_t first = m;
+    switch (type) {
+      case INTSXP:
+      case LGLSXP: {
+        const int* a = type == INTSXP ? INTEGER(x) : LOGICAL(x);
+        const int* v = type == INTSXP ? INTEGER(values) : LOGICAL(values);
+        for (R_xlen_t j = 0; j < m && first == m; ++j)
+          if (a[pos[j] - 1] != v[j]) first = j;
+        break;
+      }
+      case REALSXP: {
+        const double* a = REAL(x);
+        const double* v = REAL(values);
+        // bitwise, so that NA and NaN count as different values
+        for (R_xlen_t j = 0; j < m && first == m; ++j)
+          if (std::memcmp(&a[pos[j] - 1], &v[j], sizeof(double)) != 0) first = j;
+        break;
+      }
+      case STRSXP:
+        for (R_xlen_t j = 0; j < m && first == m; ++j)
+          if (STRING_ELT(x, pos[j] - 1) != STRING_ELT(values, j)) first = j;
+        break;
+      default:
+        throw std::invalid_argument("write_at: unsupported type");
+    }
+    if (first == m) return R_NilValue;
+    Rcpp::Shield<SEXP> out(Rf_duplicate(x));
+    switch (type) {
+      case INTSXP:
+      case LGLSXP: {
+        int* o = type == INTSXP ? INTEGER(out) : LOGICAL(out);
+        const int* v = type == INTSXP ? INTEGER(values) : LOGICAL(values);
+        for (R_xlen_t j = first; j < m; ++j) o[pos[j] - 1] = v[j];
+        break;
+      }
+      case REALSXP: {
+        double* o = REAL(out);
+        const double* v = REAL(values);
+        for (R_xlen_t j = first; j < m; ++j) o[pos[j] - 1] = v[j];
+        break;
+      }
+      default:
+        for (R_xlen_t j = first; j < m; ++j) SET_STRING_ELT(out, pos[j] - 1, STRING_ELT(values, j));
+    }
     return out;
   });
 }

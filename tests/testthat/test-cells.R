@@ -83,6 +83,33 @@ test_that("a single key works and large level products are combined", {
   expect_identical(ord, seq_len(nrow(cf$cells)))
 })
 
+test_that("every path of the cross-classification numbers the cells like sort() and fingerprints like the plain pass", {
+  # dense buckets (many records per 2^16 indices), sparse buckets (few:
+  # sorted), more than 2^16 buckets, and index spaces too large for buckets
+  # (radix sort of pairs); keys encoded as numbers whose order is the
+  # lexicographic order of the keys
+  cases <- list(
+    list(n = 20000, levels = c(300, 300)),
+    list(n = 2000, levels = c(300, 300)),
+    list(n = 600000, levels = c(2048, 2048, 2048)),
+    list(n = 3000, levels = c(1000, 1000, 1000, 1000))
+  )
+  for (cs in cases) {
+    set.seed(cs$n)
+    df <- as.data.frame(lapply(cs$levels, function(l) sample.int(l, cs$n, TRUE)))
+    names(df) <- paste0("k", seq_along(df))
+    df$k1[sample(cs$n, 5)] <- NA
+    cf <- cell_frequencies(df, names(df))
+    num <- Reduce(function(acc, x) acc * 1e4 + x, df)
+    u <- sort(unique(num[!is.na(num)]))
+    expect_identical(cf$cell_id, match(num, u), info = paste(cs$n, "records"))
+    expect_identical(cf$cells$count, tabulate(match(num, u), length(u)), info = paste(cs$n, "records"))
+    expect_identical(cf$n_excluded, 5)
+    codes <- lapply(df, function(x) x - min(x, na.rm = TRUE) + 1L)
+    expect_identical(cf$source$fingerprint, core_call(cpp_key_fingerprint, unname(codes)))
+  }
+})
+
 test_that("print, summary and as.data.frame describe the cells", {
   df <- data_with_counts(c(1, 1, 2, 5, 12))
   cf <- cell_frequencies(df, "k")

@@ -25,37 +25,154 @@ struct CellTable {
   std::vector<int> counts;                  // T_i of each nonempty cell
   std::vector<std::vector<int>> cell_codes; // per key, the code (1..L) of each cell
   std::int64_t n_excluded = 0;
+  // the mixed-radix index of each cell, and the radix of each key: the
+  // codes of key k are decode(k, out) (cross_classify_into() leaves
+  // cell_codes empty, so that a caller can decode into its own memory)
+  std::vector<std::uint64_t> index_of_cell;
+  std::vector<std::uint64_t> stride;
+  std::vector<int> nlevels;
+  void decode(std::size_t k, int* out) const {
+    const std::uint64_t s = stride[k], l = static_cast<std::uint64_t>(nlevels[k]);
+    for (std::size_t r = 0; r < index_of_cell.size(); ++r)
+      out[r] = static_cast<int>((index_of_cell[r] / s) % l) + 1;
+  }
 };
 
 namespace detail {
 
+// One record's step of key_fingerprint() (below): the same arithmetic, so
+// that a fingerprint folded into the cross-classification equals it.
+inline void fingerprint_step(std::uint64_t& h, int code) {
+  const std::uint64_t v = code < 1 ? 0 : static_cast<std::uint64_t>(code);
+  h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+  h *= 0xFF51AFD7ED558CCDULL;
+}
+inline std::uint64_t fingerprint_seed(std::size_t n) {
+  return 0x9E3779B97F4A7C15ULL ^ (static_cast<std::uint64_t>(n) * 0xBF58476D1CE4E5B9ULL);
+}
+
+// The mixed-radix index of record i's cell, or false if a key is missing.
+inline bool cell_index(const std::vector<const int*>& codes, const std::vector<int>& nlevels,
+                       const std::vector<std::uint64_t>& stride, std::size_t i, std::uint64_t& idx) {
+  idx = 0;
+  bool missing = false;
+  for (std::size_t k = 0; k < codes.size(); ++k) {
+    const int c = codes[k][i];
+    if (c < 1) { missing = true; continue; }
+    if (c > nlevels[k]) throw std::invalid_argument("cross_classify: code above its number of levels");
+    idx += static_cast<std::uint64_t>(c - 1) * stride[k];
+  }
+  return !missing;
+}
+
+// Cells by buckets: one counting pass on the high bits of the index, one
+// pass that files each record (its number and the low 16 bits of its
+// index) under its bucket, and, bucket by bucket, a table over the low bits
+// (256 KB, in cache) or a sort of the bucket's few records. Two arrays of
+// 4 + 2 bytes per record, where a radix sort of (key, record) pairs moves
+// 16 bytes per record and pass through two more such arrays: on machines
+// where fresh memory is slow to map, that is most of the time. The index
+// space must be at most 2^16 buckets of 2^16 (or a few per record).
+template <class Interrupt>
+void classify_buckets(const std::vector<const int*>& codes, const std::vector<int>& nlevels,
+                      const std::vector<std::uint64_t>& stride, int bits, std::size_t n, CellTable& out,
+                      int* cell_of_record, std::vector<std::uint64_t>& index_of_cell,
+                      std::uint64_t& fingerprint, Interrupt& interrupt) {
+  const int low_bits = std::min(bits, 16);
+  const int high_bits = bits - low_bits;
+  const std::size_t nbucket = std::size_t(1) << high_bits;
+  const std::size_t span = std::size_t(1) << low_bits;
+  const std::uint64_t low_mask = span - 1;
+  std::vector<std::uint32_t> start(nbucket + 1, 0);
+  std::uint64_t h = fingerprint_seed(n);
+  std::uint64_t idx = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
+    for (const int* c : codes) fingerprint_step(h, c[i]);
+    h ^= h >> 29;
+    if (cell_index(codes, nlevels, stride, i, idx)) ++start[(idx >> low_bits) + 1];
+    else ++out.n_excluded;
+  }
+  fingerprint = h;
+  for (std::size_t b = 0; b < nbucket; ++b) start[b + 1] += start[b];
+  const std::size_t m = start[nbucket];
+  std::vector<int> rec(m);
+  std::vector<std::uint16_t> low(m);
+  {
+    std::vector<std::uint32_t> next(start.begin(), start.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
+      if (!cell_index(codes, nlevels, stride, i, idx)) {
+        cell_of_record[i] = -1;
+        continue;
+      }
+      const std::uint32_t pos = next[idx >> low_bits]++;
+      rec[pos] = static_cast<int>(i);
+      low[pos] = static_cast<std::uint16_t>(idx & low_mask);
+    }
+  }
+  std::vector<int> slot(span, -1);
+  std::vector<std::uint64_t> sorted;
+  for (std::size_t b = 0; b < nbucket; ++b) {
+    const std::size_t from = start[b], to = start[b + 1];
+    if (from == to) continue;
+    if ((b & 0xFF) == 0) interrupt();
+    const std::uint64_t base = static_cast<std::uint64_t>(b) << low_bits;
+    if ((to - from) * 8 >= span) {
+      // dense bucket: mark, number in order, assign, clear
+      for (std::size_t p = from; p < to; ++p) slot[low[p]] = 0;
+      for (std::size_t k = 0; k < span; ++k) {
+        if (slot[k] != 0) continue;
+        slot[k] = static_cast<int>(out.counts.size());
+        out.counts.push_back(0);
+        index_of_cell.push_back(base + k);
+      }
+      for (std::size_t p = from; p < to; ++p) {
+        const int cell = slot[low[p]];
+        cell_of_record[rec[p]] = cell;
+        ++out.counts[cell];
+      }
+      for (std::size_t p = from; p < to; ++p) slot[low[p]] = -1;
+    } else {
+      // sparse bucket: sort its (low bits, position) pairs
+      sorted.resize(to - from);
+      for (std::size_t p = from; p < to; ++p)
+        sorted[p - from] = (static_cast<std::uint64_t>(low[p]) << 32) | static_cast<std::uint64_t>(p);
+      std::sort(sorted.begin(), sorted.end());
+      std::uint64_t prev = ~std::uint64_t(0);
+      for (const std::uint64_t s : sorted) {
+        const std::uint64_t l = s >> 32;
+        if (l != prev) {
+          out.counts.push_back(0);
+          index_of_cell.push_back(base + l);
+          prev = l;
+        }
+        cell_of_record[rec[s & 0xFFFFFFFFULL]] = static_cast<int>(out.counts.size()) - 1;
+        ++out.counts.back();
+      }
+    }
+  }
+}
+
+// Cells by an LSD radix sort of (index, record) pairs, for index spaces too
+// large for buckets.
 template <class Key, class Interrupt>
 void classify_with(const std::vector<const int*>& codes, const std::vector<int>& nlevels,
-                   const std::vector<std::uint64_t>& stride, std::uint64_t total, std::size_t n,
-                   CellTable& out, std::vector<std::uint64_t>& index_of_cell, Interrupt& interrupt) {
-  const std::size_t nkeys = codes.size();
-  out.cell_of_record.assign(n, -1);
-  // One pass over the records: the mixed-radix index of each record's cell.
+                   const std::vector<std::uint64_t>& stride, int bits, std::size_t n,
+                   CellTable& out, int* cell_of_record, std::vector<std::uint64_t>& index_of_cell,
+                   Interrupt& interrupt) {
   std::vector<Key> key;
   std::vector<int> rec;
   key.reserve(n);
   rec.reserve(n);
+  std::uint64_t idx = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
-    std::uint64_t idx = 0;
-    bool missing = false;
-    for (std::size_t k = 0; k < nkeys; ++k) {
-      const int c = codes[k][i];
-      if (c < 1) { missing = true; break; }
-      if (c > nlevels[k]) throw std::invalid_argument("cross_classify: code above its number of levels");
-      idx += static_cast<std::uint64_t>(c - 1) * stride[k];
-    }
-    if (missing) { ++out.n_excluded; continue; }
+    cell_of_record[i] = -1;
+    if (!cell_index(codes, nlevels, stride, i, idx)) { ++out.n_excluded; continue; }
     key.push_back(static_cast<Key>(idx));
     rec.push_back(static_cast<int>(i));
   }
-  int bits = 0;
-  while (bits < 64 && (std::uint64_t(1) << bits) < total) ++bits;
   radix_sort_pairs(key, rec, bits, interrupt);
   // Runs of equal keys are the cells, already in lexicographic order.
   for (std::size_t i = 0; i < key.size(); ++i) {
@@ -64,18 +181,34 @@ void classify_with(const std::vector<const int*>& codes, const std::vector<int>&
       out.counts.push_back(0);
     }
     ++out.counts.back();
-    out.cell_of_record[rec[i]] = static_cast<int>(out.counts.size()) - 1;
+    cell_of_record[rec[i]] = static_cast<int>(out.counts.size()) - 1;
   }
 }
 
 }  // namespace detail
 
+// A 64-bit fingerprint of the key codes of every record, in record order
+// (missing codes count as 0): one sequential pass, used to recognise the
+// data a plan was built from without comparing records with cells.
+inline std::uint64_t key_fingerprint(const std::vector<const int*>& codes, std::size_t n) {
+  std::uint64_t h = detail::fingerprint_seed(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const int* c : codes) detail::fingerprint_step(h, c[i]);
+    h ^= h >> 29;
+  }
+  return h;
+}
+
 // `codes[k]` points to n codes of key k with `nlevels[k]` levels.
-// `interrupt()` is called every few hundred thousand records.
+// `interrupt()` is called every few hundred thousand records. The 0-based
+// cell of every record (-1 if left out) is written to `cell_of_record` (n
+// ints), `tab.cell_of_record` and `tab.cell_codes` are left empty (decode()
+// gives the codes); `fingerprint`, if given, receives key_fingerprint() of
+// the codes.
 template <class Interrupt>
-CellTable cross_classify(const std::vector<const int*>& codes,
-                         const std::vector<int>& nlevels, std::size_t n,
-                         Interrupt&& interrupt) {
+CellTable cross_classify_into(const std::vector<const int*>& codes,
+                              const std::vector<int>& nlevels, std::size_t n, int* cell_of_record,
+                              Interrupt&& interrupt, std::uint64_t* fingerprint = nullptr) {
   const std::size_t nkeys = codes.size();
   if (nkeys == 0 || nlevels.size() != nkeys)
     throw std::invalid_argument("cross_classify: no keys or levels mismatch");
@@ -94,38 +227,45 @@ CellTable cross_classify(const std::vector<const int*>& codes,
   if (prod > 4.0e18L)
     throw std::invalid_argument("cross_classify: too many key combinations for one pass");
   const std::uint64_t total = static_cast<std::uint64_t>(prod);
+  int bits = 0;
+  while (bits < 64 && (std::uint64_t(1) << bits) < total) ++bits;
 
   CellTable out;
-  std::vector<std::uint64_t> index_of_cell;
-  if (total <= std::numeric_limits<std::uint32_t>::max())
-    detail::classify_with<std::uint32_t>(codes, nlevels, stride, total, n, out, index_of_cell, interrupt);
-  else
-    detail::classify_with<std::uint64_t>(codes, nlevels, stride, total, n, out, index_of_cell, interrupt);
-
-  const std::size_t ncell = out.counts.size();
-  out.cell_codes.assign(nkeys, std::vector<int>(ncell));
-  for (std::size_t r = 0; r < ncell; ++r) {
-    const std::uint64_t idx = index_of_cell[r];
-    for (std::size_t k = 0; k < nkeys; ++k)
-      out.cell_codes[k][r] = static_cast<int>((idx / stride[k]) % static_cast<std::uint64_t>(nlevels[k])) + 1;
+  std::vector<std::uint64_t>& index_of_cell = out.index_of_cell;
+  // capacity only: pages are mapped as cells are found
+  index_of_cell.reserve(std::min<std::uint64_t>(total, n));
+  out.counts.reserve(std::min<std::uint64_t>(total, n));
+  const int high_bits = std::max(0, bits - 16);
+  if (high_bits <= 16 || (std::uint64_t(1) << high_bits) <= static_cast<std::uint64_t>(n) / 4) {
+    std::uint64_t h = 0;
+    detail::classify_buckets(codes, nlevels, stride, bits, n, out, cell_of_record, index_of_cell, h, interrupt);
+    if (fingerprint) *fingerprint = h;
+  } else {
+    if (fingerprint) *fingerprint = key_fingerprint(codes, n);
+    if (total <= std::numeric_limits<std::uint32_t>::max())
+      detail::classify_with<std::uint32_t>(codes, nlevels, stride, bits, n, out, cell_of_record, index_of_cell,
+                                           interrupt);
+    else
+      detail::classify_with<std::uint64_t>(codes, nlevels, stride, bits, n, out, cell_of_record, index_of_cell,
+                                           interrupt);
   }
+
+  out.stride = std::move(stride);
+  out.nlevels = nlevels;
   return out;
 }
 
-// A 64-bit fingerprint of the key codes of every record, in record order
-// (missing codes count as 0): one sequential pass, used to recognise the
-// data a plan was built from without comparing records with cells.
-inline std::uint64_t key_fingerprint(const std::vector<const int*>& codes, std::size_t n) {
-  std::uint64_t h = 0x9E3779B97F4A7C15ULL ^ (static_cast<std::uint64_t>(n) * 0xBF58476D1CE4E5B9ULL);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (const int* c : codes) {
-      const std::uint64_t v = c[i] < 1 ? 0 : static_cast<std::uint64_t>(c[i]);
-      h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-      h *= 0xFF51AFD7ED558CCDULL;
-    }
-    h ^= h >> 29;
-  }
-  return h;
+// The same, with the records' cells in `tab.cell_of_record`.
+template <class Interrupt>
+CellTable cross_classify(const std::vector<const int*>& codes,
+                         const std::vector<int>& nlevels, std::size_t n,
+                         Interrupt&& interrupt) {
+  std::vector<int> cell_of_record(n);
+  CellTable out = cross_classify_into(codes, nlevels, n, cell_of_record.data(), interrupt);
+  out.cell_of_record = std::move(cell_of_record);
+  out.cell_codes.assign(codes.size(), std::vector<int>(out.counts.size()));
+  for (std::size_t k = 0; k < codes.size(); ++k) out.decode(k, out.cell_codes[k].data());
+  return out;
 }
 
 }  // namespace sdcRisk

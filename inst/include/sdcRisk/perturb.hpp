@@ -29,12 +29,14 @@ class PramSampler {
     // one compact record per cell: a single memory access per unit drawn
     // (built directly, without locate_cells()'s two temporaries)
     where_.assign(plan.n_cells, Where{-1, -1, 0});
+    in_block_.assign((static_cast<std::size_t>(plan.n_cells) + 63) / 64, 0);
     for (int b = 0; b < plan.n_blocks; ++b)
       for (int k = plan.block_start[b]; k < plan.block_start[b + 1]; ++k) {
         const int c = plan.block_cells[k];
         if (c < 0 || c >= plan.n_cells) throw std::invalid_argument("plan: cell id out of range");
         if (where_[c].block >= 0) throw std::invalid_argument("plan: cell in two blocks");
         where_[c] = Where{b, k - plan.block_start[b], plan.counts[c]};
+        in_block_[static_cast<std::size_t>(c) >> 6] |= std::uint64_t(1) << (c & 63);
       }
     cum_start_.assign(plan.n_blocks, -1);
     for (int b = 0; b < plan.n_blocks; ++b) {
@@ -51,16 +53,20 @@ class PramSampler {
     }
   }
 
+  // From a bitmap of the cells (one bit each, in cache at millions of
+  // cells), so that records outside blocks cost no miss in where_.
   bool in_block(int cell) const {
     if (cell >= static_cast<int>(where_.size())) throw std::invalid_argument("pram_draw: record cell id out of range");
-    return cell >= 0 && where_[cell].block >= 0;
+    return cell >= 0 && ((in_block_[static_cast<std::size_t>(cell) >> 6] >> (cell & 63)) & 1U);
   }
 
   // A hint that `cell` will be drawn soon: records come in random cell
   // order, so fetching its entry ahead hides the cache miss.
   void prefetch(int cell) const {
 #if defined(__GNUC__) || defined(__clang__)
-    if (cell >= 0 && cell < static_cast<int>(where_.size())) __builtin_prefetch(&where_[cell]);
+    if (cell >= 0 && cell < static_cast<int>(where_.size()) &&
+        ((in_block_[static_cast<std::size_t>(cell) >> 6] >> (cell & 63)) & 1U))
+      __builtin_prefetch(&where_[cell]);
 #else
     (void)cell;
 #endif
@@ -100,6 +106,7 @@ class PramSampler {
   struct Where { int block, pos, count; };
   const PlanView& plan_;
   std::vector<Where> where_;
+  std::vector<std::uint64_t> in_block_;
   std::vector<double> cum_;
   std::vector<std::int64_t> cum_start_;
 };
