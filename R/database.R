@@ -350,7 +350,11 @@ check_db_id_arg <- function(data, id, vars, call = rlang::caller_env()) {
 # into a b-tree for COUNT(DISTINCT) (15 times slower at 10^6), so there, and
 # elsewhere, the ids are grouped (missing ones form one group) and the
 # groups counted.
+#
+# A plain table whose id column the database itself keeps unique and never
+# missing (db_id_declared()) needs no pass: the check is skipped there.
 check_db_id <- function(data, id, call = rlang::caller_env()) {
+  if (db_id_declared(data, id)) return(invisible())
   idsym <- rlang::sym(id)
   if (db_kind(dbplyr::remote_con(data)) == "postgres") {
     s <- dplyr::collect(dplyr::summarise(data,
@@ -389,6 +393,59 @@ check_db_id <- function(data, id, call = rlang::caller_env()) {
     ), "db_id", call = call)
   }
   invisible()
+}
+
+# Does the database guarantee that `id` is unique and never missing in
+# `data`? Only for a plain table (dplyr::tbl(con, "name"), no query on it),
+# read from the catalogue, never from the records:
+# * SQLite: `id` is the table's INTEGER PRIMARY KEY (an alias of the rowid,
+#   which is never NULL; not when declared DESC, which SQLite makes an
+#   ordinary key that allows NULL: it then has a "pk" index), or a column
+#   declared NOT NULL with a unique index on it alone (not partial);
+# * PostgreSQL: a column declared NOT NULL with a valid unique index
+#   (primary key or UNIQUE) on it alone, not partial.
+# Anything else (queries, other backends, catalogue errors) answers FALSE,
+# and the ids are checked by a pass over the records.
+db_id_declared <- function(data, id) {
+  name <- tryCatch(dbplyr::remote_name(data), error = function(e) NULL)
+  if (!inherits(name, "ident") || length(name) != 1 || !nzchar(name)) return(FALSE)
+  name <- as.character(name)
+  con <- dbplyr::remote_con(data)
+  kind <- db_kind(con)
+  tryCatch(
+    {
+      if (kind == "sqlite") {
+        qn <- DBI::dbQuoteIdentifier(con, name)
+        cols <- db_get(con, paste0("PRAGMA table_info(", qn, ")"))
+        idx <- db_get(con, paste0("PRAGMA index_list(", qn, ")"))
+        col <- cols[cols$name == id, , drop = FALSE]
+        if (nrow(col) != 1) return(FALSE)
+        if (sum(cols$pk > 0) == 1 && col$pk == 1 && toupper(col$type) == "INTEGER" &&
+          !any(idx$origin == "pk")) {
+          return(TRUE)
+        }
+        if (col$notnull != 1) return(FALSE)
+        for (i in which(idx$unique == 1 & idx$partial == 0)) {
+          info <- db_get(con, paste0("PRAGMA index_info(", DBI::dbQuoteIdentifier(con, idx$name[i]), ")"))
+          if (nrow(info) == 1 && identical(info$name, id)) return(TRUE)
+        }
+        FALSE
+      } else if (kind == "postgres") {
+        qn <- as.character(DBI::dbQuoteIdentifier(con, name))
+        sql <- paste0(
+          "SELECT COUNT(*) AS n FROM pg_index i JOIN pg_attribute a",
+          " ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]",
+          " WHERE i.indrelid = to_regclass(", DBI::dbQuoteString(con, qn), ")",
+          " AND i.indisunique AND i.indisvalid AND i.indnkeyatts = 1 AND i.indpred IS NULL",
+          " AND i.indexprs IS NULL AND a.attnotnull AND a.attname = ", DBI::dbQuoteString(con, id)
+        )
+        isTRUE(as.numeric(db_get(con, sql)$n) > 0)
+      } else {
+        FALSE
+      }
+    },
+    error = function(e) FALSE
+  )
 }
 
 # The IFPR law, drawn from the counts (Nayak, Zhang and You 2016, Section
