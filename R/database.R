@@ -97,7 +97,12 @@ cells_from_groups <- function(grouped, keys, na, call = rlang::caller_env()) {
 #' @param id For a database table: the name of a column that identifies the
 #'   records (unique, never missing). Each cell's records are ranked by it,
 #'   and the ranks that move are drawn uniformly at random in R, so knowing
-#'   the ids tells nothing about which records moved.
+#'   the ids tells nothing about which records moved. The release checks
+#'   both in one pass over the records before anything is drawn, except
+#'   when `data` is a table itself (not a query) whose `id` the database
+#'   keeps unique and never missing (a primary key, or a `NOT NULL` column
+#'   with a unique index on it alone; on SQLite an `INTEGER PRIMARY KEY`):
+#'   then the database's own guarantee is read from its catalogue.
 #' @param name For a database table: the table the release is written to, in
 #'   the same database: a string, `DBI::Id(schema = , table = )` or
 #'   `dbplyr::in_schema()`. It may not be a table that `data` reads (in any
