@@ -29,6 +29,10 @@ cpp_write_at <- function(x, at, values) {
     .Call(`_sdcRisk_cpp_write_at`, x, at, values)
 }
 
+cpp_theta_outside <- function(theta, block_start, block_cells, counts) {
+    .Call(`_sdcRisk_cpp_theta_outside`, theta, block_start, block_cells, counts)
+}
+
 cpp_design <- function(what, x, y) {
     .Call(`_sdcRisk_cpp_design`, what, x, y)
 }

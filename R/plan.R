@@ -155,9 +155,8 @@ validate_pram_plan <- function(plan, arg = "plan", call = rlang::caller_env(), r
   if (any(is.infinite(theta)) || any(!is.na(ms[!is_matrix])) || anyNA(ms[is_matrix])) {
     broken("each block must have exactly one of a finite {.field theta} and a matrix ({.field matrix_start})")
   }
-  th <- rep.int(theta, sizes)
-  if (any(!is.na(th) & (th < 0 | th > counts[bc]))) {
-    b <- findInterval(which(!is.na(th) & (th < 0 | th > counts[bc]))[1] - 1, bs)
+  b <- core_call(cpp_theta_outside, theta, bs, bc, counts, call = call) # one pass, no vectors of the block cells' length
+  if (b > 0L) {
     broken(paste0("{.field theta} of block ", b, " is outside [0, the smallest count of its cells]"))
   }
   if (!any(is_matrix) && length(mat) > 0) broken("{.field matrix} must be empty in a plan without matrix blocks")

@@ -93,6 +93,20 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_theta_outside
+SEXP cpp_theta_outside(const Rcpp::NumericVector& theta, const Rcpp::IntegerVector& block_start, const Rcpp::IntegerVector& block_cells, const Rcpp::IntegerVector& counts);
+RcppExport SEXP _sdcRisk_cpp_theta_outside(SEXP thetaSEXP, SEXP block_startSEXP, SEXP block_cellsSEXP, SEXP countsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type theta(thetaSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type block_start(block_startSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type block_cells(block_cellsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type counts(countsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_theta_outside(theta, block_start, block_cells, counts));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_design
 SEXP cpp_design(const std::string& what, const Rcpp::NumericVector& x, const Rcpp::NumericVector& y);
 RcppExport SEXP _sdcRisk_cpp_design(SEXP whatSEXP, SEXP xSEXP, SEXP ySEXP) {
@@ -312,6 +326,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_changed_records", (DL_FUNC) &_sdcRisk_cpp_changed_records, 2},
     {"_sdcRisk_cpp_shift_codes", (DL_FUNC) &_sdcRisk_cpp_shift_codes, 2},
     {"_sdcRisk_cpp_write_at", (DL_FUNC) &_sdcRisk_cpp_write_at, 3},
+    {"_sdcRisk_cpp_theta_outside", (DL_FUNC) &_sdcRisk_cpp_theta_outside, 4},
     {"_sdcRisk_cpp_design", (DL_FUNC) &_sdcRisk_cpp_design, 3},
     {"_sdcRisk_cpp_cell_risk", (DL_FUNC) &_sdcRisk_cpp_cell_risk, 4},
     {"_sdcRisk_cpp_max_risk", (DL_FUNC) &_sdcRisk_cpp_max_risk, 2},

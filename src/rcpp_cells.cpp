@@ -204,3 +204,28 @@ SEXP cpp_write_at(SEXP x, const Rcpp::IntegerVector& at, SEXP values) {
     return out;
   });
 }
+
+// The first block (1-based) whose theta is outside [0, the smallest count
+// of its cells], or 0; NA theta (matrix blocks) is not checked. The
+// validator of block plans checked block_start and block_cells before.
+// [[Rcpp::export]]
+SEXP cpp_theta_outside(const Rcpp::NumericVector& theta, const Rcpp::IntegerVector& block_start,
+                       const Rcpp::IntegerVector& block_cells, const Rcpp::IntegerVector& counts) {
+  return sdcRisk_glue::run_engine([&]() -> SEXP {
+    const double* th = theta.begin();
+    const int* bs = block_start.begin();
+    const int* bc = block_cells.begin();
+    const int* ct = counts.begin();
+    const R_xlen_t nb = theta.size(), nbc = block_cells.size(), nc = counts.size();
+    if (block_start.size() != nb + 1) return Rcpp::wrap(1);
+    for (R_xlen_t b = 0; b < nb; ++b) {
+      if (ISNAN(th[b])) continue;
+      if (th[b] < 0) return Rcpp::wrap(static_cast<int>(b + 1));
+      for (int k = bs[b]; k < bs[b + 1]; ++k) {
+        if (k < 0 || k >= nbc || bc[k] < 1 || bc[k] > nc) return Rcpp::wrap(static_cast<int>(b + 1));
+        if (th[b] > ct[bc[k] - 1]) return Rcpp::wrap(static_cast<int>(b + 1));
+      }
+    }
+    return Rcpp::wrap(0);
+  });
+}
