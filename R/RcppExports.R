@@ -57,8 +57,8 @@ cpp_moments <- function(plan) {
     .Call(`_sdcRisk_cpp_moments`, plan)
 }
 
-cpp_cost <- function(plan) {
-    .Call(`_sdcRisk_cpp_cost`, plan)
+cpp_cost <- function(plan, stay) {
+    .Call(`_sdcRisk_cpp_cost`, plan, stay)
 }
 
 cpp_category_moments <- function(plan, category, n_cat, var) {

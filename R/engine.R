@@ -167,8 +167,8 @@ plan_write <- function(plan, data, cell_id, drawn) UseMethod("plan_write")
 
 # Expected changed records, total perturbation variance, and the
 # probability that a unit of each cell keeps its cell.
-plan_cost <- function(plan, ep = engine_plan(plan, call = call), call = rlang::caller_env()) {
-  core_call(cpp_cost, ep, call = call)
+plan_cost <- function(plan, ep = engine_plan(plan, call = call), call = rlang::caller_env(), stay = TRUE) {
+  core_call(cpp_cost, ep, stay, call = call)
 }
 
 # E(S_i | T) and V(S_i | T) of every cell (eq. 3.3, 3.6, 6.1).

@@ -307,8 +307,8 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
   # only records of cells in blocks can change
   records_changed <- records_changed %||% sum(new_cell != cells$cell_id, na.rm = TRUE)
   s_new <- tabulate(new_cell, nbins = length(counts)) # NA ignored
-  cost_exact <- plan_cost(plan, ep = ep)
-  cost_bound <- plan_cost(plan_bound, ep = ep_bound)
+  cost_exact <- plan_cost(plan, ep = ep, stay = FALSE)
+  cost_bound <- plan_cost(plan_bound, ep = ep_bound, stay = FALSE)
   certificate <- new_sdc_certificate(
     goal = goal,
     xi = xi,

@@ -82,7 +82,7 @@ pram_release <- function(data, keys, vars = setdiff(keys, strata), strata = NULL
 
 new_sdc_pram_release <- function(data, plan, cells, codes, new_cell, keys, vars, strata, max_risk,
                                  ep = engine_plan(plan)) {
-  cost <- plan_cost(plan, ep = ep)
+  cost <- plan_cost(plan, ep = ep, stay = FALSE)
   old <- cells$cell_id
   moved <- !is.na(old) & (is.na(new_cell) | new_cell != old)
   certificate <- structure(list(

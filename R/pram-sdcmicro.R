@@ -51,7 +51,7 @@ pram_certify <- function(obj, goal = c("all_matches", "unique_matches", "sample_
   rel <- sdcmicro_release(obj, arg = "obj")
   known <- check_known(known, rel$keys)
   mx <- max_match_risk(rel$plan, goal, known = known)
-  cost <- plan_cost(rel$plan)
+  cost <- plan_cost(rel$plan, stay = FALSE)
   risk <- sdcMicro::get.sdcMicroObj(obj, "risk")
   risk$pram <- structure(list(
     goal = goal, known = known, risk = mx$risk, cell = mx$cell, a = mx$a, count = mx$count, cell_keys = mx$keys,

@@ -183,13 +183,14 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_cost
-SEXP cpp_cost(const Rcpp::List& plan);
-RcppExport SEXP _sdcRisk_cpp_cost(SEXP planSEXP) {
+SEXP cpp_cost(const Rcpp::List& plan, bool stay);
+RcppExport SEXP _sdcRisk_cpp_cost(SEXP planSEXP, SEXP staySEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_cost(plan));
+    Rcpp::traits::input_parameter< bool >::type stay(staySEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_cost(plan, stay));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -333,7 +334,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_calibrate_ifpr", (DL_FUNC) &_sdcRisk_cpp_calibrate_ifpr, 3},
     {"_sdcRisk_cpp_draw", (DL_FUNC) &_sdcRisk_cpp_draw, 2},
     {"_sdcRisk_cpp_moments", (DL_FUNC) &_sdcRisk_cpp_moments, 1},
-    {"_sdcRisk_cpp_cost", (DL_FUNC) &_sdcRisk_cpp_cost, 1},
+    {"_sdcRisk_cpp_cost", (DL_FUNC) &_sdcRisk_cpp_cost, 2},
     {"_sdcRisk_cpp_category_moments", (DL_FUNC) &_sdcRisk_cpp_category_moments, 4},
     {"_sdcRisk_cpp_category_transitions", (DL_FUNC) &_sdcRisk_cpp_category_transitions, 3},
     {"_sdcRisk_cpp_block_matrix", (DL_FUNC) &_sdcRisk_cpp_block_matrix, 2},

@@ -170,10 +170,10 @@ class BlockEngine : public EnginePlan {
     const sdcRisk::CellMoments m = sdcRisk::block_moments(h_.view);
     return Rcpp::List::create(Rcpp::Named("mean") = Rcpp::wrap(m.mean), Rcpp::Named("var") = Rcpp::wrap(m.var));
   }
-  Rcpp::List cost() override {
+  Rcpp::List cost(bool stay) override {
     const sdcRisk::BlockCost c = sdcRisk::block_cost(h_.view);
     return Rcpp::List::create(Rcpp::Named("changed") = c.changed, Rcpp::Named("variance") = c.variance,
-                              Rcpp::Named("stay") = Rcpp::wrap(sdcRisk::block_stay(h_.view)));
+                              Rcpp::Named("stay") = stay ? Rcpp::wrap(sdcRisk::block_stay(h_.view)) : R_NilValue);
   }
   Rcpp::List category_moments(const std::vector<int>& category, int n_cat, int) override {
     check_categories(category, n_cat);
@@ -266,10 +266,10 @@ class VarsEngine : public EnginePlan {
     const sdcRisk::VarsCellMoments m = sdcRisk::vars_cell_moments(ix_);
     return Rcpp::List::create(Rcpp::Named("mean") = Rcpp::wrap(m.mean), Rcpp::Named("var") = Rcpp::wrap(m.var));
   }
-  Rcpp::List cost() override {
+  Rcpp::List cost(bool stay) override {
     const sdcRisk::PlanCost c = sdcRisk::vars_cost(ix_);
     return Rcpp::List::create(Rcpp::Named("changed") = c.changed, Rcpp::Named("variance") = c.variance,
-                              Rcpp::Named("stay") = Rcpp::wrap(sdcRisk::vars_stay(ix_)));
+                              Rcpp::Named("stay") = stay ? Rcpp::wrap(sdcRisk::vars_stay(ix_)) : R_NilValue);
   }
   Rcpp::List category_moments(const std::vector<int>&, int n_cat, int var) override {
     if (var < 0 || var >= ix_.n_vars()) throw std::invalid_argument("variable out of range");

@@ -141,7 +141,7 @@ class EnginePlan {
   // E(S_i | T), V(S_i | T) of every cell.
   virtual Rcpp::List moments() = 0;
   // Expected changed records, total perturbation variance, P(keep cell).
-  virtual Rcpp::List cost() = 0;
+  virtual Rcpp::List cost(bool stay) = 0;  // stay: also the probability of each cell to keep its units
   // V(S_D | T) (and the eq. 6.7 bound, NA where there is none) of the
   // categories D of one key: `category` (0-based, one per cell) for block
   // plans, the perturbed variable `var` (0-based) for per-variable plans.

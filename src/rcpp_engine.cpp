@@ -56,8 +56,8 @@ SEXP cpp_moments(const Rcpp::List& plan) {
 // Expected changed records, total perturbation variance (eq. 6.3), and the
 // probability that a unit of each cell keeps its cell.
 // [[Rcpp::export]]
-SEXP cpp_cost(const Rcpp::List& plan) {
-  return run_engine([&] { return make_engine_plan(plan)->cost(); });
+SEXP cpp_cost(const Rcpp::List& plan, bool stay) {
+  return run_engine([&] { return make_engine_plan(plan)->cost(stay); });
 }
 
 // V(S_D | T) of the categories of one key, with the eq. 6.7 bound where

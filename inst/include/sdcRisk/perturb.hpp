@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <memory>
 #include <vector>
 
 #include "plan.hpp"
@@ -26,15 +27,19 @@ class PramSampler {
 #ifdef SDCRISK_DEBUG
     check_plan(plan);
 #endif
-    // one compact record per cell: a single memory access per unit drawn
-    // (built directly, without locate_cells()'s two temporaries)
-    where_.assign(plan.n_cells, Where{-1, -1, 0});
+    // one compact record per cell in a block: a single memory access per
+    // unit drawn (built directly, without locate_cells()'s two
+    // temporaries). Entries of cells outside blocks are never read (the
+    // bitmap in_block_ says which cells are in a block), so the array is
+    // not initialised: only the pages of block cells are ever written.
+    n_cells_ = plan.n_cells;
+    where_.reset(new Where[static_cast<std::size_t>(std::max(plan.n_cells, 1))]);
     in_block_.assign((static_cast<std::size_t>(plan.n_cells) + 63) / 64, 0);
     for (int b = 0; b < plan.n_blocks; ++b)
       for (int k = plan.block_start[b]; k < plan.block_start[b + 1]; ++k) {
         const int c = plan.block_cells[k];
         if (c < 0 || c >= plan.n_cells) throw std::invalid_argument("plan: cell id out of range");
-        if (where_[c].block >= 0) throw std::invalid_argument("plan: cell in two blocks");
+        if (in_block(c)) throw std::invalid_argument("plan: cell in two blocks");
         where_[c] = Where{b, k - plan.block_start[b], plan.counts[c]};
         in_block_[static_cast<std::size_t>(c) >> 6] |= std::uint64_t(1) << (c & 63);
       }
@@ -56,7 +61,7 @@ class PramSampler {
   // From a bitmap of the cells (one bit each, in cache at millions of
   // cells), so that records outside blocks cost no miss in where_.
   bool in_block(int cell) const {
-    if (cell >= static_cast<int>(where_.size())) throw std::invalid_argument("pram_draw: record cell id out of range");
+    if (cell >= n_cells_) throw std::invalid_argument("pram_draw: record cell id out of range");
     return cell >= 0 && ((in_block_[static_cast<std::size_t>(cell) >> 6] >> (cell & 63)) & 1U);
   }
 
@@ -64,7 +69,7 @@ class PramSampler {
   // order, so fetching its entry ahead hides the cache miss.
   void prefetch(int cell) const {
 #if defined(__GNUC__) || defined(__clang__)
-    if (cell >= 0 && cell < static_cast<int>(where_.size()) &&
+    if (cell >= 0 && cell < n_cells_ &&
         ((in_block_[static_cast<std::size_t>(cell) >> 6] >> (cell & 63)) & 1U))
       __builtin_prefetch(&where_[cell]);
 #else
@@ -105,7 +110,8 @@ class PramSampler {
  private:
   struct Where { int block, pos, count; };
   const PlanView& plan_;
-  std::vector<Where> where_;
+  int n_cells_ = 0;
+  std::unique_ptr<Where[]> where_;
   std::vector<std::uint64_t> in_block_;
   std::vector<double> cum_;
   std::vector<std::int64_t> cum_start_;
