@@ -33,6 +33,10 @@ cpp_theta_outside <- function(theta, block_start, block_cells, counts) {
     .Call(`_sdcRisk_cpp_theta_outside`, theta, block_start, block_cells, counts)
 }
 
+cpp_int_sum <- function(x) {
+    .Call(`_sdcRisk_cpp_int_sum`, x)
+}
+
 cpp_design <- function(what, x, y) {
     .Call(`_sdcRisk_cpp_design`, what, x, y)
 }

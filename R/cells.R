@@ -163,13 +163,13 @@ validate_sdc_cells <- function(cells, arg = "cells", call = rlang::caller_env(),
     broken("its cells table must hold the key columns and {.field count}")
   }
   counts <- tab$count
-  if (!is.integer(counts) || length(counts) == 0 || anyNA(counts) || min(counts) < 1L) {
+  if (!is.integer(counts) || length(counts) == 0 || anyNA(counts) || core_call(cpp_int_range, counts, call = call)[1] < 1L) {
     broken("the cell counts must be whole numbers of at least 1")
   }
   # the counts add up to the records in cells (O(cells): an edited count or
   # a dropped cell is caught without a pass over the records)
   n_in_cells <- as.numeric(cells$n_records %||% NA) - as.numeric(cells$n_excluded %||% 0)
-  if (length(n_in_cells) != 1 || is.na(n_in_cells) || sum(as.numeric(counts)) != n_in_cells) {
+  if (length(n_in_cells) != 1 || is.na(n_in_cells) || core_call(cpp_int_sum, counts, call = call) != n_in_cells) {
     broken("the cell counts do not add up to its records ({.field n_records} - {.field n_excluded})")
   }
   id <- cells$cell_id

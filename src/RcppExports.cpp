@@ -107,6 +107,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_int_sum
+SEXP cpp_int_sum(const Rcpp::IntegerVector& x);
+RcppExport SEXP _sdcRisk_cpp_int_sum(SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type x(xSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_int_sum(x));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_design
 SEXP cpp_design(const std::string& what, const Rcpp::NumericVector& x, const Rcpp::NumericVector& y);
 RcppExport SEXP _sdcRisk_cpp_design(SEXP whatSEXP, SEXP xSEXP, SEXP ySEXP) {
@@ -328,6 +339,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_shift_codes", (DL_FUNC) &_sdcRisk_cpp_shift_codes, 2},
     {"_sdcRisk_cpp_write_at", (DL_FUNC) &_sdcRisk_cpp_write_at, 3},
     {"_sdcRisk_cpp_theta_outside", (DL_FUNC) &_sdcRisk_cpp_theta_outside, 4},
+    {"_sdcRisk_cpp_int_sum", (DL_FUNC) &_sdcRisk_cpp_int_sum, 1},
     {"_sdcRisk_cpp_design", (DL_FUNC) &_sdcRisk_cpp_design, 3},
     {"_sdcRisk_cpp_cell_risk", (DL_FUNC) &_sdcRisk_cpp_cell_risk, 4},
     {"_sdcRisk_cpp_max_risk", (DL_FUNC) &_sdcRisk_cpp_max_risk, 2},
