@@ -84,21 +84,27 @@ test_that("a single key works and large level products are combined", {
 })
 
 test_that("every path of the cross-classification numbers the cells like sort() and fingerprints like the plain pass", {
-  # dense buckets (many records per 2^16 indices), sparse buckets (few:
-  # sorted), more than 2^16 buckets, and index spaces too large for buckets
-  # (radix sort of pairs); keys encoded as numbers whose order is the
-  # lexicographic order of the keys
+  # a bitmap of a small index space, dense buckets (many records per 2^16
+  # indices of a large space), sparse buckets (few: sorted), more than 2^16
+  # buckets, and index spaces too large for buckets (radix sort of pairs);
+  # keys encoded as numbers whose order is the lexicographic order of the
+  # keys
   cases <- list(
     list(n = 20000, levels = c(300, 300)),
+    list(n = 50000, levels = c(100, 100, 1000), used = c(1, 100, 1000)),
     list(n = 2000, levels = c(300, 300)),
     list(n = 600000, levels = c(2048, 2048, 2048)),
     list(n = 3000, levels = c(1000, 1000, 1000, 1000))
   )
   for (cs in cases) {
     set.seed(cs$n)
-    df <- as.data.frame(lapply(cs$levels, function(l) sample.int(l, cs$n, TRUE)))
+    used <- cs$used %||% cs$levels
+    df <- as.data.frame(lapply(used, function(l) sample.int(l, cs$n, TRUE)))
+    # every level occurs at least where the space must span it
+    df[1, ] <- as.list(as.integer(cs$levels))
+    df[2, ] <- as.list(rep(1L, length(cs$levels)))
     names(df) <- paste0("k", seq_along(df))
-    df$k1[sample(cs$n, 5)] <- NA
+    df$k1[sample(3:cs$n, 5)] <- NA
     cf <- cell_frequencies(df, names(df))
     num <- Reduce(function(acc, x) acc * 1e4 + x, df)
     u <- sort(unique(num[!is.na(num)]))

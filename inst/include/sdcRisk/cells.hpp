@@ -65,6 +65,71 @@ inline bool cell_index(const std::vector<const int*>& codes, const std::vector<i
   return !missing;
 }
 
+inline int popcount64(std::uint64_t x) {
+  x = x - ((x >> 1) & 0x5555555555555555ULL);
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+}
+
+// Cells by a bitmap of the index space: one pass marks the index of every
+// record's cell, a prefix count of the marks numbers the cells in index
+// order, and a second pass gives each record the rank of its index (the
+// marks before it). No array per record besides the result; the bitmap
+// and its prefix counts take 12 bytes per 64 indices, so the index space
+// must be at most a few dozen times the records.
+template <class Interrupt>
+void classify_bitmap(const std::vector<const int*>& codes, const std::vector<int>& nlevels,
+                     const std::vector<std::uint64_t>& stride, std::uint64_t total, std::size_t n,
+                     CellTable& out, int* cell_of_record, std::vector<std::uint64_t>& index_of_cell,
+                     std::uint64_t& fingerprint, Interrupt& interrupt) {
+  const std::size_t words = static_cast<std::size_t>((total + 63) / 64);
+  std::vector<std::uint64_t> bits(words, 0);
+  std::uint64_t h = fingerprint_seed(n);
+  std::uint64_t idx = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
+    for (const int* c : codes) fingerprint_step(h, c[i]);
+    h ^= h >> 29;
+    if (cell_index(codes, nlevels, stride, i, idx)) bits[idx >> 6] |= std::uint64_t(1) << (idx & 63);
+    else ++out.n_excluded;
+  }
+  fingerprint = h;
+  std::vector<std::uint32_t> before(words);
+  std::uint32_t ncell = 0;
+  for (std::size_t w = 0; w < words; ++w) {
+    before[w] = ncell;
+    ncell += static_cast<std::uint32_t>(popcount64(bits[w]));
+  }
+  index_of_cell.reserve(ncell);
+  for (std::size_t w = 0; w < words; ++w) {
+    std::uint64_t m = bits[w];
+    while (m != 0) {
+#if defined(__GNUC__) || defined(__clang__)
+      const int b = __builtin_ctzll(m);
+#else
+      int b = 0;
+      while (((m >> b) & 1U) == 0) ++b;
+#endif
+      index_of_cell.push_back((static_cast<std::uint64_t>(w) << 6) + static_cast<std::uint64_t>(b));
+      m &= m - 1;
+    }
+  }
+  out.counts.assign(ncell, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
+    if (!cell_index(codes, nlevels, stride, i, idx)) {
+      cell_of_record[i] = -1;
+      continue;
+    }
+    const std::size_t w = static_cast<std::size_t>(idx >> 6);
+    const std::uint64_t below = (std::uint64_t(1) << (idx & 63)) - 1;
+    const int cell = static_cast<int>(before[w]) + popcount64(bits[w] & below);
+    cell_of_record[i] = cell;
+    ++out.counts[cell];
+  }
+}
+
 // Cells by buckets: one counting pass on the high bits of the index, one
 // pass that files each record (its number and the low 16 bits of its
 // index) under its bucket, and, bucket by bucket, a table over the low bits
@@ -236,7 +301,11 @@ CellTable cross_classify_into(const std::vector<const int*>& codes,
   index_of_cell.reserve(std::min<std::uint64_t>(total, n));
   out.counts.reserve(std::min<std::uint64_t>(total, n));
   const int high_bits = std::max(0, bits - 16);
-  if (high_bits <= 16 || (std::uint64_t(1) << high_bits) <= static_cast<std::uint64_t>(n) / 4) {
+  if (total <= 32 * static_cast<std::uint64_t>(std::max<std::size_t>(n, 2048))) {
+    std::uint64_t h = 0;
+    detail::classify_bitmap(codes, nlevels, stride, total, n, out, cell_of_record, index_of_cell, h, interrupt);
+    if (fingerprint) *fingerprint = h;
+  } else if (high_bits <= 16 || (std::uint64_t(1) << high_bits) <= static_cast<std::uint64_t>(n) / 4) {
     std::uint64_t h = 0;
     detail::classify_buckets(codes, nlevels, stride, bits, n, out, cell_of_record, index_of_cell, h, interrupt);
     if (fingerprint) *fingerprint = h;
