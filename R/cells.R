@@ -59,16 +59,18 @@ cell_frequencies <- function(data, keys, na = c("exclude", "category")) {
   check_names_free(keys, cell_columns)
   na <- check_choice(na)
   env <- rlang::current_env()
-  coded <- lapply(keys, function(k) code_key(data[[k]], k, na == "category", call = env))
+  coded <- lapply(keys, function(k) code_key(data[[k]], k, na == "category", call = env, shift = FALSE))
   nlevels <- vapply(coded, `[[`, integer(1), "nlevels")
   warn_distinct_keys(keys, lapply(coded, function(x) {
     # observed categories only (a factor's unused levels and the gaps of an
     # integer range count for nothing), counted where they could be many
     if (x$nlevels < 0.8 * nrow(data)) return(x$nlevels)
-    sum(tabulate(x$codes, x$nlevels) > 0L)
+    sum(tabulate(shifted_codes(x), x$nlevels) > 0L)
   }), nrow(data))
   # a key without categories (all missing) has no cell
-  res <- if (all(nlevels > 0L)) cross_classify_codes(lapply(coded, `[[`, "codes"), nlevels)
+  res <- if (all(nlevels > 0L)) {
+    cross_classify_codes(lapply(coded, `[[`, "codes"), nlevels, vapply(coded, `[[`, integer(1), "offset"))
+  }
   if (length(res$counts) == 0) {
     abort_sdc(c(
       "No record has a value in every key of {.arg keys}.",
@@ -125,7 +127,9 @@ cell_values <- function(values, codes) {
 key_source <- function(coded, fingerprint = NULL) {
   list(
     values = lapply(coded, `[[`, "values"),
-    fingerprint = fingerprint %||% core_call(cpp_key_fingerprint, lapply(coded, `[[`, "codes"))
+    fingerprint = fingerprint %||% core_call(
+      cpp_key_fingerprint, lapply(coded, `[[`, "codes"), vapply(coded, function(x) x$offset %||% 0L, integer(1))
+    )
   )
 }
 
@@ -189,7 +193,8 @@ validate_sdc_cells <- function(cells, arg = "cells", call = rlang::caller_env(),
 }
 
 # Integer codes 1..L of one key (NA where missing) and the value of each code.
-code_key <- function(x, name, na_category, call = rlang::caller_env()) {
+code_key <- function(x, name, na_category, call = rlang::caller_env(), shift = TRUE) {
+  offset <- 0L
   if (!is.null(dim(x))) {
     abort_sdc(c(
       "Key {.var {name}} must be a vector, one value per record.",
@@ -215,7 +220,16 @@ code_key <- function(x, name, na_category, call = rlang::caller_env()) {
   } else if (is.integer(x) && !is.object(x) && !is.na((r <- core_call(cpp_int_range, x))[1]) &&
     as.numeric(r[2]) - r[1] < 1e6) {
     # a dense range: codes by subtraction; unobserved values make no cells
-    codes <- if (r[1] == 1L) x else core_call(cpp_shift_codes, x, r[1]) # x - r[1] + 1, one pass
+    # codes x - r[1] + 1: in one pass, or (shift = FALSE, for the core's
+    # functions that take offsets) x itself with its offset r[1] - 1
+    if (r[1] == 1L) {
+      codes <- x
+    } else if (shift || (na_category && anyNA(x))) {
+      codes <- core_call(cpp_shift_codes, x, r[1])
+    } else {
+      codes <- x
+      offset <- r[1] - 1L
+    }
     values <- seq.int(r[1], r[2])
   } else if (is.atomic(x) && (is.character(x) || is.numeric(x)) && !is.complex(x)) {
     values <- sort(unique(x[!is.na(x)]), method = "radix")
@@ -234,17 +248,24 @@ code_key <- function(x, name, na_category, call = rlang::caller_env()) {
     # NaN stays NaN when the key has no other missing value
     values[nlevels] <- if (is.double(x) && all(is.nan(x[is.na(x)]))) NaN else NA
   }
-  list(codes = codes, values = values, nlevels = as.integer(nlevels))
+  list(codes = codes, values = values, nlevels = as.integer(nlevels), offset = offset)
+}
+
+# The codes 1..L of a coded key (code_key(shift = FALSE) may keep an offset).
+shifted_codes <- function(coded) {
+  if (coded$offset == 0L) coded$codes else core_call(cpp_shift_codes, coded$codes, coded$offset + 1L)
 }
 
 # Cross-classify integer codes. Keys whose numbers of levels multiply beyond
 # what one 62-bit index holds are first combined in groups; cell numbering
 # stays lexicographic because each group's cells are numbered in order.
-cross_classify_codes <- function(codes, nlevels) {
+cross_classify_codes <- function(codes, nlevels, offsets = integer(length(codes))) {
   limit <- 2^60
   if (prod(as.numeric(nlevels)) <= limit) {
-    return(core_call(cpp_cross_classify, codes, nlevels))
+    return(core_call(cpp_cross_classify, codes, nlevels, as.integer(offsets)))
   }
+  # shifted copies of keys with offsets, then the groups
+  for (k in which(offsets != 0L)) codes[[k]] <- core_call(cpp_shift_codes, codes[[k]], offsets[k] + 1L)
   group <- integer(length(nlevels))
   g <- 1L
   acc <- 1
@@ -257,7 +278,7 @@ cross_classify_codes <- function(codes, nlevels) {
     group[k] <- g
   }
   parts <- lapply(split(seq_along(codes), group), function(ks) {
-    core_call(cpp_cross_classify, codes[ks], nlevels[ks])
+    core_call(cpp_cross_classify, codes[ks], nlevels[ks], integer(length(ks)))
   })
   combined <- cross_classify_codes(
     lapply(parts, `[[`, "cell_id"),

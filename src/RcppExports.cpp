@@ -11,14 +11,15 @@ Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
 // cpp_cross_classify
-SEXP cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels);
-RcppExport SEXP _sdcRisk_cpp_cross_classify(SEXP codesSEXP, SEXP nlevelsSEXP) {
+SEXP cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels, const Rcpp::IntegerVector& offsets);
+RcppExport SEXP _sdcRisk_cpp_cross_classify(SEXP codesSEXP, SEXP nlevelsSEXP, SEXP offsetsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type codes(codesSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type nlevels(nlevelsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_cross_classify(codes, nlevels));
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type offsets(offsetsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_cross_classify(codes, nlevels, offsets));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -34,13 +35,14 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_key_fingerprint
-SEXP cpp_key_fingerprint(const Rcpp::List& codes);
-RcppExport SEXP _sdcRisk_cpp_key_fingerprint(SEXP codesSEXP) {
+SEXP cpp_key_fingerprint(const Rcpp::List& codes, const Rcpp::IntegerVector& offsets);
+RcppExport SEXP _sdcRisk_cpp_key_fingerprint(SEXP codesSEXP, SEXP offsetsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type codes(codesSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_key_fingerprint(codes));
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type offsets(offsetsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_key_fingerprint(codes, offsets));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -331,9 +333,9 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
-    {"_sdcRisk_cpp_cross_classify", (DL_FUNC) &_sdcRisk_cpp_cross_classify, 2},
+    {"_sdcRisk_cpp_cross_classify", (DL_FUNC) &_sdcRisk_cpp_cross_classify, 3},
     {"_sdcRisk_cpp_int_range", (DL_FUNC) &_sdcRisk_cpp_int_range, 1},
-    {"_sdcRisk_cpp_key_fingerprint", (DL_FUNC) &_sdcRisk_cpp_key_fingerprint, 1},
+    {"_sdcRisk_cpp_key_fingerprint", (DL_FUNC) &_sdcRisk_cpp_key_fingerprint, 2},
     {"_sdcRisk_cpp_count_ids", (DL_FUNC) &_sdcRisk_cpp_count_ids, 2},
     {"_sdcRisk_cpp_changed_records", (DL_FUNC) &_sdcRisk_cpp_changed_records, 2},
     {"_sdcRisk_cpp_shift_codes", (DL_FUNC) &_sdcRisk_cpp_shift_codes, 2},

@@ -8,12 +8,14 @@
 #include "glue.h"
 #include "sdcRisk/cells.hpp"
 
-// Cross-classify key codes (each 1..L, NA or < 1 = missing). The records'
-// cells are written straight into the result (1-based, NA if left out),
+// Cross-classify key codes (each 1..L, NA or < 1 = missing; key k stored
+// as code + offsets[k], so that whole numbers need no shifted copy). The
+// records' cells are written straight into the result (1-based, NA if left out),
 // and the fingerprint of the codes (cpp_key_fingerprint()) comes from the
 // same pass over the records.
 // [[Rcpp::export]]
-SEXP cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels) {
+SEXP cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels,
+                        const Rcpp::IntegerVector& offsets) {
   return sdcRisk_glue::run_engine([&] {
     const R_xlen_t nkeys = codes.size();
     std::vector<Rcpp::IntegerVector> keep;
@@ -26,11 +28,12 @@ SEXP cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlev
       else if (static_cast<std::size_t>(keep.back().size()) != n) throw std::invalid_argument("key lengths differ");
     }
     std::vector<int> nl(nlevels.begin(), nlevels.end());
+    std::vector<int> off(offsets.begin(), offsets.end());
     Rcpp::IntegerVector cell_id(Rcpp::no_init(static_cast<R_xlen_t>(n)));
     int* id = cell_id.begin();
     std::uint64_t fingerprint = 0;
     const sdcRisk::CellTable tab =
-        sdcRisk::cross_classify_into(ptrs, nl, n, id, sdcRisk_glue::interrupt_callback(), &fingerprint);
+        sdcRisk::cross_classify_into(ptrs, nl, n, id, sdcRisk_glue::interrupt_callback(), &fingerprint, &off);
     for (std::size_t i = 0; i < n; ++i) id[i] = id[i] < 0 ? NA_INTEGER : id[i] + 1;
     Rcpp::List cell_codes(nkeys);
     for (R_xlen_t k = 0; k < nkeys; ++k) {
@@ -66,10 +69,10 @@ SEXP cpp_int_range(const Rcpp::IntegerVector& x) {
   });
 }
 
-// Fingerprint of the records' key codes, in record order (see
-// sdcRisk::key_fingerprint), as 16 hexadecimal digits.
+// Fingerprint of the records' key codes (stored as code + offsets[k]), in
+// record order (see sdcRisk::key_fingerprint), as 16 hexadecimal digits.
 // [[Rcpp::export]]
-SEXP cpp_key_fingerprint(const Rcpp::List& codes) {
+SEXP cpp_key_fingerprint(const Rcpp::List& codes, const Rcpp::IntegerVector& offsets) {
   return sdcRisk_glue::run_engine([&] {
     std::vector<Rcpp::IntegerVector> keep;
     std::vector<const int*> ptrs;
@@ -79,9 +82,10 @@ SEXP cpp_key_fingerprint(const Rcpp::List& codes) {
       ptrs.push_back(keep.back().begin());
       n = keep.back().size();
     }
+    const std::vector<int> off(offsets.begin(), offsets.end());
     char buf[17];
     std::snprintf(buf, sizeof buf, "%016llx",
-                  static_cast<unsigned long long>(sdcRisk::key_fingerprint(ptrs, n)));
+                  static_cast<unsigned long long>(sdcRisk::key_fingerprint(ptrs, n, &off)));
     return std::string(buf);
   });
 }

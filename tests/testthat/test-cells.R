@@ -112,7 +112,35 @@ test_that("every path of the cross-classification numbers the cells like sort() 
     expect_identical(cf$cells$count, tabulate(match(num, u), length(u)), info = paste(cs$n, "records"))
     expect_identical(cf$n_excluded, 5)
     codes <- lapply(df, function(x) x - min(x, na.rm = TRUE) + 1L)
-    expect_identical(cf$source$fingerprint, core_call(cpp_key_fingerprint, unname(codes)))
+    expect_identical(cf$source$fingerprint, core_call(cpp_key_fingerprint, unname(codes), integer(length(codes))))
+  }
+})
+
+test_that("whole-number keys that do not start at 1 are coded without a shifted copy, missing values included", {
+  set.seed(12)
+  n <- 3000
+  df <- data.frame(
+    a = sample(c(-5L, 0L, 3L, NA), n, TRUE),
+    b = sample(0:40, n, TRUE),
+    f = factor(sample(c("x", "y"), n, TRUE))
+  )
+  for (na in c("exclude", "category")) {
+    cf <- cell_frequencies(df, c("a", "b", "f"), na = na)
+    key <- paste(df$a, df$b, df$f)
+    if (na == "exclude") key[is.na(df$a)] <- NA
+    expect_identical(sum(cf$cells$count), sum(!is.na(key)), info = na)
+    back <- cf$cells[cf$cell_id, c("a", "b", "f")]
+    ok <- !is.na(cf$cell_id)
+    expect_identical(paste(back$a, back$b, back$f)[ok], key[ok], info = na)
+    expect_identical(ok, !is.na(key), info = na)
+    # the fingerprint recognises the same records (pram_apply() takes the
+    # plan's cells without a second cross-classification) and not others
+    expect_identical(check_plan_data(df, list(cells = cf)), cf$cell_id)
+    other <- df
+    other$b[1] <- other$b[1] + 1L
+    expect_false(identical(key_source(lapply(c("a", "b", "f"), function(k) {
+      code_key(other[[k]], k, na == "category", shift = FALSE)
+    }))$fingerprint, cf$source$fingerprint))
   }
 })
 

@@ -51,13 +51,22 @@ inline std::uint64_t fingerprint_seed(std::size_t n) {
   return 0x9E3779B97F4A7C15ULL ^ (static_cast<std::uint64_t>(n) * 0xBF58476D1CE4E5B9ULL);
 }
 
+// Record i's code of a key stored with an offset (the code is the stored
+// value less `off`, so that a key of whole numbers needs no shifted copy);
+// the smallest int (R's NA) stays missing.
+inline int key_code(const int* col, std::size_t i, int off) {
+  const int c = col[i];
+  return (off == 0 || c == std::numeric_limits<int>::min()) ? c : c - off;
+}
+
 // The mixed-radix index of record i's cell, or false if a key is missing.
-inline bool cell_index(const std::vector<const int*>& codes, const std::vector<int>& nlevels,
-                       const std::vector<std::uint64_t>& stride, std::size_t i, std::uint64_t& idx) {
+inline bool cell_index(const std::vector<const int*>& codes, const std::vector<int>& off,
+                       const std::vector<int>& nlevels, const std::vector<std::uint64_t>& stride,
+                       std::size_t i, std::uint64_t& idx) {
   idx = 0;
   bool missing = false;
   for (std::size_t k = 0; k < codes.size(); ++k) {
-    const int c = codes[k][i];
+    const int c = key_code(codes[k], i, off[k]);
     if (c < 1) { missing = true; continue; }
     if (c > nlevels[k]) throw std::invalid_argument("cross_classify: code above its number of levels");
     idx += static_cast<std::uint64_t>(c - 1) * stride[k];
@@ -79,7 +88,8 @@ inline int popcount64(std::uint64_t x) {
 // and its prefix counts take 12 bytes per 64 indices, so the index space
 // must be at most a few dozen times the records.
 template <class Interrupt>
-void classify_bitmap(const std::vector<const int*>& codes, const std::vector<int>& nlevels,
+void classify_bitmap(const std::vector<const int*>& codes, const std::vector<int>& off,
+                     const std::vector<int>& nlevels,
                      const std::vector<std::uint64_t>& stride, std::uint64_t total, std::size_t n,
                      CellTable& out, int* cell_of_record, std::vector<std::uint64_t>& index_of_cell,
                      std::uint64_t& fingerprint, Interrupt& interrupt) {
@@ -89,9 +99,9 @@ void classify_bitmap(const std::vector<const int*>& codes, const std::vector<int
   std::uint64_t idx = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
-    for (const int* c : codes) fingerprint_step(h, c[i]);
+    for (std::size_t k = 0; k < codes.size(); ++k) fingerprint_step(h, key_code(codes[k], i, off[k]));
     h ^= h >> 29;
-    if (cell_index(codes, nlevels, stride, i, idx)) bits[idx >> 6] |= std::uint64_t(1) << (idx & 63);
+    if (cell_index(codes, off, nlevels, stride, i, idx)) bits[idx >> 6] |= std::uint64_t(1) << (idx & 63);
     else ++out.n_excluded;
   }
   fingerprint = h;
@@ -118,7 +128,7 @@ void classify_bitmap(const std::vector<const int*>& codes, const std::vector<int
   out.counts.assign(ncell, 0);
   for (std::size_t i = 0; i < n; ++i) {
     if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
-    if (!cell_index(codes, nlevels, stride, i, idx)) {
+    if (!cell_index(codes, off, nlevels, stride, i, idx)) {
       cell_of_record[i] = -1;
       continue;
     }
@@ -139,7 +149,8 @@ void classify_bitmap(const std::vector<const int*>& codes, const std::vector<int
 // where fresh memory is slow to map, that is most of the time. The index
 // space must be at most 2^16 buckets of 2^16 (or a few per record).
 template <class Interrupt>
-void classify_buckets(const std::vector<const int*>& codes, const std::vector<int>& nlevels,
+void classify_buckets(const std::vector<const int*>& codes, const std::vector<int>& off,
+                      const std::vector<int>& nlevels,
                       const std::vector<std::uint64_t>& stride, int bits, std::size_t n, CellTable& out,
                       int* cell_of_record, std::vector<std::uint64_t>& index_of_cell,
                       std::uint64_t& fingerprint, Interrupt& interrupt) {
@@ -153,9 +164,9 @@ void classify_buckets(const std::vector<const int*>& codes, const std::vector<in
   std::uint64_t idx = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
-    for (const int* c : codes) fingerprint_step(h, c[i]);
+    for (std::size_t k = 0; k < codes.size(); ++k) fingerprint_step(h, key_code(codes[k], i, off[k]));
     h ^= h >> 29;
-    if (cell_index(codes, nlevels, stride, i, idx)) ++start[(idx >> low_bits) + 1];
+    if (cell_index(codes, off, nlevels, stride, i, idx)) ++start[(idx >> low_bits) + 1];
     else ++out.n_excluded;
   }
   fingerprint = h;
@@ -167,7 +178,7 @@ void classify_buckets(const std::vector<const int*>& codes, const std::vector<in
     std::vector<std::uint32_t> next(start.begin(), start.end() - 1);
     for (std::size_t i = 0; i < n; ++i) {
       if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
-      if (!cell_index(codes, nlevels, stride, i, idx)) {
+      if (!cell_index(codes, off, nlevels, stride, i, idx)) {
         cell_of_record[i] = -1;
         continue;
       }
@@ -222,7 +233,8 @@ void classify_buckets(const std::vector<const int*>& codes, const std::vector<in
 // Cells by an LSD radix sort of (index, record) pairs, for index spaces too
 // large for buckets.
 template <class Key, class Interrupt>
-void classify_with(const std::vector<const int*>& codes, const std::vector<int>& nlevels,
+void classify_with(const std::vector<const int*>& codes, const std::vector<int>& off,
+                   const std::vector<int>& nlevels,
                    const std::vector<std::uint64_t>& stride, int bits, std::size_t n,
                    CellTable& out, int* cell_of_record, std::vector<std::uint64_t>& index_of_cell,
                    Interrupt& interrupt) {
@@ -234,7 +246,7 @@ void classify_with(const std::vector<const int*>& codes, const std::vector<int>&
   for (std::size_t i = 0; i < n; ++i) {
     if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
     cell_of_record[i] = -1;
-    if (!cell_index(codes, nlevels, stride, i, idx)) { ++out.n_excluded; continue; }
+    if (!cell_index(codes, off, nlevels, stride, i, idx)) { ++out.n_excluded; continue; }
     key.push_back(static_cast<Key>(idx));
     rec.push_back(static_cast<int>(i));
   }
@@ -255,10 +267,15 @@ void classify_with(const std::vector<const int*>& codes, const std::vector<int>&
 // A 64-bit fingerprint of the key codes of every record, in record order
 // (missing codes count as 0): one sequential pass, used to recognise the
 // data a plan was built from without comparing records with cells.
-inline std::uint64_t key_fingerprint(const std::vector<const int*>& codes, std::size_t n) {
+// `offsets` (one per key, default none): the codes are the stored values
+// less the offset (detail::key_code()).
+inline std::uint64_t key_fingerprint(const std::vector<const int*>& codes, std::size_t n,
+                                     const std::vector<int>* offsets = nullptr) {
+  const std::vector<int> off = offsets ? *offsets : std::vector<int>(codes.size(), 0);
+  if (off.size() != codes.size()) throw std::invalid_argument("key_fingerprint: offsets mismatch");
   std::uint64_t h = detail::fingerprint_seed(n);
   for (std::size_t i = 0; i < n; ++i) {
-    for (const int* c : codes) detail::fingerprint_step(h, c[i]);
+    for (std::size_t k = 0; k < codes.size(); ++k) detail::fingerprint_step(h, detail::key_code(codes[k], i, off[k]));
     h ^= h >> 29;
   }
   return h;
@@ -269,14 +286,18 @@ inline std::uint64_t key_fingerprint(const std::vector<const int*>& codes, std::
 // cell of every record (-1 if left out) is written to `cell_of_record` (n
 // ints), `tab.cell_of_record` and `tab.cell_codes` are left empty (decode()
 // gives the codes); `fingerprint`, if given, receives key_fingerprint() of
-// the codes.
+// the codes; `offsets`, if given, are subtracted from the stored codes
+// (detail::key_code()).
 template <class Interrupt>
 CellTable cross_classify_into(const std::vector<const int*>& codes,
                               const std::vector<int>& nlevels, std::size_t n, int* cell_of_record,
-                              Interrupt&& interrupt, std::uint64_t* fingerprint = nullptr) {
+                              Interrupt&& interrupt, std::uint64_t* fingerprint = nullptr,
+                              const std::vector<int>* offsets = nullptr) {
   const std::size_t nkeys = codes.size();
   if (nkeys == 0 || nlevels.size() != nkeys)
     throw std::invalid_argument("cross_classify: no keys or levels mismatch");
+  const std::vector<int> off = offsets ? *offsets : std::vector<int>(nkeys, 0);
+  if (off.size() != nkeys) throw std::invalid_argument("cross_classify: offsets mismatch");
   if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
     throw std::invalid_argument("cross_classify: too many records");
 
@@ -303,19 +324,19 @@ CellTable cross_classify_into(const std::vector<const int*>& codes,
   const int high_bits = std::max(0, bits - 16);
   if (total <= 32 * static_cast<std::uint64_t>(std::max<std::size_t>(n, 2048))) {
     std::uint64_t h = 0;
-    detail::classify_bitmap(codes, nlevels, stride, total, n, out, cell_of_record, index_of_cell, h, interrupt);
+    detail::classify_bitmap(codes, off, nlevels, stride, total, n, out, cell_of_record, index_of_cell, h, interrupt);
     if (fingerprint) *fingerprint = h;
   } else if (high_bits <= 16 || (std::uint64_t(1) << high_bits) <= static_cast<std::uint64_t>(n) / 4) {
     std::uint64_t h = 0;
-    detail::classify_buckets(codes, nlevels, stride, bits, n, out, cell_of_record, index_of_cell, h, interrupt);
+    detail::classify_buckets(codes, off, nlevels, stride, bits, n, out, cell_of_record, index_of_cell, h, interrupt);
     if (fingerprint) *fingerprint = h;
   } else {
-    if (fingerprint) *fingerprint = key_fingerprint(codes, n);
+    if (fingerprint) *fingerprint = key_fingerprint(codes, n, &off);
     if (total <= std::numeric_limits<std::uint32_t>::max())
-      detail::classify_with<std::uint32_t>(codes, nlevels, stride, bits, n, out, cell_of_record, index_of_cell,
+      detail::classify_with<std::uint32_t>(codes, off, nlevels, stride, bits, n, out, cell_of_record, index_of_cell,
                                            interrupt);
     else
-      detail::classify_with<std::uint64_t>(codes, nlevels, stride, bits, n, out, cell_of_record, index_of_cell,
+      detail::classify_with<std::uint64_t>(codes, off, nlevels, stride, bits, n, out, cell_of_record, index_of_cell,
                                            interrupt);
   }
 
