@@ -25,8 +25,8 @@ cpp_shift_codes <- function(x, lo) {
     .Call(`_sdcRisk_cpp_shift_codes`, x, lo)
 }
 
-cpp_write_at <- function(x, at, values) {
-    .Call(`_sdcRisk_cpp_write_at`, x, at, values)
+cpp_write_at <- function(x, at, values, to) {
+    .Call(`_sdcRisk_cpp_write_at`, x, at, values, to)
 }
 
 cpp_theta_outside <- function(theta, block_start, block_cells, counts) {
@@ -55,6 +55,10 @@ cpp_calibrate_ifpr <- function(plan, goal, target) {
 
 cpp_draw <- function(plan, cell_id) {
     .Call(`_sdcRisk_cpp_draw`, plan, cell_id)
+}
+
+cpp_draw_changes <- function(plan, cell_id) {
+    .Call(`_sdcRisk_cpp_draw_changes`, plan, cell_id)
 }
 
 cpp_moments <- function(plan) {

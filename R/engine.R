@@ -162,6 +162,14 @@ plan_empty_bound <- function(plan) UseMethod("plan_empty_bound")
 plan_category_moments <- function(plan, v, call = rlang::caller_env()) UseMethod("plan_category_moments")
 # Writes what plan_draw() drew into the records of `data`.
 plan_write <- function(plan, data, cell_id, drawn) UseMethod("plan_write")
+# Draws and writes the released keys of the records of `data` (whose cells
+# are `cell_id`): plan_write() of plan_draw() unless a kind does it in one
+# step.
+plan_apply_draws <- function(plan, data, cell_id, ep) UseMethod("plan_apply_draws")
+#' @export
+plan_apply_draws.default <- function(plan, data, cell_id, ep) {
+  plan_write(plan, data, cell_id, plan_draw(plan, cell_id, ep = ep))
+}
 
 # Methods shared by every kind, through the core.
 

@@ -160,7 +160,7 @@ ifpr.data.frame <- function(data, keys, xi,
   new_cell <- plan_draw(plan, cf$cell_id, ep = d$ep, progress = progress_part(bar, 0.6, 0.8, "drawing"))
   progress_set(bar, 0.8, "writing the keys")
   changed <- changed_records(cf$cell_id, new_cell)
-  released <- write_cells(data, cf, cf$cell_id, new_cell, changed)
+  released <- write_cells(data, cf, changed, new_cell[changed])
   new_sdc_release(
     data = released, plan = plan, plan_bound = d$plan_bound, cells = cf, new_cell = new_cell,
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,

@@ -52,7 +52,7 @@ pram_apply <- function(data, keys, plan) {
   ep <- engine_plan(plan)
   check_plan_keys(keys, plan)
   cell_id <- check_plan_data(data, plan)
-  plan_write(plan, data, cell_id, plan_draw(plan, cell_id, ep = ep))
+  plan_apply_draws(plan, data, cell_id, ep)
 }
 
 #' @rdname pram_apply
@@ -74,19 +74,19 @@ changed_records <- function(old_cell, new_cell) core_call(cpp_changed_records, o
 # Write the key values of the released cells into the changed records,
 # keeping every attribute of the columns (factor codes are written directly).
 # A key that no changed record changes (a kept key) is not copied.
-write_cells <- function(data, cells, old_cell, new_cell, changed = changed_records(old_cell, new_cell)) {
+# `changed`: the records to write; `to`: their released cells.
+write_cells <- function(data, cells, changed, to) {
   if (length(changed) == 0) return(data)
-  to <- new_cell[changed]
   for (k in cells$keys) {
     v <- data[[k]]
     values <- cells$cells[[k]]
-    new <- if (is.factor(v)) as.integer(values)[to] else values[to]
-    if ((is.factor(v) || !is.object(v)) && typeof(new) == typeof(v) &&
+    if ((is.factor(v) || !is.object(v)) && is.factor(values) == is.factor(v) && typeof(values) == typeof(v) &&
       typeof(v) %in% c("integer", "double", "logical", "character")) {
-      v <- core_call(cpp_write_at, v, changed, new)
+      # a factor's cell values are codes of its levels
+      v <- core_call(cpp_write_at, v, changed, values, to)
       if (is.null(v)) next
     } else {
-      v[changed] <- new
+      v[changed] <- if (is.factor(v)) as.integer(values)[to] else values[to]
     }
     data[[k]] <- v
   }

@@ -260,7 +260,19 @@ plan_category_moments.pram_plan <- function(plan, v, call = rlang::caller_env())
 }
 
 #' @export
-plan_write.pram_plan <- function(plan, data, cell_id, drawn) write_cells(data, plan$cells, cell_id, drawn)
+plan_write.pram_plan <- function(plan, data, cell_id, drawn) {
+  changed <- changed_records(cell_id, drawn)
+  write_cells(data, plan$cells, changed, drawn[changed])
+}
+
+# Only the records that change come back from the core (no vector of every
+# record's released cell); the same uniforms as plan_draw(), so the same
+# release for the same seed.
+#' @export
+plan_apply_draws.pram_plan <- function(plan, data, cell_id, ep) {
+  ch <- core_call(cpp_draw_changes, ep, cell_id)
+  write_cells(data, plan$cells, ch$at, ch$to)
+}
 
 show_blocks <- function(b) paste0(if (length(b) == 1) "Block " else "Blocks ", show_value(b))
 

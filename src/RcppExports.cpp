@@ -83,15 +83,16 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_write_at
-SEXP cpp_write_at(SEXP x, const Rcpp::IntegerVector& at, SEXP values);
-RcppExport SEXP _sdcRisk_cpp_write_at(SEXP xSEXP, SEXP atSEXP, SEXP valuesSEXP) {
+SEXP cpp_write_at(SEXP x, const Rcpp::IntegerVector& at, SEXP values, const Rcpp::IntegerVector& to);
+RcppExport SEXP _sdcRisk_cpp_write_at(SEXP xSEXP, SEXP atSEXP, SEXP valuesSEXP, SEXP toSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type at(atSEXP);
     Rcpp::traits::input_parameter< SEXP >::type values(valuesSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_write_at(x, at, values));
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type to(toSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_write_at(x, at, values, to));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -181,6 +182,18 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell_id(cell_idSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_draw(plan, cell_id));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_draw_changes
+SEXP cpp_draw_changes(const Rcpp::List& plan, const Rcpp::IntegerVector& cell_id);
+RcppExport SEXP _sdcRisk_cpp_draw_changes(SEXP planSEXP, SEXP cell_idSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell_id(cell_idSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_draw_changes(plan, cell_id));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -339,7 +352,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_count_ids", (DL_FUNC) &_sdcRisk_cpp_count_ids, 2},
     {"_sdcRisk_cpp_changed_records", (DL_FUNC) &_sdcRisk_cpp_changed_records, 2},
     {"_sdcRisk_cpp_shift_codes", (DL_FUNC) &_sdcRisk_cpp_shift_codes, 2},
-    {"_sdcRisk_cpp_write_at", (DL_FUNC) &_sdcRisk_cpp_write_at, 3},
+    {"_sdcRisk_cpp_write_at", (DL_FUNC) &_sdcRisk_cpp_write_at, 4},
     {"_sdcRisk_cpp_theta_outside", (DL_FUNC) &_sdcRisk_cpp_theta_outside, 4},
     {"_sdcRisk_cpp_int_sum", (DL_FUNC) &_sdcRisk_cpp_int_sum, 1},
     {"_sdcRisk_cpp_design", (DL_FUNC) &_sdcRisk_cpp_design, 3},
@@ -347,6 +360,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_max_risk", (DL_FUNC) &_sdcRisk_cpp_max_risk, 2},
     {"_sdcRisk_cpp_calibrate_ifpr", (DL_FUNC) &_sdcRisk_cpp_calibrate_ifpr, 3},
     {"_sdcRisk_cpp_draw", (DL_FUNC) &_sdcRisk_cpp_draw, 2},
+    {"_sdcRisk_cpp_draw_changes", (DL_FUNC) &_sdcRisk_cpp_draw_changes, 2},
     {"_sdcRisk_cpp_moments", (DL_FUNC) &_sdcRisk_cpp_moments, 1},
     {"_sdcRisk_cpp_cost", (DL_FUNC) &_sdcRisk_cpp_cost, 2},
     {"_sdcRisk_cpp_category_moments", (DL_FUNC) &_sdcRisk_cpp_category_moments, 4},

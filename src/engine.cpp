@@ -166,6 +166,27 @@ class BlockEngine : public EnginePlan {
         rng, interrupt_callback(), [o](std::size_t i, int, int to) { o[i] = to + 1; });
     return out;
   }
+  SEXP draw_changes(const Rcpp::IntegerVector& cell_id) override {
+    const int nc = n_cells();
+    const std::size_t n = static_cast<std::size_t>(cell_id.size());
+    if (n > static_cast<std::size_t>(2147483647)) throw std::invalid_argument("draw: too many records");
+    const int* id = cell_id.begin();
+    std::vector<int> at, to;
+    RUniform rng;
+    sdcRisk::pram_draw_each(
+        h_.view, n,
+        [id, nc](std::size_t i) {
+          const int v = id[i];  // NA_INTEGER < 1
+          if (v > nc) throw std::invalid_argument("cell id out of range");
+          return v < 1 ? -1 : v - 1;
+        },
+        rng, interrupt_callback(), [&at, &to](std::size_t i, int from, int cell) {
+          if (cell == from) return;
+          at.push_back(static_cast<int>(i) + 1);
+          to.push_back(cell + 1);
+        });
+    return Rcpp::List::create(Rcpp::Named("at") = Rcpp::wrap(at), Rcpp::Named("to") = Rcpp::wrap(to));
+  }
   Rcpp::List moments() override {
     const sdcRisk::CellMoments m = sdcRisk::block_moments(h_.view);
     return Rcpp::List::create(Rcpp::Named("mean") = Rcpp::wrap(m.mean), Rcpp::Named("var") = Rcpp::wrap(m.var));

@@ -138,6 +138,12 @@ class EnginePlan {
   // every record; `cell_id` 1-based as R holds it (NA: a record in no
   // cell), read in place.
   virtual SEXP draw(const Rcpp::IntegerVector& cell_id) = 0;
+  // The same draws, as the records whose cell changes: list(at = records,
+  // to = their released cells), both 1-based (block plans; no vector of
+  // every record's cell).
+  virtual SEXP draw_changes(const Rcpp::IntegerVector&) {
+    throw std::invalid_argument("draw_changes: block plans only");
+  }
   // E(S_i | T), V(S_i | T) of every cell.
   virtual Rcpp::List moments() = 0;
   // Expected changed records, total perturbation variance, P(keep cell).

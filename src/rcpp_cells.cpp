@@ -146,21 +146,25 @@ SEXP cpp_shift_codes(const Rcpp::IntegerVector& x, int lo) {
   });
 }
 
-// A copy of the vector x (attributes kept) with x[at[j]] = values[j] (at
-// 1-based, in range), or NULL if no element changes: keys that no moved
-// record changes are not copied. x and values have the same type (integer,
+// A copy of the vector x (attributes kept) with x[at[j]] = values[to[j]]
+// (at and to 1-based, in range), or NULL if no element changes: keys that
+// no moved record changes are not copied, and the new values are read in
+// place (no vector of them). x and values have the same type (integer,
 // double, logical or character); the caller checks.
 // [[Rcpp::export]]
-SEXP cpp_write_at(SEXP x, const Rcpp::IntegerVector& at, SEXP values) {
+SEXP cpp_write_at(SEXP x, const Rcpp::IntegerVector& at, SEXP values, const Rcpp::IntegerVector& to) {
   return sdcRisk_glue::run_engine([&]() -> SEXP {
     const int type = TYPEOF(x);
-    if (TYPEOF(values) != type || Rf_xlength(values) != at.size())
-      throw std::invalid_argument("write_at: values do not match");
+    if (TYPEOF(values) != type || to.size() != at.size()) throw std::invalid_argument("write_at: values do not match");
     const R_xlen_t n = Rf_xlength(x);
+    const R_xlen_t nv = Rf_xlength(values);
     const R_xlen_t m = at.size();
     const int* pos = at.begin();
-    for (R_xlen_t j = 0; j < m; ++j)
+    const int* src = to.begin();
+    for (R_xlen_t j = 0; j < m; ++j) {
       if (pos[j] == NA_INTEGER || pos[j] < 1 || pos[j] > n) throw std::invalid_argument("write_at: position out of range");
+      if (src[j] == NA_INTEGER || src[j] < 1 || src[j] > nv) throw std::invalid_argument("write_at: value out of range");
+    }
     R_xlen_t first = m;
     switch (type) {
       case INTSXP:
@@ -168,7 +172,7 @@ SEXP cpp_write_at(SEXP x, const Rcpp::IntegerVector& at, SEXP values) {
         const int* a = type == INTSXP ? INTEGER(x) : LOGICAL(x);
         const int* v = type == INTSXP ? INTEGER(values) : LOGICAL(values);
         for (R_xlen_t j = 0; j < m && first == m; ++j)
-          if (a[pos[j] - 1] != v[j]) first = j;
+          if (a[pos[j] - 1] != v[src[j] - 1]) first = j;
         break;
       }
       case REALSXP: {
@@ -176,12 +180,12 @@ SEXP cpp_write_at(SEXP x, const Rcpp::IntegerVector& at, SEXP values) {
         const double* v = REAL(values);
         // bitwise, so that NA and NaN count as different values
         for (R_xlen_t j = 0; j < m && first == m; ++j)
-          if (std::memcmp(&a[pos[j] - 1], &v[j], sizeof(double)) != 0) first = j;
+          if (std::memcmp(&a[pos[j] - 1], &v[src[j] - 1], sizeof(double)) != 0) first = j;
         break;
       }
       case STRSXP:
         for (R_xlen_t j = 0; j < m && first == m; ++j)
-          if (STRING_ELT(x, pos[j] - 1) != STRING_ELT(values, j)) first = j;
+          if (STRING_ELT(x, pos[j] - 1) != STRING_ELT(values, src[j] - 1)) first = j;
         break;
       default:
         throw std::invalid_argument("write_at: unsupported type");
@@ -193,17 +197,17 @@ SEXP cpp_write_at(SEXP x, const Rcpp::IntegerVector& at, SEXP values) {
       case LGLSXP: {
         int* o = type == INTSXP ? INTEGER(out) : LOGICAL(out);
         const int* v = type == INTSXP ? INTEGER(values) : LOGICAL(values);
-        for (R_xlen_t j = first; j < m; ++j) o[pos[j] - 1] = v[j];
+        for (R_xlen_t j = first; j < m; ++j) o[pos[j] - 1] = v[src[j] - 1];
         break;
       }
       case REALSXP: {
         double* o = REAL(out);
         const double* v = REAL(values);
-        for (R_xlen_t j = first; j < m; ++j) o[pos[j] - 1] = v[j];
+        for (R_xlen_t j = first; j < m; ++j) o[pos[j] - 1] = v[src[j] - 1];
         break;
       }
       default:
-        for (R_xlen_t j = first; j < m; ++j) SET_STRING_ELT(out, pos[j] - 1, STRING_ELT(values, j));
+        for (R_xlen_t j = first; j < m; ++j) SET_STRING_ELT(out, pos[j] - 1, STRING_ELT(values, src[j] - 1));
     }
     return out;
   });

@@ -47,6 +47,12 @@ SEXP cpp_draw(const Rcpp::List& plan, const Rcpp::IntegerVector& cell_id) {
   return run_engine([&] { return make_engine_plan(plan)->draw(cell_id); });
 }
 
+// The records a draw changes and their released cells (block plans).
+// [[Rcpp::export]]
+SEXP cpp_draw_changes(const Rcpp::List& plan, const Rcpp::IntegerVector& cell_id) {
+  return run_engine([&] { return make_engine_plan(plan)->draw_changes(cell_id); });
+}
+
 // E(S_i | T) and V(S_i | T) (eq. 3.3, 3.6, 6.1) of every cell.
 // [[Rcpp::export]]
 SEXP cpp_moments(const Rcpp::List& plan) {

@@ -129,3 +129,28 @@ test_that("na = 'category' lets missing values take part like any category", {
   expect_identical(out[4:6, ], df[4:6, ])
   expect_identical(sum(is.na(out$a)) <= 1, TRUE)
 })
+
+test_that("pram_apply() of a block plan draws only the changes, the same release as every record's draw", {
+  set.seed(31)
+  n <- 4000
+  df <- data.frame(
+    a = factor(sample(letters[1:6], n, TRUE)), b = sample(0:30, n, TRUE),
+    c = sample(c("u", "v", "w"), n, TRUE), other = stats::runif(n), stringsAsFactors = FALSE
+  )
+  keys <- c("a", "b", "c")
+  cf <- cell_frequencies(df, keys)
+  small <- which(cf$cells$count <= 3)
+  plan <- pram_plan(cf, unname(split(small, cf$cells$a[small])), theta = 0.7)
+  set.seed(5)
+  fast <- pram_apply(df, keys, plan)
+  set.seed(5)
+  drawn <- pram_draw(plan)
+  full <- plan_write(plan, df, cf$cell_id, drawn)
+  expect_identical(fast, full)
+  expect_identical(fast$other, df$other)
+  expect_gt(sum(drawn != cf$cell_id, na.rm = TRUE), 0)
+  set.seed(5)
+  ch <- core_call(cpp_draw_changes, engine_plan(plan), cf$cell_id)
+  expect_identical(ch$at, changed_records(cf$cell_id, drawn))
+  expect_identical(ch$to, drawn[ch$at])
+})
