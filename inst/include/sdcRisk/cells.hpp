@@ -74,6 +74,25 @@ inline bool cell_index(const std::vector<const int*>& codes, const std::vector<i
   return !missing;
 }
 
+// The first pass of the cross-classifications below: the fingerprint of
+// every record's codes (returned) and mark(index) of every record with no
+// missing key (the others counted as left out).
+template <class Mark, class Interrupt>
+std::uint64_t mark_records(const std::vector<const int*>& codes, const std::vector<int>& off,
+                           const std::vector<int>& nlevels, const std::vector<std::uint64_t>& stride,
+                           std::size_t n, CellTable& out, Mark&& mark, Interrupt& interrupt) {
+  std::uint64_t h = fingerprint_seed(n);
+  std::uint64_t idx = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
+    for (std::size_t k = 0; k < codes.size(); ++k) fingerprint_step(h, key_code(codes[k], i, off[k]));
+    h ^= h >> 29;
+    if (cell_index(codes, off, nlevels, stride, i, idx)) mark(idx);
+    else ++out.n_excluded;
+  }
+  return h;
+}
+
 inline int popcount64(std::uint64_t x) {
   x = x - ((x >> 1) & 0x5555555555555555ULL);
   x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
@@ -95,16 +114,10 @@ void classify_bitmap(const std::vector<const int*>& codes, const std::vector<int
                      std::uint64_t& fingerprint, Interrupt& interrupt) {
   const std::size_t words = static_cast<std::size_t>((total + 63) / 64);
   std::vector<std::uint64_t> bits(words, 0);
-  std::uint64_t h = fingerprint_seed(n);
+  fingerprint = mark_records(
+      codes, off, nlevels, stride, n, out,
+      [&bits](std::uint64_t idx) { bits[idx >> 6] |= std::uint64_t(1) << (idx & 63); }, interrupt);
   std::uint64_t idx = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
-    for (std::size_t k = 0; k < codes.size(); ++k) fingerprint_step(h, key_code(codes[k], i, off[k]));
-    h ^= h >> 29;
-    if (cell_index(codes, off, nlevels, stride, i, idx)) bits[idx >> 6] |= std::uint64_t(1) << (idx & 63);
-    else ++out.n_excluded;
-  }
-  fingerprint = h;
   std::vector<std::uint32_t> before(words);
   std::uint32_t ncell = 0;
   for (std::size_t w = 0; w < words; ++w) {
@@ -160,16 +173,10 @@ void classify_buckets(const std::vector<const int*>& codes, const std::vector<in
   const std::size_t span = std::size_t(1) << low_bits;
   const std::uint64_t low_mask = span - 1;
   std::vector<std::uint32_t> start(nbucket + 1, 0);
-  std::uint64_t h = fingerprint_seed(n);
+  fingerprint = mark_records(
+      codes, off, nlevels, stride, n, out, [&start, low_bits](std::uint64_t idx) { ++start[(idx >> low_bits) + 1]; },
+      interrupt);
   std::uint64_t idx = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
-    for (std::size_t k = 0; k < codes.size(); ++k) fingerprint_step(h, key_code(codes[k], i, off[k]));
-    h ^= h >> 29;
-    if (cell_index(codes, off, nlevels, stride, i, idx)) ++start[(idx >> low_bits) + 1];
-    else ++out.n_excluded;
-  }
-  fingerprint = h;
   for (std::size_t b = 0; b < nbucket; ++b) start[b + 1] += start[b];
   const std::size_t m = start[nbucket];
   std::vector<int> rec(m);
