@@ -71,12 +71,13 @@
 #'   that no side of any sensitive cell needs, the most expensive first (see
 #'   Details), in passes repeated while they lower the cost (at most three).
 #'   `TRUE` or `FALSE`; the default `"auto"` runs it on tables of at most
-#'   5,000 cells, where it takes seconds to a minute (on the bench tables
-#'   of `bench/bench_suppress.R`: 3,049 cells, 3 s; 4,022 cells with
-#'   hierarchies, about 50 s). Its cost grows about with the square of the
-#'   table (on the 11,724-cell bench table it took 776 CPU seconds against 7
-#'   for the heuristic, and lowered the suppressed value from 3.43% to
-#'   3.17%), so larger tables get it only when asked for with `TRUE`.
+#'   3,500 cells, where it takes seconds (on the 2-way bench tables of
+#'   `bench/bench_suppress.R`, 3,049 and 3,179 cells: 1 to 3 s). Its cost
+#'   grows faster than the table (on the 4,022-cell hierarchical bench
+#'   table 94 s against 2 for the heuristic, for 0.481% of the value
+#'   instead of 0.508%; on the 11,724-cell one 776 CPU seconds against 7,
+#'   for 3.17% instead of 3.43%), so larger tables get it only when asked
+#'   for with `TRUE`.
 #' @param box The number of cells, about, among which the linear program
 #'   protecting one sensitive cell may choose suppressions (see Details; at
 #'   least 4). Larger boxes find cheaper patterns more slowly; `Inf` searches
@@ -153,9 +154,9 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   new_sdc_protection(x, prep, res$supp, res$reason, res$targets, res$final, cost, res$stats)
 }
 
-# `cleanup = "auto"`: the clean-up pass on tables of at most 5,000 cells.
+# `cleanup = "auto"`: the clean-up pass on tables of at most 3,500 cells.
 check_cleanup <- function(cleanup, n_cells, arg = rlang::caller_arg(cleanup), call = rlang::caller_env()) {
-  if (identical(cleanup, "auto")) return(n_cells <= 5000)
+  if (identical(cleanup, "auto")) return(n_cells <= 3500)
   if (!rlang::is_bool(cleanup)) {
     abort_sdc(c(
       "{.arg {arg}} must be {.code TRUE}, {.code FALSE} or {.val auto}.",

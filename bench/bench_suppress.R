@@ -24,9 +24,9 @@
 # SDCRISK_BENCH_TABLES selects tables (default all: 1,...,7,R1,...,R4,L);
 # SDCRISK_BENCH_LIMIT stops the other tools after that many seconds
 # (default 120, R's elapsed-time limit); sdcRisk runs to the end, its
-# optimal method with time_limit = SDCRISK_BENCH_LIMIT on tables of at most
+# optimal method with time_limit = SDCRISK_BENCH_OPT_LIMIT (default the same) on tables of at most
 # SDCRISK_BENCH_OPT_CELLS cells (default 1,000). The run without the
-# clean-up pass is made on tables of at most 20,000 cells.
+# clean-up pass is made on tables of at most 3,500 cells (where cleanup = "auto" cleans up).
 # The machine is shared: elapsed seconds are reported with the CPU seconds
 # of the R process beside them (children excluded), so that a loaded run
 # can be read.
@@ -217,8 +217,8 @@ sdcrisk_rows <- function(sens, spec, label, big, audit_of) {
   rows[[length(rows) + 1]] <- row_of(label, "sdcRisk exact certificate: audit_table() of that pattern", r,
                                      supp, sens, if (!inherits(r$res, "error")) audit_text(r$res),
                                      note = "every suppressed cell's exact interval")
-  if (nrow(sens) <= 2000) {
-    # (cleanup = "auto" cleans up on tables of at most 2,000 cells only)
+  if (nrow(sens) <= 3500) {
+    # (cleanup = "auto" cleans up on tables of at most 3,500 cells only)
     r <- timed(function() protect_table(sens, intervals = "none", cleanup = FALSE))
     rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(cleanup = FALSE)", r,
                                        r$res$status != "published", sens, "", note = "before the clean-up pass")

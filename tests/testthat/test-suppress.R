@@ -505,9 +505,9 @@ test_that("method = \"optimal\" refuses large tables and checks its arguments", 
   expect_error(protect_table(sens, cleanup = NA), class = "sdcRisk_error_argument")
 })
 
-test_that("cleanup = \"auto\" cleans tables of at most 5,000 cells and leaves larger ones to the heuristic", {
-  expect_true(sdcRisk:::check_cleanup("auto", 5000))
-  expect_false(sdcRisk:::check_cleanup("auto", 5001))
+test_that("cleanup = \"auto\" cleans tables of at most 3,500 cells and leaves larger ones to the heuristic", {
+  expect_true(sdcRisk:::check_cleanup("auto", 3500))
+  expect_false(sdcRisk:::check_cleanup("auto", 3501))
   expect_false(sdcRisk:::check_cleanup(FALSE, 10))
   expect_true(sdcRisk:::check_cleanup(TRUE, 1e6))
   d <- small_firms(5, n = 40)
