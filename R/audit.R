@@ -465,14 +465,34 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
   list(lower = lo, upper = hi, n_lp = n_lp)
 }
 
-# Bounds on every variable of a component implied by each relation alone
-# (the other cells of the relation at their own bounds) and the a priori
-# bounds. Most cells reach one of them, so a table that attains it proves
-# the bound exact without a program of its own.
-relation_bounds <- function(lp) {
+# Bounds on every variable of a component implied by the relations and the
+# a priori bounds, by propagation: each relation bounds each of its cells
+# given the others' current bounds, and the tightened bounds are used again
+# (a suppressed margin bounded by its own margin bounds its cells in the
+# next pass), for at most `passes` passes or until nothing moves. Every
+# bound is valid after any pass (outer bounds of the cell's interval). Most
+# cells reach one of them, so a table that attains it proves the bound
+# exact without a program of its own.
+relation_bounds <- function(lp, passes = 20L) {
+  lower <- lp$lower
+  upper <- lp$upper
+  for (pass in seq_len(passes)) {
+    rb <- relation_bounds_pass(lp, lower, upper)
+    gain <- function(new, old) new != old & (is.infinite(old) | abs(new - old) > 1e-9 * (1 + abs(old)))
+    moved <- gain(rb$lower, lower) | gain(rb$upper, upper)
+    lower <- rb$lower
+    upper <- rb$upper
+    if (!any(moved, na.rm = TRUE)) break
+  }
+  list(lower = lower, upper = upper)
+}
+
+# One pass of relation_bounds(): bounds implied by each relation alone (the
+# other cells of the relation at their bounds `lower`, `upper`).
+relation_bounds_pass <- function(lp, lower, upper) {
   m <- lp$mat
-  lo <- lp$lower[m$j]
-  hi <- lp$upper[m$j]
+  lo <- lower[m$j]
+  hi <- upper[m$j]
   tmin <- pmin(m$v * lo, m$v * hi)
   tmax <- pmax(m$v * lo, m$v * hi)
   # sums over each relation of the other cells' extremes, infinities counted apart
@@ -488,14 +508,21 @@ relation_bounds <- function(lp) {
   # v_j x_j = rhs - (sum of the others)
   a <- (rhs - omax) / m$v
   b <- (rhs - omin) / m$v
-  up <- pmax(a, b)
-  dn <- pmin(a, b)
   n <- m$ncol
-  upper <- lp$upper
-  lower <- lp$lower
-  ub <- vapply(split(up, factor(m$j, levels = seq_len(n))), function(z) if (length(z)) min(z) else Inf, 0)
-  lb <- vapply(split(dn, factor(m$j, levels = seq_len(n))), function(z) if (length(z)) max(z) else -Inf, 0)
+  ub <- group_extreme(m$j, pmax(a, b), n, min)
+  lb <- group_extreme(m$j, pmin(a, b), n, max)
   list(lower = pmax(lower, lb), upper = pmin(upper, ub))
+}
+
+# min (or max) of x by group g in 1..n; Inf (-Inf) for an empty group.
+group_extreme <- function(g, x, n, f) {
+  is_min <- identical(f, min)
+  out <- rep(if (is_min) Inf else -Inf, n)
+  if (!length(g)) return(out)
+  o <- order(g, if (is_min) x else -x)
+  first <- o[!duplicated(g[o])]
+  out[g[first]] <- x[first]
+  out
 }
 
 # Intervals of the targets at positions `pos` of one component. Every table

@@ -79,6 +79,9 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call) {
   repeat {
     if (left() <= 0) return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
     r <- master(TRUE)
+    # a master stopped by the time limit still proves its dual bound: no
+    # pattern of cost at most the incumbent's meets its constraints for less
+    if (isTRUE(is.finite(r$bound))) lower_bound <- max(lower_bound, min(r$bound, best_cost))
     # (an infeasible master can only come from rounding: the heuristic's
     # pattern meets every constraint)
     if (!r$status %in% c("optimal", "feasible")) {

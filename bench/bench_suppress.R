@@ -24,9 +24,9 @@
 # SDCRISK_BENCH_TABLES selects tables (default all: 1,...,7,R1,...,R4,L);
 # SDCRISK_BENCH_LIMIT stops the other tools after that many seconds
 # (default 120, R's elapsed-time limit); sdcRisk runs to the end, its
-# optimal method with time_limit = SDCRISK_BENCH_LIMIT on tables of at most
+# optimal method with time_limit = SDCRISK_BENCH_OPT_LIMIT (default the same) on tables of at most
 # SDCRISK_BENCH_OPT_CELLS cells (default 1,000). The run without the
-# clean-up pass is made on tables of at most 20,000 cells.
+# clean-up pass is made on tables of at most 3,500 cells (where cleanup = "auto" cleans up).
 # The machine is shared: elapsed seconds are reported with the CPU seconds
 # of the R process beside them (children excluded), so that a loaded run
 # can be read.
@@ -46,6 +46,12 @@ if (nzchar(lib) && dir.exists(file.path(lib, "sdcRisk"))) {
 source(file.path("bench", "utils.R"))
 limit <- as.numeric(Sys.getenv("SDCRISK_BENCH_LIMIT", "120"))
 opt_cells <- as.numeric(Sys.getenv("SDCRISK_BENCH_OPT_CELLS", "1000"))
+opt_limit <- as.numeric(Sys.getenv("SDCRISK_BENCH_OPT_LIMIT", limit))
+# SDCRISK_BENCH_TOOLS: a regular expression; only the other tools whose row
+# name matches it are run (default all); SDCRISK_BENCH_SDCRISK = "false"
+# leaves out sdcRisk's rows (a second run of one slow tool, say).
+tools_re <- Sys.getenv("SDCRISK_BENCH_TOOLS", ".")
+with_sdcrisk <- !identical(tolower(Sys.getenv("SDCRISK_BENCH_SDCRISK", "true")), "false")
 
 # Sizes of the categories of `a` are skewed (some rare), so that even 10^6
 # records leave sensitive cells; `a` groups into 20 groups of 10 (`ga`, also
@@ -197,6 +203,41 @@ audit_text <- function(aud) {
           sum(prot), length(prot))
 }
 
+# sdcRisk's rows of one table: the pattern (proved by its witness tables),
+# its exact certificate, the pattern without clean-up and the optimal one.
+sdcrisk_rows <- function(sens, spec, label, big, audit_of) {
+  rows <- list()
+  message("  sdcRisk")
+  r <- timed(function() protect_table(sens, intervals = "none"))
+  p <- r$res
+  supp <- p$status != "published"
+  rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(intervals = \"none\")", r, supp, sens,
+                                     if (big) "proved by its witness tables" else audit_of(supp))
+  r <- timed(function() audit_table(sens, supp))
+  rows[[length(rows) + 1]] <- row_of(label, "sdcRisk exact certificate: audit_table() of that pattern", r,
+                                     supp, sens, if (!inherits(r$res, "error")) audit_text(r$res),
+                                     note = "every suppressed cell's exact interval")
+  if (nrow(sens) <= 3500) {
+    # (cleanup = "auto" cleans up on tables of at most 3,500 cells only)
+    r <- timed(function() protect_table(sens, intervals = "none", cleanup = FALSE))
+    rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(cleanup = FALSE)", r,
+                                       r$res$status != "published", sens, "", note = "before the clean-up pass")
+  }
+  if (nrow(sens) <= opt_cells) {
+    r <- timed(function() protect_table(sens, intervals = "none", method = "optimal", time_limit = opt_limit))
+    st <- attr(r$res, "stats")
+    # the proved lower bound is on the cost of the secondary cells (the
+    # sensitive ones are suppressed in every pattern)
+    lb <- 100 * (st$lower_bound + sum(abs(sens$total[sens$sensitive]))) / sum(abs(sens$total))
+    rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(method = \"optimal\")", r,
+                                       r$res$status != "published", sens, audit_of(r$res$status != "published"),
+                                       note = if (isTRUE(st$optimal)) "optimal (proved)" else
+                                         sprintf("not proved in %g s; no pattern below %.4f%% of the value",
+                                                 opt_limit, lb))
+  }
+  rows
+}
+
 bench_table <- function(id, spec) {
   d <- if (isTRUE(spec$acs)) make_acs() else if (is.null(spec$cube)) make_tables(spec$n) else
     make_cube(spec$n, spec$cube, spec$seed)
@@ -209,29 +250,7 @@ bench_table <- function(id, spec) {
   audit_of <- function(supp) audit_text(audit_table(sens, supp, intervals = "none"))
   supp_of <- function(pattern) cell_key(as.data.frame(sens), spec$dims) %in% cell_key(pattern, spec$dims)
   # sdcRisk: the pattern (proved by witness tables), then the exact certificate
-  message("  sdcRisk")
-  r <- timed(function() protect_table(sens, intervals = "none"))
-  p <- r$res
-  supp <- p$status != "published"
-  rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(intervals = \"none\")", r, supp, sens,
-                                     if (big) "proved by its witness tables" else audit_of(supp))
-  r <- timed(function() audit_table(sens, supp))
-  rows[[length(rows) + 1]] <- row_of(label, "sdcRisk exact certificate: audit_table() of that pattern", r,
-                                     supp, sens, if (!inherits(r$res, "error")) audit_text(r$res),
-                                     note = "every suppressed cell's exact interval")
-  if (nrow(sens) <= 20000) {
-    r <- timed(function() protect_table(sens, intervals = "none", cleanup = FALSE))
-    rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(cleanup = FALSE)", r,
-                                       r$res$status != "published", sens, "", note = "before the clean-up pass")
-  }
-  if (nrow(sens) <= opt_cells) {
-    r <- timed(function() protect_table(sens, intervals = "none", method = "optimal", time_limit = limit))
-    st <- attr(r$res, "stats")
-    rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(method = \"optimal\")", r,
-                                       r$res$status != "published", sens, audit_of(r$res$status != "published"),
-                                       note = if (isTRUE(st$optimal)) "optimal (proved)" else
-                                         sprintf("not proved in %g s", limit))
-  }
+  if (with_sdcrisk) rows <- sdcrisk_rows(sens, spec, label, big, audit_of)
   others <- list(
     "GaussSuppression, default (exact disclosure)" = function() run_gauss(d, spec, FALSE),
     "GaussSuppression, protectionIntervals (lpSolve)" = function() run_gauss(d, spec, TRUE, "lpSolve"),
@@ -243,6 +262,7 @@ bench_table <- function(id, spec) {
                                     function() run_gauss(d, spec, TRUE, "highs")), 2)
   }
   if (nrow(sens) > 20000) others <- others[!startsWith(names(others), "sdcTable")]
+  others <- others[grepl(tools_re, names(others))]
   for (tool in names(others)) {
     message("  ", tool)
     r <- timed(others[[tool]], limit)

@@ -214,3 +214,24 @@ test_that("a solver that stops early leaves the heuristic's pattern, marked not 
     expect_true(attr(audit_table(sens, opt$status != "published"), "passed"))
   }
 })
+
+test_that("a time-limited run's lower bound never exceeds the proved optimum", {
+  # the master's dual bound counts once the time runs out; it must stay below
+  # the cost of every pattern that passes the audit
+  for (seed in 1:4) {
+    set.seed(seed)
+    n <- 150
+    d <- data.frame(a = sample(sprintf("a%d", 1:6), n, TRUE), b = sample(sprintf("b%d", 1:5), n, TRUE),
+                    c = sample(c("u", "v", "w"), n, TRUE), v = round(rlnorm(n, 8, 2.5)))
+    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
+    w <- sdcRisk:::suppression_cost(sens$total, "value")
+    quick <- protect_table(sens, method = "optimal", intervals = "none", time_limit = 1)
+    full <- protect_table(sens, method = "optimal", intervals = "none", time_limit = 600)
+    info <- paste("seed", seed)
+    expect_true(attr(full, "stats")$optimal, info = info)
+    secondary <- function(p) sum(w[p$status != "published" & !sens$sensitive])
+    expect_lte(attr(quick, "stats")$lower_bound, secondary(full) * (1 + 1e-6) + 1e-9, label = info)
+    expect_lte(attr(quick, "stats")$lower_bound, secondary(quick) * (1 + 1e-6) + 1e-9, label = info)
+    expect_true(attr(audit_table(sens, quick$status != "published"), "passed"), info = info)
+  }
+})

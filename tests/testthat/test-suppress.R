@@ -421,9 +421,41 @@ test_that("bounds implied by single relations, infinities included", {
   lp <- list(mat = sdcRisk:::triplet_matrix(c(1, 1, 2, 2), c(1, 2, 1, 3), c(1, 1, 1, -1), 2, 3),
              rhs = c(10, 0),
              lower = c(0, 0, -Inf), upper = c(Inf, 4, 8))
-  rb <- sdcRisk:::relation_bounds(lp)
+  rb <- sdcRisk:::relation_bounds(lp, passes = 1)
   expect_equal(rb$lower, c(6, 0, 0))
   expect_equal(rb$upper, c(8, 4, 8))
+  # propagated: x2 = 10 - x1 >= 2 and x3 = x1 >= 6 (here the exact intervals)
+  rb <- sdcRisk:::relation_bounds(lp)
+  expect_equal(rb$lower, c(6, 2, 6))
+  expect_equal(rb$upper, c(8, 4, 8))
+})
+
+test_that("propagated relation bounds contain every cell's exact interval (random systems)", {
+  for (seed in 1:30) {
+    set.seed(seed)
+    n <- sample(3:7, 1)
+    nr <- sample(1:3, 1)
+    # relations of a nonnegative point x0, some cells bounded above
+    x0 <- sample(0:9, n, TRUE)
+    a <- matrix(sample(c(-1, 0, 0, 1), nr * n, TRUE), nr, n)
+    a[cbind(seq_len(nr), sample(n, nr, TRUE))] <- 1
+    nz <- which(a != 0, arr.ind = TRUE)
+    mat <- sdcRisk:::triplet_matrix(nz[, 1], nz[, 2], a[nz], nr, n)
+    upper <- ifelse(runif(n) < 0.5, x0 + sample(0:5, n, TRUE), Inf)
+    lp <- list(mat = mat, rhs = as.vector(a %*% x0), lower = numeric(n), upper = upper)
+    rb <- sdcRisk:::relation_bounds(lp)
+    for (j in seq_len(n)) {
+      obj <- replace(numeric(n), j, 1)
+      for (max in c(TRUE, FALSE)) {
+        r <- sdcRisk:::solve_lp(obj, mat, rep("==", nr), lp$rhs, lp$lower, upper, max = max)
+        end <- if (r$status == "optimal") r$value else if (max) Inf else -Inf
+        info <- paste("seed", seed, "cell", j, if (max) "max" else "min")
+        if (max) expect_gte(rb$upper[j], end - 1e-9, label = info) else
+          expect_lte(rb$lower[j], end + 1e-9, label = info)
+      }
+      expect_true(rb$lower[j] <= x0[j] && x0[j] <= rb$upper[j], info = paste("seed", seed))
+    }
+  }
 })
 
 test_that("method = \"optimal\" finds the cheapest pattern that passes the audit (brute force)", {
@@ -473,14 +505,48 @@ test_that("method = \"optimal\" refuses large tables and checks its arguments", 
   expect_error(protect_table(sens, cleanup = NA), class = "sdcRisk_error_argument")
 })
 
-test_that("cleanup = \"auto\" cleans tables of at most 2,000 cells and leaves larger ones to the heuristic", {
-  expect_true(sdcRisk:::check_cleanup("auto", 2000))
-  expect_false(sdcRisk:::check_cleanup("auto", 2001))
+test_that("cleanup = \"auto\" cleans tables of at most 3,500 cells and leaves larger ones to the heuristic", {
+  expect_true(sdcRisk:::check_cleanup("auto", 3500))
+  expect_false(sdcRisk:::check_cleanup("auto", 3501))
   expect_false(sdcRisk:::check_cleanup(FALSE, 10))
   expect_true(sdcRisk:::check_cleanup(TRUE, 1e6))
   d <- small_firms(5, n = 40)
   sens <- cell_sensitivity(d, c("r", "c"), "v", rule_p(20), contributor = "firm")
   expect_identical(protect_table(sens)$status, protect_table(sens, cleanup = TRUE)$status)
+})
+
+test_that("repeated clean-up passes never cost more than one, and every pattern passes the audit", {
+  ns <- asNamespace("sdcRisk")
+  one_pass <- function(sens) {
+    # the heuristic and a single clean-up pass, by the package's own steps
+    prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
+    search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"),
+                                       ns$cell_labels(sens), 2000)
+    todo <- which(prep$sensitive)
+    todo <- todo[order(-prep$level[todo], todo)]
+    for (i in todo) ns$protect_cell(search, i, call = environment())
+    ns$cleanup_pattern(search, todo, call = environment())
+    search$supp
+  }
+  checked <- 0
+  for (seed in 1:8) {
+    set.seed(seed)
+    n <- 300
+    d <- data.frame(a = sample(sprintf("a%02d", 1:12), n, TRUE, prob = rgamma(12, 0.7)),
+                    b = sample(sprintf("b%d", 1:6), n, TRUE), c = sample(c("u", "v", "w"), n, TRUE),
+                    v = round(rlnorm(n, 6, 1.8)))
+    by <- if (seed %% 2) c("a", "b") else c("a", "b", "c")
+    sens <- cell_sensitivity(d, by, "v", rule_p(10))
+    if (!any(sens$sensitive)) next
+    w <- abs(sens$total)
+    once <- one_pass(sens)
+    p <- protect_table(sens, intervals = "none", cleanup = TRUE)
+    again <- p$status != "published"
+    expect_lte(sum(w[again]), sum(w[once]) + 1e-9, label = paste("seed", seed))
+    expect_true(attr(audit_table(sens, again, intervals = "none"), "passed"), info = paste("seed", seed))
+    checked <- checked + 1
+  }
+  expect_gte(checked, 6)
 })
 
 test_that("progress bars show only when R is interactive, and leave the result unchanged", {
