@@ -9,8 +9,8 @@ cpp_int_range <- function(x) {
     .Call(`_sdcRisk_cpp_int_range`, x)
 }
 
-cpp_key_fingerprint <- function(codes, offsets) {
-    .Call(`_sdcRisk_cpp_key_fingerprint`, codes, offsets)
+cpp_key_fingerprint <- function(codes, offsets, nlevels = NULL) {
+    .Call(`_sdcRisk_cpp_key_fingerprint`, codes, offsets, nlevels)
 }
 
 cpp_count_ids <- function(ids, n) {

@@ -123,12 +123,15 @@ cell_values <- function(values, codes) {
 
 # What identifies the records a cross-classification was made from: the
 # categories of every key and a fingerprint of every record's codes (the
-# one cpp_cross_classify() computed in passing, if given).
-key_source <- function(coded, fingerprint = NULL) {
+# one cpp_cross_classify() computed in passing, if given). `check_range`:
+# the fingerprint is NA if a code lies outside its levels (for codes that
+# code_key(check = FALSE) left unchecked).
+key_source <- function(coded, fingerprint = NULL, check_range = FALSE) {
   list(
     values = lapply(coded, `[[`, "values"),
     fingerprint = fingerprint %||% core_call(
-      cpp_key_fingerprint, lapply(coded, `[[`, "codes"), vapply(coded, function(x) x$offset %||% 0L, integer(1))
+      cpp_key_fingerprint, lapply(coded, `[[`, "codes"), vapply(coded, function(x) x$offset %||% 0L, integer(1)),
+      if (check_range) vapply(coded, `[[`, integer(1), "nlevels")
     )
   )
 }
@@ -193,7 +196,7 @@ validate_sdc_cells <- function(cells, arg = "cells", call = rlang::caller_env(),
 }
 
 # Integer codes 1..L of one key (NA where missing) and the value of each code.
-code_key <- function(x, name, na_category, call = rlang::caller_env(), shift = TRUE) {
+code_key <- function(x, name, na_category, call = rlang::caller_env(), shift = TRUE, check = TRUE) {
   offset <- 0L
   if (!is.null(dim(x))) {
     abort_sdc(c(
@@ -205,7 +208,8 @@ code_key <- function(x, name, na_category, call = rlang::caller_env(), shift = T
     # the factor itself carries its codes: no copy
     codes <- x
     if (!is.integer(codes)) codes <- as.integer(unclass(x))
-    r <- core_call(cpp_int_range, codes, call = call)
+    # check = FALSE: the caller's fingerprint pass checks the codes
+    r <- if (check) core_call(cpp_int_range, codes, call = call) else c(NA_integer_, NA_integer_)
     if (!is.na(r[1]) && (r[1] < 1L || r[2] > length(levels(x)))) {
       abort_sdc(c(
         "Key {.var {name}} is a malformed factor: its codes must lie between 1 and its number of levels ({length(levels(x))}).",

@@ -35,14 +35,15 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_key_fingerprint
-SEXP cpp_key_fingerprint(const Rcpp::List& codes, const Rcpp::IntegerVector& offsets);
-RcppExport SEXP _sdcRisk_cpp_key_fingerprint(SEXP codesSEXP, SEXP offsetsSEXP) {
+SEXP cpp_key_fingerprint(const Rcpp::List& codes, const Rcpp::IntegerVector& offsets, Rcpp::Nullable<Rcpp::IntegerVector> nlevels);
+RcppExport SEXP _sdcRisk_cpp_key_fingerprint(SEXP codesSEXP, SEXP offsetsSEXP, SEXP nlevelsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type codes(codesSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type offsets(offsetsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_key_fingerprint(codes, offsets));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::IntegerVector> >::type nlevels(nlevelsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_key_fingerprint(codes, offsets, nlevels));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -348,7 +349,7 @@ END_RCPP
 static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_cross_classify", (DL_FUNC) &_sdcRisk_cpp_cross_classify, 3},
     {"_sdcRisk_cpp_int_range", (DL_FUNC) &_sdcRisk_cpp_int_range, 1},
-    {"_sdcRisk_cpp_key_fingerprint", (DL_FUNC) &_sdcRisk_cpp_key_fingerprint, 2},
+    {"_sdcRisk_cpp_key_fingerprint", (DL_FUNC) &_sdcRisk_cpp_key_fingerprint, 3},
     {"_sdcRisk_cpp_count_ids", (DL_FUNC) &_sdcRisk_cpp_count_ids, 2},
     {"_sdcRisk_cpp_changed_records", (DL_FUNC) &_sdcRisk_cpp_changed_records, 2},
     {"_sdcRisk_cpp_shift_codes", (DL_FUNC) &_sdcRisk_cpp_shift_codes, 2},

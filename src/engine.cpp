@@ -172,6 +172,9 @@ class BlockEngine : public EnginePlan {
     if (n > static_cast<std::size_t>(2147483647)) throw std::invalid_argument("draw: too many records");
     const int* id = cell_id.begin();
     std::vector<int> at, to;
+    // capacity only (pages are mapped as records move): no reallocation
+    at.reserve(n);
+    to.reserve(n);
     RUniform rng;
     sdcRisk::pram_draw_each(
         h_.view, n,

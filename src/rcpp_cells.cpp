@@ -70,10 +70,13 @@ SEXP cpp_int_range(const Rcpp::IntegerVector& x) {
 }
 
 // Fingerprint of the records' key codes (stored as code + offsets[k]), in
-// record order (see sdcRisk::key_fingerprint), as 16 hexadecimal digits.
+// record order (see sdcRisk::key_fingerprint), as 16 hexadecimal digits;
+// NA if `nlevels` is given and a code lies outside 1..nlevels[k] (a
+// malformed factor), checked in the same pass.
 // [[Rcpp::export]]
-SEXP cpp_key_fingerprint(const Rcpp::List& codes, const Rcpp::IntegerVector& offsets) {
-  return sdcRisk_glue::run_engine([&] {
+SEXP cpp_key_fingerprint(const Rcpp::List& codes, const Rcpp::IntegerVector& offsets,
+                         Rcpp::Nullable<Rcpp::IntegerVector> nlevels = R_NilValue) {
+  return sdcRisk_glue::run_engine([&]() -> SEXP {
     std::vector<Rcpp::IntegerVector> keep;
     std::vector<const int*> ptrs;
     std::size_t n = 0;
@@ -83,10 +86,17 @@ SEXP cpp_key_fingerprint(const Rcpp::List& codes, const Rcpp::IntegerVector& off
       n = keep.back().size();
     }
     const std::vector<int> off(offsets.begin(), offsets.end());
+    std::vector<int> nl;
+    if (nlevels.isNotNull()) {
+      const Rcpp::IntegerVector v(nlevels.get());
+      nl.assign(v.begin(), v.end());
+    }
+    bool in_range = true;
+    const std::uint64_t h = sdcRisk::key_fingerprint(ptrs, n, &off, nlevels.isNotNull() ? &nl : nullptr, &in_range);
+    if (!in_range) return Rcpp::CharacterVector::create(NA_STRING);
     char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx",
-                  static_cast<unsigned long long>(sdcRisk::key_fingerprint(ptrs, n, &off)));
-    return std::string(buf);
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return Rcpp::wrap(std::string(buf));
   });
 }
 

@@ -154,3 +154,22 @@ test_that("pram_apply() of a block plan draws only the changes, the same release
   expect_identical(ch$at, changed_records(cf$cell_id, drawn))
   expect_identical(ch$to, drawn[ch$at])
 })
+
+test_that("a malformed factor is refused by pram_apply() and cell_frequencies(), whose checks share the fingerprint's pass", {
+  set.seed(2)
+  df <- data.frame(a = factor(sample(c("x", "y", "z"), 200, TRUE)), b = sample(1:5, 200, TRUE))
+  cf <- cell_frequencies(df, c("a", "b"))
+  plan <- pram_plan(cf, list(1:4), theta = 0.5)
+  for (code in c(4L, 0L, -2L)) {
+    bad <- df
+    codes <- unclass(bad$a)
+    codes[7] <- code
+    bad$a <- structure(codes, levels = levels(df$a), class = "factor")
+    expect_error(pram_apply(bad, c("a", "b"), plan), class = "sdcRisk_error_key_type")
+    expect_error(cell_frequencies(bad, c("a", "b")), class = "sdcRisk_error_key_type")
+  }
+  # NA codes are missing values, not malformed
+  na <- df
+  na$a[3] <- NA
+  expect_error(pram_apply(na, c("a", "b"), plan), class = "sdcRisk_error_plan_mismatch")
+})

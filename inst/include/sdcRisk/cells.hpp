@@ -276,15 +276,27 @@ void classify_with(const std::vector<const int*>& codes, const std::vector<int>&
 // data a plan was built from without comparing records with cells.
 // `offsets` (one per key, default none): the codes are the stored values
 // less the offset (detail::key_code()).
+// `nlevels` (optional): `*in_range` is set false if a code (other than the
+// smallest int, R's NA) lies outside 1..nlevels[k], so that a caller can
+// skip its own pass over the codes.
 inline std::uint64_t key_fingerprint(const std::vector<const int*>& codes, std::size_t n,
-                                     const std::vector<int>* offsets = nullptr) {
-  const std::vector<int> off = offsets ? *offsets : std::vector<int>(codes.size(), 0);
-  if (off.size() != codes.size()) throw std::invalid_argument("key_fingerprint: offsets mismatch");
+                                     const std::vector<int>* offsets = nullptr,
+                                     const std::vector<int>* nlevels = nullptr, bool* in_range = nullptr) {
+  const std::size_t nkeys = codes.size();
+  const std::vector<int> off = offsets ? *offsets : std::vector<int>(nkeys, 0);
+  if (off.size() != nkeys) throw std::invalid_argument("key_fingerprint: offsets mismatch");
+  if (nlevels && nlevels->size() != nkeys) throw std::invalid_argument("key_fingerprint: levels mismatch");
   std::uint64_t h = detail::fingerprint_seed(n);
+  bool ok = true;
   for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t k = 0; k < codes.size(); ++k) detail::fingerprint_step(h, detail::key_code(codes[k], i, off[k]));
+    for (std::size_t k = 0; k < nkeys; ++k) {
+      const int c = detail::key_code(codes[k], i, off[k]);
+      if (nlevels && c != std::numeric_limits<int>::min() && (c < 1 || c > (*nlevels)[k])) ok = false;
+      detail::fingerprint_step(h, c);
+    }
     h ^= h >> 29;
   }
+  if (in_range) *in_range = ok;
   return h;
 }
 
