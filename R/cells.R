@@ -228,7 +228,8 @@ code_key <- function(x, name, na_category, call = rlang::caller_env(), shift = T
     # functions that take offsets) x itself with its offset r[1] - 1
     if (r[1] == 1L) {
       codes <- x
-    } else if (shift || (na_category && anyNA(x))) {
+    } else if (shift || (na_category && anyNA(x)) || r[1] == -.Machine$integer.max) {
+      # (the offset r[1] - 1 of the smallest integer would be NA)
       codes <- core_call(cpp_shift_codes, x, r[1])
     } else {
       codes <- x
