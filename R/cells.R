@@ -130,7 +130,7 @@ key_source <- function(coded, fingerprint = NULL, check_range = FALSE) {
   list(
     values = lapply(coded, `[[`, "values"),
     fingerprint = fingerprint %||% core_call(
-      cpp_key_fingerprint, lapply(coded, `[[`, "codes"), vapply(coded, function(x) x$offset %||% 0L, integer(1)),
+      cpp_key_fingerprint, lapply(coded, `[[`, "codes"), vapply(coded, `[[`, integer(1), "offset"),
       if (check_range) vapply(coded, `[[`, integer(1), "nlevels")
     )
   )

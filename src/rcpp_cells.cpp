@@ -3,10 +3,36 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "glue.h"
 #include "sdcRisk/cells.hpp"
+
+namespace {
+
+// Pointers to the code vectors of `codes` (kept alive by `keep`), and their
+// common length.
+std::size_t key_pointers(const Rcpp::List& codes, std::vector<Rcpp::IntegerVector>& keep,
+                         std::vector<const int*>& ptrs) {
+  std::size_t n = 0;
+  for (R_xlen_t k = 0; k < codes.size(); ++k) {
+    keep.push_back(codes[k]);
+    ptrs.push_back(keep.back().begin());
+    if (k == 0) n = keep.back().size();
+    else if (static_cast<std::size_t>(keep.back().size()) != n) throw std::invalid_argument("key lengths differ");
+  }
+  return n;
+}
+
+// A fingerprint as R holds it: 16 hexadecimal digits.
+std::string fingerprint_hex(std::uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return std::string(buf);
+}
+
+}  // namespace
 
 // Cross-classify key codes (each 1..L, NA or < 1 = missing; key k stored
 // as code + offsets[k], so that whole numbers need no shifted copy). The
@@ -20,13 +46,7 @@ SEXP cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlev
     const R_xlen_t nkeys = codes.size();
     std::vector<Rcpp::IntegerVector> keep;
     std::vector<const int*> ptrs;
-    std::size_t n = 0;
-    for (R_xlen_t k = 0; k < nkeys; ++k) {
-      keep.push_back(codes[k]);
-      ptrs.push_back(keep.back().begin());
-      if (k == 0) n = keep.back().size();
-      else if (static_cast<std::size_t>(keep.back().size()) != n) throw std::invalid_argument("key lengths differ");
-    }
+    const std::size_t n = key_pointers(codes, keep, ptrs);
     std::vector<int> nl(nlevels.begin(), nlevels.end());
     std::vector<int> off(offsets.begin(), offsets.end());
     Rcpp::IntegerVector cell_id(Rcpp::no_init(static_cast<R_xlen_t>(n)));
@@ -41,13 +61,11 @@ SEXP cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlev
       tab.decode(static_cast<std::size_t>(k), ck.begin());
       cell_codes[k] = ck;
     }
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fingerprint));
     return Rcpp::List::create(Rcpp::Named("cell_id") = cell_id,
                               Rcpp::Named("counts") = Rcpp::wrap(tab.counts),
                               Rcpp::Named("codes") = cell_codes,
                               Rcpp::Named("n_excluded") = static_cast<double>(tab.n_excluded),
-                              Rcpp::Named("fingerprint") = std::string(buf));
+                              Rcpp::Named("fingerprint") = fingerprint_hex(fingerprint));
   });
 }
 
@@ -79,12 +97,7 @@ SEXP cpp_key_fingerprint(const Rcpp::List& codes, const Rcpp::IntegerVector& off
   return sdcRisk_glue::run_engine([&]() -> SEXP {
     std::vector<Rcpp::IntegerVector> keep;
     std::vector<const int*> ptrs;
-    std::size_t n = 0;
-    for (R_xlen_t k = 0; k < codes.size(); ++k) {
-      keep.push_back(codes[k]);
-      ptrs.push_back(keep.back().begin());
-      n = keep.back().size();
-    }
+    const std::size_t n = key_pointers(codes, keep, ptrs);
     const std::vector<int> off(offsets.begin(), offsets.end());
     std::vector<int> nl;
     if (nlevels.isNotNull()) {
@@ -94,9 +107,7 @@ SEXP cpp_key_fingerprint(const Rcpp::List& codes, const Rcpp::IntegerVector& off
     bool in_range = true;
     const std::uint64_t h = sdcRisk::key_fingerprint(ptrs, n, &off, nlevels.isNotNull() ? &nl : nullptr, &in_range);
     if (!in_range) return Rcpp::CharacterVector::create(NA_STRING);
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-    return Rcpp::wrap(std::string(buf));
+    return Rcpp::wrap(fingerprint_hex(h));
   });
 }
 
