@@ -166,29 +166,38 @@ class BlockEngine : public EnginePlan {
         rng, interrupt_callback(), [o](std::size_t i, int, int to) { o[i] = to + 1; });
     return out;
   }
+  // Only the records that move: their numbers (1-based) and new cells.
+  // The draws give each mover the slot of its new cell in the plan's
+  // block_cells; the cells are read afterwards, in a pass of independent
+  // reads (sdcRisk::pram_draw_moves()).
   SEXP draw_changes(const Rcpp::IntegerVector& cell_id) override {
     const int nc = n_cells();
     const std::size_t n = static_cast<std::size_t>(cell_id.size());
     if (n > static_cast<std::size_t>(2147483647)) throw std::invalid_argument("draw: too many records");
     const int* id = cell_id.begin();
-    std::vector<int> at, to;
+    std::vector<int> at, slot;
     // capacity only (pages are mapped as records move): no reallocation
-    at.reserve(n);
-    to.reserve(n);
+    reserve_large(at, n);
+    reserve_large(slot, n);
     RUniform rng;
-    sdcRisk::pram_draw_each(
+    sdcRisk::pram_draw_moves(
         h_.view, n,
         [id, nc](std::size_t i) {
           const int v = id[i];  // NA_INTEGER < 1
           if (v > nc) throw std::invalid_argument("cell id out of range");
           return v < 1 ? -1 : v - 1;
         },
-        rng, interrupt_callback(), [&at, &to](std::size_t i, int from, int cell) {
-          if (cell == from) return;
+        rng, interrupt_callback(), [&at, &slot](std::size_t i, int s) {
           at.push_back(static_cast<int>(i) + 1);
-          to.push_back(cell + 1);
+          slot.push_back(s);
         });
-    return Rcpp::List::create(Rcpp::Named("at") = Rcpp::wrap(at), Rcpp::Named("to") = Rcpp::wrap(to));
+    const R_xlen_t m = static_cast<R_xlen_t>(at.size());
+    Rcpp::IntegerVector r_at(alloc_large(INTSXP, m)), r_to(alloc_large(INTSXP, m));
+    std::copy(at.begin(), at.end(), r_at.begin());
+    const int* members = h_.view.block_cells;
+    int* to = r_to.begin();
+    for (R_xlen_t j = 0; j < m; ++j) to[j] = members[slot[j]] + 1;
+    return Rcpp::List::create(Rcpp::Named("at") = r_at, Rcpp::Named("to") = r_to);
   }
   Rcpp::List moments() override {
     const sdcRisk::CellMoments m = sdcRisk::block_moments(h_.view);

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "sdcRisk/errors.hpp"
+#include "sdcRisk/memory.hpp"
 #include "sdcRisk/plan.hpp"
 #include "sdcRisk/plan_vars.hpp"
 #include "sdcRisk/risk.hpp"
@@ -47,6 +48,29 @@ inline Rcpp::IntegerVector one_based(const std::vector<int>& x) {
   Rcpp::IntegerVector out(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) out[i] = x[i] < 0 ? NA_INTEGER : x[i] + 1;
   return out;
+}
+
+// ---- large vectors ----------------------------------------------------------
+
+// A new R vector of n elements, not initialised, with the hint that its
+// pages be huge (sdcRisk/memory.hpp) given before anything writes them.
+inline SEXP alloc_large(SEXPTYPE type, R_xlen_t n) {
+  SEXP x = Rf_allocVector(type, n);
+  switch (type) {
+    case INTSXP: sdcRisk::advise_huge_pages(INTEGER(x), static_cast<std::size_t>(n) * sizeof(int)); break;
+    case LGLSXP: sdcRisk::advise_huge_pages(LOGICAL(x), static_cast<std::size_t>(n) * sizeof(int)); break;
+    case REALSXP: sdcRisk::advise_huge_pages(REAL(x), static_cast<std::size_t>(n) * sizeof(double)); break;
+    default: break;
+  }
+  return x;
+}
+
+// Capacity for n elements, with the same hint (pages are mapped only as
+// elements are added).
+template <class T>
+void reserve_large(std::vector<T>& v, std::size_t n) {
+  v.reserve(n);
+  sdcRisk::advise_huge_pages(v.data(), v.capacity() * sizeof(T));
 }
 
 // ---- random numbers and interrupts -------------------------------------------

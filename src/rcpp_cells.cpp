@@ -49,7 +49,7 @@ SEXP cpp_cross_classify(const Rcpp::List& codes, const Rcpp::IntegerVector& nlev
     const std::size_t n = key_pointers(codes, keep, ptrs);
     std::vector<int> nl(nlevels.begin(), nlevels.end());
     std::vector<int> off(offsets.begin(), offsets.end());
-    Rcpp::IntegerVector cell_id(Rcpp::no_init(static_cast<R_xlen_t>(n)));
+    Rcpp::IntegerVector cell_id(sdcRisk_glue::alloc_large(INTSXP, static_cast<R_xlen_t>(n)));
     int* id = cell_id.begin();
     std::uint64_t fingerprint = 0;
     const sdcRisk::CellTable tab =
@@ -212,7 +212,15 @@ SEXP cpp_write_at(SEXP x, const Rcpp::IntegerVector& at, SEXP values, const Rcpp
         throw std::invalid_argument("write_at: unsupported type");
     }
     if (first == m) return R_NilValue;
-    Rcpp::Shield<SEXP> out(Rf_duplicate(x));
+    // a copy whose pages are advised huge before the copy writes them (Rf_duplicate()
+    // maps 4 KB pages one fault at a time); strings keep Rf_duplicate()
+    Rcpp::Shield<SEXP> out(type == STRSXP ? Rf_duplicate(x) : sdcRisk_glue::alloc_large(type, n));
+    if (type != STRSXP) {
+      if (type == REALSXP) std::memcpy(REAL(out), REAL(x), static_cast<std::size_t>(n) * sizeof(double));
+      else if (type == INTSXP) std::memcpy(INTEGER(out), INTEGER(x), static_cast<std::size_t>(n) * sizeof(int));
+      else std::memcpy(LOGICAL(out), LOGICAL(x), static_cast<std::size_t>(n) * sizeof(int));
+      DUPLICATE_ATTRIB(out, x);
+    }
     switch (type) {
       case INTSXP:
       case LGLSXP: {

@@ -144,6 +144,43 @@ test_that("whole-number keys that do not start at 1 are coded without a shifted 
   }
 })
 
+test_that("the fingerprint tells apart data that differ in any one code of any record", {
+  # every step of the fingerprint is a bijection of its lane's state, so one
+  # changed code always changes it (brute force over every record, key and
+  # other code); 4,103 records: runs of 2,048, lanes of 4 and a tail
+  set.seed(44)
+  n <- 4103
+  codes <- list(sample.int(3, n, TRUE), sample.int(7, n, TRUE), sample.int(2, n, TRUE))
+  codes[[2]][c(5, 4100)] <- NA
+  fp <- function(cd) core_call(cpp_key_fingerprint, cd, integer(3), c(3L, 7L, 2L))
+  base <- fp(codes)
+  # the cross-classification's fused fingerprint is the same value
+  cf <- cell_frequencies(as.data.frame(setNames(codes, c("a", "b", "c"))), c("a", "b", "c"))
+  expect_identical(cf$source$fingerprint, base)
+  nl <- c(3L, 7L, 2L)
+  seen <- base
+  for (i in c(1:9, 2046:2051, 4097:4103)) {
+    for (k in 1:3) {
+      for (v in c(seq_len(nl[k]), NA)) {
+        if (identical(v, codes[[k]][i])) next
+        other <- codes
+        other[[k]][i] <- v
+        seen <- c(seen, fp(other))
+      }
+    }
+  }
+  expect_false(anyDuplicated(seen) > 0)
+  # records exchanged, and the same codes in another number of records
+  swapped <- lapply(codes, function(x) x[c(2, 1, 3:n)])
+  expect_false(identical(fp(swapped), base))
+  expect_false(identical(core_call(cpp_key_fingerprint, lapply(codes, `[`, -n), integer(3)),
+                         core_call(cpp_key_fingerprint, codes, integer(3))))
+  # a code outside its levels gives NA (the caller's range check)
+  bad <- codes
+  bad[[3]][4103] <- 3L
+  expect_identical(fp(bad), NA_character_)
+})
+
 test_that("print, summary and as.data.frame describe the cells", {
   df <- data_with_counts(c(1, 1, 2, 5, 12))
   cf <- cell_frequencies(df, "k")

@@ -153,6 +153,21 @@ test_that("pram_apply() of a block plan draws only the changes, the same release
   ch <- core_call(cpp_draw_changes, engine_plan(plan), cf$cell_id)
   expect_identical(ch$at, changed_records(cf$cell_id, drawn))
   expect_identical(ch$to, drawn[ch$at])
+  # blocks with a matrix (cumulative sums) and with theta in one plan
+  b1 <- small[cf$cells$a[small] == "a"]
+  m <- length(b1)
+  p <- matrix(0.3 / (m - 1), m, m)
+  diag(p) <- 0.7
+  b2 <- small[cf$cells$a[small] == "b"]
+  mixed <- pram_plan(cf, list(b1, b2), theta = c(NA, 0.9), matrix = list(p, NULL))
+  set.seed(8)
+  fast <- pram_apply(df, keys, mixed)
+  set.seed(8)
+  drawn <- pram_draw(mixed)
+  expect_identical(fast, plan_write(mixed, df, cf$cell_id, drawn))
+  moved <- which(drawn != cf$cell_id)
+  expect_true(all(cf$cell_id[moved] %in% c(b1, b2)))
+  expect_true(all((cf$cell_id[moved] %in% b1) == (drawn[moved] %in% b1)))
 })
 
 test_that("a malformed factor is refused by pram_apply() and cell_frequencies(), whose checks share the fingerprint's pass", {

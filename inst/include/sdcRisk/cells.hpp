@@ -40,16 +40,60 @@ struct CellTable {
 
 namespace detail {
 
-// One record's step of key_fingerprint() (below): the same arithmetic, so
-// that a fingerprint folded into the cross-classification equals it.
-inline void fingerprint_step(std::uint64_t& h, int code) {
-  const std::uint64_t v = code < 1 ? 0 : static_cast<std::uint64_t>(code);
-  h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
-  h *= 0xFF51AFD7ED558CCDULL;
-}
-inline std::uint64_t fingerprint_seed(std::size_t n) {
-  return 0x9E3779B97F4A7C15ULL ^ (static_cast<std::uint64_t>(n) * 0xBF58476D1CE4E5B9ULL);
-}
+// The fingerprint of the records' key codes (key_fingerprint() below, and
+// the same value folded into the cross-classifications' first pass).
+// Each record's codes become one 64-bit word, w <- mix((w ^ code) * K)
+// over its keys in order (a missing code counts as 0); the words of
+// records i with i % 4 == l are chained in lane l by h <- mix((h ^ w) * K),
+// and the lanes are combined at the end. Records' words do not depend on
+// each other and four chains run side by side, so the processor is not
+// kept waiting on one chain of multiplications. Every step is a bijection
+// of the state it updates (xor with a value, multiplication by an odd
+// constant, xorshift), and injective in the value xored in: so data that
+// differ from the fingerprinted data in one code of one record always give
+// another fingerprint; other differences collide with a probability of the
+// order of 2^-64.
+class Fingerprint {
+ public:
+  explicit Fingerprint(std::size_t n) {
+    const std::uint64_t seed = 0x9E3779B97F4A7C15ULL ^ (static_cast<std::uint64_t>(n) * 0xBF58476D1CE4E5B9ULL);
+    for (int l = 0; l < 4; ++l) lane_[l] = seed + static_cast<std::uint64_t>(l) * 0xD6E8FEB86659FD93ULL;
+  }
+  // A record's word before its first key, and after one more key's code.
+  static constexpr std::uint64_t word_seed() { return 0x2545F4914F6CDD1DULL; }
+  static std::uint64_t word_step(std::uint64_t w, int c) {
+    step(w, c < 1 ? 0 : static_cast<std::uint64_t>(c));
+    return w;
+  }
+  // The word of record i.
+  void add(std::size_t i, std::uint64_t word) { step(lane_[i & 3], word); }
+  // The words of records first, first + 1, ..., first + len - 1, where
+  // first is a multiple of 4.
+  void add_run(std::size_t first, const std::uint64_t* word, std::size_t len) {
+    std::size_t j = 0;
+    std::uint64_t h0 = lane_[0], h1 = lane_[1], h2 = lane_[2], h3 = lane_[3];
+    for (; j + 4 <= len; j += 4) {
+      step(h0, word[j]);
+      step(h1, word[j + 1]);
+      step(h2, word[j + 2]);
+      step(h3, word[j + 3]);
+    }
+    lane_[0] = h0, lane_[1] = h1, lane_[2] = h2, lane_[3] = h3;
+    for (; j < len; ++j) add(first + j, word[j]);
+  }
+  std::uint64_t value() const {
+    std::uint64_t h = lane_[0];
+    for (int l = 1; l < 4; ++l) step(h, lane_[l]);
+    return h;
+  }
+
+ private:
+  static void step(std::uint64_t& h, std::uint64_t word) {
+    h = (h ^ word) * 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 31;
+  }
+  std::uint64_t lane_[4];
+};
 
 // Record i's code of a key stored with an offset (the code is the stored
 // value less `off`, so that a key of whole numbers needs no shifted copy);
@@ -76,21 +120,32 @@ inline bool cell_index(const std::vector<const int*>& codes, const std::vector<i
 
 // The first pass of the cross-classifications below: the fingerprint of
 // every record's codes (returned) and mark(index) of every record with no
-// missing key (the others counted as left out).
+// missing key (the others counted as left out); each code is read once.
 template <class Mark, class Interrupt>
 std::uint64_t mark_records(const std::vector<const int*>& codes, const std::vector<int>& off,
                            const std::vector<int>& nlevels, const std::vector<std::uint64_t>& stride,
                            std::size_t n, CellTable& out, Mark&& mark, Interrupt& interrupt) {
-  std::uint64_t h = fingerprint_seed(n);
-  std::uint64_t idx = 0;
+  const std::size_t nkeys = codes.size();
+  Fingerprint fp(n);
   for (std::size_t i = 0; i < n; ++i) {
     if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
-    for (std::size_t k = 0; k < codes.size(); ++k) fingerprint_step(h, key_code(codes[k], i, off[k]));
-    h ^= h >> 29;
-    if (cell_index(codes, off, nlevels, stride, i, idx)) mark(idx);
+    std::uint64_t word = Fingerprint::word_seed(), idx = 0;
+    bool missing = false;
+    for (std::size_t k = 0; k < nkeys; ++k) {
+      const int c = key_code(codes[k], i, off[k]);
+      word = Fingerprint::word_step(word, c);
+      if (c < 1) {
+        missing = true;
+        continue;
+      }
+      if (c > nlevels[k]) throw std::invalid_argument("cross_classify: code above its number of levels");
+      idx += static_cast<std::uint64_t>(c - 1) * stride[k];
+    }
+    fp.add(i, word);
+    if (!missing) mark(idx);
     else ++out.n_excluded;
   }
-  return h;
+  return fp.value();
 }
 
 inline int popcount64(std::uint64_t x) {
@@ -286,18 +341,31 @@ inline std::uint64_t key_fingerprint(const std::vector<const int*>& codes, std::
   const std::vector<int> off = offsets ? *offsets : std::vector<int>(nkeys, 0);
   if (off.size() != nkeys) throw std::invalid_argument("key_fingerprint: offsets mismatch");
   if (nlevels && nlevels->size() != nkeys) throw std::invalid_argument("key_fingerprint: levels mismatch");
-  std::uint64_t h = detail::fingerprint_seed(n);
-  bool ok = true;
-  for (std::size_t i = 0; i < n; ++i) {
+  // key by key over runs of records, so that the inner loops have no
+  // branch and the words of a run are chained four at a time
+  constexpr std::size_t run = 2048;
+  std::uint64_t word[run];
+  detail::Fingerprint fp(n);
+  bool bad = false;
+  constexpr int na = std::numeric_limits<int>::min();
+  for (std::size_t first = 0; first < n; first += run) {
+    const std::size_t len = std::min(run, n - first);
+    std::fill(word, word + len, detail::Fingerprint::word_seed());
     for (std::size_t k = 0; k < nkeys; ++k) {
-      const int c = detail::key_code(codes[k], i, off[k]);
-      if (nlevels && c != std::numeric_limits<int>::min() && (c < 1 || c > (*nlevels)[k])) ok = false;
-      detail::fingerprint_step(h, c);
+      const int* col = codes[k] + first;
+      const int o = off[k];
+      const int top = nlevels ? (*nlevels)[k] : std::numeric_limits<int>::max();
+      for (std::size_t j = 0; j < len; ++j) {
+        const int v = col[j];
+        const int c = (o == 0 || v == na) ? v : v - o;
+        bad |= v != na && (c < 1 || c > top);
+        word[j] = detail::Fingerprint::word_step(word[j], c);
+      }
     }
-    h ^= h >> 29;
+    fp.add_run(first, word, len);
   }
-  if (in_range) *in_range = ok;
-  return h;
+  if (in_range) *in_range = !(nlevels && bad);
+  return fp.value();
 }
 
 // `codes[k]` points to n codes of key k with `nlevels[k]` levels.

@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "memory.hpp"
 #include "plan.hpp"
 #include "progress.hpp"
 
@@ -34,6 +35,7 @@ class PramSampler {
     // not initialised: only the pages of block cells are ever written.
     n_cells_ = plan.n_cells;
     where_.reset(new Where[static_cast<std::size_t>(std::max(plan.n_cells, 1))]);
+    advise_huge_pages(where_.get(), static_cast<std::size_t>(std::max(plan.n_cells, 1)) * sizeof(Where));
     in_block_.assign((static_cast<std::size_t>(plan.n_cells) + 63) / 64, 0);
     for (int b = 0; b < plan.n_blocks; ++b)
       for (int k = plan.block_start[b]; k < plan.block_start[b + 1]; ++k) {
@@ -79,10 +81,21 @@ class PramSampler {
 
   // New cell of a unit of `cell` (which must be in a block) given u in (0, 1).
   int draw(int cell, double u) const {
+    int own = 0;
+    const int s = draw_slot(cell, u, own);
+    return s == own ? cell : plan_.block_cells[s];
+  }
+
+  // The same as a slot, the new cell's position in plan.block_cells; `own`
+  // receives the slot of `cell` itself, so that a caller sees whether the
+  // unit moves without reading block_cells (a random access per unit; see
+  // pram_draw_moves()).
+  int draw_slot(int cell, double u, int& own) const {
     const Where w = where_[cell];
     const int b = w.block, pos = w.pos;
     const int m = plan_.block_size(b);
-    const int* members = plan_.block_cells + plan_.block_start[b];
+    const int first = plan_.block_start[b];
+    own = first + pos;
     int row;
     if (plan_.is_ifpr(b)) {
       const double t = w.count, theta = plan_.theta[b];
@@ -104,7 +117,7 @@ class PramSampler {
         while (row > 0 && plan_.p(b, row, pos) <= 0.0) --row;
       }
     }
-    return members[row];
+    return first + row;
   }
 
  private:
@@ -119,20 +132,47 @@ class PramSampler {
 
 // Draws the new cell of every record in a block, in record order (one
 // uniform each): `cell_of(i)` gives record i's 0-based cell (-1: left out,
-// untouched) and `sink(i, old, new)` receives every record drawn. Records
-// outside blocks get no call and no uniform.
+// untouched) and `sink(i, cell, own, slot)` receives every record drawn,
+// with the slots (positions in plan.block_cells) of its own cell and of
+// its new cell. Records outside blocks get no call and no uniform.
 template <class CellOf, class Rng, class Interrupt, class Sink>
-void pram_draw_each(const PlanView& plan, std::size_t n, CellOf&& cell_of, Rng& rng, Interrupt&& interrupt,
-                    Sink&& sink) {
+void pram_draw_slots(const PlanView& plan, std::size_t n, CellOf&& cell_of, Rng& rng, Interrupt&& interrupt,
+                     Sink&& sink) {
   PramSampler sampler(plan);
-  constexpr std::size_t ahead = 16;
+  constexpr std::size_t ahead = 32;
   for (std::size_t i = 0; i < n; ++i) {
     if ((i & 0xFFFFF) == 0 && i > 0) report_progress(interrupt, static_cast<double>(i) / static_cast<double>(n));
     if (i + ahead < n) sampler.prefetch(cell_of(i + ahead));
     const int c = cell_of(i);
     if (!sampler.in_block(c)) continue;
-    sink(i, c, sampler.draw(c, rng.uniform()));
+    int own = 0;
+    const int slot = sampler.draw_slot(c, rng.uniform(), own);
+    sink(i, c, own, slot);
   }
+}
+
+// The same with `sink(i, old, new)`, the records' 0-based cells.
+template <class CellOf, class Rng, class Interrupt, class Sink>
+void pram_draw_each(const PlanView& plan, std::size_t n, CellOf&& cell_of, Rng& rng, Interrupt&& interrupt,
+                    Sink&& sink) {
+  const int* members = plan.block_cells;
+  pram_draw_slots(plan, n, cell_of, rng, interrupt, [&sink, members](std::size_t i, int c, int own, int slot) {
+    sink(i, c, slot == own ? c : members[slot]);
+  });
+}
+
+// The records that move, in record order (the same uniforms as
+// pram_draw_each(), so the same release): push(i, slot) for each, slot
+// being the position of its new cell in plan.block_cells. The caller reads
+// the new cells afterwards, in a pass whose reads do not wait on each other
+// (the processor overlaps those cache misses), where reading them inside
+// the draws costs one dependent miss per unit drawn.
+template <class CellOf, class Rng, class Interrupt, class Push>
+void pram_draw_moves(const PlanView& plan, std::size_t n, CellOf&& cell_of, Rng& rng, Interrupt&& interrupt,
+                     Push&& push) {
+  pram_draw_slots(plan, n, cell_of, rng, interrupt, [&push](std::size_t i, int, int own, int slot) {
+    if (slot != own) push(i, slot);
+  });
 }
 
 // New cell of every record (cells are 0-based, -1 = left out and untouched).

@@ -8,6 +8,7 @@
 #include "design.hpp"
 #include "errors.hpp"
 #include "logdist.hpp"
+#include "memory.hpp"
 #include "perturb.hpp"
 #include "plan.hpp"
 #include "plan_vars.hpp"
