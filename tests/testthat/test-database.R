@@ -417,6 +417,58 @@ for (backend in c("SQLite", "PostgreSQL")) {
   })
 }
 
+test_that("SQLite: moved records named by rowid where the table allows it, by id otherwise, with the same release", {
+  con <- local_db("SQLite")
+  base <- db_people(2500, seed = 41)
+  # ids in random order, negative ones and the largest of 32 bits
+  base$pid <- sample(c(-2147483647L, 2147483647L, sample(-50000:50000, nrow(base) - 2)))
+  cols <- "sex TEXT, age INTEGER, region TEXT, status TEXT, income DOUBLE PRECISION, pid INTEGER"
+  test_env <- environment()
+  make <- function(def = cols, suffix = "", df = base, after = NULL) {
+    name <- local_name(con, "rid", env = test_env)
+    DBI::dbExecute(con, sprintf("CREATE TABLE %s (%s)%s", name, def, suffix))
+    DBI::dbWriteTable(con, name, df, append = TRUE, row.names = FALSE)
+    for (e in after) DBI::dbExecute(con, sprintf(e, name))
+    dplyr::tbl(con, name)
+  }
+  release <- function(tb, df, by_rowid) {
+    ids <- check_db_id(tb, "pid")
+    counted <- count_cells_release(tb, con, db_keys, "pid", "exclude", rowid = ids$int32)
+    DBI::dbExecute(con, paste("DROP TABLE", db_quote(con, counted$table)))
+    expect_identical(counted$by_rowid, by_rowid)
+    out <- local_name(con, "out", env = test_env)
+    set.seed(19)
+    rel <- ifpr(tb, db_keys, xi = 0.2, id = "pid", name = out)
+    expect_gt(nrow(rel$moves), 0)
+    expect_true(any(rel$cells$cells$count[rel$moves$cell] > 3))
+    got <- by_id(dplyr::collect(rel$data), "pid")
+    expect_identical(got, by_id(expected_release(df, rel, "pid")$data, "pid"))
+    got
+  }
+  # rowids with gaps (deleted records) in another order than the ids
+  gone <- sort(sample(nrow(base), 300))
+  kept <- base[-gone, ]
+  plain <- release(make(after = sprintf("DELETE FROM %%1$s WHERE rowid IN (%s)", paste(gone, collapse = ", "))), kept, TRUE)
+  # by id: a column named rowid hides the rowid; a table WITHOUT ROWID;
+  # rowids beyond 2^31 - 1; an id stored as a real; a query on the table
+  with_col <- kept
+  with_col$rowid <- seq_len(nrow(kept))
+  expect_identical(release(make(paste(cols, ", rowid INTEGER"), df = with_col), with_col, FALSE)[names(plain)], plain)
+  expect_identical(release(make(paste0(sub("pid INTEGER", "pid INTEGER PRIMARY KEY", cols)), " WITHOUT ROWID", df = kept), kept, FALSE), plain)
+  far <- make(df = kept, after = "UPDATE %1$s SET rowid = rowid + 3000000000")
+  expect_identical(release(far, kept, FALSE), plain)
+  real <- kept
+  real$pid <- as.numeric(real$pid)
+  real_tb <- make(sub("pid INTEGER", "pid", cols), df = real, after = "UPDATE %1$s SET pid = pid + 0.5 WHERE rowid = 1")
+  real$pid[1] <- real$pid[1] + 0.5
+  expect_identical(check_db_id(real_tb, "pid")$int32, FALSE)
+  release(real_tb, real, FALSE)
+  plain_tb <- make(df = kept)
+  expect_identical(check_db_id(plain_tb, "pid")$int32, TRUE)
+  expect_null(db_rowid_source(dplyr::filter(plain_tb, age >= 0), con))
+  expect_identical(release(dplyr::filter(plain_tb, age >= 0), kept, FALSE), plain)
+})
+
 test_that("the database release shows its steps only when R is interactive", {
   con <- local_db("SQLite")
   df <- db_people(500, seed = 35)
