@@ -83,7 +83,7 @@ step_names <- c(
   drawn = "plan, exact certificate and draw of the moves (R)",
   uploaded = "upload of the moves",
   movers = "moved records (ids from the counts)",
-  written = "released table written (join on id)",
+  written = "released table written (join on rowid or id)",
   renamed = "working tables dropped, rename",
   commit = "commit"
 )
