@@ -133,6 +133,14 @@ void check_cells(const std::vector<int>& cells, int n_cells) {
 
 // ---- block plans ---------------------------------------------------------------
 
+// Record i's 0-based cell from R's 1-based cell ids, read in place (-1 for
+// NA or below 1: left out); an id above the cells is an internal error.
+inline int record_cell(const int* id, int n_cells, std::size_t i) {
+  const int v = id[i];  // NA_INTEGER < 1
+  if (v > n_cells) throw std::invalid_argument("cell id out of range");
+  return v < 1 ? -1 : v - 1;
+}
+
 class BlockEngine : public EnginePlan {
  public:
   explicit BlockEngine(const Rcpp::List& plan) : h_(plan) {}
@@ -145,25 +153,34 @@ class BlockEngine : public EnginePlan {
     return sdcRisk::max_risk(h_.view, goal, interrupt_callback());
   }
   // Reads R's 1-based cell ids in place and writes the released ids
-  // straight into the result: no 0-based copies of 10^7 ids.
+  // straight into the result: no 0-based copies of 10^7 ids. A mover's
+  // entry holds -2 - slot (its new cell's position in block_cells) until a
+  // second pass reads the new cells with independent reads (see
+  // sdcRisk::pram_draw_moves()); -2 - slot > NA_INTEGER for every slot.
   SEXP draw(const Rcpp::IntegerVector& cell_id) override {
     const int nc = n_cells();
     const std::size_t n = static_cast<std::size_t>(cell_id.size());
     const int* id = cell_id.begin();
-    Rcpp::IntegerVector out(Rcpp::no_init(static_cast<R_xlen_t>(n)));
+    const int* members = h_.view.block_cells;
+    if (h_.view.n_blocks > 0 && h_.view.block_start[h_.view.n_blocks] > 2147483645)
+      throw std::invalid_argument("draw: too many cells in blocks");
+    Rcpp::IntegerVector out(alloc_large(INTSXP, static_cast<R_xlen_t>(n)));
     int* o = out.begin();
-    // one pass: every record's id is copied as it is read, the drawn ones
-    // overwritten (pram_draw_each() visits records in order)
+    // one pass: every record's id is copied as it is read, the movers'
+    // overwritten (pram_draw_slots() visits records in order)
     RUniform rng;
-    sdcRisk::pram_draw_each(
+    sdcRisk::pram_draw_slots(
         h_.view, n,
         [id, o, nc](std::size_t i) {
-          const int v = id[i];  // NA_INTEGER < 1
-          if (v > nc) throw std::invalid_argument("cell id out of range");
-          o[i] = v < 1 ? NA_INTEGER : v;
-          return v < 1 ? -1 : v - 1;
+          const int c = record_cell(id, nc, i);
+          o[i] = c < 0 ? NA_INTEGER : c + 1;
+          return c;
         },
-        rng, interrupt_callback(), [o](std::size_t i, int, int to) { o[i] = to + 1; });
+        rng, interrupt_callback(), [o](std::size_t i, int, int own, int slot) {
+          if (slot != own) o[i] = -2 - slot;
+        });
+    for (std::size_t i = 0; i < n; ++i)
+      if (o[i] < -1 && o[i] != NA_INTEGER) o[i] = members[-2 - o[i]] + 1;
     return out;
   }
   // Only the records that move: their numbers (1-based) and new cells.
@@ -182,11 +199,7 @@ class BlockEngine : public EnginePlan {
     RUniform rng;
     sdcRisk::pram_draw_moves(
         h_.view, n,
-        [id, nc](std::size_t i) {
-          const int v = id[i];  // NA_INTEGER < 1
-          if (v > nc) throw std::invalid_argument("cell id out of range");
-          return v < 1 ? -1 : v - 1;
-        },
+        [id, nc](std::size_t i) { return record_cell(id, nc, i); },
         rng, interrupt_callback(), [&at, &slot](std::size_t i, int s) {
           at.push_back(static_cast<int>(i) + 1);
           slot.push_back(s);

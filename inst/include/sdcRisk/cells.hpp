@@ -119,8 +119,10 @@ inline bool cell_index(const std::vector<const int*>& codes, const std::vector<i
 }
 
 // The first pass of the cross-classifications below: the fingerprint of
-// every record's codes (returned) and mark(index) of every record with no
-// missing key (the others counted as left out); each code is read once.
+// every record's codes (returned) and mark(i, index) of every record i with
+// no missing key (the others counted as left out, with mark(i, kMissing));
+// each code is read once.
+constexpr std::uint64_t kMissing = ~std::uint64_t(0);
 template <class Mark, class Interrupt>
 std::uint64_t mark_records(const std::vector<const int*>& codes, const std::vector<int>& off,
                            const std::vector<int>& nlevels, const std::vector<std::uint64_t>& stride,
@@ -142,8 +144,12 @@ std::uint64_t mark_records(const std::vector<const int*>& codes, const std::vect
       idx += static_cast<std::uint64_t>(c - 1) * stride[k];
     }
     fp.add(i, word);
-    if (!missing) mark(idx);
-    else ++out.n_excluded;
+    if (!missing) {
+      mark(i, idx);
+    } else {
+      ++out.n_excluded;
+      mark(i, kMissing);
+    }
   }
   return fp.value();
 }
@@ -169,9 +175,18 @@ void classify_bitmap(const std::vector<const int*>& codes, const std::vector<int
                      std::uint64_t& fingerprint, Interrupt& interrupt) {
   const std::size_t words = static_cast<std::size_t>((total + 63) / 64);
   std::vector<std::uint64_t> bits(words, 0);
+  // where the index space has fewer than 2^32 - 1 indices, the first pass
+  // keeps each record's index in its slot of the result (missing: all
+  // ones), so that the second reads 4 bytes per record instead of every key
+  const bool keep = total < 0xFFFFFFFFULL;
+  std::uint32_t* kept = reinterpret_cast<std::uint32_t*>(cell_of_record);
   fingerprint = mark_records(
       codes, off, nlevels, stride, n, out,
-      [&bits](std::uint64_t idx) { bits[idx >> 6] |= std::uint64_t(1) << (idx & 63); }, interrupt);
+      [&bits, keep, kept](std::size_t i, std::uint64_t idx) {
+        if (keep) kept[i] = idx == kMissing ? 0xFFFFFFFFU : static_cast<std::uint32_t>(idx);
+        if (idx != kMissing) bits[idx >> 6] |= std::uint64_t(1) << (idx & 63);
+      },
+      interrupt);
   std::uint64_t idx = 0;
   std::vector<std::uint32_t> before(words);
   std::uint32_t ncell = 0;
@@ -196,7 +211,14 @@ void classify_bitmap(const std::vector<const int*>& codes, const std::vector<int
   out.counts.assign(ncell, 0);
   for (std::size_t i = 0; i < n; ++i) {
     if ((i & 0x3FFFF) == 0 && i > 0) interrupt();
-    if (!cell_index(codes, off, nlevels, stride, i, idx)) {
+    if (keep) {
+      const std::uint32_t k = kept[i];
+      if (k == 0xFFFFFFFFU) {
+        cell_of_record[i] = -1;
+        continue;
+      }
+      idx = k;
+    } else if (!cell_index(codes, off, nlevels, stride, i, idx)) {
       cell_of_record[i] = -1;
       continue;
     }
@@ -229,7 +251,10 @@ void classify_buckets(const std::vector<const int*>& codes, const std::vector<in
   const std::uint64_t low_mask = span - 1;
   std::vector<std::uint32_t> start(nbucket + 1, 0);
   fingerprint = mark_records(
-      codes, off, nlevels, stride, n, out, [&start, low_bits](std::uint64_t idx) { ++start[(idx >> low_bits) + 1]; },
+      codes, off, nlevels, stride, n, out,
+      [&start, low_bits](std::size_t, std::uint64_t idx) {
+        if (idx != kMissing) ++start[(idx >> low_bits) + 1];
+      },
       interrupt);
   std::uint64_t idx = 0;
   for (std::size_t b = 0; b < nbucket; ++b) start[b + 1] += start[b];
