@@ -66,7 +66,8 @@
 #' audit_tables(list(by_region, by_size), lapply(alone, function(p) p$status != "published"))
 protect_tables <- function(tables, ..., cost = c("value", "cells"), lower = NULL, upper = NULL,
                            freq_protection = 10, intervals = c("suppressed", "sensitive", "none"),
-                           method = c("heuristic", "optimal"), time_limit = 60, cleanup = "auto") {
+                           method = c("heuristic", "optimal"), time_limit = 60, cleanup = "auto",
+                           improve = "auto") {
   rlang::check_dots_empty()
   cost <- check_choice(cost)
   intervals <- check_choice(intervals)
@@ -74,6 +75,7 @@ protect_tables <- function(tables, ..., cost = c("value", "cells"), lower = NULL
   check_number(time_limit, min = 1)
   lp <- linked_problem(tables, lower, upper, freq_protection, call = rlang::current_env())
   cleanup <- check_cleanup(cleanup, lp$prep$structure$ncell)
+  improve <- check_cleanup(improve, lp$prep$structure$ncell)
   if (method == "optimal" && lp$prep$structure$ncell > 10000) {
     abort_sdc(c(
       "{.code method = \"optimal\"} is for problems of at most 10,000 cells.",
@@ -82,7 +84,7 @@ protect_tables <- function(tables, ..., cost = c("value", "cells"), lower = NULL
     ), "argument", call = rlang::current_env(), arg = "method")
   }
   res <- protection_pattern(lp$prep, cost, lp$labels, lp$reasons, Inf, method, time_limit, cleanup,
-                            intervals, call = rlang::current_env())
+                            intervals, improve = improve, call = rlang::current_env())
   lower_all <- upper_all <- rep(NA_real_, lp$prep$structure$ncell)
   lower_all[res$targets] <- res$final$lower
   upper_all[res$targets] <- res$final$upper

@@ -18,9 +18,21 @@
 # the optimal pattern. The heuristic's pattern bounds the master's cost and
 # is returned when the master cannot beat it in the time allowed.
 
+# Separation is cheap where it can be: a 0/1 pattern protects a side when
+# some witness table moves only its suppressed cells, so the witnesses the
+# heuristic and the earlier rounds found are tried first (no program), then
+# a program over the suppressed cells alone; the dual program over the
+# whole table, which gives the cut, runs only for the sides these leave
+# unprotected.
+#
 # Returns list(supp, optimal, lower_bound, n_lp); `supp` NULL when the
 # heuristic's pattern `incumbent` is at least as cheap as anything found.
-optimal_pattern <- function(search, todo, incumbent, time_limit, call) {
+# `lp_budget` (dual programs), `mip_nodes` (branch and bound nodes of each
+# master program) and `max_rounds` (integer master programs) bound the work
+# deterministically; `time_limit` (seconds) does not. `relax_rounds`: rounds
+# of the linear relaxation before the integer master programs.
+optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget = Inf,
+                            mip_nodes = NULL, relax_rounds = 0, max_rounds = Inf) {
   start <- proc.time()[["elapsed"]]
   left <- function() time_limit - (proc.time()[["elapsed"]] - start)
   prep <- search$prep
@@ -35,14 +47,32 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call) {
   best_cost <- sum(w[incumbent])
   cuts <- list()
   n_lp <- 0L
+  n_dual <- 0L
+  # the witnesses known for each side (cells moved), the heuristic's first
+  known <- lapply(seq_len(nrow(sides)), function(s) list(current_witness(search, sides[s, ])$cells))
+  # is the 0/1 pattern x shown to protect side s by a witness among its
+  # suppressed cells?
+  protected_by_witness <- function(s, x) {
+    on <- x > 0.5
+    if (any(vapply(known[[s]], function(cells) all(on[cells]), logical(1)))) return(TRUE)
+    y <- deviation_lp(search, sides$cell[s], which(on), sides$t[s], sides$dir[s], symmetric = FALSE)
+    n_lp <<- n_lp + 1L
+    if (is.null(y)) return(FALSE)
+    known[[s]][[length(known[[s]]) + 1L]] <<- y$cells
+    TRUE
+  }
   # each separation adds at most one constraint per side; NA when the time
-  # ran out, or a program failed, before every side was checked
+  # or the budget ran out, or a program failed, before every side was checked
   separate <- function(x) {
     found <- 0L
+    binary <- all(x == 0 | x == 1)
     for (s in seq_len(nrow(sides))) {
       if (left() <= 0) return(NA_integer_)
+      if (binary && protected_by_witness(s, x)) next
+      if (n_dual >= lp_budget) return(NA_integer_)
       cut <- capacity_cut(search, sides$cell[s], sides$dir[s], sides$t[s], x)
       n_lp <<- n_lp + 1L
+      n_dual <<- n_dual + 1L
       if (identical(cut, "failed")) return(NA_integer_)
       if (!is.null(cut)) {
         cuts[[length(cuts) + 1L]] <<- cut
@@ -60,14 +90,15 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call) {
                   c(rep(1, length(cuts)), best_cost * (1 + 1e-9)),
                   lower = as.numeric(fixed), upper = rep(1, n),
                   integer = if (integer) seq_len(n), time_limit = max(left(), 1),
-                  start = if (integer) as.numeric(incumbent))
+                  start = if (integer) as.numeric(incumbent),
+                  mip_nodes = if (integer) mip_nodes)
     n_lp <<- n_lp + 1L
     r
   }
   lower_bound <- 0
   # the linear relaxation first: cheap constraints for the integer program
   x <- as.numeric(fixed)
-  for (round in seq_len(50)) {
+  for (round in seq_len(relax_rounds)) {
     found <- separate(x)
     if (is.na(found)) return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
     if (found == 0L) break
@@ -76,8 +107,12 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call) {
     lower_bound <- r$value
     x <- r$solution
   }
+  rounds <- 0
   repeat {
-    if (left() <= 0) return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
+    rounds <- rounds + 1
+    if (left() <= 0 || rounds > max_rounds) {
+      return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
+    }
     r <- master(TRUE)
     # a master stopped by the time limit still proves its dual bound: no
     # pattern of cost at most the incumbent's meets its constraints for less
@@ -141,4 +176,27 @@ master_matrix <- function(cuts, n) {
   if (!length(cuts)) return(data.frame(i = integer(), j = integer(), v = numeric()))
   data.frame(i = rep(seq_along(cuts), vapply(cuts, nrow, integer(1))),
              j = unlist(lapply(cuts, `[[`, "j")), v = unlist(lapply(cuts, `[[`, "v")))
+}
+
+# The bounded improvement of protect_table(improve = TRUE): the cut
+# generation of optimal_pattern() started from the heuristic's (cleaned)
+# pattern as incumbent, with a fixed budget of work (at most 8 integer
+# master programs of at most 500 branch-and-bound nodes each, and 4 dual
+# programs per side of a sensitive cell), so that the result does not
+# depend on the machine's speed. A pattern it returns passes every side's
+# exact separation; its witness tables are then found as for the optimal
+# method, and it is kept only when it costs less than the heuristic's
+# (witness_search() may add cells when a program fails numerically).
+# Returns list(search, n_lp): `search` NULL when nothing cheaper was found.
+improve_pattern <- function(prep, search, todo, call) {
+  n_sides <- sum(vapply(todo, function(i) sum(protection_targets(search, i, call) > 0), numeric(1)))
+  opt <- optimal_pattern(search, todo, search$supp, Inf, call = call, lp_budget = 4 * n_sides,
+                         mip_nodes = 500L, relax_rounds = 0, max_rounds = 8)
+  if (is.null(opt$supp)) return(list(search = NULL, n_lp = opt$n_lp))
+  new <- witness_search(prep, search, opt$supp, todo, call = call)
+  secondary_cost <- function(s) sum(s$w[s$supp & !prep$sensitive])
+  if (secondary_cost(new) >= secondary_cost(search)) return(list(search = NULL, n_lp = opt$n_lp))
+  kept <- new$supp & !prep$sensitive
+  new$reason[kept] <- ifelse(search$supp[kept], search$reason[kept], "improvement (cut generation)")
+  list(search = new, n_lp = opt$n_lp)
 }

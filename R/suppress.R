@@ -132,7 +132,7 @@
 protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, upper = NULL,
                           freq_protection = 10, intervals = c("suppressed", "sensitive", "none"),
                           box = 2000, method = c("heuristic", "optimal"), time_limit = 60,
-                          cleanup = "auto") {
+                          cleanup = "auto", improve = "auto") {
   rlang::check_dots_empty()
   check_sensitivity_table(x)
   cost <- check_choice(cost)
@@ -141,6 +141,7 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   if (!identical(box, Inf)) check_number(box, min = 4)
   check_number(time_limit, min = 1)
   cleanup <- check_cleanup(cleanup, nrow(x))
+  improve <- check_cleanup(improve, nrow(x))
   if (method == "optimal" && nrow(x) > 10000) {
     abort_sdc(c(
       "{.code method = \"optimal\"} is for tables of at most 10,000 cells.",
@@ -150,11 +151,11 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   }
   prep <- table_problem(x, lower, upper, freq_protection, arg = "x")
   res <- protection_pattern(prep, cost, cell_labels(x), x$rules, box, method, time_limit, cleanup,
-                            intervals, call = rlang::current_env())
+                            intervals, improve = improve, call = rlang::current_env())
   new_sdc_protection(x, prep, res$supp, res$reason, res$targets, res$final, cost, res$stats)
 }
 
-# `cleanup = "auto"`: the clean-up pass on tables of at most 3,500 cells.
+# `cleanup = "auto"` (and `improve = "auto"`): on tables of at most 3,500 cells.
 check_cleanup <- function(cleanup, n_cells, arg = rlang::caller_arg(cleanup), call = rlang::caller_env()) {
   if (identical(cleanup, "auto")) return(n_cells <= 3500)
   if (!rlang::is_bool(cleanup)) {
@@ -168,10 +169,11 @@ check_cleanup <- function(cleanup, n_cells, arg = rlang::caller_arg(cleanup), ca
 
 # The pattern of protect_table() and protect_tables() for one problem (a
 # table, or linked tables made one by linked_problem()): the heuristic, its
-# clean-up, the optimal method if asked, and the final audit, which must
-# pass. Returns list(supp, reason, targets, final, stats).
+# clean-up, the bounded improvement by the exact method (`improve`), the
+# optimal method if asked, and the final audit, which must pass. Returns
+# list(supp, reason, targets, final, stats).
 protection_pattern <- function(prep, cost, labels, reasons, box, method, time_limit, cleanup,
-                               intervals, call) {
+                               intervals, call, improve = FALSE) {
   start <- proc.time()[["elapsed"]]
   search <- new_protection_search(prep, suppression_cost(prep$value, cost), labels, box)
   primary <- prep$sensitive
@@ -199,6 +201,13 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
   optimal <- NA
   lower_bound <- NA_real_
   n_lp_opt <- 0L
+  improved <- NA
+  if (improve && method == "heuristic" && length(todo)) {
+    better <- improve_pattern(prep, search, todo, call = call)
+    n_lp_opt <- better$n_lp
+    improved <- !is.null(better$search)
+    if (improved) search <- better$search
+  }
   if (method == "optimal") {
     opt <- list(supp = NULL, optimal = TRUE, lower_bound = 0, n_lp = 0L)
     if (length(todo)) {
@@ -229,7 +238,7 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
   if (intervals == "none") final$lower[] <- final$upper[] <- NA_real_
   stats <- list(n_lp = search$n_lp + n_lp_opt + final$n_lp,
                 seconds = proc.time()[["elapsed"]] - start, method = method, optimal = optimal,
-                lower_bound = lower_bound)
+                lower_bound = lower_bound, improved = improved)
   list(supp = supp, reason = search$reason, targets = targets, final = final, stats = stats)
 }
 
