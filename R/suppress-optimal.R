@@ -193,10 +193,10 @@ improve_pattern <- function(prep, search, todo, call) {
   opt <- optimal_pattern(search, todo, search$supp, Inf, call = call, lp_budget = 4 * n_sides,
                          mip_nodes = 500L, relax_rounds = 0, max_rounds = 8)
   if (is.null(opt$supp)) return(list(search = NULL, n_lp = opt$n_lp))
-  new <- witness_search(prep, search, opt$supp, todo, call = call)
+  new <- witness_search(prep, search, opt$supp, todo, call = call, relabel = TRUE)
+  # a new cell that no witness table moves is not needed (none is expected)
+  publish(new, which(new$supp & !prep$sensitive & new$reason == ""))
   secondary_cost <- function(s) sum(s$w[s$supp & !prep$sensitive])
   if (secondary_cost(new) >= secondary_cost(search)) return(list(search = NULL, n_lp = opt$n_lp))
-  kept <- new$supp & !prep$sensitive
-  new$reason[kept] <- ifelse(search$supp[kept], search$reason[kept], "improvement (cut generation)")
   list(search = new, n_lp = opt$n_lp)
 }

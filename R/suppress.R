@@ -320,11 +320,15 @@ new_protection_search <- function(prep, w, labels, box) {
 # witness tables found among its suppressed cells only, so that nothing is
 # added unless a program fails numerically (then the heuristic completes
 # the pattern, and the audit decides as always).
-witness_search <- function(prep, old, supp, todo, call) {
+# With `relabel`, secondary cells the old pattern had keep their reason
+# and the others are named after the first sensitive cell whose witness
+# moves them ("protects ...", as in the heuristic).
+witness_search <- function(prep, old, supp, todo, call, relabel = FALSE) {
   search <- new_protection_search(prep, old$w, old$labels, old$box)
   search$n_lp <- old$n_lp
   search$reason <- old$reason
-  search$reason[supp & !prep$sensitive] <- "optimal pattern"
+  fresh <- supp & !prep$sensitive & (!relabel | !old$supp)
+  search$reason[fresh] <- if (relabel) "" else "optimal pattern"
   search$reason[!supp] <- ""
   search$supp <- supp
   cells <- which(supp)
@@ -334,7 +338,10 @@ witness_search <- function(prep, old, supp, todo, call) {
       ti <- t[[if (dir > 0) "up" else "down"]]
       if (ti <= 0) next
       y <- deviation_lp(search, i, cells, ti, dir, symmetric = FALSE)
-      if (!is.null(y)) record_witness(search, y, i)
+      if (is.null(y)) next
+      unnamed <- y$cells[search$reason[y$cells] == "" & !prep$sensitive[y$cells]]
+      search$reason[unnamed] <- paste("protects", search$labels[i])
+      record_witness(search, y, i)
     }
     protect_cell(search, i, call)
   }
