@@ -94,7 +94,7 @@
 #'   On the 3,179-cell bench table 2 of `bench/bench_suppress.R` it finds
 #'   the proved optimum (0.04418% of the value against 0.04491% without it,
 #'   and 0.04421% for GaussSuppression's interval protection) for about one
-#'   second more; where it finds nothing cheaper it costs 0.2 to 3 s on the
+#'   second more; where it finds nothing cheaper it costs 0.1 to 3 s on the
 #'   bench tables (`stats$improved` says whether it changed the pattern).
 #' @param box The number of cells, about, among which the linear program
 #'   protecting one sensitive cell may choose suppressions (see Details; at
