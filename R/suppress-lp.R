@@ -49,6 +49,7 @@ solve_lp <- function(obj, mat, dir, rhs, lower, upper, max = FALSE, integer = NU
                               rhs = if (length(dir)) rhs, types = types, maximum = max)
   opts <- highs_options(presolve = if (presolve || length(integer)) "on" else "off")
   if (is.finite(time_limit)) opts$time_limit <- max(time_limit, 0.01)
+  # (a node limit reached ends as HiGHS' solution limit)
   if (!is.null(mip_nodes)) opts$mip_max_nodes <- as.integer(mip_nodes)
   solver <- highs_new(model, opts)
   if (!is.null(start)) {
@@ -59,7 +60,7 @@ solve_lp <- function(obj, mat, dir, rhs, lower, upper, max = FALSE, integer = NU
   highs::hi_solver_run(solver)
   status <- highs_status(highs::hi_solver_status(solver))
   info <- highs::hi_solver_info(solver)
-  if (status %in% c("time_limit", "iteration_limit", "solution_limit", "node_limit")) {
+  if (status %in% c("time_limit", "iteration_limit", "solution_limit")) {
     status <- if (length(integer) && identical(info$primal_solution_status, "Feasible")) "feasible" else "failed"
   }
   ok <- status %in% c("optimal", "feasible")
