@@ -375,17 +375,20 @@ check_db_id <- function(data, id, call = rlang::caller_env()) {
     nsym <- rlang::sym(n_col)
     per_id <- dplyr::summarise(dplyr::group_by(data, !!idsym), !!n_col := dplyr::n(), .groups = "drop")
     # SQLite: also how many ids are stored as integers of 32 bits (its
-    # columns may mix types), for count_cells_release(rowid = TRUE)
+    # columns may mix types), for count_cells_release(rowid = TRUE); other
+    # backends get the portable query alone
     qi <- db_quote(con, id)
-    int32 <- dplyr::sql(paste0(
-      "SUM(CASE WHEN typeof(", qi, ") = 'integer' AND ", qi, " BETWEEN -2147483647 AND 2147483647 THEN ",
-      db_quote(con, n_col), " ELSE 0 END)"
-    ))
+    int32 <- if (db_kind(con) == "sqlite") {
+      dplyr::sql(paste0(
+        "SUM(CASE WHEN typeof(", qi, ") = 'integer' AND ", qi, " BETWEEN -2147483647 AND 2147483647 THEN ",
+        db_quote(con, n_col), " ELSE 0 END)"
+      ))
+    }
     s <- dplyr::collect(dplyr::summarise(per_id,
       n_distinct = dplyr::n(),
       n = sum(!!nsym, na.rm = TRUE),
       n_missing = sum(ifelse(is.na(!!idsym), !!nsym, 0L), na.rm = TRUE),
-      n_int32 = !!int32
+      n_int32 = !!(int32 %||% 0L)
     ))
   }
   num <- function(x) {
@@ -772,7 +775,7 @@ release_out_sql <- function(con, src, cols, vars, id, movers, counted) {
       " FROM ", mv, " m INNER JOIN ", q(counted$table), " k ON k.", counted$cell_col, " = m.sdc_new)"
     )
   }
-  on <- if (isTRUE(counted$by_rowid)) "d.rowid" else paste0("d.", q(id))
+  on <- if (counted$by_rowid) "d.rowid" else paste0("d.", q(id))
   paste0("SELECT ", paste(select, collapse = ", "), " FROM ", src, " LEFT JOIN ", moved, " v ON ", on, " = v.sdc_id")
 }
 
