@@ -54,6 +54,9 @@ cell_frequencies_db <- function(data, keys, na = c("exclude", "category"),
 # `grouped` it came from.
 cells_from_groups <- function(grouped, keys, na, call = rlang::caller_env()) {
   grouped <- as.data.frame(grouped, stringsAsFactors = FALSE)
+  # (compact row names: drivers may return them as a vector of millions,
+  # which every subset below would copy and check)
+  rownames(grouped) <- NULL
   rows <- seq_len(nrow(grouped))
   counts <- as.integer(grouped$sdc_count__)
   n_records <- sum(as.numeric(counts))
@@ -525,10 +528,11 @@ draw_ranks <- function(t, k) {
   rank
 }
 
-# Write the released table, inside the caller's transaction. The moves go up
-# as three integers each (the database's number of the cell, the rank in it,
-# the new cell); the database finds the moved records' ids and writes the
-# table with their keys rewritten (a join on id). The table is written under
+# Write the released table, inside the caller's transaction. The moved
+# records are named (release_movers(): by R from the ids read with the
+# counts, or by the database from the moves, three integers each: the
+# database's number of the cell, the rank in it, the new cell), and the
+# database writes the table with their keys rewritten (a join on id). The table is written under
 # a fresh name and renamed to the target at the end (dropping the old one
 # only with `overwrite`).
 write_release_db <- function(data, con, vars, id, moves, counted, target, overwrite,
@@ -598,14 +602,30 @@ count_cells_release <- function(data, con, vars, id, na, rowid = FALSE, call = r
     ))
     cell_col <- "sdc_cell"
   }
+  # other than SQLite, with ids that R reads exactly (integers of 32 bits):
+  # the ids of ranks 1, 2 and 3 of the cells of up to 3 records are read
+  # with the cells, so that R names the moved records of those cells
+  # (release_movers()); reading them costs next to nothing beside the cells
+  ids_in_r <- kind != "sqlite" && !by_rowid && integer_id
   got <- db_get(con, paste0(
-    "SELECT ", cell_col, " AS sdc_cell, ", paste(key_cols, collapse = ", "), ", sdc_n AS sdc_count__ FROM ", q(table)
+    "SELECT ", cell_col, " AS sdc_cell, ", paste(key_cols, collapse = ", "), ", sdc_n AS sdc_count__",
+    if (ids_in_r) {
+      paste0(
+        ", CASE WHEN sdc_n <= 3 THEN sdc_lo END AS sdc_lo, CASE WHEN sdc_n BETWEEN 2 AND 3 THEN sdc_hi END AS sdc_hi,",
+        " CASE WHEN sdc_n = 3 THEN sdc_sum - sdc_lo - sdc_hi END AS sdc_mid"
+      )
+    },
+    " FROM ", q(table)
   ))
+  id_cols <- c("sdc_lo", "sdc_mid", "sdc_hi")
+  ids <- if (ids_in_r) got[id_cols]
+  got <- got[setdiff(names(got), id_cols)]
   names(got)[match(key_cols, names(got))] <- vars
   made <- cells_from_groups(got, vars, na, call = call)
+  if (ids_in_r) ids <- lapply(ids, function(x) x[made$rows])
   list(
     cells = made$cells, db_cell = as.integer(got$sdc_cell[made$rows]), table = table, cell_col = cell_col,
-    shortcut = if (integer_id) 3L else 2L, integer_id = integer_id, by_rowid = by_rowid, src = src
+    shortcut = if (integer_id) 3L else 2L, integer_id = integer_id, by_rowid = by_rowid, src = src, ids = ids
   )
 }
 
@@ -637,30 +657,53 @@ db_rowid_source <- function(data, con) {
 
 # The moved records as a temporary table: their ids (by rowid: their rowids) and new cells
 # (SQLite: their new keys). Cells of up to `shortcut` records take the ids
-# from the counts table (rank 1 the smallest id, rank T the largest, rank 2
-# of 3 the sum less both); records of larger cells with a move are found by
-# a join of the source to those cells only, and numbered in each cell by id.
+# from the counts (rank 1 the smallest id, rank T the largest, rank 2 of 3
+# the sum less both): named by R where it read them with the cells
+# (count_cells_release(), integer ids outside SQLite) and uploaded as they
+# are, else by a join of the moves to the counts table; records of larger
+# cells with a move are found by a join of the source to those cells only,
+# and numbered in each cell by id.
 release_movers <- function(con, src, vars, id, moves, counted, call = rlang::caller_env()) {
   q <- function(x) db_quote(con, x)
   kind <- db_kind(con)
   tables <- c(moves = db_fresh_name(con, "moves"), movers = db_fresh_name(con, "movers"))
   counts <- counted$cells$cells$count
   cell <- counted$db_cell
-  db_upload_temp(con, tables[["moves"]], data.frame(
-    sdc_cell = cell[moves$cell], sdc_rank = as.integer(moves$rank), sdc_new = cell[moves$new_cell]
-  ))
+  mv <- q(tables[["movers"]])
+  ids <- counted$ids
+  if (!is.null(ids)) {
+    # the moved records of cells of up to 3 records, named here: the
+    # moves of larger cells alone go up for the database to rank
+    small <- counts[moves$cell] <= counted$shortcut
+    named <- moves_ids(moves[small, , drop = FALSE], counts, ids, call = call)
+    if (length(named) > 0) {
+      db_upload_temp(con, tables[["movers"]], data.frame(sdc_id = named, sdc_new = cell[moves$new_cell[small]]))
+    } else {
+      DBI::dbExecute(con, paste("CREATE TEMPORARY TABLE", mv, "(sdc_id INTEGER, sdc_new INTEGER)"))
+    }
+    moves <- moves[!small, , drop = FALSE]
+  }
+  if (nrow(moves) > 0) {
+    db_upload_temp(con, tables[["moves"]], data.frame(
+      sdc_cell = cell[moves$cell], sdc_rank = as.integer(moves$rank), sdc_new = cell[moves$new_cell]
+    ))
+  } else {
+    tables <- tables[names(tables) != "moves"]
+  }
   db_step_hook("uploaded", con)
   kc <- paste0("k.", counted$cell_col)
-  mt <- q(tables[["moves"]])
+  mt <- if ("moves" %in% names(tables)) q(tables[["moves"]])
   ct <- q(counted$table)
   # (by rowid: the rowids unpacked from the counts, see count_cells_release())
   lo <- if (counted$by_rowid) "(k.sdc_lo % 2147483648)" else "k.sdc_lo"
   hi <- if (counted$by_rowid) "(k.sdc_hi % 2147483648)" else "k.sdc_hi"
-  parts <- paste0(
-    "SELECT CASE WHEN m.sdc_rank = 1 THEN ", lo, " WHEN m.sdc_rank = k.sdc_n THEN ", hi,
-    if (counted$shortcut >= 3) paste0(" ELSE k.sdc_sum - ", lo, " - ", hi), " END AS sdc_id, m.sdc_new AS sdc_new",
-    " FROM ", mt, " m INNER JOIN ", ct, " k ON ", kc, " = m.sdc_cell WHERE k.sdc_n <= ", counted$shortcut
-  )
+  parts <- if (is.null(ids)) {
+    paste0(
+      "SELECT CASE WHEN m.sdc_rank = 1 THEN ", lo, " WHEN m.sdc_rank = k.sdc_n THEN ", hi,
+      if (counted$shortcut >= 3) paste0(" ELSE k.sdc_sum - ", lo, " - ", hi), " END AS sdc_id, m.sdc_new AS sdc_new",
+      " FROM ", mt, " m INNER JOIN ", ct, " k ON ", kc, " = m.sdc_cell WHERE k.sdc_n <= ", counted$shortcut
+    )
+  }
   big <- unique(moves$cell[counts[moves$cell] > counted$shortcut])
   if (length(big) > 0) {
     # the larger cells with a move: their keys, each matched by equality,
@@ -702,11 +745,10 @@ release_movers <- function(con, src, vars, id, moves, counted, call = rlang::cal
       " INNER JOIN ", q(tables[["cells"]]), " c ON ", paste(on, collapse = " AND "),
       ") s INNER JOIN ", mt, " m ON s.sdc_cell = m.sdc_cell AND s.sdc_rank = m.sdc_rank"
     ))
-  } else {
+  } else if (is.null(ids)) {
     db_analyze(con, tables[["moves"]])
   }
   moved <- paste0("SELECT u.sdc_id AS sdc_id, u.sdc_new AS sdc_new FROM (", paste(parts, collapse = " UNION ALL "), ") u")
-  mv <- q(tables[["movers"]])
   if (kind == "sqlite") {
     # each moved record's id and new keys, looked up once per record of the
     # source: by rowid where ids are integers. The new keys are joined here,
@@ -723,12 +765,17 @@ release_movers <- function(con, src, vars, id, moves, counted, call = rlang::cal
       " FROM (", moved, ") w INNER JOIN ", ct, " k ON ", kc, " = w.sdc_new ORDER BY w.sdc_id"
     ))
     if (!counted$integer_id) db_index(con, tables[["movers"]], c("sdc_id", new_cols), unique = TRUE)
+  } else if (!is.null(ids)) {
+    # the records of the larger cells join those named by R (the moves
+    # left are those of the larger cells: the count inserted must match)
+    found <- 0
+    if (length(big) > 0) found <- as.numeric(DBI::dbExecute(con, paste("INSERT INTO", mv, moved)))
   } else {
     # each moved record's id and the number of its new cell: a narrow table
     # to hash; the write joins the new cells' keys from the counts
     DBI::dbExecute(con, paste("CREATE TEMPORARY TABLE", mv, "AS", moved))
   }
-  found <- as.numeric(db_get(con, paste("SELECT COUNT(*) AS n FROM", mv))$n)
+  if (is.null(ids)) found <- as.numeric(db_get(con, paste("SELECT COUNT(*) AS n FROM", mv))$n)
   if (found != nrow(moves)) {
     abort_sdc(c(
       "The table changed while the release was made: the moves do not match its records.",
@@ -738,6 +785,28 @@ release_movers <- function(con, src, vars, id, moves, counted, call = rlang::cal
   }
   db_analyze(con, tables[["movers"]])
   list(tables = unname(tables), movers = tables[["movers"]])
+}
+
+# The ids of the moved records of cells of up to 3 records, from the ids of
+# ranks 1, 2 and 3 that count_cells_release() read (rank T is the largest).
+moves_ids <- function(moves, counts, ids, call = rlang::caller_env()) {
+  c <- moves$cell
+  r <- moves$rank
+  n <- counts[c]
+  out <- ids$sdc_lo[c]
+  top <- r == n & r > 1L
+  out[top] <- ids$sdc_hi[c[top]]
+  mid <- r > 1L & r < n
+  out[mid] <- ids$sdc_mid[c[mid]]
+  out <- as.integer(out)
+  if (anyNA(out)) {
+    abort_sdc(c(
+      "The table changed while the release was made: the moves do not match its records.",
+      "x" = "{fmt_int(sum(is.na(out)))} moved record{?s} without an id.",
+      "i" = "Nothing was written; run the release again."
+    ), "db_changed", call = call)
+  }
+  out
 }
 
 db_index <- function(con, table, cols, unique = FALSE) {
