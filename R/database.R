@@ -121,9 +121,11 @@ cells_from_groups <- function(grouped, keys, na, call = rlang::caller_env()) {
 #'   from the counts and with R's generator (so `set.seed()` reproduces the
 #'   release), how many records of each blocked cell move, to which cells,
 #'   and which ones (their ranks in the cell, ordered by `id`); only these
-#'   moves are uploaded. The database ranks the records of the cells with a
-#'   move only, by `id`, and writes the released table with the keys of the
-#'   moved records rewritten. Everything is one transaction: the released
+#'   moves are uploaded (on PostgreSQL with integer ids, R names the moved
+#'   records of cells of up to 3 records from the ids it read with the
+#'   counts, and uploads those). The database ranks the records of the
+#'   larger cells with a move only, by `id`, and writes the released table
+#'   with the keys of the moved records rewritten. Everything is one transaction: the released
 #'   table is written under a fresh name and renamed to `name` (replacing
 #'   the old table when `overwrite = TRUE`) just before the commit, so a
 #'   release that fails at any point, a lost connection included, leaves

@@ -81,8 +81,8 @@ step_names <- c(
   id_checked = "id check (unique, never missing)",
   counted = "counts: GROUP BY kept as a temporary table, collected",
   drawn = "plan, exact certificate and draw of the moves (R)",
-  uploaded = "upload of the moves",
-  movers = "moved records (ids from the counts)",
+  uploaded = "upload of the moves (PostgreSQL: of the moved records R named)",
+  movers = "moved records (ids from the counts; larger cells ranked)",
   written = "released table written (join on rowid or id)",
   renamed = "working tables dropped, rename",
   commit = "commit"
