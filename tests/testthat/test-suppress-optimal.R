@@ -227,6 +227,31 @@ test_that("a solver that stops early leaves the heuristic's pattern, marked not 
   }
 })
 
+test_that("a mixed integer program stopped by its node limit returns a feasible integer solution and a valid bound", {
+  # a random set cover whose root node does not close the gap, so that one
+  # node stops HiGHS with its best solution (the path of improve = TRUE,
+  # whose masters have a node budget)
+  set.seed(11)
+  n <- 100
+  m <- 150
+  a <- matrix(rbinom(m * n, 1, 0.03), m, n)
+  a[cbind(seq_len(m), sample(n, m, TRUE))] <- 1
+  w <- runif(n, 1, 3)
+  nz <- which(a != 0, arr.ind = TRUE)
+  mat <- sdcRisk:::triplet_matrix(nz[, 1], nz[, 2], a[nz], m, n)
+  r <- sdcRisk:::solve_lp(w, mat, rep(">=", m), rep(1, m), rep(0, n), rep(1, n),
+                          integer = seq_len(n), mip_nodes = 1L)
+  expect_true(r$status %in% c("feasible", "optimal"))
+  x <- r$solution
+  expect_length(x, n)
+  expect_true(all(abs(x - round(x)) < 1e-6))
+  expect_true(all(a %*% round(x) >= 1))
+  expect_equal(r$value, sum(w * x), tolerance = 1e-9)
+  expect_lte(r$bound, r$value + 1e-9)
+  # a bound below the value says the search was cut short, and only then
+  if (r$status == "feasible") expect_lt(r$bound, r$value - 1e-9)
+})
+
 test_that("a time-limited run's lower bound never exceeds the proved optimum", {
   # the master's dual bound counts once the time runs out; it must stay below
   # the cost of every pattern that passes the audit

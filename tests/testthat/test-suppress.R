@@ -411,6 +411,12 @@ test_that("exact intervals equal whole-table programs, with negative values and 
     got <- aud[aud$suppressed, ]
     expect_equal(got$lower, ref$lower, tolerance = 1e-7, info = paste("seed", seed))
     expect_equal(got$upper, ref$upper, tolerance = 1e-7, info = paste("seed", seed))
+    # the path of large components: programs by the interior point method
+    # (batches, and the first single program), then by the simplex
+    aud_ipm <- withr::with_options(list(sdcRisk.audit_ipm_cols = 1L),
+                                   audit_table(sens, supp, lower = lower, upper = bound))
+    expect_equal(aud_ipm$lower[aud_ipm$suppressed], ref$lower, tolerance = 1e-7, info = paste("ipm, seed", seed))
+    expect_equal(aud_ipm$upper[aud_ipm$suppressed], ref$upper, tolerance = 1e-7, info = paste("ipm, seed", seed))
     prot <- protect_table(sens, lower = lower, upper = bound)
     expect_true(attr(audit_table(sens, prot$status != "published", lower = lower, upper = bound), "passed"))
   }
