@@ -781,11 +781,8 @@ release_movers <- function(con, src, vars, id, moves, counted, call = rlang::cal
   }
   if (is.null(ids)) found <- as.numeric(db_get(con, paste("SELECT COUNT(*) AS n FROM", mv))$n)
   if (found != nrow(moves)) {
-    abort_sdc(c(
-      "The table changed while the release was made: the moves do not match its records.",
-      "x" = "{fmt_int(nrow(moves))} moves were drawn, {fmt_int(found)} records found for them.",
-      "i" = "Nothing was written; run the release again."
-    ), "db_changed", call = call)
+    abort_db_changed("{fmt_int(nrow(moves))} moves were drawn, {fmt_int(found)} records found for them.",
+                     call = call)
   }
   db_analyze(con, tables[["movers"]])
   list(tables = unname(tables), movers = tables[["movers"]])
@@ -794,23 +791,30 @@ release_movers <- function(con, src, vars, id, moves, counted, call = rlang::cal
 # The ids of the moved records of cells of up to 3 records, from the ids of
 # ranks 1, 2 and 3 that count_cells_release() read (rank T is the largest).
 moves_ids <- function(moves, counts, ids, call = rlang::caller_env()) {
-  c <- moves$cell
+  cl <- moves$cell
   r <- moves$rank
-  n <- counts[c]
-  out <- ids$sdc_lo[c]
+  n <- counts[cl]
+  out <- ids$sdc_lo[cl]
   top <- r == n & r > 1L
-  out[top] <- ids$sdc_hi[c[top]]
+  out[top] <- ids$sdc_hi[cl[top]]
   mid <- r > 1L & r < n
-  out[mid] <- ids$sdc_mid[c[mid]]
+  out[mid] <- ids$sdc_mid[cl[mid]]
   out <- as.integer(out)
   if (anyNA(out)) {
-    abort_sdc(c(
-      "The table changed while the release was made: the moves do not match its records.",
-      "x" = "{fmt_int(sum(is.na(out)))} moved record{?s} without an id.",
-      "i" = "Nothing was written; run the release again."
-    ), "db_changed", call = call)
+    abort_db_changed("{fmt_int(sum(is.na(out)))} moved record{?s} without an id.", call = call)
   }
   out
+}
+
+# The source table changed between the counts and the moved records (the
+# moves no longer match its records): nothing is written. `detail` is a
+# cli string evaluated in the caller's frame.
+abort_db_changed <- function(detail, call, .envir = parent.frame()) {
+  abort_sdc(c(
+    "The table changed while the release was made: the moves do not match its records.",
+    "x" = detail,
+    "i" = "Nothing was written; run the release again."
+  ), "db_changed", call = call, .envir = .envir)
 }
 
 db_index <- function(con, table, cols, unique = FALSE) {
