@@ -579,7 +579,8 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
   # bound that was added is active is an optimum of the program without
   # them (the added bounds have zero multipliers, so the remaining ones
   # prove optimality); one at such a bound is solved again without them.
-  clamped <- large & (lp$lower < -big | lp$upper > big)
+  added_lo <- large & lp$lower < -big
+  added_hi <- large & lp$upper > big
   # A single program by the simplex from the previous vertex took 0.1 to 11
   # s there, and one more than 3 minutes: past an iteration limit (about
   # what the interior point method costs) it is solved by the interior
@@ -592,7 +593,7 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
   }
   at_added_bound <- function(y) {
     near <- big - 1e-6 * (1 + big)
-    any(clamped & ((lp$lower < -big & y <= -near) | (lp$upper > big & y >= near)))
+    any(added_lo & y <= -near) || any(added_hi & y >= near)
   }
   batch_lp <- NULL
   # (`added`: the session's program has added bounds whose optimum must be

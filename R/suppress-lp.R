@@ -88,8 +88,8 @@ highs_infinity <- function() 1e30
 # suppressed cells of the 106,636-cell bench table, the interior point
 # method 8 s).
 # `iterations`: a limit on the simplex iterations of each program after the
-# first (status "iteration_limit" then; the caller solves that program
-# otherwise).
+# first (a program stopped there ends with a status other than "optimal",
+# and the caller solves it otherwise).
 lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm", "ipm_first"),
                        iterations = NULL) {
   method <- match.arg(method)
