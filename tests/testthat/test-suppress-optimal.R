@@ -72,17 +72,7 @@ extended_optimum <- function(sens, w) {
 }
 
 # Replaces the package's solve_lp() for the rest of the calling test.
-local_solver <- function(fun, env = parent.frame()) {
-  ns <- asNamespace("sdcRisk")
-  real <- get("solve_lp", envir = ns)
-  unlockBinding("solve_lp", ns)
-  assign("solve_lp", fun, envir = ns)
-  withr::defer({
-    unlockBinding("solve_lp", ns)
-    assign("solve_lp", real, envir = ns)
-    lockBinding("solve_lp", ns)
-  }, envir = env)
-}
+local_solver <- function(fun, env = parent.frame()) local_package_function("solve_lp", fun, env)
 
 lost <- function(p, w) sum(w[p$status != "published"])
 

@@ -422,6 +422,45 @@ test_that("exact intervals equal whole-table programs, with negative values and 
   }
 })
 
+test_that("the interior point path keeps exact intervals for unbounded cells and failing programs", {
+  set.seed(1)
+  d <- data.frame(a = sample(c("a1", "a2", "a3"), 60, TRUE), b = sample(c("x", "y", "z"), 60, TRUE),
+                  v = round(rnorm(60, 5, 30)))
+  sens <- cell_sensitivity(d, c("a", "b"), "v", rule_frequency(3), negative = "abs")
+  withr::local_options(sdcRisk.audit_ipm_cols = 1L)
+  # the audit with every single program after the first failing in its
+  # session: each is solved from scratch (interior point method, then
+  # without added bounds)
+  real <- sdcRisk:::lp_session
+  audit_failing <- function(...) {
+    local_package_function("lp_session", function(..., method = "simplex", iterations = NULL) {
+      s <- real(..., method = method, iterations = iterations)
+      if (method != "ipm_first") return(s)
+      list(extreme = function(obj, max) {
+        r <- s$extreme(obj, max)
+        if (s$n_lp() > 1L) list(status = "failed", value = NA_real_, solution = NULL) else r
+      }, n_lp = s$n_lp)
+    })
+    audit_table(...)
+  }
+  # a 2 x 2 block of inner cells: unbounded both ways without a priori
+  # bounds; with a3:z and its margins added, a larger component
+  for (extra in c(FALSE, TRUE)) {
+    supp <- (sens$a %in% c("a1", "a2") & sens$b %in% c("x", "y")) |
+      (extra & sens$a %in% c("a3", "Total") & sens$b %in% c("z", "Total"))
+    for (bounds in list(c(-Inf, Inf), c(-500, 500))) {
+      info <- paste("extra", extra, "bounds", bounds[2])
+      ref <- whole_table_intervals(sens, supp, rep(bounds[1], nrow(sens)), rep(bounds[2], nrow(sens)))
+      if (bounds[2] == Inf && !extra) expect_true(all(is.infinite(c(ref$lower, ref$upper))), info = info)
+      for (fail in c(FALSE, TRUE)) {
+        aud <- (if (fail) audit_failing else audit_table)(sens, supp, lower = bounds[1], upper = bounds[2])
+        expect_equal(aud$lower, ref$lower, tolerance = 1e-7, info = paste(info, fail))
+        expect_equal(aud$upper, ref$upper, tolerance = 1e-7, info = paste(info, fail))
+      }
+    }
+  }
+})
+
 test_that("bounds implied by single relations, infinities included", {
   # x1 + x2 = 10, x1 - x3 = 0; x1 >= 0, 0 <= x2 <= 4, x3 <= 8
   lp <- list(mat = sdcRisk:::triplet_matrix(c(1, 1, 2, 2), c(1, 2, 1, 3), c(1, 1, 1, -1), 2, 3),
