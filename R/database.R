@@ -416,7 +416,7 @@ check_db_id <- function(data, id, call = rlang::caller_env()) {
       "x" = "Column {.val {id}} has {fmt_int(n_distinct)} distinct values in {fmt_int(n)} records."
     ), "db_id", call = call)
   }
-  invisible(list(int32 = n > 0 && num(s$n_int32) == n))
+  invisible(list(int32 = n > 0 && num(s[["n_int32"]]) == n))
 }
 
 # Does the database guarantee that `id` is unique and never missing in

@@ -540,3 +540,18 @@ test_that("the database release shows its steps only when R is interactive", {
     expect_true(any(grepl(step, msgs, fixed = TRUE)), info = step)
   }
 })
+
+test_that("PostgreSQL: the id check of an undeclared id passes without a warning", {
+  con <- local_db("PostgreSQL")
+  tb <- local_table(con, db_people(500, seed = 3))
+  # (local_db() quietens rlang's warnings, which hid one here; dbplyr's
+  # note on RPostgreSQL's interface is not the package's)
+  withr::local_options(list(rlib_warning_verbosity = "default"))
+  seen <- character()
+  got <- withCallingHandlers(check_db_id(tb, "pid"), warning = function(w) {
+    seen <<- c(seen, conditionMessage(w))
+    invokeRestart("muffleWarning")
+  })
+  expect_identical(grep("old dbplyr interface", seen, value = TRUE, invert = TRUE), character())
+  expect_false(got$int32)
+})
