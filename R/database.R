@@ -561,11 +561,12 @@ write_release_db <- function(data, con, vars, id, moves, counted, target, overwr
 db_source_sql <- function(data) paste0("(", as.character(dbplyr::sql_render(data)), ") d")
 
 # The counts of the release, by the database in one GROUP BY kept as a
-# temporary table with the database's number of each cell (SQLite: the
-# rowid), and per cell the smallest, largest (and for integer ids the sum
-# of the) ids: the ids of ranks 1 and T, and of rank 2 of 3, so that the
-# moved records of cells of up to 3 records are found without reading the
-# table again. Returns the sdc_cells object, each cell's number in the
+# temporary table with the database's name of each cell (SQLite: the
+# rowid; integer ids of 32 bits elsewhere: the smallest id; else a
+# number), and per cell the smallest, largest (and for integer ids the
+# sum of the) ids: the ids of ranks 1 and T, and of rank 2 of 3, so that
+# the moved records of cells of up to 3 records are found without reading
+# the table again. Returns the sdc_cells object, each cell's name in the
 # database, the table's name, and up to which count the shortcut holds.
 count_cells_release <- function(data, con, vars, id, na, rowid = FALSE, call = rlang::caller_env()) {
   q <- function(x) db_quote(con, x)
@@ -594,33 +595,36 @@ count_cells_release <- function(data, con, vars, id, na, rowid = FALSE, call = r
     },
     " FROM ", src, " GROUP BY ", paste0("d.", q(vars), collapse = ", ")
   )
+  # other than SQLite, with ids that R reads exactly (integers of 32 bits):
+  # the ids of ranks 1, 2 and 3 of the cells of up to 3 records are read
+  # with the cells, so that R names the moved records of those cells
+  # (release_movers()): about 2 s of R's time at 10^7 records, against 5 to
+  # 9 s for the database's join of the moves to the counts. The middle id
+  # (the sum less both ends) is one of the cell's ids, so an integer. Each
+  # cell is then named by its smallest id (the ids are unique), which the
+  # counts hold already: no numbering of the cells in the database.
+  ids_in_r <- kind != "sqlite" && !by_rowid && integer_id
   table <- db_fresh_name(con, "counts")
-  if (kind == "sqlite") {
+  if (kind == "sqlite" || ids_in_r) {
     DBI::dbExecute(con, paste("CREATE TEMPORARY TABLE", q(table), "AS", grouped))
-    cell_col <- "rowid"
+    cell_col <- if (ids_in_r) "sdc_lo" else "rowid"
   } else {
     DBI::dbExecute(con, paste(
       "CREATE TEMPORARY TABLE", q(table), "AS SELECT CAST(ROW_NUMBER() OVER () AS INTEGER) AS sdc_cell, g.* FROM (", grouped, ") g"
     ))
     cell_col <- "sdc_cell"
   }
-  # other than SQLite, with ids that R reads exactly (integers of 32 bits):
-  # the ids of ranks 1, 2 and 3 of the cells of up to 3 records are read
-  # with the cells, so that R names the moved records of those cells
-  # (release_movers()): about 2 s of R's time at 10^7 records, against 5 to
-  # 9 s for the database's join of the moves to the counts. The middle id
-  # (the sum less both ends) is one of the cell's ids, so an integer.
-  ids_in_r <- kind != "sqlite" && !by_rowid && integer_id
   got <- db_get(con, paste0(
     "SELECT ", cell_col, " AS sdc_cell, ", paste(key_cols, collapse = ", "), ", sdc_n AS sdc_count__",
     if (ids_in_r) {
       paste0(
-        ", CASE WHEN sdc_n <= 3 THEN sdc_lo END AS sdc_lo, CASE WHEN sdc_n BETWEEN 2 AND 3 THEN sdc_hi END AS sdc_hi,",
+        ", CASE WHEN sdc_n BETWEEN 2 AND 3 THEN sdc_hi END AS sdc_hi,",
         " CASE WHEN sdc_n = 3 THEN CAST(sdc_sum - sdc_lo - sdc_hi AS INTEGER) END AS sdc_mid"
       )
     },
     " FROM ", q(table)
   ))
+  if (ids_in_r) got$sdc_lo <- got$sdc_cell
   id_cols <- c("sdc_lo", "sdc_mid", "sdc_hi")
   ids <- if (ids_in_r) got[id_cols]
   got <- got[setdiff(names(got), id_cols)]
