@@ -555,3 +555,38 @@ test_that("PostgreSQL: the id check of an undeclared id passes without a warning
   expect_identical(grep("old dbplyr interface", seen, value = TRUE, invert = TRUE), character())
   expect_false(got$int32)
 })
+
+test_that("PostgreSQL: cells named by their smallest id work with negative ids and ids at the limits of 32 bits", {
+  con <- local_db("PostgreSQL")
+  df <- db_people(3000, seed = 29, na_keys = TRUE)
+  set.seed(5)
+  # the extremes of R's integers and negative ids, in random order; the
+  # sum of three ids of a cell exceeds 32 bits
+  df$pid <- sample(c(-2147483647L, 2147483647L, 2147483646L, -2147483646L,
+                     sample(c(-2000000000:-1999990000, 2000000000:2000010000), nrow(df) - 4)))
+  tb <- local_table(con, df)
+  counted <- count_cells_release(tb, con, db_keys, "pid", "exclude")
+  DBI::dbExecute(con, paste("DROP TABLE", db_quote(con, counted$table)))
+  expect_identical(counted$cell_col, "sdc_lo")
+  key_str <- function(d) do.call(paste, c(lapply(d[db_keys], as.character), sep = "\r"))
+  ok <- stats::complete.cases(df[db_keys])
+  cells <- counted$cells$cells
+  lo <- vapply(split(df$pid[ok], factor(key_str(df[ok, ]), levels = key_str(cells))), min, integer(1), USE.NAMES = FALSE)
+  expect_identical(counted$db_cell, lo)
+  # xi = 0.3 moves records of cells of up to 3 records (named by R), xi =
+  # 0.1 also of larger cells (ranked by the database)
+  for (xi in c(0.3, 0.1)) {
+    for (na in c("exclude", "category")) {
+      out <- local_name(con, "out")
+      set.seed(8)
+      rel <- ifpr(tb, db_keys, xi = xi, id = "pid", name = out, na = na)
+      info <- paste(xi, na)
+      n_from <- rel$cells$cells$count[rel$moves$cell]
+      expect_true(any(n_from <= 3), info = info)
+      if (xi == 0.1) expect_true(any(n_from > 3), info = info)
+      got <- by_id(dplyr::collect(rel$data), "pid")
+      want <- by_id(expected_release(df, rel, "pid")$data, "pid")
+      expect_identical(got, want, info = info)
+    }
+  }
+})
