@@ -1,3 +1,54 @@
+# The floor plan ------------------------------------------------------------
+#
+# R/ is flat, so the file names carry the layout: one prefix per area, and
+# tests/testthat/test-<file>.R tests R/<file>.R (the test files without an
+# R file of their name test across files: test-contract*.R the one
+# interface of every kind, test-bad-input.R classed errors everywhere,
+# test-section7.R the paper's tables, test-core-cpp.R the C++ core alone).
+#
+# Microdata, in the order the data flow through a release:
+#   design-cells.R      the nonempty cells of the keys (cell_frequencies())
+#   design-blocks.R     partition of the keys, which cells need protection,
+#                       blocks (tiered, Nayak) and their θ
+#   design-theta.R      ψ, θ and block sizes of the papers (Goals 1-3)
+#   plan-interface.R    the generics every kind of plan answers
+#   plan-blocks.R       block plans (IFPR and matrix blocks): pram_plan()
+#   plan-vars.R         per-variable plans with strata: pram_plan_vars()
+#   plan-matrices.R     sdcMicro's and ARGUS's per-variable matrices
+#   risk-match.R        the exact risk R_j(a, t): match_risk(),
+#                       max_match_risk(), max_match_risk_known()
+#   risk-simulate.R     simulated intruders: simulate_release()
+#   release-interface.R the generics every kind of release answers
+#   release-ifpr.R      ifpr() on a data frame, the release and certificate
+#   release-ifpr-sdcmicro.R  ifpr() on an sdcMicroObj
+#   release-pram.R      pram_release(): per-variable PRAM, certified
+#   release-pram-sdcmicro.R  pram_certify(): sdcMicro::pram() certified
+#   release-draw.R      drawing a release from a plan
+#   release-evaluate.R  release_risk(), release_utility() and their plots
+#   db-*.R              the same release inside a database: db-release.R
+#                       (ifpr() on a lazy table), db-utils.R (what the
+#                       release needs of a database beyond dplyr verbs)
+# Tables:
+#   table-sensitivity.R cell_sensitivity(), ptn_sensitivity()
+#   table-rules.R       the rules (frequency, zero, nk, p%, pq, PTN)
+#   table-hierarchy.R   hierarchies of classification variables
+#   table-suppress*.R   protect_table(): the pattern, its search, the
+#                       optimal pattern and the clean-up
+#   table-audit.R       audit_table(): the attacker's exact LP
+#   table-linked.R      linked tables: protect_tables(), audit_tables()
+#   table-lp.R          the LP solver (HiGHS) behind both
+# Around them:
+#   report.R            release_report()
+#   app.R, app-server.R the browser app: run_app(), sdc_app()
+#   utils-core.R        the one bridge into C++ (core_call()) and progress
+#   utils-checks.R, utils-errors.R  argument checks and classed errors
+#   data.R, sdcRisk-package.R, RcppExports.R  data sets, this page, glue
+#
+# The C++ core (inst/include/sdcRisk/, no R header) mirrors the areas:
+# cells, design, plan, plan_vars, perturb (draws), risk, risk_known,
+# risk_vars, simulate, table_sensitivity, table_components; src/ holds only
+# the Rcpp glue (rcpp_<area>.cpp, engine.cpp for the kinds of plan).
+
 #' @keywords internal
 #' @section Options:
 #' * `sdcRisk.progress`: whether long computations (the exact risk of a

@@ -270,9 +270,9 @@ check_block_index <- function(plan, block, call = rlang::caller_env(), arg = "bl
 #
 # An argument that must be an object of the package: its class here; the
 # object itself is checked by the validator beside its constructor
-# (validate_sdc_cells() in cells.R, validate_pram_plan() in plan.R, ...),
+# (validate_sdc_cells() in design-cells.R, validate_pram_plan() in plan-blocks.R, ...),
 # which engine_plan() (all but the records' cells, which the core does not
-# read) and as_release() run every time (R/engine.R): an
+# read) and as_release() run every time (R/plan-interface.R, R/release-interface.R): an
 # edited object gives an error of class sdcRisk_error_invalid_object,
 # never a crash.
 

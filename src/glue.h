@@ -4,7 +4,7 @@
 //   (sdcRisk/errors.hpp: sdcRisk::underflow_error; std::invalid_argument
 //   for a broken internal assumption; std::bad_alloc) are caught here, once,
 //   and returned to R as an object of class "sdcRisk_core_error" that
-//   core_call() in R/engine.R turns into a classed R condition
+//   core_call() in R/utils-core.R turns into a classed R condition
 //   (sdcRisk_error_underflow, sdcRisk_error_internal, sdcRisk_error_memory).
 //   A user interrupt passes through.
 // * EnginePlan: a plan as the core sees it, its kind (block plan, block
@@ -81,7 +81,7 @@ struct RUniform {
 
 // The callback of the core's long loops (sdcRisk/progress.hpp): f() checks
 // for a user interrupt; f(fraction) does too, and moves the progress bar
-// that R/engine.R's core_call(progress =) has opened, if any: the R
+// that R/utils-core.R's core_call(progress =) has opened, if any: the R
 // function bound to `update` in the package's `the_progress` environment,
 // called at most once per percent. Without a bar it costs one interrupt
 // check, as before.

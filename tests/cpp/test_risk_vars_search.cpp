@@ -169,11 +169,9 @@ sdcRisk::MaxRisk exhaustive(const VarsPlan& pl, sdcRisk::Goal goal, int A) {
 const sdcRisk::Goal kGoals[] = {sdcRisk::Goal::AllMatches, sdcRisk::Goal::UniqueMatches,
                                 sdcRisk::Goal::SampleUniques};
 
-}  // namespace
-
-int main() {
+// 1. tiny plans against enumeration
+void test_tiny_plans_enumerated() {
   auto none = [] {};
-  // 1. tiny plans against enumeration
   for (int seed = 1; seed <= 150; ++seed) {
     Lcg rng(1000 + seed);
     std::vector<int> levels = {2 + rng.below(2), 2 + rng.below(3)};
@@ -212,8 +210,11 @@ int main() {
                                                 ": certificate equals the enumerated maximum");
     }
   }
+}
 
-  // 2. larger plans against exhaustive exact evaluation
+// 2. larger plans against exhaustive exact evaluation
+void test_larger_plans_exhaustive() {
+  auto none = [] {};
   int pruned_somewhere = 0;
   for (int seed = 1; seed <= 40; ++seed) {
     Lcg rng(5000 + seed);
@@ -235,9 +236,12 @@ int main() {
     }
   }
   check(pruned_somewhere > 0, "the bounds prune targets on some plans");
+}
 
-  // 3. a unit that surely lands in D (a column with an entry 1) and a kept
-  // key: the certificate still equals the exhaustive maximum
+// 3. a unit that surely lands in D (a column with an entry 1) and a kept
+// key: the certificate still equals the exhaustive maximum
+void test_sure_units() {
+  auto none = [] {};
   {
     VarsPlan pl;
     pl.codes = {{0, 0, 1, 1, 2}, {0, 1, 0, 1, 1}};
@@ -255,8 +259,10 @@ int main() {
       check(close(mx.value, ref.value, 1e-12), "sure units: certificate equals exhaustive search");
     }
   }
+}
 
-  // 4. progress: fractions in [0, 1], never decreasing, ending at 1
+// 4. progress: fractions in [0, 1], never decreasing, ending at 1
+void test_progress() {
   {
     Lcg rng(77);
     VarsPlan pl = random_plan(rng, {2, 8, 5, 4}, 3, 0.7, 2);
@@ -269,6 +275,14 @@ int main() {
       ok = ok && seen[i] >= 0.0 && seen[i] <= 1.0 && (i == 0 || seen[i] >= seen[i - 1]);
     check(ok, "progress fractions rise from 0 to 1");
   }
+}
 
+}  // namespace
+
+int main() {
+  test_tiny_plans_enumerated();
+  test_larger_plans_exhaustive();
+  test_sure_units();
+  test_progress();
   return testutil::report("test_risk_vars_search");
 }

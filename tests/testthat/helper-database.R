@@ -1,4 +1,4 @@
-# Shared by the database tests (test-database.R, test-contract-database.R):
+# Shared by the database tests (test-db-release.R, test-contract-database.R):
 # data, connections to SQLite and to the PostgreSQL server of
 # helper-postgres.R, fresh table names, and a full picture of a database's
 # tables to compare before and after a release.

@@ -1,4 +1,4 @@
-# The contract of the one interface (R/engine.R): every exported function
+# The contract of the one interface (R/plan-interface.R, R/release-interface.R): every exported function
 # that takes a plan or a release, for every kind of plan and every release
 # source, and every way a user can edit such an object into an invalid
 # state, raises a classed sdcRisk_error_* condition: never a crash, never an

@@ -742,6 +742,161 @@ class VarsRisk {
     return mino;
   }
 
+  // What lambda_lower() reads of the classes, the same for every subset S:
+  // per class its D and its (group, stratum) pair; per D a cell; and, for
+  // the groups that meet several strata, the (D, stratum) pairs that have no
+  // class of their own.
+  struct LambdaLayout {
+    std::vector<int> d_of_cls, gs_of, d_cell;
+    int n_gs = 0;
+    // A D meets several strata when the intruder does not know a stratum
+    // key: then its group's other strata send units too, looked up by key.
+    // Per group of several strata: its D's and its (stratum, gs) pairs.
+    std::vector<std::vector<int>> multi_d;
+    std::vector<std::vector<std::pair<int, int>>> multi_s;
+    std::vector<std::uint64_t> has_pair;  // (D, stratum) pairs with a class, sorted
+    bool any_multi = false;
+  };
+
+  LambdaLayout lambda_layout() const {
+    const std::size_t nc = c_count_.size();
+    LambdaLayout L;
+    L.d_of_cls.assign(nc, 0);
+    L.d_cell.assign(static_cast<std::size_t>(n_d_), -1);
+    std::vector<int> g_of(nc);
+    for (int i = 0; i < p_.n_cells; ++i) {
+      L.d_of_cls[cls_of_[i]] = d_of_[i];
+      if (L.d_cell[d_of_[i]] < 0) L.d_cell[d_of_[i]] = i;
+    }
+    for (int g = 0; g < n_groups_; ++g)
+      for (int c = group_start_[g]; c < group_start_[g + 1]; ++c) g_of[c] = g;
+    L.gs_of = dense_row_ids(nc, g_of, n_groups_, {c_stratum_.data()}, {p_.n_strata}, L.n_gs);
+    L.multi_d.resize(static_cast<std::size_t>(n_groups_));
+    L.multi_s.resize(static_cast<std::size_t>(n_groups_));
+    for (int g = 0; g < n_groups_; ++g) {
+      if (group_strata_[g].size() < 2) continue;
+      L.any_multi = true;
+      for (int c = group_start_[g]; c < group_start_[g + 1]; ++c) {
+        if (L.multi_s[g].empty() || L.multi_s[g].back().first != c_stratum_[c])
+          L.multi_s[g].push_back({c_stratum_[c], L.gs_of[c]});
+        L.has_pair.push_back(static_cast<std::uint64_t>(L.d_of_cls[c]) * static_cast<std::uint64_t>(p_.n_strata) +
+                             static_cast<std::uint64_t>(c_stratum_[c]));
+      }
+    }
+    std::sort(L.has_pair.begin(), L.has_pair.end());
+    if (L.any_multi)
+      for (int d = 0; d < n_d_; ++d) {
+        const int g = group_of_[L.d_cell[d]];
+        if (group_strata_[g].size() >= 2) L.multi_d[g].push_back(d);
+      }
+    return L;
+  }
+
+  // The subsets S of the expansion (bit q set: key q takes the diagonal
+  // term): all of them up to 6 known perturbed keys; beyond, those with at
+  // most two keys outside S (every other term dropped: still a bound); none
+  // from 31 keys (no bound at all: every target is evaluated).
+  std::vector<unsigned> lambda_subsets() const {
+    std::vector<unsigned> subsets;
+    if (nkp_ <= 6) {
+      for (unsigned m = 0; m < (1u << nkp_); ++m) subsets.push_back(m);
+    } else if (nkp_ < 31) {
+      const unsigned full = (1u << nkp_) - 1u;
+      subsets.push_back(full);
+      for (int a = 0; a < nkp_; ++a) {
+        subsets.push_back(full & ~(1u << a));
+        for (int b = a + 1; b < nkp_; ++b) subsets.push_back(full & ~(1u << a) & ~(1u << b));
+      }
+    }
+    return subsets;
+  }
+
+  // Buffers of one subset's pass, kept between subsets.
+  struct LambdaWork {
+    std::vector<int> src_id, code;
+    std::vector<double> M;
+    std::vector<std::uint64_t> key;
+    KeyRanks ix;
+    RankWorkspace ws;
+  };
+
+  // Adds subset S's terms to lam: per source class its weight M_S(gs, d_S),
+  // then for every D prod_{q in S} D_q[d_q] prod_{q not in S} u_q[d_q] M_S.
+  template <class Progress>
+  void lambda_add_subset(unsigned S, const LambdaLayout& L, const std::vector<Minorant>& mino, LambdaWork& w,
+                         std::vector<double>& lam, Progress& progress, double at) const {
+    const std::size_t nc = c_count_.size();
+    const std::uint64_t limit = std::uint64_t(1) << 62;
+    std::vector<int>& code = w.code;
+    // ids of (gs, codes in S): packed into 64 bits when they fit, so that
+    // a (D, stratum) without a class of its own can be looked up
+    std::uint64_t span = static_cast<std::uint64_t>(L.n_gs);
+    bool packs = true;
+    for (int q = 0; q < nkp_; ++q) {
+      if (!(S >> q & 1u)) continue;
+      if (span > limit / static_cast<std::uint64_t>(kq_[q])) packs = false;
+      else span *= static_cast<std::uint64_t>(kq_[q]);
+    }
+    auto key_of = [&](int gs) {
+      std::uint64_t x = static_cast<std::uint64_t>(gs);
+      for (int q = 0; q < nkp_; ++q)
+        if (S >> q & 1u) x = x * static_cast<std::uint64_t>(kq_[q]) + static_cast<std::uint64_t>(code[q]);
+      return x;
+    };
+    int n_ids = 0;
+    if (packs) {
+      for (std::size_t c = 0; c < nc; ++c) {
+        for (int q = 0; q < nkp_; ++q) code[q] = c_code_[q][c];
+        w.key[c] = key_of(L.gs_of[c]);
+      }
+      rank_keys(w.key, span, w.ix, w.ws);
+      w.src_id.swap(w.ix.id);
+      n_ids = w.ix.size();
+    } else {
+      std::vector<const int*> cols;
+      std::vector<std::int64_t> rad;
+      for (int q = 0; q < nkp_; ++q)
+        if (S >> q & 1u) {
+          cols.push_back(c_code_[q].data());
+          rad.push_back(kq_[q]);
+        }
+      w.src_id = dense_row_ids(nc, L.gs_of, L.n_gs, cols, rad, n_ids);
+    }
+    w.M.assign(static_cast<std::size_t>(n_ids), 0.0);
+    for (std::size_t c = 0; c < nc; ++c) {
+      double wt = static_cast<double>(c_count_[c]);
+      const std::size_t base = static_cast<std::size_t>(c_stratum_[c]) * nkp_;
+      for (int q = 0; q < nkp_; ++q)
+        if (!(S >> q & 1u)) wt *= mino[base + q].w[c_code_[q][c]];
+      w.M[w.src_id[c]] += wt;
+      if ((c & 0xFFFF) == 0xFFFF) progress(at);
+    }
+    auto add = [&](int d, int s, int id) {
+      const int cell = L.d_cell[d];
+      const std::size_t base = static_cast<std::size_t>(s) * nkp_;
+      double f = w.M[id];
+      for (int q = 0; q < nkp_; ++q) {
+        const int dq = p_.codes[kp_[q]][cell];
+        f *= (S >> q & 1u) ? mino[base + q].d[dq] : mino[base + q].u[dq];
+      }
+      lam[d] += f;
+    };
+    for (std::size_t c = 0; c < nc; ++c) add(L.d_of_cls[c], c_stratum_[c], w.src_id[c]);
+    if (!(L.any_multi && packs)) return;
+    for (int g = 0; g < n_groups_; ++g)
+      for (int d : L.multi_d[g]) {
+        for (int q = 0; q < nkp_; ++q) code[q] = p_.codes[kp_[q]][L.d_cell[d]];
+        for (const auto& sg : L.multi_s[g]) {
+          if (std::binary_search(L.has_pair.begin(), L.has_pair.end(),
+                                 static_cast<std::uint64_t>(d) * static_cast<std::uint64_t>(p_.n_strata) +
+                                     static_cast<std::uint64_t>(sg.first)))
+            continue;  // counted with its class
+          const int id = w.ix.find(key_of(sg.second));
+          if (id >= 0) add(d, sg.first, id);
+        }
+      }
+  }
+
   // For every D: a lower bound on sum_i n_i alpha_D(i) over all units of its
   // group (B's own unit included), by the expansion of the header.
   template <class Progress>
@@ -750,131 +905,17 @@ class VarsRisk {
     const std::size_t nc = c_count_.size();
     std::vector<double> lam(static_cast<std::size_t>(n_d_), 0.0);
     if (nc == 0) return lam;
-    // per class: its D, its (group, stratum) pair; per D: a cell
-    std::vector<int> d_of_cls(nc), g_of(nc), d_cell(static_cast<std::size_t>(n_d_), -1);
-    for (int i = 0; i < p_.n_cells; ++i) {
-      d_of_cls[cls_of_[i]] = d_of_[i];
-      if (d_cell[d_of_[i]] < 0) d_cell[d_of_[i]] = i;
-    }
-    for (int g = 0; g < n_groups_; ++g)
-      for (int c = group_start_[g]; c < group_start_[g + 1]; ++c) g_of[c] = g;
-    int n_gs = 0;
-    const std::vector<int> gs_of = dense_row_ids(nc, g_of, n_groups_, {c_stratum_.data()}, {p_.n_strata}, n_gs);
-    // A D meets several strata when the intruder does not know a stratum
-    // key: then its group's other strata send units too, looked up by key.
-    // (D, stratum) pairs without a class: per group of several strata, its
-    // D's and its (stratum, gs) pairs.
-    std::vector<std::vector<int>> multi_d(static_cast<std::size_t>(n_groups_));
-    std::vector<std::vector<std::pair<int, int>>> multi_s(static_cast<std::size_t>(n_groups_));
-    std::vector<std::uint64_t> has_pair;  // (D, stratum) pairs with a class, sorted below
-    bool any_multi = false;
-    for (int g = 0; g < n_groups_; ++g) {
-      if (group_strata_[g].size() < 2) continue;
-      any_multi = true;
-      for (int c = group_start_[g]; c < group_start_[g + 1]; ++c) {
-        if (multi_s[g].empty() || multi_s[g].back().first != c_stratum_[c]) multi_s[g].push_back({c_stratum_[c], gs_of[c]});
-        has_pair.push_back(static_cast<std::uint64_t>(d_of_cls[c]) * static_cast<std::uint64_t>(p_.n_strata) +
-                           static_cast<std::uint64_t>(c_stratum_[c]));
-      }
-    }
-    std::sort(has_pair.begin(), has_pair.end());
-    if (any_multi)
-      for (int d = 0; d < n_d_; ++d) {
-        const int g = group_of_[d_cell[d]];
-        if (group_strata_[g].size() >= 2) multi_d[g].push_back(d);
-      }
-    // the subsets S (bit q set: key q takes the diagonal term)
-    std::vector<unsigned> subsets;
-    if (nkp_ <= 6) {
-      for (unsigned m = 0; m < (1u << nkp_); ++m) subsets.push_back(m);
-    } else if (nkp_ < 31) {
-      // at most two keys outside S (every other term dropped: still a bound)
-      const unsigned full = (1u << nkp_) - 1u;
-      subsets.push_back(full);
-      for (int a = 0; a < nkp_; ++a) {
-        subsets.push_back(full & ~(1u << a));
-        for (int b = a + 1; b < nkp_; ++b) subsets.push_back(full & ~(1u << a) & ~(1u << b));
-      }
-    }  // else no bound at all: every target is evaluated
-    std::vector<int> src_id(nc), code(static_cast<std::size_t>(nkp_));
-    std::vector<double> M;
-    std::vector<std::uint64_t> key(nc);
-    KeyRanks ix;
-    RankWorkspace ws;
-    const std::uint64_t limit = std::uint64_t(1) << 62;
+    const LambdaLayout L = lambda_layout();
+    const std::vector<unsigned> subsets = lambda_subsets();
+    LambdaWork w;
+    w.src_id.assign(nc, 0);
+    w.code.assign(static_cast<std::size_t>(nkp_), 0);
+    w.key.assign(nc, 0);
     const double step = (to - from) / static_cast<double>(std::max<std::size_t>(subsets.size(), 1));
     for (std::size_t si = 0; si < subsets.size(); ++si) {
-      const unsigned S = subsets[si];
-      progress(from + step * static_cast<double>(si));
-      // ids of (gs, codes in S): packed into 64 bits when they fit, so that
-      // a (D, stratum) without a class of its own can be looked up
-      std::uint64_t span = static_cast<std::uint64_t>(n_gs);
-      bool packs = true;
-      for (int q = 0; q < nkp_; ++q) {
-        if (!(S >> q & 1u)) continue;
-        if (span > limit / static_cast<std::uint64_t>(kq_[q])) packs = false;
-        else span *= static_cast<std::uint64_t>(kq_[q]);
-      }
-      auto key_of = [&](int gs) {
-        std::uint64_t x = static_cast<std::uint64_t>(gs);
-        for (int q = 0; q < nkp_; ++q)
-          if (S >> q & 1u) x = x * static_cast<std::uint64_t>(kq_[q]) + static_cast<std::uint64_t>(code[q]);
-        return x;
-      };
-      int n_ids = 0;
-      if (packs) {
-        for (std::size_t c = 0; c < nc; ++c) {
-          for (int q = 0; q < nkp_; ++q) code[q] = c_code_[q][c];
-          key[c] = key_of(gs_of[c]);
-        }
-        rank_keys(key, span, ix, ws);
-        src_id.swap(ix.id);
-        n_ids = ix.size();
-      } else {
-        std::vector<const int*> cols;
-        std::vector<std::int64_t> rad;
-        for (int q = 0; q < nkp_; ++q)
-          if (S >> q & 1u) {
-            cols.push_back(c_code_[q].data());
-            rad.push_back(kq_[q]);
-          }
-        src_id = dense_row_ids(nc, gs_of, n_gs, cols, rad, n_ids);
-      }
-      M.assign(static_cast<std::size_t>(n_ids), 0.0);
-      for (std::size_t c = 0; c < nc; ++c) {
-        double w = static_cast<double>(c_count_[c]);
-        const std::size_t base = static_cast<std::size_t>(c_stratum_[c]) * nkp_;
-        for (int q = 0; q < nkp_; ++q)
-          if (!(S >> q & 1u)) w *= mino[base + q].w[c_code_[q][c]];
-        M[src_id[c]] += w;
-        if ((c & 0xFFFF) == 0xFFFF) progress(from + step * static_cast<double>(si));
-      }
-      // prod_{q in S} D_q[d_q] prod_{q not in S} u_q[d_q] M_S(gs, d_S)
-      auto add = [&](int d, int s, int id) {
-        const int cell = d_cell[d];
-        const std::size_t base = static_cast<std::size_t>(s) * nkp_;
-        double f = M[id];
-        for (int q = 0; q < nkp_; ++q) {
-          const int dq = p_.codes[kp_[q]][cell];
-          f *= (S >> q & 1u) ? mino[base + q].d[dq] : mino[base + q].u[dq];
-        }
-        lam[d] += f;
-      };
-      for (std::size_t c = 0; c < nc; ++c) add(d_of_cls[c], c_stratum_[c], src_id[c]);
-      if (any_multi && packs) {
-        for (int g = 0; g < n_groups_; ++g)
-          for (int d : multi_d[g]) {
-            for (int q = 0; q < nkp_; ++q) code[q] = p_.codes[kp_[q]][d_cell[d]];
-            for (const auto& sg : multi_s[g]) {
-              if (std::binary_search(has_pair.begin(), has_pair.end(),
-                                     static_cast<std::uint64_t>(d) * static_cast<std::uint64_t>(p_.n_strata) +
-                                         static_cast<std::uint64_t>(sg.first)))
-                continue;  // counted with its class
-              const int id = ix.find(key_of(sg.second));
-              if (id >= 0) add(d, sg.first, id);
-            }
-          }
-      }
+      const double at = from + step * static_cast<double>(si);
+      progress(at);
+      lambda_add_subset(subsets[si], L, mino, w, lam, progress, at);
     }
     // the computed sums are within (n + 4 |K| + 2^|K| + 64) u of the exact
     // sums of the stored minorants (nonnegative terms); round down by twice that

@@ -18,6 +18,6 @@
 #include "risk_known.hpp"
 #include "risk_vars.hpp"
 #include "simulate.hpp"
-#include "tabular.hpp"
+#include "table_sensitivity.hpp"
 
 #endif  // SDCRISK_SDCRISK_HPP

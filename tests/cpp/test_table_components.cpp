@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "sdcRisk/suppress.hpp"
+#include "sdcRisk/table_components.hpp"
 
 namespace {
 

@@ -13,8 +13,8 @@
 // A cell with fewer than nt + ns respondents is completed with "phantom"
 // respondents whose PT, N and SN are 0 (id -1): the textbook convention
 // x_k = 0 for k beyond the number of contributors.
-#ifndef SDCRISK_TABULAR_HPP
-#define SDCRISK_TABULAR_HPP
+#ifndef SDCRISK_TABLE_SENSITIVITY_HPP
+#define SDCRISK_TABLE_SENSITIVITY_HPP
 
 #include <algorithm>
 #include <cstddef>
@@ -347,4 +347,4 @@ ContributorCells contributor_cells(const std::vector<const int*>& codes,
 
 }  // namespace sdcRisk
 
-#endif  // SDCRISK_TABULAR_HPP
+#endif  // SDCRISK_TABLE_SENSITIVITY_HPP

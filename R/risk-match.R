@@ -198,7 +198,7 @@ plan_max_risk <- function(plan, goal, known, ep, call = rlang::caller_env(), pro
       cell = cell,
       a = res$a,
       count = if (is.na(cell)) NA_integer_ else plan$cells$cells$count[cell],
-      block = if (is.na(cell)) NA_integer_ else block_of_cell(plan, cell),
+      block = if (is.na(cell)) NA_integer_ else plan_block_of(plan)[cell],
       keys = if (is.na(cell)) NULL else plan$cells$cells[cell, plan$cells$keys, drop = FALSE],
       known = known,
       count_known = if (is.na(cell) || !partial) NULL else known_counts(plan$cells, known)[cell],
@@ -207,14 +207,6 @@ plan_max_risk <- function(plan, goal, known, ep, call = rlang::caller_env(), pro
     ),
     class = "sdc_max_risk"
   )
-}
-
-# The block of one cell (NA outside blocks), without plan_block_of()'s
-# vector over all cells.
-block_of_cell <- function(plan, cell) {
-  if (!inherits(plan, "pram_plan")) return(NA_integer_)
-  k <- which(plan$block_cells == cell)
-  if (length(k) == 0) NA_integer_ else findInterval(k[1] - 1, plan$block_start)
 }
 
 goal_label <- function(goal) {

@@ -1,11 +1,11 @@
-// R glue for the suppression core (inst/include/sdcRisk/suppress.hpp). The
+// R glue for the suppression core (inst/include/sdcRisk/table_components.hpp). The
 // entry point runs through run_engine() (src/glue.h), where exceptions are caught.
 #include <Rcpp.h>
 
 #include <vector>
 
 #include "glue.h"
-#include "sdcRisk/suppress.hpp"
+#include "sdcRisk/table_components.hpp"
 
 // Components of the graph linking the nodes of each relation; 1-based
 // relations and nodes in, 1-based component labels out.

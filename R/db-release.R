@@ -981,7 +981,7 @@ db_counts <- function(tbl, vars) {
 
 # The distributions release_utility() compares, for a release in a
 # database: the same tables as for a data frame (distribution_table() and
-# tvd_row() of evaluate.R), from counts made by the database.
+# tvd_row() of release-evaluate.R), from counts made by the database.
 #' @export
 release_distributions.sdc_release_db <- function(release, combos, singles) {
   n <- release$cells$n_records

@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "sdcRisk/tabular.hpp"
+#include "sdcRisk/table_sensitivity.hpp"
 
 namespace {
 

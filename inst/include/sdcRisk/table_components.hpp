@@ -5,8 +5,8 @@
 // ties their feasible values); the audit's linear programs split into one per
 // connected component of that graph (Hundepool et al. 2012, Section 4.4: the
 // attacker's problem is separable), found here by union-find.
-#ifndef SDCRISK_SUPPRESS_HPP
-#define SDCRISK_SUPPRESS_HPP
+#ifndef SDCRISK_TABLE_COMPONENTS_HPP
+#define SDCRISK_TABLE_COMPONENTS_HPP
 
 #include <cstddef>
 #include <numeric>

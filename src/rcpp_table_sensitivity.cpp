@@ -1,4 +1,4 @@
-// R glue for the sensitivity core (inst/include/sdcRisk/tabular.hpp). Every
+// R glue for the sensitivity core (inst/include/sdcRisk/table_sensitivity.hpp). Every
 // entry point runs through run_engine() (src/glue.h), where exceptions are caught;
 // a broken internal assumption is a std::invalid_argument there.
 #include <Rcpp.h>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "glue.h"
-#include "sdcRisk/tabular.hpp"
+#include "sdcRisk/table_sensitivity.hpp"
 
 namespace {
 
