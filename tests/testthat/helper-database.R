@@ -1,7 +1,9 @@
 # Shared by the database tests (test-db-*.R, test-contract-database.R):
-# data, connections to SQLite and to the PostgreSQL server of
-# helper-postgres.R, fresh table names, and a full picture of a database's
-# tables to compare before and after a release.
+# data, connections to SQLite, to the PostgreSQL server of
+# helper-postgres.R and to a backend the package does not know, fresh table
+# names, the release the moves prescribe (brute force), two releases
+# compared, and a full picture of a database's tables to compare before and
+# after a release.
 
 # Census-like records: sparse combinations of four keys, a non-key value and
 # a record id unrelated to the row order.
@@ -144,6 +146,21 @@ by_id <- function(d, id) {
   d
 }
 
+
+# Releases of `a` and `b` (lazy tables of the same records, in one database
+# or two) from the same seed: the same moves and the same released table.
+# Returns both releases; their output tables are dropped at the end of the
+# calling test.
+expect_same_release <- function(a, b, seed, xi = 0.3, env = parent.frame()) {
+  rel <- lapply(list(a, b), function(tb) {
+    out <- local_name(dbplyr::remote_con(tb), "same", env = env)
+    set.seed(seed)
+    ifpr(tb, db_keys, xi = xi, id = "pid", name = out)
+  })
+  testthat::expect_identical(rel[[1]]$moves, rel[[2]]$moves)
+  testthat::expect_identical(by_id(dplyr::collect(rel[[1]]$data), "pid"), by_id(dplyr::collect(rel[[2]]$data), "pid"))
+  invisible(rel)
+}
 
 # What the release must be, computed by brute force in R from the original
 # records and the drawn moves: rank each cell's records by id, and give the
