@@ -477,3 +477,24 @@ db_analyze.sdc_db_postgres <- function(db, tables) {
   for (t in tables) DBI::dbExecute(db$con, paste("ANALYZE", db_quote(db$con, t)))
   invisible()
 }
+
+# Indexes for the join of the source to the larger cells with a move (the
+# uploaded `cells`, their keys, NA flags and names; rank_big_cells() of
+# db-movers.R) and of those records to their moves: none where the database
+# hashes the small side (PostgreSQL, after db_analyze()).
+db_index_ranking <- function(db, tables, cells) UseMethod("db_index_ranking")
+
+#' @export
+db_index_ranking.sdc_db <- function(db, tables, cells) invisible()
+
+# SQLite joins by index lookups: a covering index, the key with the most
+# distinct values first (fewest comparisons per lookup).
+#' @export
+db_index_ranking.sdc_db_sqlite <- function(db, tables, cells) {
+  keys <- grep("^sdc_key_", names(cells), value = TRUE)
+  spread <- vapply(keys, function(k) length(unique(cells[[k]])), numeric(1))
+  cols <- c(keys[order(-spread)], grep("^sdc_na_", names(cells), value = TRUE), "sdc_cell")
+  db_index(db$con, tables[["cells"]], cols)
+  db_index(db$con, tables[["moves"]], c("sdc_cell", "sdc_rank", "sdc_new"))
+  invisible()
+}

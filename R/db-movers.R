@@ -224,15 +224,6 @@ find_movers.db_naming_sqlite <- function(naming, db, moves, vars, id, tables, ca
   upload_moves(db, naming, tables[["moves"]], moves)
   db_step_hook("uploaded", db)
   ranked <- rank_big_cells(naming, db, moves, vars, id, tables)
-  if (!is.null(ranked$cells)) {
-    # SQLite joins by index lookups: a covering index, the key with the
-    # most distinct values first (fewest comparisons per lookup)
-    cells <- ranked$cells
-    spread <- vapply(seq_along(vars), function(k) length(unique(cells[[paste0("sdc_key_", k)]])), numeric(1))
-    keys <- c(paste0("sdc_key_", order(-spread)), grep("^sdc_na_", names(cells), value = TRUE), "sdc_cell")
-    db_index(con, ranked$tables[["cells"]], keys)
-    db_index(con, tables[["moves"]], c("sdc_cell", "sdc_rank", "sdc_new"))
-  }
   moved <- movers_union_sql(c(small_movers_sql(naming, db, tables), ranked$sql))
   mv <- db_quote(con, tables[["movers"]])
   new_cols <- paste0("sdc_new_", seq_along(vars))
@@ -325,8 +316,8 @@ small_movers_sql <- function(naming, db, tables) {
 # The moved records of the larger cells (more than naming_small() records)
 # with a move: the source joined to those cells only (their keys uploaded),
 # each cell's records numbered by id, matched to the moves. A list with the
-# SQL (NULL when no larger cell has a move), the uploaded `cells` and
-# `tables` with the cells' table added.
+# SQL (NULL when no larger cell has a move) and `tables` with the cells'
+# table added.
 rank_big_cells <- function(naming, db, moves, vars, id, tables) {
   counts <- naming$cells$cells$count
   big <- unique(moves$cell[counts[moves$cell] > naming_small(naming)])
@@ -338,6 +329,7 @@ rank_big_cells <- function(naming, db, moves, vars, id, tables) {
   tables[["cells"]] <- db_fresh_name(db, "cells")
   match <- match_cells(db, naming, big, vars)
   db_upload_temp(db, tables[["cells"]], match$cells)
+  db_index_ranking(db, tables, match$cells)
   db_analyze(db, tables[c("moves", "cells")])
   sql <- paste0(
     "SELECT s.sdc_id AS sdc_id, m.sdc_new AS sdc_new FROM (SELECT ", naming$record,
@@ -346,7 +338,7 @@ rank_big_cells <- function(naming, db, moves, vars, id, tables) {
     " INNER JOIN ", q(tables[["cells"]]), " c ON ", paste(match$on, collapse = " AND "),
     ") s INNER JOIN ", q(tables[["moves"]]), " m ON s.sdc_cell = m.sdc_cell AND s.sdc_rank = m.sdc_rank"
   )
-  list(sql = sql, cells = match$cells, tables = tables)
+  list(sql = sql, tables = tables)
 }
 
 # The cells `big` as a table of their keys, and the condition joining a
@@ -418,13 +410,6 @@ abort_db_changed <- function(detail, call, .envir = parent.frame()) {
     "x" = detail,
     "i" = "Nothing was written; run the release again."
   ), "db_changed", call = call, .envir = .envir)
-}
-
-db_index <- function(con, table, cols, unique = FALSE) {
-  DBI::dbExecute(con, sprintf(
-    "CREATE %sINDEX %s ON %s (%s)", if (unique) "UNIQUE " else "",
-    db_quote(con, paste0(table, "_i")), db_quote(con, table), paste(db_quote(con, cols), collapse = ", ")
-  ))
 }
 
 # ---------------------------------------------------------------------------

@@ -244,6 +244,13 @@ db_fresh_name <- function(db, role, schema = NA_character_) {
   }
 }
 
+db_index <- function(con, table, cols, unique = FALSE) {
+  DBI::dbExecute(con, sprintf(
+    "CREATE %sINDEX %s ON %s (%s)", if (unique) "UNIQUE " else "",
+    db_quote(con, paste0(table, "_i")), db_quote(con, table), paste(db_quote(con, cols), collapse = ", ")
+  ))
+}
+
 db_drop <- function(con, name) {
   DBI::dbExecute(con, paste("DROP TABLE", db_quote(con, name)))
   invisible()
