@@ -52,8 +52,16 @@
 #' cf <- cell_frequencies(people, c("sex", "age", "region"))
 #' cf
 #' head(cf$cells)
-cell_frequencies <- function(data, keys, na = c("exclude", "category")) {
-  if (is_db_table(data)) return(cell_frequencies_db(data, keys, na))
+cell_frequencies <- function(data, keys, na = c("exclude", "category")) UseMethod("cell_frequencies")
+
+#' @export
+cell_frequencies.default <- function(data, keys, na = c("exclude", "category")) {
+  check_data_frame(data)
+}
+
+# (a lazy database table: cell_frequencies.tbl_lazy() of db-cells.R)
+#' @export
+cell_frequencies.data.frame <- function(data, keys, na = c("exclude", "category")) {
   check_data_frame(data)
   check_names_in(keys, data)
   check_names_free(keys, cell_columns)

@@ -162,10 +162,9 @@ ifpr.data.frame <- function(data, keys, xi,
   changed <- changed_records(cf$cell_id, new_cell)
   released <- write_cells(data, cf, changed, new_cell[changed])
   new_sdc_release(
-    data = released, plan = plan, plan_bound = d$plan_bound, cells = cf, new_cell = new_cell,
-    keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
-    partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell,
-    known_risk = d$known, ep = d$ep, ep_bound = d$ep_bound, records_changed = length(changed)
+    data = released, design = d, cells = cf, new_cell = new_cell, keys = keys, also = also, xi = xi,
+    goal = goal, method = method, calibrate = calibrate, partition = partition,
+    records_changed = length(changed)
   )
 }
 
@@ -287,36 +286,54 @@ ifpr_plan <- function(cf, cells, sizes, theta) {
   validate_pram_plan(plan, records = FALSE)
 }
 
-new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also, xi, goal,
-                            method, calibrate, partition, sets, des, max_risk, set_of_cell, known_risk = NULL,
-                            ep = engine_plan(plan), ep_bound = engine_plan(plan_bound),
-                            records_changed = NULL) {
+# A release of ifpr() on a data frame: the released data, the parts of
+# every IFPR release, and the released cell of every record (`new_cell`).
+new_sdc_release <- function(data, design, cells, new_cell, keys, also, xi, goal, method, calibrate,
+                            partition, records_changed) {
+  s_new <- tabulate(new_cell, nbins = length(cells$cells$count)) # NA ignored
+  parts <- ifpr_release_parts(design, cells, keys, also, xi, goal, method, calibrate, partition,
+    records_changed = records_changed, s_new = s_new
+  )
+  first <- c("plan", "cells")
+  structure(
+    c(list(data = data), parts[first], list(new_cell = new_cell), parts[setdiff(names(parts), first)]),
+    class = c("sdc_release", "sdc_release_any")
+  )
+}
+
+# The parts of every IFPR release (ifpr() on a data frame or a database
+# table): its plan and cells, the sets of the partition, the merges and
+# the certificate, from the result of ifpr_design(), whose engine plans
+# (`ep`, `ep_bound`) were validated there and are not made again. The
+# realised changes come from the caller: `records_changed` and `s_new`, the
+# released count of every cell.
+ifpr_release_parts <- function(design, cells, keys, also, xi, goal, method, calibrate, partition,
+                               records_changed, s_new) {
+  plan <- design$plan
   counts <- cells$cells$count
-  members <- des$original
-  n_blocks_set <- vapply(des$design, function(d) length(d$sizes), integer(1))
+  members <- design$des$original
+  n_blocks_set <- vapply(design$des$design, function(d) length(d$sizes), integer(1))
   set_table <- data.frame(
-    set = sets$set,
-    label = sets$label,
+    set = design$ps$sets$set,
+    label = design$ps$sets$label,
     records = vapply(members, function(m) sum(counts[m]), numeric(1)),
     cells = lengths(members),
     needing_protection = vapply(members, function(m) sum(needs_protection(counts[m], xi, goal)), integer(1)),
     blocks = n_blocks_set,
     merged_into = NA_integer_
   )
-  set_table$merged_into[des$merges$set] <- des$merges$merged_into
-  # only records of cells in blocks can change
-  records_changed <- records_changed %||% sum(new_cell != cells$cell_id, na.rm = TRUE)
-  s_new <- tabulate(new_cell, nbins = length(counts)) # NA ignored
-  cost_exact <- plan_cost(plan, ep = ep, stay = FALSE)
-  cost_bound <- plan_cost(plan_bound, ep = ep_bound, stay = FALSE)
+  set_table$merged_into[design$des$merges$set] <- design$des$merges$merged_into
+  cost_exact <- plan_cost(plan, ep = design$ep, stay = FALSE)
+  cost_bound <- plan_cost(design$plan_bound, ep = design$ep_bound, stay = FALSE)
+  mx <- design$mx
   certificate <- new_sdc_certificate(
     goal = goal,
     xi = xi,
-    risk = max_risk$risk,
-    cell = max_risk$cell,
-    a = max_risk$a,
-    count = max_risk$count,
-    cell_keys = max_risk$keys,
+    risk = mx$risk,
+    cell = mx$cell,
+    a = mx$a,
+    count = mx$count,
+    cell_keys = mx$keys,
     method = method,
     calibrate = calibrate,
     blocks = length(plan$theta),
@@ -330,15 +347,12 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
     total_variance = cost_exact$variance,
     total_variance_bound = cost_bound$variance,
     n_records = cells$n_records,
-    known = known_risk
+    known = design$known
   )
-  structure(
-    list(
-      data = data, plan = plan, cells = cells, new_cell = new_cell,
-      keys = keys, also = also, partition = partition, set_of_cell = set_of_cell,
-      sets = set_table, merges = des$merges, certificate = certificate
-    ),
-    class = c("sdc_release", "sdc_release_any")
+  list(
+    plan = plan, cells = cells, keys = keys, also = also, partition = partition,
+    set_of_cell = design$ps$set_of_cell, sets = set_table, merges = design$des$merges,
+    certificate = certificate
   )
 }
 

@@ -25,9 +25,17 @@
 #   release-pram-sdcmicro.R  pram_certify(): sdcMicro::pram() certified
 #   release-draw.R      drawing a release from a plan
 #   release-evaluate.R  release_risk(), release_utility() and their plots
-#   db-*.R              the same release inside a database: db-release.R
-#                       (ifpr() on a lazy table), db-utils.R (what the
-#                       release needs of a database beyond dplyr verbs)
+#   db-release.R        the same release inside a database: ifpr() on a
+#                       lazy table, in one transaction, and its release
+#   db-cells.R          the cells counted by the database
+#                       (cell_frequencies() on a lazy table)
+#   db-movers.R         the moves drawn in R and the ways the database
+#                       finds the records they move
+#   db-evaluate.R       release_risk() and release_utility() from counts
+#   db-dialect.R        everything that differs between SQLite, PostgreSQL
+#                       and other DBI backends: methods of a dialect
+#   db-utils.R          what every backend needs beyond dplyr verbs (names,
+#                       the tables a query reads, the transaction)
 # Tables:
 #   table-sensitivity.R cell_sensitivity(), ptn_sensitivity()
 #   table-rules.R       the rules (frequency, zero, nk, p%, pq, PTN)
