@@ -45,6 +45,8 @@
 #   table-audit.R       audit_table(): the attacker's exact LP
 #   table-linked.R      linked tables: protect_tables(), audit_tables()
 #   table-lp.R          the LP solver (HiGHS) behind both
+#   table-policy.R      every threshold, limit and budget of the above, each
+#                       with the measurement that chose it
 # Around them:
 #   report.R            release_report()
 #   app.R, app-server.R the browser app: run_app(), sdc_app()
