@@ -25,13 +25,13 @@ test_that("uploads that are not tables get a message naming the problem", {
   expect_match(sdcRisk:::app_read_code("photo.png", bin)$error, "not a table")
   rds <- file.path(dir, "l.rds")
   saveRDS(list(1, 2), rds)
-  expect_match(sdcRisk:::app_read_code("l.rds", rds)$error, "holds list, not a data frame")
+  expect_match(sdcRisk:::app_read_code("l.rds", rds, rds = TRUE)$error, "holds list, not a data frame")
   writeLines(c("just some words", "and more words", "and a last line"), empty)
   code <- sdcRisk:::app_read_code("w.csv", empty)
   expect_null(code$error)
-  expect_match(code$script, "utils::read.csv(\"w.csv\"", fixed = TRUE)
+  expect_match(sdcRisk:::app_deparse(code$script), "utils::read.csv(\"w.csv\"", fixed = TRUE)
   env <- new.env()
-  eval(parse(text = code$eval), env)
+  eval(code$eval, env)
   expect_match(sdcRisk:::app_check_table(env$data, "w.csv"), "single column")
 })
 
@@ -52,7 +52,7 @@ test_that("the script's code gives back exactly the values the app used", {
 
 # ---- in the browser -----------------------------------------------------------
 
-local_app_browser <- function(env = parent.frame(), data_rds = NULL) {
+local_app_browser <- function(env = parent.frame(), data_rds = NULL, allow_rds = FALSE, sentinel = NULL) {
   skip_if_not_installed("shiny")
   skip_if_not_installed("bslib")
   skip_if_not_installed("callr")
@@ -60,7 +60,7 @@ local_app_browser <- function(env = parent.frame(), data_rds = NULL) {
   skip_if_not_installed("jsonlite")
   skip_if_not_installed("httpuv")
   skip_if_no_browser()
-  app <- app_start(data_rds)
+  app <- app_start(data_rds, allow_rds = allow_rds, sentinel = sentinel)
   withr::defer(app$proc$kill_tree(), envir = env)
   b <- browser_start()
   withr::defer({
@@ -332,7 +332,7 @@ test_that("in the browser: bad input gets a message and the app goes on working"
 
 test_that("in the browser: an sdcMicroObj after sdcMicro::pram() is certified exactly", {
   skip_if_not_installed("sdcMicro")
-  s <- local_app_browser()
+  s <- local_app_browser(allow_rds = TRUE)
   b <- s$b
   keys <- c("sex", "race", "marital")
   obj <- sdcMicro::createSdcObj(pums_md[1:3000, c(keys, "age")], keyVars = keys)
