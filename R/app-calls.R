@@ -103,9 +103,10 @@ app_deparse_call <- function(x, indent) {
   f <- if (is.symbol(fun)) as.character(fun) else ""
   simple <- function(a) is.symbol(a) || (is.atomic(a) && length(a) == 1L)
   if (all(!nzchar(tags))) {
-    if (f == "<-" && length(args) == 2L && is.symbol(args[[1L]])) {
-      return(paste(app_write_name(as.character(args[[1L]])), "<-", app_deparse(args[[2L]], indent)))
+    if (f == "<-" && length(args) == 2L && (is.symbol(args[[1L]]) || app_is_element(args[[1L]]))) {
+      return(paste(app_deparse(args[[1L]]), "<-", app_deparse(args[[2L]], indent)))
     }
+    if (app_is_element(x)) return(paste0(app_deparse(args[[1L]]), "[[", app_deparse(args[[2L]]), "]]"))
     if (f %in% c("::", "$") && length(args) == 2L && all(vapply(args, is.symbol, NA))) {
       return(paste0(app_write_name(as.character(args[[1L]])), f, app_write_name(as.character(args[[2L]]))))
     }
@@ -132,6 +133,12 @@ app_deparse_call <- function(x, indent) {
 
 app_is_namespaced <- function(x) {
   is.call(x) && identical(x[[1L]], as.name("::")) && length(x) == 3L && is.symbol(x[[2L]]) && is.symbol(x[[3L]])
+}
+
+# x[["name"]]
+app_is_element <- function(x) {
+  is.call(x) && identical(x[[1L]], as.name("[[")) && length(x) == 3L && is.symbol(x[[2L]]) &&
+    is.character(x[[3L]]) && length(x[[3L]]) == 1L && is.null(names(x))
 }
 
 app_is_dollar <- function(x) {

@@ -34,22 +34,17 @@ app_certify <- function(input, rv, work, rds) {
   source <- app_in_choice(input$cert_source, c("sdcmicro", "matrices"), "The PRAM")
   read <- if (source == "sdcmicro") app_certify_obj(input, rds) else app_certify_matrices(input, rv, rds)
   if (!is.null(read$error)) return(app_fail(rv, "certify", read$error))
-  on <- if (source == "sdcmicro") quote(obj) else quote(plan)
-  steps <- c(read$steps, list(
-    if (source == "sdcmicro") app_assign("obj", app_call(quote(sdcRisk::pram_certify), goal = goal, .first = list(on))) else
-      app_assign("certificate", app_call(quote(sdcRisk::max_match_risk), goal = goal, .first = list(on))),
-    if (!is.null(known)) {
-      app_assign("known", app_call(quote(sdcRisk::max_match_risk_known), goal = goal,
-                                   subsets = if (isTRUE(known)) app_null else known, .first = list(on)))
-    }
-  ))
-  steps <- Filter(Negate(is.null), steps)
   released <- if (source == "matrices") app_in_files(input$cert_released, "The released file")
   if (exists("known", envir = work, inherits = FALSE)) rm("known", envir = work)
   rv$cert <- NULL
   ok <- FALSE
+  steps <- list()
   shiny::withProgress(message = "Certifying", value = 0.2, detail = "exact maximum risk", {
-    ok <- app_run(c(list(read$eval), steps), work, rv, "certify")
+    ok <- app_run(list(read$eval), work, rv, "certify")
+    if (ok) {
+      steps <- app_certify_steps(read, goal, known, work$matrices, rv$data)
+      ok <- app_run(steps, work, rv, "certify")
+    }
   })
   if (!ok) return()
   rv$cert_obj <- source == "sdcmicro"
@@ -57,6 +52,45 @@ app_certify <- function(input, rv, work, rds) {
   rv$cert_known <- if (!is.null(known)) work$known
   rv$cert_code <- c(list(read$script), steps)
   rv$cert_changes <- if (source == "sdcmicro") app_obj_changes(work$obj) else app_released_changes(released, rv$data, work$plan$vars)
+}
+
+# The steps after reading: the plan of the matrices (with the categories of
+# a matrix that the data lack, when the key is a factor: a category no
+# record has can still be released), the certificate, the intruders who
+# know only some keys.
+app_certify_steps <- function(read, goal, known, matrices, d) {
+  on <- quote(obj)
+  steps <- list()
+  if (is.null(read$orientation)) {
+    steps <- list(app_assign("obj", app_call(quote(sdcRisk::pram_certify), goal = goal, .first = list(on))))
+  } else {
+    on <- quote(plan)
+    levels <- app_level_steps(matrices, d)
+    cells <- app_call(quote(sdcRisk::cell_frequencies), read$keys, na = read$na,
+                      .first = list(if (length(levels)) quote(plan_data) else quote(data)))
+    steps <- c(levels, list(
+      app_assign("plan", app_call(quote(sdcRisk::pram_plan_vars), orientation = read$orientation, .first = list(cells, quote(matrices)))),
+      app_assign("certificate", app_call(quote(sdcRisk::max_match_risk), goal = goal, .first = list(on)))
+    ))
+  }
+  if (!is.null(known)) {
+    steps <- c(steps, list(app_assign("known", app_call(quote(sdcRisk::max_match_risk_known), goal = goal,
+                                                        subsets = if (isTRUE(known)) app_null else known, .first = list(on)))))
+  }
+  steps
+}
+
+app_level_steps <- function(matrices, d) {
+  steps <- list()
+  for (v in intersect(names(matrices), names(d))) {
+    x <- d[[v]]
+    m <- matrices[[v]]
+    extra <- setdiff(union(rownames(m), colnames(m)), levels(x))
+    if (!is.factor(x) || !length(extra)) next
+    element <- call("[[", quote(plan_data), v)
+    steps <- c(steps, list(call("<-", element, app_call(quote(factor), element, levels = c(levels(x), extra)))))
+  }
+  if (length(steps)) c(list(quote(plan_data <- data)), steps) else list()
 }
 
 # Reading an sdcMicroObj: an .rds file, only when this session may read them.
@@ -75,7 +109,7 @@ app_certify_obj <- function(input, rds) {
   list(eval = app_assign("obj", call("readRDS", f$datapath)), script = app_assign("obj", call("readRDS", f$name)))
 }
 
-# Reading matrices for the data and keys of the Data page; the plan.
+# Reading matrices for the data and keys of the Data page.
 app_certify_matrices <- function(input, rv, rds) {
   if (is.null(rv$data) || !length(rv$keys)) return(list(error = "Load the original data and choose the keys on the Data page first."))
   f <- app_in_files(input$cert_matrices, "The matrices", multiple = TRUE)
@@ -83,10 +117,7 @@ app_certify_matrices <- function(input, rv, rds) {
   orientation <- app_in_choice(input$cert_orientation, c("rows", "columns"), "The orientation of the matrices")
   na <- app_in_choice(input$na, c("exclude", "category"), "Missing key values")
   read <- app_matrices_code(f, rv$keys, rds)
-  if (!is.null(read$error)) return(read)
-  cells <- app_call(quote(sdcRisk::cell_frequencies), rv$keys, na = na, .first = list(quote(data)))
-  read$steps <- list(app_assign("plan", app_call(quote(sdcRisk::pram_plan_vars), orientation = orientation,
-                                                 .first = list(cells, quote(matrices)))))
+  if (is.null(read$error)) read[c("orientation", "na", "keys")] <- list(orientation, na, rv$keys)
   read
 }
 

@@ -407,3 +407,42 @@ test_that("in the browser: per-variable matrices uploaded as CSV files are certi
   expect_identical(env, exact$risk)
   expect_alive(b)
 })
+
+# ---- an sdcMicroObj as CSV files ----------------------------------------------
+
+test_that("an sdcMicroObj written as CSV files (vignette('app')) is certified as pram_certify() certifies the object", {
+  skip_if_not_installed("shiny")
+  skip_if_not_installed("sdcMicro")
+  keys <- c("sex", "race", "marital")
+  obj <- sdcMicro::createSdcObj(pums_md[1:3000, c(keys, "age")], keyVars = keys)
+  set.seed(4)
+  obj <- suppressWarnings(sdcMicro::pram(obj, variables = c("race", "marital")))
+  certified <- pram_certify(obj, known = NULL)@risk$pram
+  partial <- max_match_risk_known(obj, subsets = list(c("sex", "marital")))
+  # the files, as the vignette writes them (absent categories of race stay in its matrix)
+  dir <- withr::local_tempdir()
+  withr::with_dir(dir, {
+    utils::write.csv(obj@origData, "original.csv", row.names = FALSE)
+    for (v in names(obj@pram$params)) utils::write.csv(obj@pram$params[[v]]$Rs, paste0(v, ".csv"))
+    utils::write.csv(sdcMicro::extractManipData(obj), "released.csv", row.names = FALSE)
+  })
+  expect_gt(nrow(obj@pram$params$race$Rs), length(unique(pums_md$race[1:3000])))
+  shiny::testServer(sdcRisk:::app_server(NULL, NULL, FALSE), {
+    session$setInputs(data_source = "upload", data_sep = ",", na = "exclude",
+                      data_file = upload_value(file.path(dir, "original.csv")))
+    session$setInputs(keys = keys)
+    session$setInputs(cert_source = "matrices", cert_orientation = "rows", cert_goal = "all_matches",
+                      cert_known_mode = "some", cert_known = c("sex", "marital"),
+                      cert_matrices = upload_value(file.path(dir, c("race.csv", "marital.csv"))),
+                      cert_released = upload_value(file.path(dir, "released.csv")), cert_go = 1)
+    expect_null(rv$messages$certify)
+    expect_equal(rv$cert$risk, certified$risk, tolerance = 1e-12)
+    expect_identical(rv$cert$count, certified$count)
+    expect_equal(rv$cert_known$risk, partial$risk, tolerance = 1e-12)
+    changes <- obj@pram$summary
+    expect_identical(as.numeric(rv$cert_changes$records_changed), as.numeric(changes$nrChanges[match(rv$cert_changes$variable, changes$variable)]))
+    script <- readLines(output$dl_script)
+    expect_true(any(grepl("plan_data[[\"race\"]] <- factor(", script, fixed = TRUE)))
+    expect_false(any(grepl("plan_data[[\"marital\"]]", script, fixed = TRUE)))
+  })
+})
