@@ -60,7 +60,9 @@ app_report <- function(input, rv, work, script, file) {
                              certify = "The report covers a certified sdcMicroObj: certify one on the page Certify a PRAM.",
                              tables = "No protected table yet: protect one on the page Tables."))
   }
-  code <- if (script$ok) script$lines
+  # never the report's own code of the object (report_deparse()): only the
+  # session's script, checked
+  code <- if (script$ok) script$lines else "# The script of this session could not be written exactly: it is not shown."
   res <- NULL
   shiny::withProgress(message = "Writing the report", value = 0.3, {
     res <- tryCatch({

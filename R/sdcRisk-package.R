@@ -41,7 +41,7 @@
 # Around them:
 #   report.R            release_report()
 #   app-*.R             the browser app: app.R (run_app(), sdc_app(), its
-#                       security), app-ui.R (the pages), app-server.R (the
+#                       security, the pages), app-server.R (the
 #                       server, running steps, .rds policy), one
 #                       app-server-<page>.R per page (data, release,
 #                       certify, tables, downloads), app-calls.R (steps as

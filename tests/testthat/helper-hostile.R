@@ -46,6 +46,29 @@ hostile_values <- function() {
        two = c("sex", "age"), na = NA, empty = character(0), matrix = matrix("sex"), nested = list(list("sex")))
 }
 
+# A small table whose column names are the payloads: industries (the
+# backtick) under sections (the single quote), three more keys, sales of
+# firms.
+hostile_data <- function() {
+  set.seed(36)
+  n <- 300
+  nace <- sample(c("A1", "A2", "B1", "B2"), n, TRUE)
+  d <- data.frame(backtick = nace, quote = sample(c("A", "B", "C"), n, TRUE), glue = sample(1:3, n, TRUE),
+                  unicode = sample(c("x", "y"), n, TRUE), string = sample(c("x", "y", "z"), n, TRUE),
+                  single = paste("section", substr(nace, 1, 1)), knitr = round(stats::rlnorm(n, 5, 1.5)),
+                  backslash = seq_len(n), html = "note", dots = sample(1:2, n, TRUE))
+  names(d) <- hostile_names()[names(d)]
+  d
+}
+
+# A PRAM matrix that keeps a category with probability `keep`.
+transition <- function(levels, keep) {
+  k <- length(levels)
+  m <- matrix((1 - keep) / (k - 1), k, k, dimnames = list(levels, levels))
+  diag(m) <- keep
+  m
+}
+
 # An input value as Shiny makes it for uploaded files: copies in a folder
 # of their own under tempdir(), named 0.csv, 1.csv, ...
 upload_value <- function(paths, names = basename(paths)) {
