@@ -4,6 +4,7 @@
 # tests/testthat/test-<file>.R tests R/<file>.R (the test files without an
 # R file of their name test across files: test-contract*.R the one
 # interface of every kind, test-bad-input.R classed errors everywhere,
+# test-app-hostile.R the app attacked through every input,
 # test-section7.R the paper's tables, test-core-cpp.R the C++ core alone).
 #
 # Microdata, in the order the data flow through a release:
@@ -49,7 +50,13 @@
 #                       with the measurement that chose it
 # Around them:
 #   report.R            release_report()
-#   app.R, app-server.R the browser app: run_app(), sdc_app()
+#   app-*.R             the browser app: app.R (run_app(), sdc_app(), its
+#                       security, the pages), app-server.R (the
+#                       server, running steps, .rds policy), one
+#                       app-server-<page>.R per page (data, release,
+#                       certify, tables, downloads), app-calls.R (steps as
+#                       R calls, written into the script and parsed back),
+#                       app-inputs.R (every value the page sends, checked)
 #   utils-core.R        the one bridge into C++ (core_call()) and progress
 #   utils-checks.R, utils-errors.R  argument checks and classed errors
 #   data.R, sdcRisk-package.R, RcppExports.R  data sets, this page, glue
