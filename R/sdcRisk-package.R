@@ -5,7 +5,9 @@
 # R file of their name test across files: test-contract*.R the one
 # interface of every kind, test-bad-input.R classed errors everywhere,
 # test-app-hostile.R the app attacked through every input,
-# test-section7.R the paper's tables, test-core-cpp.R the C++ core alone).
+# test-section7.R the paper's tables, test-core-cpp.R the C++ core alone,
+# test-risk-vars.R the exact risk of per-variable plans, the core's
+# risk_vars.hpp, through every exported function that certifies them).
 #
 # Microdata, in the order the data flow through a release:
 #   design-cells.R      the nonempty cells of the keys (cell_frequencies())
