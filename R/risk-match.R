@@ -198,7 +198,7 @@ plan_max_risk <- function(plan, goal, known, ep, call = rlang::caller_env(), pro
       cell = cell,
       a = res$a,
       count = if (is.na(cell)) NA_integer_ else plan$cells$cells$count[cell],
-      block = if (is.na(cell)) NA_integer_ else plan_block_of(plan)[cell],
+      block = if (is.na(cell)) NA_integer_ else plan_block_of(plan, cell),
       keys = if (is.na(cell)) NULL else plan$cells$cells[cell, plan$cells$keys, drop = FALSE],
       known = known,
       count_known = if (is.na(cell) || !partial) NULL else known_counts(plan$cells, known)[cell],
