@@ -25,6 +25,8 @@
 #   release-pram-sdcmicro.R  pram_certify(): sdcMicro::pram() certified
 #   release-draw.R      drawing a release from a plan
 #   release-evaluate.R  release_risk(), release_utility() and their plots
+#   release-publish.R   publish_plan(), read_plan(): what the data users
+#                       get beside the released file
 #   db-*.R              the same release inside a database: db-release.R
 #                       (ifpr() on a lazy table), db-utils.R (what the
 #                       release needs of a database beyond dplyr verbs)

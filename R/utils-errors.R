@@ -91,6 +91,14 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_error_release_mismatch`: a release whose data, cells and
 #'   released cells disagree in their numbers of records (rows dropped or
 #'   added).
+#' * `sdcRisk_error_publication`: a publication (from [publish_plan()] or
+#'   [read_plan()]) that does not hang together (edited categories, codes,
+#'   counts, theta, matrices or margins), or a file that is not one.
+#' * `sdcRisk_error_publication_mismatch`: a released file that does not
+#'   match its publication: other keys, categories the plan does not have,
+#'   or other numbers of records (in all, by category of a key, in a block
+#'   or a stratum); or the data given to [publish_plan()] with a plan is not
+#'   the data of the plan.
 #' * `sdcRisk_error_plan_mismatch`: [pram_apply()] or [simulate_release()]
 #'   got data or keys other than those the plan was built on.
 #' * `sdcRisk_error_block`: the blocks of [pram_plan()] are malformed (not
