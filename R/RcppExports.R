@@ -85,6 +85,10 @@ cpp_simulate <- function(plan, reps, target) {
     .Call(`_sdcRisk_cpp_simulate`, plan, reps, target)
 }
 
+cpp_group_moments <- function(group, n_groups, w, y) {
+    .Call(`_sdcRisk_cpp_group_moments`, group, n_groups, w, y)
+}
+
 cpp_relation_components <- function(relation, node, n_relation, n_node) {
     .Call(`_sdcRisk_cpp_relation_components`, relation, node, n_relation, n_node)
 }

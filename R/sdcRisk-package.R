@@ -30,6 +30,13 @@
 #   db-*.R              the same release inside a database: db-release.R
 #                       (ifpr() on a lazy table), db-utils.R (what the
 #                       release needs of a database beyond dplyr verbs)
+# The data user's side, from a released file and its publication:
+#   estimate-data.R     the released file checked against its publication
+#                       and aggregated by cell and group in one pass
+#   estimate-table.R    estimate_table(): counts, totals, means and
+#                       proportions with the perturbation's standard error
+#   estimate-blocks.R   its moment estimator for block plans (IFPR blocks in
+#                       closed form, matrix blocks inverted)
 # Tables:
 #   table-sensitivity.R cell_sensitivity(), ptn_sensitivity()
 #   table-rules.R       the rules (frequency, zero, nk, p%, pq, PTN)
