@@ -88,6 +88,9 @@ estimate_sums.sdc_publication_blocks <- function(pub, agg, by_keys, call = rlang
   all_keys <- seq_along(agg$codes)
   ids <- shared_ids(list(agg$codes[all_keys], p$cells$codes[all_keys]), agg$nlevels)
   cell <- match(ids$ids[[1]], ids$ids[[2]])
+  cell[!agg$in_cell] <- NA_integer_
+  block_total <- tabulate_sum(rep.int(seq_along(p$size), p$size), p$cells$count, length(p$size))
+  check_released_parts(agg, rep.int(seq_along(p$size), p$size)[cell], block_total, "block", "data", call)
   # records outside the blocks, and all records when `by` has no key, count
   # as they are
   cell[!agg$in_cell | length(by_keys) == 0] <- NA_integer_
@@ -105,6 +108,7 @@ estimate_sums.sdc_publication_blocks <- function(pub, agg, by_keys, call = rlang
   )
   out <- combine_sums(pieces, dk$n, agg$n_groups)
   out$d_codes <- dk$codes
+  out$perturbed <- !all(direct)
   out$exact_count <- function() exact_block_counts(out, p$cells$count, d_cell, d_row, direct, agg)
   out
 }
@@ -217,8 +221,3 @@ exact_block_counts <- function(out, counts, d_cell, d_row, direct, agg) {
   exact[out$d]
 }
 
-#' @export
-estimate_sums.default <- function(pub, agg, by_keys, call = rlang::caller_env()) {
-  abort_sdc("Estimation from a publication of kind {.val {pub$kind}} is not available.", "publication",
-            call = call, arg = "publication")
-}

@@ -65,6 +65,19 @@ check_released_margin <- function(code, key, margin, arg, call) {
   )
 }
 
+# The released file has as many records in each part of the plan (block or
+# stratum) as the publication says: records never leave their block, and
+# strata are made of keys that are not perturbed. `part` is the part of
+# every aggregated row (NA: none).
+check_released_parts <- function(agg, part, expected, what, arg, call) {
+  got <- tabulate_sum(part[!is.na(part)], agg$count[!is.na(part)], length(expected))
+  if (all(got == expected)) return(invisible())
+  worst <- which.max(abs(got - expected))
+  abort_mismatch(arg, "{what} {worst} has {fmt_int(got[worst])} records",
+                 "The publication has {fmt_int(expected[worst])} records in {what} {worst}.",
+                 "Give the released file as it was published, every record and every category unchanged.", call)
+}
+
 # The error for a released file other than the one published.
 abort_mismatch <- function(arg, what, found, hint, call, .envir = parent.frame()) {
   msg <- c(paste0("{.arg {arg}} is not the released file of {.arg publication}: ", what, "."), x = found, i = hint)
@@ -87,7 +100,8 @@ extended_codes <- function(codes, pub) {
 
 # The records aggregated by released cell (every key) and group `g` in one
 # pass: for each such row, its codes, its group, whether it is in a cell
-# (no missing key, or missing a category) and the moments of the weights
+# (no missing key, or missing a category), its number of records and the
+# moments of the weights
 # `w` and values `y` of its records (cpp_group_moments(): `lin` the sums
 # of w and w y, `quad` those of w^2, w^2 y and w^2 y^2).
 aggregate_released <- function(codes, pub, g, n_groups, w, y) {
@@ -100,7 +114,7 @@ aggregate_released <- function(codes, pub, g, n_groups, w, y) {
   in_cell <- Reduce(`&`, lapply(seq_len(nk), function(k) keys[[k]] <= ext$categories[k]), TRUE)
   lin_cols <- if (is.null(y)) 1L else 1:2
   list(
-    codes = keys, g = cc$codes[[nk + 1L]], in_cell = in_cell,
+    codes = keys, g = cc$codes[[nk + 1L]], in_cell = in_cell, count = cc$counts,
     lin = mom[, lin_cols, drop = FALSE], quad = mom[, -lin_cols, drop = FALSE],
     nlevels = ext$nlevels, n_groups = n_groups
   )

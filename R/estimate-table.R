@@ -94,7 +94,9 @@
 #' @returns An object of class `c("sdc_estimate", "data.frame")`: the `by`
 #'   columns (rows sorted by them), `estimate`, `se`, `lower`, `upper` (a
 #'   normal interval at `level`), `estimator` (`"exact"` or `"moment"`), and
-#'   with `sampling_var` also `se_sampling` and `se_total`.
+#'   with `sampling_var` also `se_sampling` and `se_total`. Attribute
+#'   `variance` holds the unbiased variance estimates as computed (negative
+#'   ones included), for combining rows.
 #' @references Nayak, T. K., Zhang, C. and You, J. (2016). Measuring
 #'   identification risk in microdata release and its control by
 #'   post-randomization. U.S. Census Bureau, Research Report Series
@@ -132,7 +134,7 @@ estimate_table <- function(data, publication, by = NULL, value = NULL,
   exact <- spec$exact_counts && !is.null(sums$exact_count)
   if (exact) sums <- exact_sums(sums)
   res <- estimate_stat(sums, spec, call)
-  exact <- length(spec$by_keys) == 0 || (exact && spec$stat %in% c("count", "proportion") && is.null(spec$y))
+  exact <- !sums$perturbed || (exact && spec$stat %in% c("count", "proportion") && is.null(spec$y))
   res$estimator <- rep(if (exact) "exact" else "moment", length(res$estimate))
   out <- estimate_frame(res, sums, spec, publication, data, grp)
   finish_estimate(out, spec, sampling_var, level, call)
@@ -309,6 +311,7 @@ finish_estimate <- function(out, spec, sampling_var, level, call) {
   }
   out$se <- sqrt(pmax(var, 0))
   out$var <- NULL
+  raw_var <- var
   se <- out$se
   if (!is.null(sampling_var)) {
     sv <- align_sampling_var(sampling_var, out, spec$by, call)
@@ -322,7 +325,7 @@ finish_estimate <- function(out, spec, sampling_var, level, call) {
   first <- c(spec$by, "estimate", "se", "lower", "upper", "estimator")
   out <- out[c(first, setdiff(names(out), first))]
   structure(out, class = c("sdc_estimate", "data.frame"), stat = spec$stat, value = spec$value,
-            weights = spec$weights, by = spec$by, level = level)
+            weights = spec$weights, by = spec$by, level = level, variance = raw_var)
 }
 
 align_sampling_var <- function(sampling_var, out, by, call) {

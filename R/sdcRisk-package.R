@@ -37,6 +37,8 @@
 #                       proportions with the perturbation's standard error
 #   estimate-blocks.R   its moment estimator for block plans (IFPR blocks in
 #                       closed form, matrix blocks inverted)
+#   estimate-vars.R     ... for per-variable plans (Kronecker inverse per
+#                       stratum, one key of `by` at a time)
 # Tables:
 #   table-sensitivity.R cell_sensitivity(), ptn_sensitivity()
 #   table-rules.R       the rules (frequency, zero, nk, p%, pq, PTN)
