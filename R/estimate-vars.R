@@ -55,12 +55,14 @@ vars_strata <- function(pub, agg, call) {
                      "Give the released file as it was published.", call)
     }
   }
-  check_released_parts(agg, s, p$strata_cells$records, "stratum", "data", call)
+  check_released_parts(sum_by(as.numeric(agg$count), s, length(p$strata_cells$records)), p$strata_cells$records,
+                       "stratum", "data", call)
   s
 }
 
 #' @export
-estimate_sums.sdc_publication_vars <- function(pub, agg, by_keys, call = rlang::caller_env()) {
+estimate_sums.sdc_publication_vars <- function(pub, rec, by_keys, call = rlang::caller_env()) {
+  agg <- aggregate_released(rec$codes, pub, rec$g, rec$n_groups, rec$w, rec$y)
   s <- vars_strata(pub, agg, call)
   vars <- by_keys[by_keys %in% pub$plan$vars]
   kk <- match(by_keys, names(agg$codes))
