@@ -80,6 +80,46 @@ estimate_sums.sdc_publication_blocks <- function(pub, rec, by_keys, call = rlang
   out$d_codes <- dk$codes
   out$perturbed <- !all(direct)
   out$exact_count <- function() exact_block_counts(out, pieces[[1]], p$cells$count, d_cell, dk$n)
+  out$ml_systems <- function(d, g) block_ml_systems(pub, cell, d_cell, rec, d, g)
+  out
+}
+
+# The systems of the maximum likelihood estimator for the rows (d, g): each
+# block that has a cell of d, with group g. For each, its dense transition
+# matrix, the moments of its records by released cell and, for each of its
+# rows, the indicator of the row's cells.
+block_ml_systems <- function(pub, cell, d_cell, rec, d, g) {
+  p <- pub$plan
+  block <- rep.int(seq_along(p$size), p$size)
+  start <- c(0L, cumsum(p$size))
+  ng <- rec$n_groups
+  cells_of_d <- split(seq_along(d_cell), factor(d_cell, seq_len(max(d_cell))))
+  # system key (b - 1) ng + (g - 1)
+  pairs <- do.call(rbind, lapply(seq_along(d), function(i) {
+    bs <- unique(block[cells_of_d[[d[i]]]])
+    if (length(bs)) data.frame(row = i, key = (bs - 1) * ng + g[i] - 1)
+  }))
+  if (is.null(pairs)) return(list())
+  sel <- which(((block[cell] - 1) * ng + rec$g - 1) %in% pairs$key)
+  cc <- cross_classify_codes(list(cell[sel], rec$g[sel]), c(length(d_cell), ng))
+  mom <- core_call(cpp_group_moments, cc$cell_id, length(cc$counts), rec$w[sel], rec$y[sel])
+  systems <- split(pairs$row, pairs$key)
+  Map(function(rows, key) {
+    b <- key %/% ng + 1
+    cells <- start[b] + seq_len(p$size[b])
+    at <- which(cc$codes[[2]] == key %% ng + 1 & block[cc$codes[[1]]] == b)
+    ml_system_parts(block_dense_p(p, b), match(cc$codes[[1]][at], cells), mom[at, , drop = FALSE],
+                    rows, lapply(rows, function(r) as.numeric(d_cell[cells] == d[r])))
+  }, systems, as.numeric(names(systems)))
+}
+
+# The transition matrix of block b, dense (Section 3.3 for IFPR).
+block_dense_p <- function(p, b) {
+  if (is.na(p$theta[b])) return(p$matrices[[b]])
+  t <- p$cells$count[sum(p$size[seq_len(b - 1)]) + seq_len(p$size[b])]
+  m <- length(t)
+  out <- matrix(rep(p$theta[b] / ((m - 1) * t), each = m), m)
+  diag(out) <- 1 - p$theta[b] / t
   out
 }
 
@@ -155,17 +195,23 @@ moments_by <- function(id, n, rec) {
 
 estimate_sums <- function(pub, rec, by_keys, call = rlang::caller_env()) UseMethod("estimate_sums")
 
-# Sum pieces (d, g, lin, quad) by (d, g).
+# Sum pieces (d, g, lin, quad) by (d, g); the first piece is the records
+# that count as they are, whose sums are kept apart (`direct_lin`) for the
+# maximum likelihood estimator.
 combine_sums <- function(pieces, n_d, n_groups) {
-  pieces <- pieces[vapply(pieces, function(x) !is.null(x) && length(x$d) > 0, logical(1))]
+  n_rows <- vapply(pieces, function(x) if (is.null(x)) 0L else length(x$d), 1L)
+  pieces <- pieces[n_rows > 0]
   d <- unlist(lapply(pieces, `[[`, "d"))
   g <- unlist(lapply(pieces, `[[`, "g"))
   ids <- shared_ids(list(list(d, g)), c(n_d, n_groups))
   id <- ids$ids[[1]]
+  lin <- do.call(rbind, lapply(pieces, `[[`, "lin"))
+  direct <- seq_len(n_rows[1])
   list(
     d = ids$codes[[1]], g = ids$codes[[2]],
-    lin = sum_by(do.call(rbind, lapply(pieces, `[[`, "lin")), id, ids$n),
-    quad = sum_by(do.call(rbind, lapply(pieces, `[[`, "quad")), id, ids$n)
+    lin = sum_by(lin, id, ids$n),
+    quad = sum_by(do.call(rbind, lapply(pieces, `[[`, "quad")), id, ids$n),
+    direct_lin = sum_by(lin[direct, , drop = FALSE], id[direct], ids$n)
   )
 }
 

@@ -237,6 +237,12 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_warning_percent`: a percentage below 1 given to [rule_p()],
 #'   [rule_pq()] or [rule_nk()] (`rule_p(0.1)` is the 0.1% rule; 10% is
 #'   `rule_p(10)`). The warning has fields `arg` and `value`.
+#' * `sdcRisk_warning_not_estimable`: the maximum likelihood fit of
+#'   [estimate_table()] leaves a row of a mean (or proportion) no released
+#'   record: its estimate is `NA`.
+#' * `sdcRisk_warning_ml_too_large`: rows of [estimate_table()] outside the
+#'   parameter space whose systems have more than 2,000 states keep their
+#'   moment estimate.
 #' * `sdcRisk_warning_variance_negative`: an unbiased variance estimate of
 #'   [estimate_table()] is negative for some rows (their `se` is reported
 #'   as 0).

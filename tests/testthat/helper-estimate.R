@@ -13,14 +13,16 @@ with_margins <- function(pub, data) {
   pub
 }
 
-# The exact expectation of the estimates and of their variance estimates,
-# and the exact variance of the estimates, over every release.
+# The exact expectation of the moment estimates and of their variance
+# estimates, and the exact variance of the estimates, over every release.
 exact_moments <- function(releases, pub, ...) {
   # a negative variance estimate (a warning) is expected in some releases
   quiet <- function(expr) {
     withCallingHandlers(expr, sdcRisk_warning_variance_negative = function(w) invokeRestart("muffleWarning"))
   }
-  est <- lapply(releases, function(r) quiet(estimate_table(r$data, with_margins(pub, r$data), ...)))
+  est <- lapply(releases, function(r) {
+    quiet(estimate_table(r$data, with_margins(pub, r$data), ..., estimator = "moment"))
+  })
   prob <- vapply(releases, `[[`, 0, "prob")
   e <- sapply(est, `[[`, "estimate")
   # the unbiased variance estimates, before negative ones are shown as 0
