@@ -147,6 +147,12 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_error_by`: `by` of [estimate_table()] is not a character
 #'   vector of distinct columns, or names a column the table adds
 #'   (`estimate`, `se`, ...).
+#' * `sdcRisk_error_model`: the `formula` or `family` of [estimate_glm()]
+#'   is not one it fits (a one-sided formula, a family other than
+#'   `gaussian()`, `binomial()` or `poisson()` with its canonical link, a
+#'   response out of range), or the corrected model cannot be fitted (a
+#'   category that no record has by the corrected weights, collinear
+#'   covariates, no convergence), or would need too many rows.
 #' * `sdcRisk_error_singular_block`: a block of the published plan has a
 #'   singular transition matrix (some of its cells cannot be told apart
 #'   from the released file), so no unbiased estimator exists for a table

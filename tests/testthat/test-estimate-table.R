@@ -14,35 +14,6 @@ tiny_file <- function() {
   )
 }
 
-# The full transition matrix over the cells of a block plan (dense; tiny
-# plans only).
-dense_p <- function(plan) {
-  n <- nrow(plan$cells$cells)
-  p <- diag(n)
-  sizes <- diff(plan$block_start)
-  for (b in seq_along(sizes)) {
-    cells <- plan$block_cells[plan$block_start[b] + seq_len(sizes[b])]
-    p[cells, cells] <- unname(pram_matrix(plan, b))
-  }
-  p
-}
-
-# Every release of `df` under `plan`, with its probability: a list of
-# (released data, probability). Records outside the blocks never move.
-all_releases <- function(df, keys, plan) {
-  p <- dense_p(plan)
-  cells <- plan$cells
-  moving <- which(cells$cell_id %in% plan$block_cells)
-  options <- lapply(moving, function(r) which(p[, cells$cell_id[r]] > 0))
-  grid <- expand.grid(options)
-  lapply(seq_len(nrow(grid)), function(i) {
-    to <- unlist(grid[i, ])
-    out <- df
-    for (k in keys) out[[k]][moving] <- cells$cells[[k]][to]
-    list(data = out, prob = prod(p[cbind(to, cells$cell_id[moving])]))
-  })
-}
-
 test_that("brute force: the estimates and their variance estimates are unbiased over every release (IFPR and matrix blocks)", {
   df <- tiny_file()
   cf <- cell_frequencies(df, c("a", "b"))

@@ -7,35 +7,6 @@ random_stochastic_matrix <- function(k) {
   sweep(m, 2, colSums(m), "/")
 }
 
-# Every release of `df` under a per-variable plan, with its probability.
-all_releases_vars <- function(df, plan) {
-  cells <- plan$cells
-  moving <- which(!is.na(cells$cell_id))
-  vars <- plan$vars
-  k <- lengths(plan$levels[vars])
-  combos <- as.matrix(expand.grid(lapply(k, seq_len)))
-  per_record <- lapply(moving, function(r) {
-    cell <- cells$cell_id[r]
-    m <- plan$matrices[[plan$stratum_of_cell[cell]]]
-    prob <- apply(combos, 1, function(z) prod(vapply(seq_along(vars), function(j) {
-      m[[vars[j]]][z[j], plan$codes[[vars[j]]][cell]]
-    }, 0)))
-    which_nonzero <- which(prob > 0)
-    list(z = combos[which_nonzero, , drop = FALSE], p = prob[which_nonzero])
-  })
-  grid <- expand.grid(lapply(per_record, function(x) seq_along(x$p)))
-  lapply(seq_len(nrow(grid)), function(i) {
-    out <- df
-    prob <- 1
-    for (j in seq_along(moving)) {
-      pick <- grid[i, j]
-      prob <- prob * per_record[[j]]$p[pick]
-      for (v in seq_along(vars)) out[[vars[v]]][moving[j]] <- plan$levels[[vars[v]]][per_record[[j]]$z[pick, v]]
-    }
-    list(data = out, prob = prob)
-  })
-}
-
 test_that("brute force: per-variable plans with strata give unbiased estimates and variance estimates", {
   df <- data.frame(
     a = c("x", "y", "x", "y", "x"), b = c("m", "m", "n", "n", "m"), s = c("S", "S", "T", "T", "T"),
