@@ -39,15 +39,12 @@ ml_fit <- function(p, m) {
   n <- sum(m)
   k <- ncol(p)
   if (n <= 0) return(rep(0, k))
-  loglik <- function(x) {
-    lam <- drop(p %*% x)
-    sum(m[m > 0] * log(lam[m > 0]))
-  }
-  em <- function(x) {
-    lam <- drop(p %*% x)
-    r <- ifelse(m > 0, m / lam, 0)
-    x * drop(crossprod(p, r))
-  }
+  pos <- m > 0
+  mp <- m[pos]
+  pp <- p[pos, , drop = FALSE]
+  # only the released states with records enter the likelihood
+  loglik <- function(x) sum(mp * log(drop(pp %*% x)))
+  em <- function(x) x * drop(crossprod(pp, mp / drop(pp %*% x)))
   x <- rep(n / k, k)
   ll <- loglik(x)
   for (i in seq_len(estimate_ml_max_iter)) {
@@ -55,14 +52,16 @@ ml_fit <- function(p, m) {
     x2 <- em(x1)
     r <- x1 - x
     v <- x2 - x1 - r
-    alpha <- if (sum(v^2) > 0) -sqrt(sum(r^2) / sum(v^2)) else -1
-    alpha <- min(-1, alpha)
-    xa <- pmax(x - 2 * alpha * r + alpha^2 * v, 0)
+    sv <- sum(v^2)
+    alpha <- if (sv > 0) min(-1, -sqrt(sum(r^2) / sv)) else -1
+    xa <- x - 2 * alpha * r + alpha^2 * v
+    xa[xa < 0] <- 0
     xa <- em(xa * (n / sum(xa)))
     ll_a <- loglik(xa)
-    if (!is.finite(ll_a) || ll_a < loglik(x2)) {
+    ll_2 <- loglik(x2)
+    if (!is.finite(ll_a) || ll_a < ll_2) {
       xa <- x2
-      ll_a <- loglik(x2)
+      ll_a <- ll_2
     }
     done <- abs(ll_a - ll) <= estimate_ml_tol * max(1, abs(ll))
     x <- xa

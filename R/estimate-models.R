@@ -224,15 +224,16 @@ expand_records <- function(data, vars, pairs, pub, model_keys, call = rlang::cal
     abort_sdc(c("The corrected fit would need {fmt_int(length(pairs$record))} rows, more than {fmt_int(estimate_model_max_rows)}.",
                 "i" = "Use fewer or coarser keys in {.arg formula}."), "model", call = call, arg = "formula")
   }
-  out <- data[pairs$record, vars, drop = FALSE]
+  # column by column: `[.data.frame` would make a row name per row
+  out <- lapply(data[vars], function(x) x[pairs$record])
   key_names <- vapply(pub$keys, `[[`, "", "name")
   for (v in model_keys) {
     key <- pub$keys[[match(v, key_names)]]
-    code <- pairs$codes[[v]]
-    text <- ifelse(code <= length(key$categories), key$categories[pmin(code, length(key$categories))], NA)
+    # the code after the last category is a missing value (na = "exclude")
+    text <- c(key$categories, NA)[pairs$codes[[v]]]
     out[[v]] <- category_values(text, key$categories, data[[v]])
   }
-  out
+  structure(out, class = "data.frame", row.names = c(NA_integer_, -length(pairs$record)))
 }
 
 # Newton's method on the corrected log-likelihood sum q l(y, mu), q = w h,
@@ -245,8 +246,15 @@ fit_corrected <- function(formula, expanded, w, record, h, family, call) {
   mf <- mf[keep, , drop = FALSE]
   y <- model_response(stats::model.response(mf), family, call)
   x <- stats::model.matrix(formula, mf)
-  q <- (w * h)[keep]
-  record <- record[keep]
+  # a record's pairs with the same covariates and response are one pair
+  # (the model may use only some of a key's categories, e.g. I(race == 1))
+  cp <- collapse_pairs(x, y, h[keep], record[keep])
+  x <- cp$x
+  y <- cp$y
+  h <- cp$h
+  record <- cp$record
+  w <- w[keep][cp$first]
+  q <- w * h
   beta <- newton_corrected(x, y, q, family, call)
   eta <- drop(x %*% beta$beta)
   mu <- family$linkinv(eta)
@@ -254,7 +262,7 @@ fit_corrected <- function(formula, expanded, w, record, h, family, call) {
   score_pair <- x * (q * (y - mu))
   per_record <- rowsum(score_pair, record, reorder = FALSE)
   meat_total <- crossprod(per_record)
-  meat_sampling <- crossprod(x, x * (h[keep] * (w[keep] * (y - mu))^2))
+  meat_sampling <- crossprod(x, x * (h * (w * (y - mu))^2))
   bread <- solve(info)
   sandwich <- function(meat) {
     v <- bread %*% meat %*% bread
@@ -280,6 +288,30 @@ model_response <- function(y, family, call) {
     abort_sdc("For {.code poisson()}, the response must be non-negative.", "model", call = call, arg = "formula")
   }
   y
+}
+
+# The pairs of a record whose rows of the model matrix and response are the
+# same, merged (their weights h added). Rows are told apart by their
+# projection on the logarithms of the first primes, which are linearly
+# independent over the rationals: rows of dummies and integers that differ
+# project apart (no random numbers are drawn).
+collapse_pairs <- function(x, y, h, record) {
+  v <- drop(x %*% log(first_primes(ncol(x))))
+  cols <- list(record, match(v, unique(v)), match(y, unique(y)))
+  cc <- cross_classify_codes(cols, vapply(cols, max, 1L))
+  first <- match(seq_along(cc$counts), cc$cell_id)
+  list(x = x[first, , drop = FALSE], y = y[first], h = sum_by(h, cc$cell_id, length(cc$counts)),
+       record = record[first], first = first)
+}
+
+first_primes <- function(n) {
+  out <- integer()
+  k <- 2L
+  while (length(out) < n) {
+    if (all(k %% out[out <= sqrt(k)] != 0L)) out <- c(out, k)
+    k <- k + 1L
+  }
+  out
 }
 
 # Iterations of Newton's method at most, and the relative size of the last

@@ -77,9 +77,15 @@
 #' derivative of the fixed point with respect to the released counts,
 #' which is \eqn{Q} in the interior, times their covariance given the
 #' original file with the fitted counts). At the boundary the estimator is
-#' biased and its standard error approximate: such rows are marked
-#' `estimator = "ml"`. Systems of more than 2,000 states keep the moment
-#' estimate, with a warning. `estimator = "moment"` never switches;
+#' biased and its delta-method standard error, taken where some fitted
+#' counts are zero, too small (an interval of \eqn{\pm 1.96} of it can
+#' have a length of almost zero): such rows are marked
+#' `estimator = "ml"`, and their `lower` and `upper` are the moment
+#' estimator's limits cut to the parameter space (\eqn{[0, \infty)} for
+#' counts and totals, \eqn{[0, 1]} for proportions of all records, the
+#' range of the value for means), which cover as often as the moment
+#' estimator's, since the truth lies in the parameter space. Systems of more
+#' than 2,000 states keep the moment estimate, with a warning. `estimator = "moment"` never switches;
 #' `estimator = "ml"` uses maximum likelihood for every row.
 #'
 #' @section Sampling variance:
@@ -290,11 +296,21 @@ switch_to_ml <- function(res, sums, spec, estimator, call) {
                "i" = "The released file holds too little evidence of such a row: ask for fewer keys in {.arg by}."),
              "not_estimable", call = call)
   }
+  # the moment estimate and its variance stay for the confidence limits
+  res$moment_estimate <- res$estimate
+  res$moment_var <- res$var
   res$estimate[rows[ok]] <- ml$estimate[ok]
   res$var[rows[ok]] <- ml$var[ok]
   res$count[rows[ok]] <- ml$count[ok]
   res$estimator[rows[ok]] <- "ml"
   res
+}
+
+# The parameter space of the statistic: [lo, hi] for every row.
+parameter_space <- function(spec) {
+  if (is.null(spec$y)) return(c(0, if (spec$stat == "proportion") 1 else Inf))
+  if (spec$stat == "total") return(c(0, Inf))
+  range(spec$y, na.rm = TRUE)
 }
 
 # The statistic of every row and its variance estimate.
@@ -342,6 +358,8 @@ estimate_frame <- function(res, sums, spec, pub, data, grp) {
   out$estimate <- unname(res$estimate)
   out$var <- unname(res$var)
   out$estimator <- res$estimator
+  out$moment_estimate <- unname(res$moment_estimate %||% res$estimate)
+  out$moment_var <- unname(res$moment_var %||% res$var)
   if (length(cols) > 0) out <- out[do.call(order, unname(codes)), , drop = FALSE]
   rownames(out) <- NULL
   out
@@ -369,6 +387,7 @@ finish_estimate <- function(out, spec, sampling_var, level, call) {
   out$var <- NULL
   raw_var <- var
   se <- out$se
+  sv <- 0
   if (!is.null(sampling_var)) {
     sv <- align_sampling_var(sampling_var, out, spec$by, call)
     out$se_sampling <- sqrt(sv)
@@ -378,6 +397,20 @@ finish_estimate <- function(out, spec, sampling_var, level, call) {
   z <- stats::qnorm(1 - (1 - level) / 2)
   out$lower <- out$estimate - z * se
   out$upper <- out$estimate + z * se
+  ml <- which(out$estimator == "ml")
+  if (length(ml) > 0) {
+    # maximum likelihood at the boundary is biased and its delta-method
+    # error too small: the limits are the moment estimator's, cut to the
+    # parameter space (which holds the truth, so they cover as often)
+    space <- parameter_space(spec)
+    half <- z * sqrt(pmax(out$moment_var[ml], 0) + rep_len(sv, nrow(out))[ml])
+    out$lower[ml] <- pmin(pmax(out$moment_estimate[ml] - half, space[1]), space[2])
+    out$upper[ml] <- pmax(pmin(out$moment_estimate[ml] + half, space[2]), out$lower[ml])
+  }
+  out$lower[is.na(out$estimate)] <- NA_real_
+  out$upper[is.na(out$estimate)] <- NA_real_
+  out$moment_estimate <- NULL
+  out$moment_var <- NULL
   first <- c(spec$by, "estimate", "se", "lower", "upper", "estimator")
   out <- out[c(first, setdiff(names(out), first))]
   structure(out, class = c("sdc_estimate", "data.frame"), stat = spec$stat, value = spec$value,

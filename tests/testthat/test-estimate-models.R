@@ -89,6 +89,19 @@ test_that("the total variance is the perturbation's plus the sampling's; summary
   expect_output(print(fit), "Coefficients")
 })
 
+test_that("a record's pairs with the same covariates and response are merged, their weights added", {
+  x <- cbind(1, c(0, 1, 0, 1, 1, 0), c(2.5, 2.5, 2.5, 3, 3, 3))
+  y <- c(1, 1, 1, 0, 0, 1)
+  h <- c(0.5, 0.25, -0.1, 0.7, 0.2, 1)
+  record <- c(1L, 1L, 1L, 2L, 2L, 2L)
+  cp <- sdcRisk:::collapse_pairs(x, y, h, record)
+  # record 1: rows 1 and 3 are alike; record 2: rows 4 and 5
+  expect_identical(cp$first, c(1L, 2L, 4L, 6L))
+  expect_equal(cp$h, c(0.4, 0.25, 0.9, 1))
+  expect_identical(cp$record, c(1L, 1L, 2L, 2L))
+  expect_equal(cp$x, x[c(1, 2, 4, 6), ])
+})
+
 test_that("bad models are classed errors", {
   set.seed(3)
   d <- pums_md[1:2000, ]

@@ -110,6 +110,8 @@ test_that("unweighted counts by keys of a block plan are exact; means by keys di
   expect_identical(auto$estimate[!out], m$estimate[!out])
   inside <- auto$estimate >= min(pums_md$weight[1:4000]) & auto$estimate <= max(pums_md$weight[1:4000])
   expect_true(all(inside | is.na(auto$estimate)))
+  expect_true(any(is.na(auto$estimate)))
+  expect_true(all(is.na(auto$lower[is.na(auto$estimate)]) & is.na(auto$upper[is.na(auto$estimate)])))
   # no key in by: nothing is perturbed
   ed <- estimate_table(rel$data, pub, by = "education", value = "weight", stat = "mean")
   expect_identical(ed$estimator, rep("exact", nrow(ed)))
