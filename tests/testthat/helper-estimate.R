@@ -98,3 +98,82 @@ all_releases_vars <- function(df, plan) {
     list(data = out, prob = prob)
   })
 }
+
+# ---- Monte Carlo over draws of the same plan (test-estimate-coverage.R and
+# bench/bench_estimate.R, which sources this file) ----------------------------
+
+# An estimand of estimate_table(): its rows (the `by` values), estimates,
+# standard errors, limits and estimator in a released file; the original
+# file's value of each row (NA for rows of fewer than `min_count` original
+# records, for which a normal interval is not meant) and its number of
+# original records.
+table_est <- function(family, by, ..., truth_fun, min_count = 20, name = paste(by, collapse = " x ")) {
+  args <- list(...)
+  key_of <- function(d) do.call(paste, c(lapply(d[by], as.character), sep = " x "))
+  list(
+    name = name, family = family,
+    estimate = function(released, pub) {
+      e <- suppressWarnings(do.call(estimate_table, c(list(released, pub, by = by), args)))
+      data.frame(row = key_of(e), estimate = e$estimate, se = e$se, lower = e$lower, upper = e$upper,
+                 estimator = e$estimator)
+    },
+    truth = function(data) {
+      key <- key_of(data)
+      out <- vapply(split(data, key), truth_fun, 0)
+      out[table(key)[names(out)] < min_count] <- NA
+      out
+    },
+    records = function(data) table(key_of(data))
+  )
+}
+
+# An estimand of estimate_glm(): its coefficients with Wald intervals of
+# the perturbation's standard error; the original file's glm() fit.
+glm_est <- function(formula, family, name = deparse(formula)) {
+  z <- stats::qnorm(0.975)
+  list(
+    name = name, family = "model",
+    estimate = function(released, pub) {
+      f <- estimate_glm(formula, released, pub, family = family)
+      se <- sqrt(pmax(diag(vcov(f, "perturbation")), 0))
+      data.frame(row = names(coef(f)), estimate = unname(coef(f)), se = unname(se),
+                 lower = unname(coef(f) - z * se), upper = unname(coef(f) + z * se), estimator = "corrected")
+    },
+    truth = function(data) {
+      stats::coef(stats::glm(formula, data, family = family, control = stats::glm.control(epsilon = 1e-12)))
+    },
+    records = function(data) NULL
+  )
+}
+
+# Draw `plan` `reps` times from `seed` and collect, for every estimand and
+# row of every draw: the estimate, its standard error, limits and
+# estimator, the original file's value (NA where left out), its number of
+# original records (NA for a coefficient) and whether it is covered (not
+# where the row has no estimate).
+mc_draws <- function(data, keys, plan, pub, estimands, reps, seed) {
+  set.seed(seed)
+  truth <- lapply(estimands, function(e) e$truth(data))
+  sizes <- lapply(estimands, function(e) e$records(data))
+  draws <- lapply(seq_len(reps), function(r) {
+    released <- pram_apply(data, keys, plan)
+    p <- with_margins(pub, released)
+    do.call(rbind, lapply(seq_along(estimands), function(i) {
+      out <- estimands[[i]]$estimate(released, p)
+      out$estimand <- estimands[[i]]$name
+      out$family <- estimands[[i]]$family
+      out$truth <- unname(truth[[i]][out$row])
+      out$records <- if (is.null(sizes[[i]])) NA_real_ else as.numeric(sizes[[i]][out$row])
+      out$id <- paste(i, out$row)
+      out$draw <- r
+      out
+    }))
+  })
+  all <- do.call(rbind, draws)
+  all$records[is.na(all$records) & all$family != "model"] <- 0
+  all$covered <- all$lower <= all$truth & all$truth <= all$upper
+  # a row the release cannot estimate (NA, with a warning) gives its user
+  # no interval: it covers nothing
+  all$covered[is.na(all$lower) & !is.na(all$truth)] <- FALSE
+  all
+}
