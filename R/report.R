@@ -95,7 +95,7 @@ release_report.sdc_release <- function(x, file, ..., title = "Disclosure review:
       report_text(report_intruder_text(keys, cert$goal, cert$xi))
     ),
     report_section("The certificate",
-      report_text(report_certificate_text(cert$risk, cert$xi, cert$a, cert$count, cert$cell)),
+      report_text(report_certificate_text(cert$risk, cert$xi, cert$a, cert$count, cert$cell, cert$n_excluded)),
       report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
                    "The cell and number of matches a where the exact maximum is attained."),
       if (!is.null(cert$known)) report_table(as.data.frame(cert$known), "Exact maximum risk for intruders who know only some keys (certified by `ifpr(known = )`)."),
@@ -145,7 +145,7 @@ release_report.sdc_pram_release <- function(x, file, ..., title = "Disclosure re
       report_text(report_intruder_text(cert$known %||% x$keys, cert$goal, NULL))
     ),
     report_section("The certificate",
-      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell)),
+      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell, cert$n_excluded)),
       report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
                    "The cell and number of matches a where the exact maximum is attained."),
       if (!is.null(kn)) report_table(as.data.frame(kn), "Exact maximum risk for intruders who know only some keys (`max_match_risk_known()`).")
@@ -211,7 +211,7 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
       report_text(report_intruder_text(cert$known %||% keys, cert$goal, NULL))
     ),
     report_section("The certificate",
-      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell)),
+      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell, cert$n_excluded)),
       if (!is.null(cert$cell_keys)) report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
                                                   "The cell and number of matches a where the exact maximum is attained."),
       if (!is.null(kn)) report_table(as.data.frame(kn), "Exact maximum risk for intruders who know only some keys (`max_match_risk_known()`).")
@@ -375,11 +375,13 @@ report_empirical_text <- function() {
 }
 REPORT_EMPIRICAL_CAPTION <- "Mean probability of a correct match in this release (one realization), with +/- 2 cluster-robust standard errors; the dashed line is the certificate, the exact maximum of the expected risk, which one release's means may cross."
 
-report_certificate_text <- function(risk, xi, a, count, cell) {
+report_certificate_text <- function(risk, xi, a, count, cell, n_excluded = 0) {
   verdict <- if (is.null(xi)) "" else if (isTRUE(risk <= xi)) sprintf(" <= xi = %s", format(xi)) else sprintf(" > xi = %s", format(xi))
   c(sprintf("The exact maximum risk is **R = %s**%s, attained at cell %s (%s record%s in the original data) when a = %s released record%s.",
             format(signif(risk, 10)), verdict, cell, report_num(count), if (isTRUE(count == 1)) "" else "s",
             a, if (isTRUE(a == 1)) " matches" else "s match"),
+    if (isTRUE(n_excluded > 0)) sprintf("The certificate covers the records with complete keys only: **%s record%s with a missing key %s outside it**, released unchanged and matched by no cell.",
+                                        report_num(n_excluded), if (n_excluded == 1) "" else "s", if (n_excluded == 1) "is" else "are"),
     "R is computed exactly from the design, not estimated from the draw: it is a probability over the random perturbation, the expected chance of a correct match given the number of matching records, and it holds for every release the design can draw. A single release realizes it only in expectation (see the empirical section).")
 }
 
