@@ -347,6 +347,7 @@ ifpr_release_parts <- function(design, cells, keys, also, xi, goal, method, cali
     total_variance = cost_exact$variance,
     total_variance_bound = cost_bound$variance,
     n_records = cells$n_records,
+    n_excluded = cells$n_excluded %||% 0,
     known = design$known
   )
   list(
@@ -406,6 +407,7 @@ certificate_lines <- function(cert, n) {
     sprintf("R = %s <= xi = %s at cell %d (%s; T = %d), a = %d",
       format(cert$risk, digits = 6), format(cert$xi), cert$cell, keys, cert$count, cert$a)
   }
+  risk_txt <- paste0(risk_txt, outside_certificate_text(cert$n_excluded))
   saved <- cert$expected_changed_bound - cert$expected_changed
   list(
     goal = paste0("Goal: ", goal_label(cert$goal), "; method ", cert$method, ", calibration ", cert$calibrate),
@@ -469,6 +471,16 @@ format.sdc_release <- function(x, ...) {
   )
 }
 
+# The records a certificate does not cover: those with a missing key value
+# when they are left out of the cells (na = "exclude"), released unchanged
+# and matched by no cell.
+outside_certificate_text <- function(n_excluded) {
+  n <- n_excluded %||% 0
+  if (n == 0) return("")
+  paste0("; records with complete keys only: ", n_of(n, "record"), " with a missing key ",
+         if (n == 1) "is" else "are", " outside the certificate")
+}
+
 # What happened to records with a missing key value: left out of the
 # cross-classification (never perturbed) or in a category of their own
 # (which records can move into and out of). NULL when no key is missing.
@@ -480,7 +492,7 @@ missing_key_line <- function(cells) {
   }
   n <- cells$n_excluded %||% 0
   if (n == 0) return(NULL)
-  paste0("Not perturbed: ", n_of(n, "record"), " with a missing key value (na = \"exclude\"), released as they are")
+  paste0("Not perturbed: ", n_of(n, "record"), " with a missing key value (na = \"exclude\"), released as they are, outside the certificate")
 }
 
 #' @export

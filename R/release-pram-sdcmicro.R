@@ -55,7 +55,8 @@ pram_certify <- function(obj, goal = c("all_matches", "unique_matches", "sample_
   risk <- sdcMicro::get.sdcMicroObj(obj, "risk")
   risk$pram <- structure(list(
     goal = goal, known = known, risk = mx$risk, cell = mx$cell, a = mx$a, count = mx$count, cell_keys = mx$keys,
-    vars = rel$vars, expected_changed = cost$changed, total_variance = cost$variance
+    vars = rel$vars, expected_changed = cost$changed, total_variance = cost$variance,
+    n_excluded = rel$cells$n_excluded %||% 0
   ), class = "sdc_pram_certificate")
   sdcMicro::set.sdcMicroObj(obj, "risk", list(risk))
 }

@@ -96,6 +96,7 @@ new_sdc_pram_release <- function(data, plan, cells, codes, new_cell, keys, vars,
     method = "per-variable PRAM",
     vars = vars,
     records_changed = sum(moved),
+    n_excluded = cells$n_excluded %||% 0,
     expected_changed = cost$changed,
     total_variance = cost$variance
   ), class = "sdc_pram_certificate")
@@ -256,7 +257,8 @@ pram_certificate_line <- function(cert) {
   known <- if (!is.null(cert$known) && length(cert$known) < length(cert$cell_keys)) {
     paste0("; intruder knows ", paste(cert$known, collapse = ", "))
   } else ""
-  paste0("Certificate (exact maximum risk, ", goal_label(cert$goal), known, "): ", risk_txt)
+  paste0("Certificate (exact maximum risk, ", goal_label(cert$goal), known, "): ", risk_txt,
+         outside_certificate_text(cert$n_excluded))
 }
 
 #' @export

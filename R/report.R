@@ -95,7 +95,7 @@ release_report.sdc_release <- function(x, file, ..., title = "Disclosure review:
       report_text(report_intruder_text(keys, cert$goal, cert$xi))
     ),
     report_section("The certificate",
-      report_text(report_certificate_text(cert$risk, cert$xi, cert$a, cert$count, cert$cell)),
+      report_text(report_certificate_text(cert$risk, cert$xi, cert$a, cert$count, cert$cell, cert$n_excluded)),
       report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
                    "The cell and number of matches a where the exact maximum is attained."),
       if (!is.null(cert$known)) report_table(as.data.frame(cert$known), "Exact maximum risk for intruders who know only some keys (certified by `ifpr(known = )`)."),
@@ -113,11 +113,11 @@ release_report.sdc_release <- function(x, file, ..., title = "Disclosure review:
       report_text(report_changes_text(cert))
     ),
     report_section("Release risk (empirical)",
-      report_text("For every unit of the original data whose cell could change, the probability that an intruder who knows its keys and picks one of the matching released records finds it (Nayak, Zhang and You 2016, Section 7.1, Table 3). Means estimate mixtures of the R_j(a, t), so they lie below the certificate up to their standard errors."),
+      report_text(report_empirical_text()),
       report_table(rr$table, "Mean probability of a correct match by original frequency tau and released frequency tau*."),
       report_table(rr$changes, "Units whose cell changed and cells emptied, with their exact expected values."),
       report_table(rr$uniques, "Units in singleton and doubleton cells before and after."),
-      report_plot(function() graphics::plot(rr), "Empirical probability of a correct match, with +/- 2 standard errors and the certificate.")
+      report_plot(function() graphics::plot(rr), REPORT_EMPIRICAL_CAPTION)
     ),
     report_utility_section(u),
     report_reproduce_section(seed, code %||% report_code_ifpr(x))
@@ -145,7 +145,7 @@ release_report.sdc_pram_release <- function(x, file, ..., title = "Disclosure re
       report_text(report_intruder_text(cert$known %||% x$keys, cert$goal, NULL))
     ),
     report_section("The certificate",
-      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell)),
+      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell, cert$n_excluded)),
       report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
                    "The cell and number of matches a where the exact maximum is attained."),
       if (!is.null(kn)) report_table(as.data.frame(kn), "Exact maximum risk for intruders who know only some keys (`max_match_risk_known()`).")
@@ -162,9 +162,10 @@ release_report.sdc_pram_release <- function(x, file, ..., title = "Disclosure re
                           report_num(cert$expected_changed), report_num(cert$total_variance)))
     ),
     report_section("Release risk (empirical)",
+      report_text(report_empirical_text()),
       report_table(rr$table, "Mean probability of a correct match by original frequency tau and released frequency tau*."),
       report_table(rr$changes, "Units whose cell changed and cells emptied, with their exact expected values."),
-      report_plot(function() graphics::plot(rr), "Empirical probability of a correct match, with +/- 2 standard errors and the certificate.")
+      report_plot(function() graphics::plot(rr), REPORT_EMPIRICAL_CAPTION)
     ),
     report_utility_section(u),
     report_reproduce_section(seed, code %||% report_code_pram(x))
@@ -210,7 +211,7 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
       report_text(report_intruder_text(cert$known %||% keys, cert$goal, NULL))
     ),
     report_section("The certificate",
-      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell)),
+      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell, cert$n_excluded)),
       if (!is.null(cert$cell_keys)) report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
                                                   "The cell and number of matches a where the exact maximum is attained."),
       if (!is.null(kn)) report_table(as.data.frame(kn), "Exact maximum risk for intruders who know only some keys (`max_match_risk_known()`).")
@@ -220,8 +221,9 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
       report_sdcmicro_matrices(x, vars)
     ),
     report_section("Release risk (empirical)",
+      report_text(report_empirical_text()),
       report_table(rr$table, "Mean probability of a correct match by original frequency tau and released frequency tau*."),
-      report_plot(function() graphics::plot(rr), "Empirical probability of a correct match, with +/- 2 standard errors and the certificate.")
+      report_plot(function() graphics::plot(rr), REPORT_EMPIRICAL_CAPTION)
     ),
     report_utility_section(u),
     report_reproduce_section(seed, code %||% c(
@@ -362,11 +364,25 @@ report_intruder_text <- function(keys, goal, xi) {
   )
 }
 
-report_certificate_text <- function(risk, xi, a, count, cell) {
+# The empirical section says what its numbers are: one realization, whose
+# means scatter around expectations that the certificate bounds exactly.
+report_empirical_text <- function() {
+  c(
+    "For every unit of the original data whose cell could change, the probability that an intruder who knows its keys and picks one of the matching released records finds it (Nayak, Zhang and You 2016, Section 7.1, Table 3), in **this one release**: one realization of the random perturbation.",
+    "The certificate above is of another kind: an exact probability over the perturbation. R_j(a, t) is the expected correct-match probability of a unit of cell j when a released records match, so the means below are, in expectation, mixtures of the R_j(a, t), and those expectations never exceed the certificate. One release scatters around them: where the maximum is attained, one release shows a mean above it about as often as below. A mean above the certificate by a few standard errors is therefore what the certificate allows, not a failure of it.",
+    "The standard errors are cluster-robust: the records of one IFPR block are drawn jointly, so a block (outside blocks, an original cell) counts as one cluster (`clusters`), not each unit."
+  )
+}
+REPORT_EMPIRICAL_CAPTION <- "Mean probability of a correct match in this release (one realization), with +/- 2 cluster-robust standard errors; the dashed line is the certificate, the exact maximum of the expected risk, which one release's means may cross."
+
+report_certificate_text <- function(risk, xi, a, count, cell, n_excluded = 0) {
   verdict <- if (is.null(xi)) "" else if (isTRUE(risk <= xi)) sprintf(" <= xi = %s", format(xi)) else sprintf(" > xi = %s", format(xi))
-  sprintf("The exact maximum risk is **R = %s**%s, attained at cell %s (%s record%s in the original data) when a = %s released record%s.",
-          format(signif(risk, 10)), verdict, cell, report_num(count), if (isTRUE(count == 1)) "" else "s",
-          a, if (isTRUE(a == 1)) " matches" else "s match")
+  c(sprintf("The exact maximum risk is **R = %s**%s, attained at cell %s (%s record%s in the original data) when a = %s released record%s.",
+            format(signif(risk, 10)), verdict, cell, report_num(count), if (isTRUE(count == 1)) "" else "s",
+            a, if (isTRUE(a == 1)) " matches" else "s match"),
+    if (isTRUE(n_excluded > 0)) sprintf("The certificate covers the records with complete keys only: **%s record%s with a missing key %s outside it**, released unchanged and matched by no cell.",
+                                        report_num(n_excluded), if (n_excluded == 1) "" else "s", if (n_excluded == 1) "is" else "are"),
+    "R is computed exactly from the design, not estimated from the draw: it is a probability over the random perturbation, the expected chance of a correct match given the number of matching records, and it holds for every release the design can draw. A single release realizes it only in expectation (see the empirical section).")
 }
 
 report_design_text <- function(x) {

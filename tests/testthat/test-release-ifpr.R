@@ -352,3 +352,28 @@ test_that("summary() lists the sets to which others were merged only when some w
   expect_false(any(grepl("merged_into", out)))
   expect_false(any(grepl("^ +NA$", out)))
 })
+
+test_that("the certificate line says that records with a missing key are outside it (issue 37)", {
+  keys <- c("sex", "age", "race")
+  d <- pums_md[1:3000, ]
+  d$race[1:7] <- NA
+  set.seed(2)
+  rel <- ifpr(d, keys, xi = 0.3)
+  line <- grep("^Certificate", format(rel), value = TRUE)
+  expect_match(line, "records with complete keys only: 7 records with a missing key are outside the certificate", fixed = TRUE)
+  expect_identical(rel$certificate$n_excluded, 7)
+  expect_true(any(grepl("outside the certificate", format(rel$certificate), fixed = TRUE)))
+  d$race[2:7] <- d$race[8]
+  set.seed(2)
+  one <- ifpr(d, keys, xi = 0.3)
+  expect_match(grep("^Certificate", format(one), value = TRUE), "1 record with a missing key is outside", fixed = TRUE)
+  # nothing is said when every key is known, nor when NA is a category the certificate covers
+  set.seed(2)
+  expect_no_match(format(ifpr(pums_md[1:3000, ], keys, xi = 0.3)), "outside the certificate", fixed = TRUE)
+  set.seed(2)
+  expect_no_match(format(ifpr(d, keys, xi = 0.3, na = "category")), "outside the certificate", fixed = TRUE)
+  # a per-variable PRAM release says the same
+  set.seed(2)
+  pr <- pram_release(d, keys, vars = "race", pd = 0.8)
+  expect_match(grep("^Certificate", format(pr), value = TRUE), "1 record with a missing key is outside", fixed = TRUE)
+})

@@ -117,3 +117,21 @@ test_that("release_report() refuses what it cannot document, and bad arguments",
   expect_error(release_report(rel, tempfile(), code = 1), class = "sdcRisk_error_argument")
   expect_error(release_report(rel, tempfile(), extra = 1))
 })
+
+test_that("the report's empirical risk is one realization, never a test the certificate failed (issue 37)", {
+  skip_if_no_pandoc()
+  set.seed(37)
+  d <- pums_md[1:3000, ]
+  d$race[1:5] <- NA
+  rel <- ifpr(d, c("sex", "age", "race"), xi = 0.3, partition = list(sex = "keep"))
+  html <- report_html(rel, seed = 37)
+  has <- function(pattern, fixed = TRUE) grepl(pattern, html, fixed = fixed)
+  # item 7: the certificate says whom it leaves out
+  expect_true(has("<strong>5 records with a missing key are outside it</strong>"))
+  expect_false(has("below the certificate up to their standard errors"))
+  expect_true(has("in <strong>this one release</strong>: one realization"))
+  expect_true(has("an exact probability over the perturbation"))
+  expect_true(has("cluster-robust"))
+  expect_true(has("not estimated from the draw"))
+  expect_true(has("<th[^>]*>\\s*clusters\\s*</th>", fixed = FALSE))
+})

@@ -114,3 +114,24 @@ test_that("?sdcRisk_errors lists every error class the package raises", {
   expect_identical(setdiff(raised, documented), character())
   expect_identical(setdiff(documented, raised), character())
 })
+
+test_that("a key with many distinct values for its records warns: income and a 5,000-value integer (issue 37)", {
+  set.seed(37)
+  n <- 20000
+  d <- data.frame(sex = sample(c("F", "M"), n, TRUE),
+                  # an income in steps of $5: over half as many values as records
+                  income = 5 * sample.int(14000, n, TRUE),
+                  code5000 = sample.int(5000, n, TRUE),
+                  code500 = sample.int(500, n, TRUE))
+  expect_lt(length(unique(d$income)) / n, 0.8) # the old rule's threshold
+  w <- tryCatch(cell_frequencies(d, c("sex", "income")), sdcRisk_warning = function(w) w)
+  expect_s3_class(w, "sdcRisk_warning_key_distinct")
+  expect_match(conditionMessage(w), "income")
+  expect_warning(cell_frequencies(d, c("sex", "code5000")), class = "sdcRisk_warning_key_distinct")
+  # 500 values, and the package's own keys, are what keys look like: silent
+  expect_no_warning(cell_frequencies(d, c("sex", "code500")))
+  expect_no_warning(cell_frequencies(pums_md, c("sex", "age", "race", "marital", "puma")))
+  # the rule itself, at its edges
+  expect_identical(sdcRisk:::key_too_distinct(c(1000, 1001, 1001, 40, 49), c(1e4, 1e4, 20020, 50, 49)),
+                   c(FALSE, TRUE, FALSE, TRUE, FALSE))
+})
