@@ -185,10 +185,12 @@ max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "samp
 }
 
 # The exact maximum for the keys `known` (checked), from the engine plan of
-# `plan`: an sdc_max_risk object.
-plan_max_risk <- function(plan, goal, known, ep, call = rlang::caller_env(), progress = NULL) {
+# `plan`: an sdc_max_risk object. `weight`: NULL, or per-cell weights w_j in
+# (0, 1], and the maximum is that of w_j R_j(a, t) (engine_weighted()).
+plan_max_risk <- function(plan, goal, known, ep, call = rlang::caller_env(), progress = NULL, weight = NULL) {
   partial <- length(known) < length(plan$cells$keys)
-  res <- core_call(cpp_max_risk, engine_known(plan, ep, known), goal, progress = progress, call = call)
+  ep <- engine_weighted(engine_known(plan, ep, known), weight, call = call)
+  res <- core_call(cpp_max_risk, ep, goal, progress = progress, call = call)
   value <- if (is.nan(res$value)) NA_real_ else res$value
   cell <- res$cell
   structure(
