@@ -61,7 +61,7 @@
 #'   correct would be much smaller than \eqn{\xi}"). Without
 #'   perturbation it is \eqn{1 / F_j} at \eqn{a = t_j}. `population` gives
 #'   the \eqn{F_j}: the population counts by the keys (exact), or a
-#'   `population_model()` of them given the sample (an estimate, labelled
+#'   [population_model()] of them given the sample (an estimate, labelled
 #'   as such, with its model). The maximum is then that of
 #'   \eqn{w_j R_j(a, t)}, \eqn{w_j = t_j / F_j}, over the goal, computed
 #'   exactly by the same search with every bound multiplied by its cell's
@@ -76,7 +76,7 @@
 #'   its counts by the keys (a data frame, an `sdc_cells` or a lazy database
 #'   table with a column for every key and `count`; rows with the same keys
 #'   add up; every cell of the file must be in it with at least its count),
-#'   or a `population_model()` that estimates them.
+#'   or a [population_model()] that estimates them.
 #' @param target_in_file Does the intruder know that his target is in the
 #'   file? `"known"` (the default: the conservative case of the paper) or
 #'   `"unknown"` (then `population` is needed; see the section on sample
@@ -211,7 +211,7 @@ match_risk <- function(plan, cells = NULL, a = 1, known = NULL, population = NUL
 #'   correct would be much smaller than \eqn{\xi}"). Without
 #'   perturbation it is \eqn{1 / F_j} at \eqn{a = t_j}. `population` gives
 #'   the \eqn{F_j}: the population counts by the keys (exact), or a
-#'   `population_model()` of them given the sample (an estimate, labelled
+#'   [population_model()] of them given the sample (an estimate, labelled
 #'   as such, with its model). The maximum is then that of
 #'   \eqn{w_j R_j(a, t)}, \eqn{w_j = t_j / F_j}, over the goal, computed
 #'   exactly by the same search with every bound multiplied by its cell's
