@@ -341,10 +341,14 @@ known_sets <- function(cells, known) {
 #' @inheritParams max_match_risk
 #' @param subsets `NULL` for every nonempty subset of the keys, or a list of
 #'   character vectors of keys.
+#' @inheritParams match_risk
 #' @returns An object of class `sdc_max_risk_known`: a data frame with one row
 #'   per subset, the worst first: `known` (the keys, comma-separated),
 #'   `n_known`, `risk`, `cell`, `a` and `count_known` (\eqn{T_D} of the
-#'   arg-max cell). Its attribute `goal` holds the goal.
+#'   arg-max cell); for a target who may not be in the file, `risk` is that
+#'   of such a target (see [max_match_risk()]) and `p_in_file` gives the
+#'   arg-max cell's \eqn{t_j / F_j}. Its attribute `goal` holds the goal and
+#'   `sample` the population or model.
 #' @family risk
 #' @export
 #' @examples
@@ -355,7 +359,7 @@ known_sets <- function(cells, known) {
 #' plan <- pram_plan_vars(cf, list(y = matrix(c(0, 1, 1, 0), 2)))
 #' max_match_risk_known(plan)
 max_match_risk_known <- function(plan, goal = c("all_matches", "unique_matches", "sample_uniques"),
-                                 subsets = NULL) {
+                                 subsets = NULL, population = NULL, target_in_file = c("known", "unknown")) {
   plan <- as_plan(plan)
   ep <- engine_plan(plan)
   goal <- check_choice(goal)
@@ -373,13 +377,20 @@ max_match_risk_known <- function(plan, goal = c("all_matches", "unique_matches",
   }
   call <- rlang::current_env()
   subsets <- lapply(subsets, check_known, keys = keys, call = call, arg = "subsets")
+  smp <- sample_of(plan$cells, population, target_in_file, call = call)
+  plan_max_risk_known(plan, goal, subsets, ep, smp, call = call)
+}
+
+# The exact maximum for every set of known keys in `subsets` (checked), with
+# the sample case `smp` (sample_of()): an sdc_max_risk_known object.
+plan_max_risk_known <- function(plan, goal, subsets, ep, smp = NULL, call = rlang::caller_env()) {
   bar <- progress_bar("Exact maximum risk for each set of known keys")
   n_sets <- length(subsets)
   rows <- lapply(seq_len(n_sets), function(i) {
     k <- subsets[[i]]
-    mx <- plan_max_risk(plan, goal, k, ep, call = call,
+    mx <- plan_max_risk(plan, goal, k, ep, call = call, weight = smp$weight,
                         progress = progress_part(bar, (i - 1) / n_sets, i / n_sets, paste(k, collapse = ", ")))
-    data.frame(
+    row <- data.frame(
       known = paste(k, collapse = ", "),
       n_known = length(k),
       risk = mx$risk,
@@ -387,19 +398,22 @@ max_match_risk_known <- function(plan, goal = c("all_matches", "unique_matches",
       a = mx$a,
       count_known = if (is.na(mx$cell)) NA_integer_ else known_counts(plan$cells, k)[mx$cell]
     )
+    if (!is.null(smp)) row$p_in_file <- if (is.na(mx$cell)) NA_real_ else smp$weight[mx$cell]
+    row
   })
   out <- do.call(rbind, rows)
   out <- out[order(-out$risk, out$n_known, na.last = TRUE), , drop = FALSE]
   rownames(out) <- NULL
-  structure(out, goal = goal, class = c("sdc_max_risk_known", "data.frame"))
+  structure(out, goal = goal, sample = sample_summary(smp), class = c("sdc_max_risk_known", "data.frame"))
 }
 
 #' @export
 format.sdc_max_risk_known <- function(x, ...) {
   worst <- x[1, ]
+  smp <- attr(x, "sample")
   c(
-    paste0("Exact maximum correct-match risk over ", goal_label(attr(x, "goal")), ", for ",
-           nrow(x), " sets of known keys"),
+    paste0(risk_kind(smp), " maximum correct-match risk over ", goal_label(attr(x, "goal")), ", for ",
+           nrow(x), " sets of known keys", if (!is.null(smp)) paste0(", ", sample_line(smp))),
     if (is.na(worst$risk)) {
       "no cell and value of a that the goal covers can occur"
     } else {
@@ -414,6 +428,7 @@ print.sdc_max_risk_known <- function(x, ...) {
   writeLines(format(x, ...))
   df <- as.data.frame(unclass(x), stringsAsFactors = FALSE)
   attr(df, "goal") <- NULL
+  attr(df, "sample") <- NULL
   print(df, row.names = FALSE, digits = 6)
   invisible(x)
 }

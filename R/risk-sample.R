@@ -123,6 +123,14 @@ add_sample <- function(mx, s) {
   mx
 }
 
+# A certificate (a list) with the sample case of its maximum `mx`
+# (add_sample()): nothing for a target known to be in the file.
+certificate_sample <- function(cert, mx) {
+  if (is.null(mx$sample)) return(cert)
+  for (k in c("target_in_file", "sample", "p_in_file", "population", "risk_in_file")) cert[k] <- list(mx[[k]])
+  cert
+}
+
 # The rows of match_risk() for a target who may not be in the file: the
 # risks times the cells' weights, beside the in-file risk.
 sample_rows <- function(out, s, cells) {

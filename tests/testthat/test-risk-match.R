@@ -413,3 +413,19 @@ test_that("bad input to the risk functions gets classed errors", {
   expect_snapshot(error = TRUE, match_risk(plan, cells = c(1, 99)))
   expect_snapshot(error = TRUE, match_risk(plan, a = -1))
 })
+
+test_that("max_match_risk_known() for a sample: each set's maximum is max_match_risk()'s with the population", {
+  df <- data.frame(x = c("a", "a", "b", "b", "b", "c"), y = c("u", "v", "u", "v", "v", "u"))
+  cf <- cell_frequencies(df, c("x", "y"))
+  plan <- pram_plan_vars(cf, list(y = matrix(c(0.6, 0.4, 0.3, 0.7), 2)))
+  pop <- transform(cf$cells, count = count * c(3L, 1L, 5L, 2L, 4L))
+  kn <- max_match_risk_known(plan, population = pop, target_in_file = "unknown")
+  for (i in seq_len(nrow(kn))) {
+    k <- strsplit(kn$known[i], ", ")[[1]]
+    mx <- max_match_risk(plan, known = k, population = pop, target_in_file = "unknown")
+    expect_identical(kn$risk[i], mx$risk)
+    expect_identical(kn$p_in_file[i], mx$p_in_file)
+  }
+  expect_match(format(kn)[1], "for a target who may not be in the file")
+  expect_null(max_match_risk_known(plan)$p_in_file)
+})
