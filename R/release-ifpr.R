@@ -189,9 +189,13 @@ check_ifpr_common <- function(data, keys, xi, also, goal, method, split, call = 
 
 # Steps 3-4, calibration and the certificate, from the cell counts alone:
 # shared by the data frame and the database methods, so that both build the
-# same plan from the same counts.
+# same plan from the same counts. `bound`: NULL (xi for every cell) or a
+# risk bound in (0, 1] per cell; calibration and certificate then hold
+# R_j(a, t) <= bound[j] for every cell, as the maximum of w_j R_j(a, t) <=
+# xi with the core's per-cell weights w_j = xi / bound[j].
 ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible,
-                        split, known = NULL, call = rlang::caller_env()) {
+                        split, known = NULL, call = rlang::caller_env(), bound = NULL) {
+  weight <- if (!is.null(bound)) xi / bound
   subsets <- known_subsets(known, vars, call = call)
   groups <- partition_groups(cf$cells, vars, partition, call = call)
   if (length(partition) > 0 && all(keys %in% names(partition)) &&
@@ -218,10 +222,11 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
   # whenever it reads the plan
   ep_bound <- ep <- block_engine_list(plan_bound)
   if (calibrate == "exact" && length(plan$theta) > 0) {
-    plan$theta <- core_call(cpp_calibrate_ifpr, ep_bound, goal, xi * (1 - 1e-9), call = call)
+    plan$theta <- core_call(cpp_calibrate_ifpr, engine_weighted(ep_bound, weight, call = call), goal, xi * (1 - 1e-9),
+                            call = call)
     ep <- block_engine_list(plan)
   }
-  mx <- plan_max_risk(plan, goal, plan$cells$keys, ep, call = call)
+  mx <- plan_max_risk(plan, goal, plan$cells$keys, ep, call = call, weight = weight)
   if (!is.na(mx$risk) && mx$risk > xi) {
     abort_sdc(c(
       "The release does not meet its bound: the exact maximum risk is {format(mx$risk, digits = 8)} > xi = {xi}.",
@@ -233,7 +238,7 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
   if (!is.null(subsets)) {
     # intruders who know fewer keys: R_D(a, t) for every set D of cells that
     # share their known values (max_match_risk(known =))
-    kr <- max_match_risk_known(plan, goal, subsets)
+    kr <- plan_max_risk_known(plan, goal, subsets, ep, call = call, weight = weight)
     if (!is.na(kr$risk[1]) && kr$risk[1] > xi) {
       abort_sdc(c(
         "The release does not meet its bound for an intruder who knows only {.val {strsplit(kr$known[1], ', ')[[1]]}}: the exact maximum risk is {format(kr$risk[1], digits = 8)} > xi = {xi}.",

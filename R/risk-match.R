@@ -383,12 +383,14 @@ max_match_risk_known <- function(plan, goal = c("all_matches", "unique_matches",
 
 # The exact maximum for every set of known keys in `subsets` (checked), with
 # the sample case `smp` (sample_of()): an sdc_max_risk_known object.
-plan_max_risk_known <- function(plan, goal, subsets, ep, smp = NULL, call = rlang::caller_env()) {
+# `weight`: the core's per-cell weights (those of `smp`, or per-cell bounds').
+plan_max_risk_known <- function(plan, goal, subsets, ep, smp = NULL, call = rlang::caller_env(),
+                                weight = smp$weight) {
   bar <- progress_bar("Exact maximum risk for each set of known keys")
   n_sets <- length(subsets)
   rows <- lapply(seq_len(n_sets), function(i) {
     k <- subsets[[i]]
-    mx <- plan_max_risk(plan, goal, k, ep, call = call, weight = smp$weight,
+    mx <- plan_max_risk(plan, goal, k, ep, call = call, weight = weight,
                         progress = progress_part(bar, (i - 1) / n_sets, i / n_sets, paste(k, collapse = ", ")))
     row <- data.frame(
       known = paste(k, collapse = ", "),

@@ -352,3 +352,30 @@ test_that("summary() lists the sets to which others were merged only when some w
   expect_false(any(grepl("merged_into", out)))
   expect_false(any(grepl("^ +NA$", out)))
 })
+
+test_that("ifpr_design(bound =): per-cell bounds calibrate and certify R_j(a, t) <= bound[j]; bounds xi change nothing", {
+  d <- readRDS(test_path("fixtures", "acs2019", "ma2019.rds"))[1:3000, ]
+  d$AGEP <- cut(d$AGEP, c(seq(0, 80, 10), Inf), right = FALSE)
+  keys <- c("SEX", "AGEP", "RAC1P", "MSP", "PUMA")
+  cf <- cell_frequencies(d, keys)
+  design <- function(bound) {
+    sdcRisk:::ifpr_design(cf, keys, keys, 0.3, "all_matches", list(SEX = "keep"), "tiered", "exact", "error",
+                          FALSE, known = list("PUMA"), bound = bound)
+  }
+  plain <- design(NULL)
+  same <- design(rep(0.3, nrow(cf$cells)))
+  expect_identical(same$plan, plain$plan)
+  expect_identical(same$mx$risk, plain$mx$risk)
+  expect_identical(same$known, plain$known)
+  # bounds between xi and 1: theta can only go down, and every cell meets its bound
+  set.seed(2)
+  bound <- pmin(1, 0.3 / stats::runif(nrow(cf$cells), 0.05, 1))
+  loose <- design(bound)
+  expect_true(all(loose$plan$theta <= plain$plan$theta))
+  expect_lt(sum(loose$plan$theta), sum(plain$plan$theta))
+  in_blocks <- loose$plan$block_cells
+  mr <- match_risk(loose$plan, in_blocks, a = 1:12)
+  worst <- tapply(mr$risk, mr$cell, max, na.rm = TRUE)
+  expect_true(all(worst <= bound[as.integer(names(worst))] * (1 + 1e-12)))
+  expect_lte(loose$mx$risk, 0.3)
+})
