@@ -149,9 +149,10 @@ ifpr.tbl_lazy <- function(data, keys, xi,
                           partition = NULL, also = NULL, method = c("tiered", "nayak"),
                           calibrate = c("exact", "bound"), on_infeasible = c("error", "merge"),
                           ..., na = c("exclude", "category"), split = FALSE, known = NULL,
-                          id, name, overwrite = FALSE) {
+                          id, name, overwrite = FALSE, population = NULL, target_in_file = c("known", "unknown")) {
   rlang::check_dots_empty()
   check_db_packages()
+  target_in_file <- check_target_in_file(target_in_file, population)
   cols <- db_names_only(data)
   check_names_in(keys, cols)
   goal <- check_choice(goal)
@@ -182,9 +183,11 @@ ifpr.tbl_lazy <- function(data, keys, xi,
     cf <- counted$cells
     db_step_hook("counted", con)
   })
+  smp <- sample_of(cf, population, target_in_file)
   d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
-    known = known
+    known = known, bound = if (!is.null(smp)) pmin(1, xi / smp$weight)
   )
+  d <- ifpr_sample_certificate(d, smp, goal, xi, known_subsets(known, vars))
   moves <- draw_moves(d$plan)
   db_failure_classed({
     db_step_hook("drawn", con, n_moves = nrow(moves))
@@ -202,7 +205,7 @@ ifpr.tbl_lazy <- function(data, keys, xi,
     data = released, plan = d$plan, plan_bound = d$plan_bound, cells = cf, new_cell = integer(),
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
     partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell,
-    known_risk = d$known
+    known_risk = d$known, sample = smp
   )
   # the realised changes, from the moves (new_sdc_release() reads them from
   # a record-level vector there is none of here)
