@@ -85,6 +85,10 @@ cpp_simulate <- function(plan, reps, target) {
     .Call(`_sdcRisk_cpp_simulate`, plan, reps, target)
 }
 
+cpp_population <- function(model, f, param) {
+    .Call(`_sdcRisk_cpp_population`, model, f, param)
+}
+
 cpp_relation_components <- function(relation, node, n_relation, n_node) {
     .Call(`_sdcRisk_cpp_relation_components`, relation, node, n_relation, n_node)
 }

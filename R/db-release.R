@@ -59,9 +59,10 @@ ifpr.tbl_lazy <- function(data, keys, xi,
                           partition = NULL, also = NULL, method = c("tiered", "nayak"),
                           calibrate = c("exact", "bound"), on_infeasible = c("error", "merge"),
                           ..., na = c("exclude", "category"), split = FALSE, known = NULL,
-                          id, name, overwrite = FALSE) {
+                          id, name, overwrite = FALSE, population = NULL, target_in_file = c("known", "unknown")) {
   rlang::check_dots_empty()
   check_db_packages()
+  target_in_file <- check_target_in_file(target_in_file, population)
   cols <- db_names_only(data)
   check_names_in(keys, cols)
   goal <- check_choice(goal)
@@ -91,9 +92,11 @@ ifpr.tbl_lazy <- function(data, keys, xi,
     naming <- count_cells_release(db, data, vars, id, na, int32 = ids$int32)
     db_step_hook("counted", db)
   })
+  smp <- sample_of(naming$cells, population, target_in_file)
   d <- ifpr_design(naming$cells, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
-    known = known
+    known = known, bound = if (!is.null(smp)) pmin(1, xi / smp$weight)
   )
+  d <- ifpr_sample_certificate(d, smp, goal, xi, known_subsets(known, vars))
   moves <- draw_moves(d$plan)
   db_failure_classed({
     db_step_hook("drawn", db, n_moves = nrow(moves))
@@ -109,7 +112,7 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   new_sdc_release_db(
     data = db_target_tbl(db$con, target), design = d, cells = naming$cells, moves = moves,
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
-    partition = partition, id = id, table = db_target_label(target), original = data
+    partition = partition, id = id, table = db_target_label(target), original = data, sample = smp
   )
 }
 
@@ -121,11 +124,11 @@ ifpr.tbl_lazy <- function(data, keys, xi,
 # sdc_release: every method of a release in memory that reads only these
 # parts serves it too.
 new_sdc_release_db <- function(data, design, cells, moves, keys, also, xi, goal, method, calibrate,
-                               partition, id, table, original) {
+                               partition, id, table, original, sample = NULL) {
   counts <- cells$cells$count
   s_new <- counts - tabulate(moves$cell, length(counts)) + tabulate(moves$new_cell, length(counts))
   parts <- ifpr_release_parts(design, cells, keys, also, xi, goal, method, calibrate, partition,
-    records_changed = nrow(moves), s_new = s_new
+    records_changed = nrow(moves), s_new = s_new, sample = sample
   )
   structure(
     c(list(data = data), parts, list(moves = moves, id = id, table = table, original = original)),

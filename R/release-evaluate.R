@@ -8,7 +8,17 @@
 #' frequencies of the unit's true cell in the original and the released data
 #' (Nayak, Zhang and You 2016, Section 7.1).
 #'
+#' @section Sample releases: With `target_in_file = "unknown"` and the
+#'   `population` the file was sampled from (see [match_risk()]), the target
+#'   is a unit of the population: a unit of the file stands for the
+#'   \eqn{F_j} population units of its cell, of which \eqn{t_j} are in the
+#'   file, so each unit's probability is multiplied by \eqn{t_j / F_j} (its
+#'   estimate under a [population_model()]), and the certificate is the
+#'   maximum of \eqn{(t_j / F_j) R_j(a, t)}. A release certified for a
+#'   sample ([ifpr()], [pram_release()] with `population`) keeps its sample
+#'   case without the arguments.
 #' @param release An `sdc_release` from [ifpr()].
+#' @inheritParams match_risk
 #' @returns An object of class `sdc_release_risk`, a list with
 #'   * `table`: mean correct-match probability by \eqn{\tau} (1, 2, "3+") and
 #'     \eqn{\tau^*} (0, 1, 2, "3+"), with margins (`"all"`), the number of
@@ -47,10 +57,13 @@
 #' keys <- c("sex", "age", "race", "marital", "puma")
 #' rel <- ifpr(pums_md, keys, 0.395, method = "nayak", calibrate = "bound")
 #' release_risk(rel)
-release_risk <- function(release) {
+release_risk <- function(release, population = NULL, target_in_file = c("known", "unknown")) {
   release <- as_release(release)
   plan <- release$plan
   ep <- engine_plan(plan)
+  # a release made for a sample keeps its sample case unless asked otherwise
+  own <- missing(target_in_file) && is.null(population)
+  smp <- if (own) release$sample else sample_of(release$cells, population, target_in_file, data = release$data)
   counts <- release$cells$cells$count
   u <- release_units(release)
   old <- u$old
@@ -65,6 +78,9 @@ release_risk <- function(release) {
   # records of one block are drawn jointly: a block (else a cell) is a cluster
   block <- plan_block_of(plan)[old[unit]]
   cluster <- ifelse(is.na(block), -old[unit], block)
+  # a target drawn from the population of the unit's cell is in the file
+  # with probability t / F
+  if (!is.null(smp)) p <- p * smp$weight[old[unit]]
   # the exact probabilities that a unit of each cell moves and that a cell
   # whose units can move empties
   p_empty <- numeric(length(counts))
@@ -79,19 +95,28 @@ release_risk <- function(release) {
         units_before = c(sum(counts == 1), 2 * sum(counts == 2)),
         units_after = c(sum(s_new == 1), 2 * sum(s_new == 2))
       ),
-      certificate = release_certificate(release)
+      certificate = release_certificate(release, smp, ep, recertify = !own)
     ),
     class = "sdc_release_risk"
   )
 }
 
 # The certificate a release was made with; the release an sdcMicroObj holds
-# has none yet, so it is certified now.
-release_certificate <- function(release) {
+# has none yet, and with `recertify` one is made now for the sample case
+# `smp` (NULL: a target known to be in the file).
+release_certificate <- function(release, smp = NULL, ep = engine_plan(release$plan), recertify = FALSE) {
   cert <- release$certificate
-  if (is.na(cert$goal %||% NA_character_)) {
-    mx <- max_match_risk(release$plan)
+  if (is.na(cert$goal %||% NA_character_) || recertify) {
+    goal <- if (is.na(cert$goal %||% NA_character_)) "all_matches" else cert$goal
+    # per-variable releases keep the keys their intruder knows (ifpr()'s
+    # `known` holds the table of other intruders)
+    keys <- if (is.character(cert$known)) cert$known else release$plan$cells$keys
+    mx <- add_sample(plan_max_risk(release$plan, goal, keys, ep, weight = smp$weight), smp)
     cert[c("goal", "risk", "cell", "a", "count", "cell_keys")] <- mx[c("goal", "risk", "cell", "a", "count", "keys")]
+    if (recertify) {
+      cert$target_in_file <- mx$target_in_file
+      cert["sample"] <- list(mx$sample)
+    }
   }
   cert
 }
@@ -176,12 +201,20 @@ format.sdc_release_risk <- function(x, digits = 4, ...) {
   }
   cert <- x$certificate
   ch <- x$changes
+  smp <- cert$sample
   c(
-    "Empirical probability of a correct match (units) in this release (one realization), by original (tau) and released (tau*) frequency:",
+    if (is.null(smp)) {
+      "Empirical probability of a correct match (units) in this release (one realization), by original (tau) and released (tau*) frequency:"
+    } else {
+      paste0("Empirical probability of a correct match of a target drawn from the population of a unit's cell (units; ",
+             if (isTRUE(smp$exact)) "times t / F" else "times the estimate of t / F", ") in this release (one realization), by original (tau) and released (tau*) frequency:")
+    },
     utils::capture.output(print(noquote(m))),
-    sprintf("Certified exact maximum of R_j(a, t): %s (goal: %s%s)",
+    sprintf("Certified %s maximum of %s: %s (goal: %s%s)%s",
+      tolower(risk_kind(smp)), if (is.null(smp)) "R_j(a, t)" else "(t_j / F_j) R_j(a, t)",
       format(cert$risk, digits = 6), cert$goal,
-      if (is.null(cert$xi) || is.na(cert$xi)) "" else paste0(", xi = ", format(cert$xi))),
+      if (is.null(cert$xi) || is.na(cert$xi)) "" else paste0(", xi = ", format(cert$xi)),
+      if (is.null(smp)) "" else paste0(", ", sample_line(smp))),
     "  (a bound on expected values over the perturbation: one release's means may lie above it)",
     "Changes by original frequency (observed | exact expected | eq. 4.10 bound):",
     sprintf("  tau = %s: %s of %s units changed (%.2f%% | %.2f%%); %s of %s cells emptied (%.2f%% | %.2f%% | %s)",

@@ -20,6 +20,9 @@
 #   plan-matrices.R     sdcMicro's and ARGUS's per-variable matrices
 #   risk-match.R        the exact risk R_j(a, t): match_risk(),
 #                       max_match_risk(), max_match_risk_known()
+#   risk-sample.R       sample releases: the risk of a target who may not
+#                       be in the file, from the population counts
+#   risk-sample-model.R population_model(): F estimated from the sample
 #   risk-simulate.R     simulated intruders: simulate_release()
 #   release-interface.R the generics every kind of release answers
 #   release-ifpr.R      ifpr() on a data frame, the release and certificate
@@ -65,7 +68,8 @@
 #
 # The C++ core (inst/include/sdcRisk/, no R header) mirrors the areas:
 # cells, design, plan, plan_vars, perturb (draws), risk, risk_known,
-# risk_vars, simulate, table_sensitivity, table_components; src/ holds only
+# risk_vars, population (E[1 / F | f] of the models of a population),
+# simulate, table_sensitivity, table_components; src/ holds only
 # the Rcpp glue (rcpp_<area>.cpp, engine.cpp for the kinds of plan).
 
 #' @keywords internal

@@ -260,3 +260,24 @@ test_that("the empirical risk is labelled as one realization, the certificate as
   expect_false("certified maximum" %in% drawn)
   expect_true("Empirical risk in this release (one realization)" %in% drawn)
 })
+
+test_that("release_risk() for a sample: every unit's probability times t / F, and the certificate of (t / F) R", {
+  set.seed(1)
+  keys <- c("sex", "age", "race", "marital", "puma")
+  rel <- ifpr(pums_md[1:3000, ], keys, 0.3, partition = list(sex = "keep"))
+  cells <- rel$cells$cells
+  plain <- release_risk(rel)
+  # a population of exactly twice the file in every cell: t / F = 1 / 2
+  twice <- transform(cells, count = 2L * count)
+  half <- release_risk(rel, population = twice, target_in_file = "unknown")
+  expect_equal(half$table$mean, plain$table$mean / 2)
+  expect_equal(half$table$units, plain$table$units)
+  expect_equal(half$certificate$risk, plain$certificate$risk / 2)
+  expect_identical(half$certificate$target_in_file, "unknown")
+  # uneven populations: the certificate is max_match_risk()'s
+  pop <- transform(cells, count = count + (seq_len(nrow(cells)) %% 7L))
+  uneven <- release_risk(rel, population = pop, target_in_file = "unknown")
+  expect_identical(uneven$certificate$risk,
+                   max_match_risk(rel$plan, population = pop, target_in_file = "unknown")$risk)
+  expect_snapshot(print(half))
+})
