@@ -85,8 +85,8 @@ cpp_simulate <- function(plan, reps, target) {
     .Call(`_sdcRisk_cpp_simulate`, plan, reps, target)
 }
 
-cpp_population <- function(model, f, param) {
-    .Call(`_sdcRisk_cpp_population`, model, f, param)
+cpp_group_moments <- function(group, n_groups, w, y) {
+    .Call(`_sdcRisk_cpp_group_moments`, group, n_groups, w, y)
 }
 
 cpp_relation_components <- function(relation, node, n_relation, n_node) {

@@ -31,6 +31,8 @@
 #   release-pram-sdcmicro.R  pram_certify(): sdcMicro::pram() certified
 #   release-draw.R      drawing a release from a plan
 #   release-evaluate.R  release_risk(), release_utility() and their plots
+#   release-publish.R   publish_plan(), read_plan(): what the data users
+#                       get beside the released file
 #   db-release.R        the same release inside a database: ifpr() on a
 #                       lazy table, in one transaction, and its release
 #   db-cells.R          the cells counted by the database
@@ -42,6 +44,15 @@
 #                       and other DBI backends: methods of a dialect
 #   db-utils.R          what every backend needs beyond dplyr verbs (names,
 #                       the tables a query reads, the transaction)
+# The data user's side, from a released file and its publication:
+#   estimate-data.R     the released file checked against its publication
+#                       and aggregated by cell and group in one pass
+#   estimate-table.R    estimate_table(): counts, totals, means and
+#                       proportions with the perturbation's standard error
+#   estimate-blocks.R   its moment estimator for block plans (IFPR blocks in
+#                       closed form, matrix blocks inverted)
+#   estimate-vars.R     ... for per-variable plans (Kronecker inverse per
+#                       stratum, one key of `by` at a time)
 # Tables:
 #   table-sensitivity.R cell_sensitivity(), ptn_sensitivity()
 #   table-rules.R       the rules (frequency, zero, nk, p%, pq, PTN)

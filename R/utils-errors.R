@@ -91,6 +91,14 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_error_release_mismatch`: a release whose data, cells and
 #'   released cells disagree in their numbers of records (rows dropped or
 #'   added).
+#' * `sdcRisk_error_publication`: a publication (from [publish_plan()] or
+#'   [read_plan()]) that does not hang together (edited categories, codes,
+#'   counts, theta, matrices or margins), or a file that is not one.
+#' * `sdcRisk_error_publication_mismatch`: a released file that does not
+#'   match its publication: other keys, categories the plan does not have,
+#'   or other numbers of records (in all, by category of a key, in a block
+#'   or a stratum); or the data given to [publish_plan()] with a plan is not
+#'   the data of the plan.
 #' * `sdcRisk_error_plan_mismatch`: [pram_apply()] or [simulate_release()]
 #'   got data or keys other than those the plan was built on.
 #' * `sdcRisk_error_block`: the blocks of [pram_plan()] are malformed (not
@@ -124,13 +132,25 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_error_ptn_length`: `pt`, `noise` and `self_noise` have
 #'   different lengths.
 #' * `sdcRisk_error_value_type`: the `value` column of [cell_sensitivity()]
-#'   is missing, not numeric or not finite.
+#'   is missing, not numeric or not finite; the `value` of
+#'   [estimate_table()] is missing, not a numeric or logical column, a key
+#'   of the publication, or not 0/1 for a proportion.
 #' * `sdcRisk_error_missing_value`: a column of [cell_sensitivity()] has
-#'   missing values where none are allowed.
+#'   missing values where none are allowed, or the `value` of
+#'   [estimate_table()] has missing values and `na_rm` is `FALSE`.
 #' * `sdcRisk_error_negative_values`: negative contributions under rules that
 #'   assume non-negative ones (`negative = "error"`).
 #' * `sdcRisk_error_weight`: the `weight` column is not a column of finite
-#'   weights in range.
+#'   weights in range; the `weights` of [estimate_table()] are not a
+#'   numeric column that the release did not perturb, or have missing,
+#'   infinite or negative values.
+#' * `sdcRisk_error_by`: `by` of [estimate_table()] is not a character
+#'   vector of distinct columns, or names a column the table adds
+#'   (`estimate`, `se`, ...).
+#' * `sdcRisk_error_singular_block`: a block of the published plan has a
+#'   singular transition matrix (some of its cells cannot be told apart
+#'   from the released file), so no unbiased estimator exists for a table
+#'   by keys.
 #' * `sdcRisk_error_waiver`: the `waiver` column is not logical.
 #' * `sdcRisk_error_bounds`: the `lower` / `upper` columns are not numeric or
 #'   do not contain the contributions.
@@ -236,6 +256,9 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_warning_percent`: a percentage below 1 given to [rule_p()],
 #'   [rule_pq()] or [rule_nk()] (`rule_p(0.1)` is the 0.1% rule; 10% is
 #'   `rule_p(10)`). The warning has fields `arg` and `value`.
+#' * `sdcRisk_warning_variance_negative`: an unbiased variance estimate of
+#'   [estimate_table()] is negative for some rows (their `se` is reported
+#'   as 0).
 #' * `sdcRisk_warning_rule_nk`: [rule_nk()] with `n >= 10` and `k < n`, such
 #'   as `rule_nk(60, 1)`, which reads as `rule_nk(1, 60)` with its
 #'   arguments swapped. The warning has fields `n` and `k`.

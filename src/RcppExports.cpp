@@ -273,16 +273,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_population
-SEXP cpp_population(const std::string& model, const Rcpp::NumericVector& f, const Rcpp::NumericVector& param);
-RcppExport SEXP _sdcRisk_cpp_population(SEXP modelSEXP, SEXP fSEXP, SEXP paramSEXP) {
+// cpp_group_moments
+SEXP cpp_group_moments(const Rcpp::IntegerVector& group, int n_groups, const Rcpp::Nullable<Rcpp::NumericVector>& w, const Rcpp::Nullable<Rcpp::NumericVector>& y);
+RcppExport SEXP _sdcRisk_cpp_group_moments(SEXP groupSEXP, SEXP n_groupsSEXP, SEXP wSEXP, SEXP ySEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const std::string& >::type model(modelSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type f(fSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type param(paramSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_population(model, f, param));
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type group(groupSEXP);
+    Rcpp::traits::input_parameter< int >::type n_groups(n_groupsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type w(wSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type y(ySEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_group_moments(group, n_groups, w, y));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -381,7 +382,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_category_transitions", (DL_FUNC) &_sdcRisk_cpp_category_transitions, 3},
     {"_sdcRisk_cpp_block_matrix", (DL_FUNC) &_sdcRisk_cpp_block_matrix, 2},
     {"_sdcRisk_cpp_simulate", (DL_FUNC) &_sdcRisk_cpp_simulate, 3},
-    {"_sdcRisk_cpp_population", (DL_FUNC) &_sdcRisk_cpp_population, 3},
+    {"_sdcRisk_cpp_group_moments", (DL_FUNC) &_sdcRisk_cpp_group_moments, 4},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},

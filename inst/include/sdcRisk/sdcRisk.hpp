@@ -7,6 +7,7 @@
 #include "dense_ids.hpp"
 #include "design.hpp"
 #include "errors.hpp"
+#include "estimate.hpp"
 #include "logdist.hpp"
 #include "memory.hpp"
 #include "perturb.hpp"
