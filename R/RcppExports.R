@@ -89,6 +89,10 @@ cpp_group_moments <- function(group, n_groups, w, y) {
     .Call(`_sdcRisk_cpp_group_moments`, group, n_groups, w, y)
 }
 
+cpp_population <- function(model, f, param) {
+    .Call(`_sdcRisk_cpp_population`, model, f, param)
+}
+
 cpp_relation_components <- function(relation, node, n_relation, n_node) {
     .Call(`_sdcRisk_cpp_relation_components`, relation, node, n_relation, n_node)
 }

@@ -287,6 +287,19 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_population
+SEXP cpp_population(const std::string& model, const Rcpp::NumericVector& f, const Rcpp::NumericVector& param);
+RcppExport SEXP _sdcRisk_cpp_population(SEXP modelSEXP, SEXP fSEXP, SEXP paramSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const std::string& >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type f(fSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type param(paramSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_population(model, f, param));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_relation_components
 SEXP cpp_relation_components(const Rcpp::IntegerVector& relation, const Rcpp::IntegerVector& node, int n_relation, int n_node);
 RcppExport SEXP _sdcRisk_cpp_relation_components(SEXP relationSEXP, SEXP nodeSEXP, SEXP n_relationSEXP, SEXP n_nodeSEXP) {
@@ -383,6 +396,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_block_matrix", (DL_FUNC) &_sdcRisk_cpp_block_matrix, 2},
     {"_sdcRisk_cpp_simulate", (DL_FUNC) &_sdcRisk_cpp_simulate, 3},
     {"_sdcRisk_cpp_group_moments", (DL_FUNC) &_sdcRisk_cpp_group_moments, 4},
+    {"_sdcRisk_cpp_population", (DL_FUNC) &_sdcRisk_cpp_population, 3},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},
