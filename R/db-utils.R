@@ -11,8 +11,11 @@ check_db_packages <- function(pkgs = c("DBI", "dplyr", "dbplyr"), call = rlang::
   tryCatch(
     rlang::check_installed(pkgs, reason = "to work on a database table.", call = call),
     rlib_error_package_not_found = function(e) {
-      class(e) <- c("sdcRisk_error_db_packages", "sdcRisk_error", class(e))
-      stop(e)
+      missing <- e$pkg %||% pkgs
+      abort_sdc(c(
+        "Working on a database table needs the package{?s} {.pkg {missing}}.",
+        "i" = "Install {?it/them} with {.code install.packages(c({paste0('\"', missing, '\"', collapse = ', ')}))}."
+      ), "db_packages", call = call, parent = e)
     }
   )
   invisible()
