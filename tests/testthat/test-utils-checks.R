@@ -75,8 +75,10 @@ test_that("argument errors carry the argument's name and value", {
 })
 
 # Every class of error the package can raise, read from its functions: the
-# class given to abort_sdc() (a string, or any string in the expression
-# that computes it) and the default `class` of every check_*().
+# class given to abort_sdc() or to its wrapper abort_population() (a string,
+# or any string in the expression that computes it; the wrapper's default
+# "population" when none is given) and the default `class` of every
+# check_*().
 raised_classes <- function() {
   ns <- asNamespace("sdcRisk")
   out <- character()
@@ -87,10 +89,11 @@ raised_classes <- function() {
   }
   walk <- function(e) {
     if (!is.call(e)) return()
-    if (identical(e[[1]], as.name("abort_sdc"))) {
+    if (identical(e[[1]], as.name("abort_sdc")) || identical(e[[1]], as.name("abort_population"))) {
       a <- as.list(e)[-1]
       nm <- names(a) %||% rep("", length(a))
-      w <- if ("what" %in% nm) a[["what"]] else a[which(nm == "")[2]][[1]]
+      positional <- which(nm == "")
+      w <- if ("what" %in% nm) a[["what"]] else if (length(positional) >= 2) a[positional[2]][[1]] else "population"
       out <<- c(out, strings_in(w))
     }
     for (x in as.list(e)) if (!missing(x)) walk(x)
