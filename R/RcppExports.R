@@ -97,6 +97,14 @@ cpp_ifpr_sums <- function(block_start, theta, count, d, n_d, tol, cell, g, w, y)
     .Call(`_sdcRisk_cpp_ifpr_sums`, block_start, theta, count, d, n_d, tol, cell, g, w, y)
 }
 
+cpp_population <- function(model, f, param) {
+    .Call(`_sdcRisk_cpp_population`, model, f, param)
+}
+
+cpp_population_counts <- function(sample, pop, nlevels, count) {
+    .Call(`_sdcRisk_cpp_population_counts`, sample, pop, nlevels, count)
+}
+
 cpp_relation_components <- function(relation, node, n_relation, n_node) {
     .Call(`_sdcRisk_cpp_relation_components`, relation, node, n_relation, n_node)
 }

@@ -164,6 +164,25 @@ show_value <- function(x, n = 5) {
 #'   variable.
 #' * `sdcRisk_error_known`: `known` (the keys an intruder matches on) is not
 #'   `NULL` or a set of distinct keys of the plan.
+#' * `sdcRisk_error_population`: `population` (of a sample release) is not
+#'   population counts by the keys (a data frame, an `sdc_cells` or a lazy
+#'   table with every key and a `count` column of whole numbers of at least
+#'   0) or a [population_model()], is missing while `target_in_file =
+#'   "unknown"`, or is given while the intruder knows that the target is in
+#'   the file.
+#' * `sdcRisk_error_population_categories`: a key of the population has
+#'   another type than the sample's, or lacks categories the sample has.
+#' * `sdcRisk_error_population_missing`: cells of the sample have no
+#'   population count.
+#' * `sdcRisk_error_population_counts`: population counts are smaller than
+#'   the sample's.
+#' * `sdcRisk_error_population_model`: a [population_model()] without (or
+#'   with both) sampling weights and fraction, a fraction outside (0, 1],
+#'   margins that are not 1, 2 or sets of keys, a log-linear table beyond
+#'   10^7 combinations, or a log-linear fit that does not converge.
+#' * `sdcRisk_error_sampling_weights`: sampling weights that are missing,
+#'   not finite or not positive, not one per record, not a column of the
+#'   data, or that add up to less than a cell's sample count.
 #' * `sdcRisk_error_strata`: `strata` of [pram_plan_vars()] or
 #'   [pram_release()] does not name keys outside the perturbed ones, or the
 #'   matrices given per stratum do not match the strata of the cells.

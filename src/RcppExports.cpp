@@ -320,6 +320,33 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_population
+SEXP cpp_population(const std::string& model, const Rcpp::NumericVector& f, const Rcpp::NumericVector& param);
+RcppExport SEXP _sdcRisk_cpp_population(SEXP modelSEXP, SEXP fSEXP, SEXP paramSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const std::string& >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type f(fSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type param(paramSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_population(model, f, param));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_population_counts
+SEXP cpp_population_counts(const Rcpp::List& sample, const Rcpp::List& pop, const Rcpp::IntegerVector& nlevels, const Rcpp::NumericVector& count);
+RcppExport SEXP _sdcRisk_cpp_population_counts(SEXP sampleSEXP, SEXP popSEXP, SEXP nlevelsSEXP, SEXP countSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type sample(sampleSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type pop(popSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type nlevels(nlevelsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type count(countSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_population_counts(sample, pop, nlevels, count));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_relation_components
 SEXP cpp_relation_components(const Rcpp::IntegerVector& relation, const Rcpp::IntegerVector& node, int n_relation, int n_node);
 RcppExport SEXP _sdcRisk_cpp_relation_components(SEXP relationSEXP, SEXP nodeSEXP, SEXP n_relationSEXP, SEXP n_nodeSEXP) {
@@ -418,6 +445,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_group_moments", (DL_FUNC) &_sdcRisk_cpp_group_moments, 4},
     {"_sdcRisk_cpp_group_sums", (DL_FUNC) &_sdcRisk_cpp_group_sums, 3},
     {"_sdcRisk_cpp_ifpr_sums", (DL_FUNC) &_sdcRisk_cpp_ifpr_sums, 10},
+    {"_sdcRisk_cpp_population", (DL_FUNC) &_sdcRisk_cpp_population, 3},
+    {"_sdcRisk_cpp_population_counts", (DL_FUNC) &_sdcRisk_cpp_population_counts, 4},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},

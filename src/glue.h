@@ -157,6 +157,8 @@ class EnginePlan {
   // R_j(a, t), P(S_j = a), P(S_j = 0), gamma of target cells (0-based).
   virtual sdcRisk::CellRiskTable cell_risk(const std::vector<int>& targets, const std::vector<int>& a,
                                            bool gamma) = 0;
+  // The maximum of w_j R_j(a, t) over a goal, w_j the plan's per-cell
+  // weights (its element `weight`; 1 without it).
   virtual sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) = 0;
   // The released cell (block plans) or categories (per-variable plans) of
   // every record; `cell_id` 1-based as R holds it (NA: a record in no

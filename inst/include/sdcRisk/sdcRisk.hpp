@@ -13,6 +13,7 @@
 #include "perturb.hpp"
 #include "plan.hpp"
 #include "plan_vars.hpp"
+#include "population.hpp"
 #include "progress.hpp"
 #include "quadrature.hpp"
 #include "risk.hpp"
