@@ -53,6 +53,10 @@ cpp_calibrate_ifpr <- function(plan, goal, target) {
     .Call(`_sdcRisk_cpp_calibrate_ifpr`, plan, goal, target)
 }
 
+cpp_bound_check <- function(plan, goal, bound) {
+    .Call(`_sdcRisk_cpp_bound_check`, plan, goal, bound)
+}
+
 cpp_draw <- function(plan, cell_id) {
     .Call(`_sdcRisk_cpp_draw`, plan, cell_id)
 }

@@ -202,7 +202,7 @@ ifpr.tbl_lazy <- function(data, keys, xi,
     data = released, plan = d$plan, plan_bound = d$plan_bound, cells = cf, new_cell = integer(),
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
     partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell,
-    known_risk = d$known
+    known_risk = d$known, bound = d$bound
   )
   # the realised changes, from the moves (new_sdc_release() reads them from
   # a record-level vector there is none of here)

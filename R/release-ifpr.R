@@ -165,7 +165,7 @@ ifpr.data.frame <- function(data, keys, xi,
     data = released, plan = plan, plan_bound = d$plan_bound, cells = cf, new_cell = new_cell,
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
     partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell,
-    known_risk = d$known, ep = d$ep, ep_bound = d$ep_bound, records_changed = length(changed)
+    known_risk = d$known, ep = d$ep, ep_bound = d$ep_bound, records_changed = length(changed), bound = d$bound
   )
 }
 
@@ -190,8 +190,16 @@ check_ifpr_common <- function(data, keys, xi, also, goal, method, split, call = 
 # Steps 3-4, calibration and the certificate, from the cell counts alone:
 # shared by the data frame and the database methods, so that both build the
 # same plan from the same counts.
+#
+# `bound`: NULL (every cell's risk bound is xi) or one bound per cell in
+# (0, 1]: the design then makes R_t(a, t) <= bound[t] for every cell t and a
+# of the goal (a sample's intruder who does not know whether the target is in
+# the file, issue 34, sets bound[t] = min(1, xi F_t / f_t)). With every bound
+# equal to xi the plan is the same as with NULL, bit for bit.
 ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible,
-                        split, known = NULL, call = rlang::caller_env()) {
+                        split, known = NULL, bound = NULL, call = rlang::caller_env()) {
+  uniform <- is.null(bound)
+  bound <- risk_bounds(bound, xi, nrow(cf$cells), call = call)
   subsets <- known_subsets(known, vars, call = call)
   groups <- partition_groups(cf$cells, vars, partition, call = call)
   if (length(partition) > 0 && all(keys %in% names(partition)) &&
@@ -202,7 +210,7 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
     ), "partition", call = call, arg = "partition")
   }
   ps <- partition_sets(groups)
-  des <- design_release(cf, ps$set_of_cell, ps$sets, xi, goal, method, split, on_infeasible,
+  des <- design_release(cf, ps$set_of_cell, ps$sets, bound, goal, method, split, on_infeasible,
     call = call
   )
   plan_bound <- ifpr_plan(
@@ -218,23 +226,20 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
   # whenever it reads the plan
   ep_bound <- ep <- block_engine_list(plan_bound)
   if (calibrate == "exact" && length(plan$theta) > 0) {
-    plan$theta <- core_call(cpp_calibrate_ifpr, ep_bound, goal, xi * (1 - 1e-9), call = call)
+    # each block to the smallest bound of its cells
+    target <- if (uniform) xi else block_min(bound, plan)
+    plan$theta <- core_call(cpp_calibrate_ifpr, ep_bound, goal, target * (1 - 1e-9), call = call)
     ep <- block_engine_list(plan)
   }
   mx <- plan_max_risk(plan, goal, plan$cells$keys, ep, call = call)
-  if (!is.na(mx$risk) && mx$risk > xi) {
-    abort_sdc(c(
-      "The release does not meet its bound: the exact maximum risk is {format(mx$risk, digits = 8)} > xi = {xi}.",
-      "x" = "At cell {mx$cell} (count {mx$count}), a = {mx$a}.",
-      "i" = "No release is returned. Please report this with the data's cell counts."
-    ), "certificate", call = call)
-  }
+  check_certificate(mx, plan, ep, goal, xi, if (!uniform) bound, call = call)
   kr <- NULL
   if (!is.null(subsets)) {
     # intruders who know fewer keys: R_D(a, t) for every set D of cells that
-    # share their known values (max_match_risk(known =))
+    # share their known values (max_match_risk(known =)); with a bound per
+    # cell, against the smallest bound until the core weighs each cell
     kr <- max_match_risk_known(plan, goal, subsets)
-    if (!is.na(kr$risk[1]) && kr$risk[1] > xi) {
+    if (!is.na(kr$risk[1]) && kr$risk[1] > min(bound)) {
       abort_sdc(c(
         "The release does not meet its bound for an intruder who knows only {.val {strsplit(kr$known[1], ', ')[[1]]}}: the exact maximum risk is {format(kr$risk[1], digits = 8)} > xi = {xi}.",
         "x" = "At cell {kr$cell[1]} (T_D = {kr$count_known[1]} records share its known values), a = {kr$a[1]}.",
@@ -244,7 +249,47 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
     }
   }
   list(plan = plan, plan_bound = plan_bound, ep = ep, ep_bound = ep_bound, ps = ps, des = des, mx = mx,
-       known = kr)
+       known = kr, bound = if (!uniform) bound)
+}
+
+# The risk bound of every cell: `bound` checked, or xi for every cell.
+risk_bounds <- function(bound, xi, n_cells, call = rlang::caller_env()) {
+  if (is.null(bound)) return(rep(xi, n_cells))
+  if (!is.numeric(bound) || length(bound) != n_cells || anyNA(bound) || any(bound <= 0 | bound > 1)) {
+    abort_sdc(c(
+      "{.arg bound} must hold one risk bound in (0, 1] per cell ({fmt_int(n_cells)}).",
+      "x" = "It is {.obj_type_friendly {bound}} of length {length(bound)}{if (is.numeric(bound) && length(bound)) paste0(', range ', paste(format(range(bound)), collapse = ' to ')) else ''}."
+    ), "bound", call = call, arg = "bound")
+  }
+  as.numeric(bound)
+}
+
+# The smallest bound of the cells of each block of a block plan.
+block_min <- function(bound, plan) {
+  sizes <- diff(plan$block_start)
+  if (length(sizes) == 0) return(numeric())
+  as.vector(tapply(bound[plan$block_cells], rep.int(seq_along(sizes), sizes), min))
+}
+
+# The certificate on the final plan, or an error: the exact maximum risk `mx`
+# against xi; with a bound per cell, every cell against its own bound
+# (sdcRisk::plan_bound_check(): a = 1..ceil(1 / bound), beyond which
+# R <= 1 / a cannot exceed it).
+check_certificate <- function(mx, plan, ep, goal, xi, bound = NULL, call = rlang::caller_env()) {
+  if (is.null(bound)) {
+    if (is.na(mx$risk) || mx$risk <= xi) return(invisible())
+    where <- list(cell = mx$cell, count = mx$count, a = mx$a, risk = mx$risk, bound = paste("xi =", xi))
+  } else {
+    chk <- core_call(cpp_bound_check, ep, goal, bound, call = call)
+    if (chk$ratio <= 1) return(invisible())
+    where <- list(cell = chk$cell, count = plan$cells$cells$count[chk$cell], a = chk$a, risk = chk$risk,
+                  bound = paste("the cell's bound", format(bound[chk$cell])))
+  }
+  abort_sdc(c(
+    "The release does not meet its bound: the exact risk is {format(where$risk, digits = 8)} > {where$bound}.",
+    "x" = "At cell {where$cell} (count {where$count}), a = {where$a}.",
+    "i" = "No release is returned. Please report this with the data's cell counts."
+  ), "certificate", call = call)
 }
 
 # The sets of keys an intruder may know, from ifpr()'s `known`: NULL (only
@@ -290,8 +335,9 @@ ifpr_plan <- function(cf, cells, sizes, theta) {
 new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also, xi, goal,
                             method, calibrate, partition, sets, des, max_risk, set_of_cell, known_risk = NULL,
                             ep = engine_plan(plan), ep_bound = engine_plan(plan_bound),
-                            records_changed = NULL) {
+                            records_changed = NULL, bound = NULL) {
   counts <- cells$cells$count
+  bound <- bound %||% rep(xi, length(counts))
   members <- des$original
   n_blocks_set <- vapply(des$design, function(d) length(d$sizes), integer(1))
   set_table <- data.frame(
@@ -299,7 +345,7 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
     label = sets$label,
     records = vapply(members, function(m) sum(counts[m]), numeric(1)),
     cells = lengths(members),
-    needing_protection = vapply(members, function(m) sum(needs_protection(counts[m], xi, goal)), integer(1)),
+    needing_protection = vapply(members, function(m) sum(needs_protection(counts[m], bound[m], goal)), integer(1)),
     blocks = n_blocks_set,
     merged_into = NA_integer_
   )

@@ -162,15 +162,28 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_calibrate_ifpr
-SEXP cpp_calibrate_ifpr(const Rcpp::List& plan, const std::string& goal, double target);
+SEXP cpp_calibrate_ifpr(const Rcpp::List& plan, const std::string& goal, const Rcpp::NumericVector& target);
 RcppExport SEXP _sdcRisk_cpp_calibrate_ifpr(SEXP planSEXP, SEXP goalSEXP, SEXP targetSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
     Rcpp::traits::input_parameter< const std::string& >::type goal(goalSEXP);
-    Rcpp::traits::input_parameter< double >::type target(targetSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type target(targetSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_calibrate_ifpr(plan, goal, target));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_bound_check
+SEXP cpp_bound_check(const Rcpp::List& plan, const std::string& goal, const Rcpp::NumericVector& bound);
+RcppExport SEXP _sdcRisk_cpp_bound_check(SEXP planSEXP, SEXP goalSEXP, SEXP boundSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
+    Rcpp::traits::input_parameter< const std::string& >::type goal(goalSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type bound(boundSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_bound_check(plan, goal, bound));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -360,6 +373,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_cell_risk", (DL_FUNC) &_sdcRisk_cpp_cell_risk, 4},
     {"_sdcRisk_cpp_max_risk", (DL_FUNC) &_sdcRisk_cpp_max_risk, 2},
     {"_sdcRisk_cpp_calibrate_ifpr", (DL_FUNC) &_sdcRisk_cpp_calibrate_ifpr, 3},
+    {"_sdcRisk_cpp_bound_check", (DL_FUNC) &_sdcRisk_cpp_bound_check, 3},
     {"_sdcRisk_cpp_draw", (DL_FUNC) &_sdcRisk_cpp_draw, 2},
     {"_sdcRisk_cpp_draw_changes", (DL_FUNC) &_sdcRisk_cpp_draw_changes, 2},
     {"_sdcRisk_cpp_moments", (DL_FUNC) &_sdcRisk_cpp_moments, 1},

@@ -234,8 +234,12 @@ class BlockEngine : public EnginePlan {
     const sdcRisk::SimulationSums r = sdcRisk::simulate_release(h_.view, opt, rng, interrupt_callback());
     return simulation_list(r.s1, r.s2, r.s3, r.s4, r.cm_sum, r.cm_sq, static_cast<double>(r.moved_out));
   }
-  std::vector<double> calibrate(sdcRisk::Goal goal, double target) override {
-    return sdcRisk::calibrate_ifpr(h_.view, goal, target, interrupt_callback());
+  std::vector<double> calibrate(sdcRisk::Goal goal, const std::vector<double>& targets) override {
+    return sdcRisk::calibrate_ifpr(h_.view, goal, targets, interrupt_callback());
+  }
+  sdcRisk::BoundCheck bound_check(sdcRisk::Goal goal, const std::vector<double>& bound) override {
+    if (static_cast<int>(bound.size()) != n_cells()) throw std::invalid_argument("bound check: one bound per cell");
+    return sdcRisk::plan_bound_check(h_.view, bound.data(), goal, interrupt_callback());
   }
   Rcpp::NumericMatrix block_matrix(int block) override {
     if (block < 0 || block >= h_.view.n_blocks) throw std::invalid_argument("block out of range");

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "sdcRisk/design_optimal.hpp"
 #include "sdcRisk/errors.hpp"
 #include "sdcRisk/memory.hpp"
 #include "sdcRisk/plan.hpp"
@@ -179,8 +180,15 @@ class EnginePlan {
   // Monte Carlo sums of `reps` releases; target 0-based or -1.
   virtual Rcpp::List simulate(int reps, int target) = 0;
   // Operations of block plans only.
-  virtual std::vector<double> calibrate(sdcRisk::Goal, double) { return unsupported<std::vector<double>>("calibrate"); }
+  virtual std::vector<double> calibrate(sdcRisk::Goal, const std::vector<double>&) {
+    return unsupported<std::vector<double>>("calibrate");
+  }
   virtual Rcpp::NumericMatrix block_matrix(int) { return unsupported<Rcpp::NumericMatrix>("block_matrix"); }
+  // The largest R_t(a, t) / bound_t over every cell and a of the goal
+  // (sdcRisk::plan_bound_check), `bound` one per cell.
+  virtual sdcRisk::BoundCheck bound_check(sdcRisk::Goal, const std::vector<double>&) {
+    return unsupported<sdcRisk::BoundCheck>("bound_check");
+  }
   virtual Rcpp::NumericMatrix category_transitions(const std::vector<int>&, int) {
     return unsupported<Rcpp::NumericMatrix>("category_transitions");
   }

@@ -352,3 +352,41 @@ test_that("summary() lists the sets to which others were merged only when some w
   expect_false(any(grepl("merged_into", out)))
   expect_false(any(grepl("^ +NA$", out)))
 })
+
+# What identifies a plan and its draws: its blocks, their cells and sizes,
+# theta (summed with weights, compared bit for bit) and the released cells.
+plan_fingerprint <- function(rel) {
+  p <- rel$plan
+  list(
+    blocks = as.numeric(length(p$theta)),
+    cells = sum(as.numeric(p$block_cells) * seq_along(p$block_cells)),
+    sizes = sum(as.numeric(p$block_start) * seq_along(p$block_start)),
+    theta = sum(p$theta * seq_along(p$theta)),
+    released = sum(as.numeric(rel$new_cell) * seq_along(rel$new_cell), na.rm = TRUE)
+  )
+}
+
+test_that("today's tiered and Nayak designs give the same plans and releases for the same seed, bit for bit", {
+  ma <- load_acs("ma2019")
+  # fingerprints of the releases made before per-cell bounds (commit c945d6c)
+  cases <- list(
+    list(0.1, "all_matches", "tiered", NULL, FALSE, list(456, 4844904472, 221351791, 0x1.ed024a8144757p+17, 34788254376)),
+    list(0.3, "all_matches", "tiered", acs_partition, FALSE, list(515, 3539426557, 178828791, 0x1.a46742e1fe81ap+16, 34787017070)),
+    list(0.3, "unique_matches", "tiered", acs_partition, FALSE, list(645, 1510271829, 180520893, 0x1.3362f3ccfec4cp+17, 34788845758)),
+    list(0.5, "all_matches", "nayak", NULL, TRUE, list(569, 2447760926, 185355164, 0x1.9a73b2ea410b4p+15, 34807002403)),
+    list(0.3, "sample_uniques", "nayak", acs_partition, FALSE, list(14, 1510271829, 93159, 0x1.3cb332e86a0bdp+6, 34784443661))
+  )
+  for (cs in cases) {
+    info <- paste(cs[[1]], cs[[2]], cs[[3]])
+    set.seed(1)
+    rel <- ifpr(ma, acs_keys, cs[[1]], goal = cs[[2]], method = cs[[3]], partition = cs[[4]], split = cs[[5]],
+      on_infeasible = "merge")
+    expect_identical(unname(plan_fingerprint(rel)), lapply(cs[[6]], as.numeric), info = info)
+    # one bound per cell, all equal to xi: the same plan
+    cf <- cell_frequencies(ma, acs_keys)
+    d <- sdcRisk:::ifpr_design(cf, acs_keys, acs_keys, cs[[1]], cs[[2]], cs[[4]], cs[[3]], "exact", "merge",
+      cs[[5]], bound = rep(cs[[1]], nrow(cf$cells)))
+    expect_identical(d$plan[c("block_start", "block_cells", "theta")], rel$plan[c("block_start", "block_cells", "theta")],
+      info = info)
+  }
+})

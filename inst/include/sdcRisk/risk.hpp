@@ -432,22 +432,28 @@ MaxRisk ifpr_block_max(int m, double theta, const std::vector<std::pair<int, std
   return best;
 }
 
-// Exact calibration (ifpr(calibrate = "exact")): for each IFPR block, the
+// Exact calibration (ifpr(calibrate = "exact")): for each IFPR block b, the
 // smallest theta in [0, theta_b] found by bisection whose exact maximum risk
-// over the goal is at most `target`, starting from the plan's theta_b (which
+// over the goal is at most targets[b], starting from the plan's theta_b (which
 // must meet it), unless it would raise the block's total variance (eq. 6.3).
 // So no block changes more records in expectation, or has more variance,
-// than with theta_b. Blocks with the same size and counts share the result.
+// than with theta_b. Blocks with the same size, counts and target share the
+// result. A target per block serves per-cell risk bounds (the smallest
+// bound of the block's cells).
 template <class Interrupt>
-std::vector<double> calibrate_ifpr(const PlanView& plan, Goal goal, double target, Interrupt&& interrupt) {
+std::vector<double> calibrate_ifpr(const PlanView& plan, Goal goal, const std::vector<double>& targets,
+                                   Interrupt&& interrupt) {
+  if (static_cast<int>(targets.size()) != plan.n_blocks) throw std::invalid_argument("calibrate: one target per block");
   std::vector<double> out(plan.theta, plan.theta + plan.n_blocks);
-  std::map<std::pair<std::vector<std::pair<int, std::int64_t>>, std::pair<int, double>>, double> cache;
+  using Key = std::pair<std::vector<std::pair<int, std::int64_t>>, std::tuple<int, double, double>>;
+  std::map<Key, double> cache;
   for (int b = 0; b < plan.n_blocks; ++b) {
     if (!plan.is_ifpr(b)) continue;
     interrupt();
     const int m = plan.block_size(b);
+    const double target = targets[b];
     const auto groups = count_groups(plan, b);
-    const auto key = std::make_pair(groups, std::make_pair(m, plan.theta[b]));
+    const Key key = std::make_pair(groups, std::make_tuple(m, plan.theta[b], target));
     auto hit = cache.find(key);
     if (hit != cache.end()) {
       out[b] = hit->second;
@@ -483,6 +489,12 @@ std::vector<double> calibrate_ifpr(const PlanView& plan, Goal goal, double targe
     cache.emplace(key, hi);
   }
   return out;
+}
+
+// The same with one target for every block.
+template <class Interrupt>
+std::vector<double> calibrate_ifpr(const PlanView& plan, Goal goal, double target, Interrupt&& interrupt) {
+  return calibrate_ifpr(plan, goal, std::vector<double>(static_cast<std::size_t>(plan.n_blocks), target), interrupt);
 }
 
 }  // namespace sdcRisk
