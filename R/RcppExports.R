@@ -57,6 +57,10 @@ cpp_bound_check <- function(plan, goal, bound) {
     .Call(`_sdcRisk_cpp_bound_check`, plan, goal, bound)
 }
 
+cpp_key_damage <- function(plan, codes, values) {
+    .Call(`_sdcRisk_cpp_key_damage`, plan, codes, values)
+}
+
 cpp_draw <- function(plan, cell_id) {
     .Call(`_sdcRisk_cpp_draw`, plan, cell_id)
 }

@@ -15,6 +15,7 @@
 #   plan-blocks.R       block plans (IFPR and matrix blocks): pram_plan()
 #   plan-vars.R         per-variable plans with strata: pram_plan_vars()
 #   plan-matrices.R     sdcMicro's and ARGUS's per-variable matrices
+#   plan-damage.R       what a plan costs in data quality: pram_damage()
 #   risk-match.R        the exact risk R_j(a, t): match_risk(),
 #                       max_match_risk(), max_match_risk_known()
 #   risk-simulate.R     simulated intruders: simulate_release()

@@ -187,6 +187,19 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_key_damage
+SEXP cpp_key_damage(const Rcpp::List& plan, const Rcpp::List& codes, const Rcpp::List& values);
+RcppExport SEXP _sdcRisk_cpp_key_damage(SEXP planSEXP, SEXP codesSEXP, SEXP valuesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type codes(codesSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type values(valuesSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_key_damage(plan, codes, values));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_draw
 SEXP cpp_draw(const Rcpp::List& plan, const Rcpp::IntegerVector& cell_id);
 RcppExport SEXP _sdcRisk_cpp_draw(SEXP planSEXP, SEXP cell_idSEXP) {
@@ -374,6 +387,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_max_risk", (DL_FUNC) &_sdcRisk_cpp_max_risk, 2},
     {"_sdcRisk_cpp_calibrate_ifpr", (DL_FUNC) &_sdcRisk_cpp_calibrate_ifpr, 3},
     {"_sdcRisk_cpp_bound_check", (DL_FUNC) &_sdcRisk_cpp_bound_check, 3},
+    {"_sdcRisk_cpp_key_damage", (DL_FUNC) &_sdcRisk_cpp_key_damage, 3},
     {"_sdcRisk_cpp_draw", (DL_FUNC) &_sdcRisk_cpp_draw, 2},
     {"_sdcRisk_cpp_draw_changes", (DL_FUNC) &_sdcRisk_cpp_draw_changes, 2},
     {"_sdcRisk_cpp_moments", (DL_FUNC) &_sdcRisk_cpp_moments, 1},

@@ -189,6 +189,11 @@ class EnginePlan {
   virtual sdcRisk::BoundCheck bound_check(sdcRisk::Goal, const std::vector<double>&) {
     return unsupported<sdcRisk::BoundCheck>("bound_check");
   }
+  // Expected records changed and distance moved on each key (block plans):
+  // `codes` 0-based per key and cell, `values` per key (empty: unordered).
+  virtual sdcRisk::KeyDamage key_damage(const std::vector<std::vector<int>>&, const std::vector<std::vector<double>>&) {
+    return unsupported<sdcRisk::KeyDamage>("key_damage");
+  }
   virtual Rcpp::NumericMatrix category_transitions(const std::vector<int>&, int) {
     return unsupported<Rcpp::NumericMatrix>("category_transitions");
   }

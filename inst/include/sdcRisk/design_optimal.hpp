@@ -140,6 +140,101 @@ BoundCheck plan_bound_check(const PlanView& plan, const double* bound, Goal goal
   return best;
 }
 
+// ---------------------------------------------------------------------------
+// Damage: what a move costs. A unit that moves from cell j to cell i changes
+// every key in which the cells differ; a key may be ordered (age), its
+// values then numbers and a change costing |x_i - x_j|. A missing value
+// (NaN) of an ordered key is one unit away from any value.
+
+struct KeySpace {
+  int n_cells = 0;
+  std::vector<const int*> codes;     // per key: the category code of every cell
+  std::vector<const double*> value;  // per key: the value of every cell if ordered, else nullptr
+
+  int n_keys() const { return static_cast<int>(codes.size()); }
+  bool differ(int k, int i, int j) const { return codes[k][i] != codes[k][j]; }
+  // The distance on key k between cells i and j (0 when they agree).
+  double distance(int k, int i, int j) const {
+    if (!differ(k, i, j)) return 0.0;
+    if (value[k] == nullptr) return 1.0;
+    const double a = value[k][i], b = value[k][j];
+    if (std::isnan(a) || std::isnan(b)) return 1.0;
+    return std::fabs(a - b);
+  }
+};
+
+// Expected damage of a block plan, key by key: the expected number of
+// records whose key k changes, and the expected distance they move on it
+// (equal for an unordered key).
+struct KeyDamage {
+  std::vector<double> changed, distance;
+};
+
+namespace detail {
+
+// Sum over ordered pairs (i, j), i != j, of the cells `cells` of 1[differ]
+// and of the distance on key k, in O(m log m): categories counted, ordered
+// values sorted (sum_{i<j} |x_i - x_j| = sum_r x_(r) (2 r - m - 1)).
+inline std::pair<double, double> pair_sums(const KeySpace& ks, int k, const int* cells, int m) {
+  std::vector<int> code(cells, cells + m);
+  for (int& c : code) c = ks.codes[k][c];
+  std::sort(code.begin(), code.end());
+  double same = 0.0;
+  for (int r = 0; r < m;) {
+    int e = r;
+    while (e < m && code[e] == code[r]) ++e;
+    same += static_cast<double>(e - r) * (e - r);
+    r = e;
+  }
+  const double differ = static_cast<double>(m) * m - same;
+  if (ks.value[k] == nullptr) return {differ, differ};
+  std::vector<double> x;
+  int missing = 0;
+  for (int r = 0; r < m; ++r) {
+    const double v = ks.value[k][cells[r]];
+    if (std::isnan(v)) ++missing;
+    else x.push_back(v);
+  }
+  std::sort(x.begin(), x.end());
+  const double n = static_cast<double>(x.size());
+  double dist = 0.0;
+  for (std::size_t r = 0; r < x.size(); ++r) dist += x[r] * (2.0 * r + 1.0 - n);
+  return {differ, 2.0 * dist + 2.0 * missing * (m - missing)};
+}
+
+}  // namespace detail
+
+inline KeyDamage block_key_damage(const PlanView& plan, const KeySpace& ks) {
+  KeyDamage out;
+  out.changed.assign(ks.n_keys(), 0.0);
+  out.distance.assign(ks.n_keys(), 0.0);
+  for (int b = 0; b < plan.n_blocks; ++b) {
+    const int m = plan.block_size(b);
+    const int* cells = plan.block_cells + plan.block_start[b];
+    if (plan.is_ifpr(b)) {
+      // every ordered pair carries the flow theta / (m - 1) (Section 3.3)
+      const double flow = plan.theta[b] / (m - 1);
+      for (int k = 0; k < ks.n_keys(); ++k) {
+        const auto s = detail::pair_sums(ks, k, cells, m);
+        out.changed[k] += flow * s.first;
+        out.distance[k] += flow * s.second;
+      }
+      continue;
+    }
+    for (int c = 0; c < m; ++c)
+      for (int r = 0; r < m; ++r) {
+        if (r == c) continue;
+        const double flow = plan.counts[cells[c]] * plan.p(b, r, c);
+        for (int k = 0; k < ks.n_keys(); ++k) {
+          if (!ks.differ(k, cells[r], cells[c])) continue;
+          out.changed[k] += flow;
+          out.distance[k] += flow * ks.distance(k, cells[r], cells[c]);
+        }
+      }
+  }
+  return out;
+}
+
 }  // namespace sdcRisk
 
 #endif  // SDCRISK_DESIGN_OPTIMAL_HPP
