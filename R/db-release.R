@@ -146,9 +146,10 @@ cells_from_groups <- function(grouped, keys, na, call = rlang::caller_env()) {
 #' @export
 ifpr.tbl_lazy <- function(data, keys, xi,
                           goal = c("all_matches", "unique_matches", "sample_uniques"),
-                          partition = NULL, also = NULL, method = c("tiered", "nayak"),
+                          partition = NULL, also = NULL, method = c("tiered", "nayak", "optimal"),
                           calibrate = c("exact", "bound"), on_infeasible = c("error", "merge"),
                           ..., na = c("exclude", "category"), split = FALSE, known = NULL,
+                          damage = c("keys", "records", "variance", "distance"), weights = NULL, ordered = NULL,
                           id, name, overwrite = FALSE) {
   rlang::check_dots_empty()
   check_db_packages()
@@ -156,6 +157,8 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   check_names_in(keys, cols)
   goal <- check_choice(goal)
   method <- check_choice(method)
+  design <- list(damage = if (!missing(damage)) check_choice(damage), weights = weights, ordered = ordered)
+  check_design_args(method, design)
   calibrate <- check_choice(calibrate)
   on_infeasible <- check_choice(on_infeasible)
   na <- check_choice(na)
@@ -183,7 +186,7 @@ ifpr.tbl_lazy <- function(data, keys, xi,
     db_step_hook("counted", con)
   })
   d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
-    known = known
+    known = known, design = design
   )
   moves <- draw_moves(d$plan)
   db_failure_classed({
@@ -202,7 +205,7 @@ ifpr.tbl_lazy <- function(data, keys, xi,
     data = released, plan = d$plan, plan_bound = d$plan_bound, cells = cf, new_cell = integer(),
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
     partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell,
-    known_risk = d$known, bound = d$bound
+    known_risk = d$known, bound = d$bound, design = d$design
   )
   # the realised changes, from the moves (new_sdc_release() reads them from
   # a record-level vector there is none of here)

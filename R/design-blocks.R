@@ -292,8 +292,14 @@ join_block <- function(size, theta, smallest, c, xi, min_size) {
   cand[order(th[cand] - theta[cand], size[cand], cand)[1]]
 }
 
-design_set <- function(ids, counts, bound, goal, method, split) {
-  if (method == "nayak") design_nayak(ids, counts, bound, goal, split) else design_tiered(ids, counts, bound, goal)
+# The blocks of one set. `opts`: what the least-damage design reads
+# (optimal_options()).
+design_set <- function(ids, counts, bound, goal, method, split, opts = NULL) {
+  switch(method,
+    nayak = design_nayak(ids, counts, bound, goal, split),
+    optimal = design_optimal(ids, counts, bound, goal, opts),
+    design_tiered(ids, counts, bound, goal)
+  )
 }
 
 # ---------------------------------------------------------------------------
@@ -301,7 +307,7 @@ design_set <- function(ids, counts, bound, goal, method, split) {
 
 # `bound`: the risk bound of every cell (rep(xi, cells) in the plain case).
 design_release <- function(cf, set_of_cell, sets, bound, goal, method, split, on_infeasible,
-                           call = rlang::caller_env()) {
+                           opts = NULL, call = rlang::caller_env()) {
   counts <- cf$cells$count
   members <- split(seq_along(counts), set_factor(set_of_cell, sets$set))
   original <- members
@@ -312,7 +318,7 @@ design_release <- function(cf, set_of_cell, sets, bound, goal, method, split, on
   m_reason <- character()
   alive <- rep(TRUE, n_sets)
   design <- vector("list", n_sets)
-  run <- function(s) design_set(members[[s]], counts[members[[s]]], bound[members[[s]]], goal, method, split)
+  run <- function(s) design_set(members[[s]], counts[members[[s]]], bound[members[[s]]], goal, method, split, opts)
   for (s in seq_len(n_sets)) design[[s]] <- run(s)
   lacking <- vapply(design, function(d) !is.null(d$lacks), logical(1))
   # every set's coordinate rows (one per original set), and their owner
@@ -337,7 +343,7 @@ design_release <- function(cf, set_of_cell, sets, bound, goal, method, split, on
         } else {
           "Use {.code on_infeasible = \"merge\"} to merge such sets with their most similar set, or coarsen {.arg partition}."
         }
-      ), "infeasible", call = call, arg = "partition")
+      ), "infeasible", call = call, arg = if (n_alive == 1) "xi" else "partition")
     }
     s <- bad[1]
     t <- nearest_owner(s, rows, owner, rows_of[[s]], members, keep, lines)

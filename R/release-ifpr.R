@@ -42,6 +42,27 @@
 #'   a tier with too few cells is padded with cells of larger count \eqn{c}
 #'   for which \eqn{\psi(c, \theta_f) \le \xi}, those needing protection
 #'   first. Small blocks give less variance (Section 6, eq. 6.3-6.4).
+#' * **Least damage.** `method = "optimal"` chooses which cells share a block
+#'   and the transition inside each block to damage the data least, in the
+#'   measure `damage` (see [pram_damage()]): the expected number of key
+#'   values changed (`"keys"`, each key weighted by `weights`), of records
+#'   changed (`"records"`), the total perturbation variance (`"variance"`,
+#'   eq. 6.3), or a distance in which the keys named in `ordered` cost the
+#'   difference of their values (`"distance"`: age moved by one year costs
+#'   less than by forty). It searches the unbiased PRAMs in which no unit is
+#'   likelier to move to any one other cell than to stay (\eqn{p_{jj} \ge
+#'   p_{ij}}, so that the released cell stays the intruder's best guess and
+#'   \eqn{R_j(a, t)} is the risk that matters): cells needing protection are
+#'   taken by count; each count's cells are cut into the smallest blocks that
+#'   meet the bound, with the smallest \eqn{\theta} that meets it exactly,
+#'   along the order of the keys in which cells that differ in one key (or,
+#'   ordered, by little) are adjacent; a count with too few cells forms a
+#'   block with the nearest cells, fitted with IFPR or with flows that let
+#'   cells of different counts move different numbers of units
+#'   (\eqn{\phi_{ij} \propto T_i^g T_j^g}, symmetric, hence unbiased). A
+#'   partition set of at most 10 cells is searched exhaustively. Every block
+#'   meets the bound exactly, so `calibrate` does not apply; the certificate
+#'   still recomputes the exact maximum risk on the final plan.
 #' * **Calibration.** `calibrate = "bound"` keeps the \eqn{\theta} of the bound
 #'   \eqn{\psi}. `calibrate = "exact"` lowers \eqn{\theta} block by block, by
 #'   bisection, to the smallest value found whose exact maximum risk over the
@@ -58,7 +79,7 @@
 #'   [max_match_risk()].
 #' @param partition Named list of partition rules, see the steps above.
 #' @param also Names of non-key variables perturbed jointly with the keys.
-#' @param method `"tiered"` or `"nayak"`.
+#' @param method `"tiered"`, `"nayak"` or `"optimal"` (least damage).
 #' @param calibrate `"exact"` or `"bound"`.
 #' @param on_infeasible `"error"` or `"merge"`.
 #' @param ... Passed on to methods; must be empty for data frames.
@@ -75,6 +96,14 @@
 #'   exact maximum of \eqn{R_D(a, t)} for each of these sets (see
 #'   [max_match_risk_known()]), and `ifpr()` stops with
 #'   `sdcRisk_error_certificate` if any is above `xi`.
+#' @param damage For `method = "optimal"`: the damage to minimise,
+#'   `"keys"` (the default), `"records"`, `"variance"` or `"distance"`; see
+#'   [pram_damage()].
+#' @param weights For `method = "optimal"`: the cost of a change of each
+#'   key, named by keys (others cost 1); see [pram_damage()].
+#' @param ordered For `method = "optimal"` with `damage = "distance"`: keys
+#'   whose values have an order (numbers or ordered factors), a change
+#'   costing the difference of their values.
 #'
 #' @returns An object of class `sdc_release`: a list with
 #'   * `data`: the released data: same rows in the same order, same columns
@@ -135,14 +164,17 @@ ifpr.default <- function(data, ...) {
 #' @export
 ifpr.data.frame <- function(data, keys, xi,
                             goal = c("all_matches", "unique_matches", "sample_uniques"),
-                            partition = NULL, also = NULL, method = c("tiered", "nayak"),
+                            partition = NULL, also = NULL, method = c("tiered", "nayak", "optimal"),
                             calibrate = c("exact", "bound"), on_infeasible = c("error", "merge"),
-                            ..., na = c("exclude", "category"), split = FALSE, known = NULL) {
+                            ..., na = c("exclude", "category"), split = FALSE, known = NULL,
+                            damage = c("keys", "records", "variance", "distance"), weights = NULL, ordered = NULL) {
   rlang::check_dots_empty()
   check_data_frame(data)
   check_names_in(keys, data)
   goal <- check_choice(goal)
   method <- check_choice(method)
+  design <- list(damage = if (!missing(damage)) check_choice(damage), weights = weights, ordered = ordered)
+  check_design_args(method, design)
   calibrate <- check_choice(calibrate)
   on_infeasible <- check_choice(on_infeasible)
   na <- check_choice(na)
@@ -154,7 +186,7 @@ ifpr.data.frame <- function(data, keys, xi,
   cf <- cell_frequencies(data, vars, na = na)
   progress_set(bar, 0.3, "designing blocks and certifying")
   d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
-    known = known
+    known = known, design = design
   )
   plan <- d$plan
   new_cell <- plan_draw(plan, cf$cell_id, ep = d$ep, progress = progress_part(bar, 0.6, 0.8, "drawing"))
@@ -165,7 +197,8 @@ ifpr.data.frame <- function(data, keys, xi,
     data = released, plan = plan, plan_bound = d$plan_bound, cells = cf, new_cell = new_cell,
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
     partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell,
-    known_risk = d$known, ep = d$ep, ep_bound = d$ep_bound, records_changed = length(changed), bound = d$bound
+    known_risk = d$known, ep = d$ep, ep_bound = d$ep_bound, records_changed = length(changed), bound = d$bound,
+    design = d$design
   )
 }
 
@@ -196,11 +229,16 @@ check_ifpr_common <- function(data, keys, xi, also, goal, method, split, call = 
 # of the goal (a sample's intruder who does not know whether the target is in
 # the file, issue 34, sets bound[t] = min(1, xi F_t / f_t)). With every bound
 # equal to xi the plan is the same as with NULL, bit for bit.
+#
+# `design`: the damage, weights and ordered keys of ifpr() (method "optimal").
 ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible,
-                        split, known = NULL, bound = NULL, call = rlang::caller_env()) {
+                        split, known = NULL, bound = NULL, design = NULL, call = rlang::caller_env()) {
   uniform <- is.null(bound)
   bound <- risk_bounds(bound, xi, nrow(cf$cells), call = call)
   subsets <- known_subsets(known, vars, call = call)
+  opts <- if (method == "optimal") {
+    optimal_options(cf, goal, utils::modifyList(list(damage = "keys"), Filter(Negate(is.null), design)), call = call)
+  }
   groups <- partition_groups(cf$cells, vars, partition, call = call)
   if (length(partition) > 0 && all(keys %in% names(partition)) &&
     all(vapply(partition[keys], identical, logical(1), "keep"))) {
@@ -211,13 +249,14 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
   }
   ps <- partition_sets(groups)
   des <- design_release(cf, ps$set_of_cell, ps$sets, bound, goal, method, split, on_infeasible,
-    call = call
+    opts = opts, call = call
   )
   plan_bound <- ifpr_plan(
     cf,
     cells = unlist(lapply(des$design, `[[`, "cells")),
     sizes = unlist(lapply(des$design, `[[`, "sizes")),
-    theta = unlist(lapply(des$design, `[[`, "theta"))
+    theta = unlist(lapply(des$design, `[[`, "theta")),
+    matrix = unlist(lapply(des$design, `[[`, "matrix"))
   )
   plan <- plan_bound
   # the plans as the core reads them: ifpr_plan() has validated plan_bound;
@@ -225,7 +264,8 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
   # checks again (sdcRisk::check_plan(): finite, in [0, min T] of its block)
   # whenever it reads the plan
   ep_bound <- ep <- block_engine_list(plan_bound)
-  if (calibrate == "exact" && length(plan$theta) > 0) {
+  # the least-damage design fits every block exactly already
+  if (calibrate == "exact" && method != "optimal" && length(plan$theta) > 0) {
     # each block to the smallest bound of its cells
     target <- if (uniform) xi else block_min(bound, plan)
     plan$theta <- core_call(cpp_calibrate_ifpr, ep_bound, goal, target * (1 - 1e-9), call = call)
@@ -249,7 +289,7 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
     }
   }
   list(plan = plan, plan_bound = plan_bound, ep = ep, ep_bound = ep_bound, ps = ps, des = des, mx = mx,
-       known = kr, bound = if (!uniform) bound)
+       known = kr, bound = if (!uniform) bound, design = if (!is.null(opts)) design_summary(plan, ep, opts))
 }
 
 # The risk bound of every cell: `bound` checked, or xi for every cell.
@@ -312,20 +352,26 @@ known_subsets <- function(known, keys, call = rlang::caller_env()) {
   lapply(known, check_known, keys = keys, call = call)
 }
 
-# An all-IFPR plan from flat vectors (cells in block order, block sizes):
-# the fast path of pram_plan() for designs with up to millions of blocks.
-# `cf` comes from cell_frequencies() in the same call (ifpr() on a data
-# frame or a database table), so its records' cells are not counted again.
-ifpr_plan <- function(cf, cells, sizes, theta) {
+# A block plan from flat vectors (cells in block order, block sizes, theta
+# with NA for a block given by a matrix, and those blocks' column-major
+# matrices one after another): the fast path of pram_plan() for designs with
+# up to millions of blocks. `cf` comes from cell_frequencies() in the same
+# call (ifpr() on a data frame or a database table), so its records' cells
+# are not counted again.
+ifpr_plan <- function(cf, cells, sizes, theta, matrix = NULL) {
   nb <- length(sizes)
+  theta <- as.numeric(theta %||% numeric())
+  msize <- ifelse(is.na(theta), as.numeric(sizes)^2, 0)
+  matrix_start <- c(0, cumsum(msize))[seq_len(nb)]
+  matrix_start[!is.na(theta)] <- NA_real_
   plan <- structure(
     list(
       cells = cf,
       block_start = as.integer(c(0L, cumsum(sizes))),
       block_cells = as.integer(cells %||% integer()),
-      theta = as.numeric(theta %||% numeric()),
-      matrix = numeric(),
-      matrix_start = rep(NA_real_, nb)
+      theta = theta,
+      matrix = as.numeric(matrix %||% numeric()),
+      matrix_start = matrix_start
     ),
     class = c("pram_plan", "pram_plan_any")
   )
@@ -335,7 +381,7 @@ ifpr_plan <- function(cf, cells, sizes, theta) {
 new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also, xi, goal,
                             method, calibrate, partition, sets, des, max_risk, set_of_cell, known_risk = NULL,
                             ep = engine_plan(plan), ep_bound = engine_plan(plan_bound),
-                            records_changed = NULL, bound = NULL) {
+                            records_changed = NULL, bound = NULL, design = NULL) {
   counts <- cells$cells$count
   bound <- bound %||% rep(xi, length(counts))
   members <- des$original
@@ -376,7 +422,8 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
     total_variance = cost_exact$variance,
     total_variance_bound = cost_bound$variance,
     n_records = cells$n_records,
-    known = known_risk
+    known = known_risk,
+    design = design
   )
   structure(
     list(
@@ -456,7 +503,8 @@ certificate_lines <- function(cert, n) {
       sprintf("Also certified for intruders who know fewer keys (%s): worst R = %s when they know %s",
         n_of(nrow(cert$known), "set"), format(w$risk, digits = 6), w$known)
     },
-    calibration = if (cert$calibrate == "exact" && cert$blocks > 0) {
+    design = if (!is.null(cert$design)) design_line(cert$design),
+    calibration = if (cert$calibrate == "exact" && cert$blocks > 0 && is.null(cert$design)) {
       sprintf("Exact calibration saved %.1f expected changed records (%.1f%%) and %.1f%% of the total perturbation variance",
         saved, 100 * saved / max(cert$expected_changed_bound, 1e-300),
         100 * (1 - cert$total_variance / max(cert$total_variance_bound, 1e-300)))
@@ -467,7 +515,7 @@ certificate_lines <- function(cert, n) {
 #' @export
 format.sdc_certificate <- function(x, ...) {
   l <- certificate_lines(x, x$n_records)
-  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$known, l$blocks, l$changed, l$calibration)
+  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$known, l$blocks, l$changed, l$design, l$calibration)
 }
 
 #' @export
@@ -497,6 +545,7 @@ format.sdc_release <- function(x, ...) {
     ),
     l$changed,
     missing_key_line(x$cells),
+    l$design,
     l$calibration
   )
 }

@@ -11,6 +11,7 @@
 #   design-blocks.R     partition of the keys, which cells need protection,
 #                       blocks (tiered, Nayak) and their θ
 #   design-theta.R      ψ, θ and block sizes of the papers (Goals 1-3)
+#   design-optimal.R    the least-damage design (ifpr(method = "optimal"))
 #   plan-interface.R    the generics every kind of plan answers
 #   plan-blocks.R       block plans (IFPR and matrix blocks): pram_plan()
 #   plan-vars.R         per-variable plans with strata: pram_plan_vars()

@@ -74,9 +74,97 @@ void test_bound_check() {
   }
 }
 
+// A set of cells on two keys (codes 0..3 and 0..2) with small counts.
+struct RandomSet {
+  std::vector<int> counts, k1, k2;
+  std::vector<double> bound;
+  std::vector<char> need;
+  sdcRisk::KeySpace ks;
+  RandomSet(Lcg& rng, int n, double xi) {
+    for (int i = 0; i < n; ++i) {
+      counts.push_back(1 + rng.below(4));
+      k1.push_back(i % 4);
+      k2.push_back(i / 4);
+      bound.push_back(xi);
+      need.push_back(counts.back() * xi < 1);
+    }
+    ks.n_cells = n;
+    ks.codes = {k1.data(), k2.data()};
+    ks.value = {nullptr, nullptr};
+  }
+};
+
+// A fitted block as a one-block plan: its matrix (IFPR or explicit).
+testutil::BlockPlan as_plan(const RandomSet& rs, const sdcRisk::FittedBlock& fb) {
+  testutil::BlockPlan bp;
+  const int m = static_cast<int>(fb.cells.size());
+  for (int c : fb.cells) bp.counts.push_back(rs.counts[c]);
+  bp.start = {0, m};
+  for (int i = 0; i < m; ++i) bp.cells.push_back(i);
+  bp.theta = {fb.theta};
+  bp.mstart = {fb.matrix.empty() ? -1 : 0};
+  bp.mat = fb.matrix;
+  return bp;
+}
+
+// Every block of a design meets its cells' bounds (by enumeration), keeps
+// the counts (unbiased, eq. 3.3), never makes a move likelier than staying,
+// and every cell needing protection is in exactly one block.
+void check_design(const RandomSet& rs, const sdcRisk::SetDesign& d, const std::string& what) {
+  std::vector<int> seen(rs.counts.size(), 0);
+  for (const auto& fb : d.blocks) {
+    const testutil::BlockPlan bp = as_plan(rs, fb);
+    const sdcRisk::PlanView v = bp.view();
+    std::vector<double> bnd;
+    for (int c : fb.cells) {
+      ++seen[c];
+      bnd.push_back(rs.bound[c]);
+    }
+    // enumeration where the outcomes are few, else the check tested above
+    double outcomes = 1.0;
+    for (int c : bp.counts) outcomes *= std::pow(static_cast<double>(bp.counts.size()), c);
+    const double ratio = outcomes <= 2e4 ? enumerated_ratio(v, bnd, sdcRisk::Goal::AllMatches)
+                                         : sdcRisk::plan_bound_check(v, bnd.data(), sdcRisk::Goal::AllMatches, [] {}).ratio;
+    check(ratio <= 1.0, what + ": a block meets its bounds");
+    const int m = v.block_size(0);
+    for (int j = 0; j < m; ++j) {
+      double mean = 0.0;
+      for (int c = 0; c < m; ++c) mean += v.counts[c] * v.p(0, j, c);
+      check(std::fabs(mean - v.counts[j]) < 1e-9, what + ": E S = T");
+      for (int i = 0; i < m; ++i) check(v.p(0, i, j) <= v.p(0, j, j) + 1e-12, what + ": p_ij <= p_jj");
+    }
+  }
+  for (std::size_t c = 0; c < rs.counts.size(); ++c) {
+    check(seen[c] <= 1, what + ": a cell in two blocks");
+    if (rs.need[c]) check(seen[c] == 1, what + ": a cell needing protection in no block");
+  }
+}
+
+void test_designer() {
+  Lcg rng(11);
+  int matrix_blocks = 0;
+  for (int rep = 0; rep < 12; ++rep) {
+    const double xi = rep % 2 ? 0.3 : 0.2;
+    RandomSet rs(rng, 9 + rng.below(2), xi);
+    for (int exhaustive : {0, 10}) {
+      sdcRisk::DesignOptions opt;
+      opt.weight = {1.0, 1.0};
+      opt.exhaustive_cells = exhaustive;
+      sdcRisk::SetDesigner designer(rs.counts, rs.bound, rs.need, rs.ks, opt);
+      const sdcRisk::SetDesign d = designer.run([] {});
+      const std::string what = "rep " + std::to_string(rep) + (exhaustive ? " exhaustive" : " heuristic");
+      if (!d.lacks.empty()) continue;
+      check_design(rs, d, what);
+      for (const auto& fb : d.blocks) matrix_blocks += !fb.matrix.empty();
+    }
+  }
+  check(matrix_blocks > 0, "some designs use gravity flows");
+}
+
 }  // namespace
 
 int main() {
   test_bound_check();
+  test_designer();
   return testutil::report("test_design_optimal");
 }
