@@ -57,10 +57,6 @@ cpp_calibrate_ifpr <- function(plan, goal, target) {
     .Call(`_sdcRisk_cpp_calibrate_ifpr`, plan, goal, target)
 }
 
-cpp_bound_check <- function(plan, goal, bound) {
-    .Call(`_sdcRisk_cpp_bound_check`, plan, goal, bound)
-}
-
 cpp_key_damage <- function(plan, codes, values) {
     .Call(`_sdcRisk_cpp_key_damage`, plan, codes, values)
 }
@@ -95,6 +91,26 @@ cpp_block_matrix <- function(plan, block) {
 
 cpp_simulate <- function(plan, reps, target) {
     .Call(`_sdcRisk_cpp_simulate`, plan, reps, target)
+}
+
+cpp_group_moments <- function(group, n_groups, w, y) {
+    .Call(`_sdcRisk_cpp_group_moments`, group, n_groups, w, y)
+}
+
+cpp_group_sums <- function(group, x, n_groups) {
+    .Call(`_sdcRisk_cpp_group_sums`, group, x, n_groups)
+}
+
+cpp_ifpr_sums <- function(block_start, theta, count, d, n_d, tol, cell, g, w, y) {
+    .Call(`_sdcRisk_cpp_ifpr_sums`, block_start, theta, count, d, n_d, tol, cell, g, w, y)
+}
+
+cpp_population <- function(model, f, param) {
+    .Call(`_sdcRisk_cpp_population`, model, f, param)
+}
+
+cpp_population_counts <- function(sample, pop, nlevels, count) {
+    .Call(`_sdcRisk_cpp_population_counts`, sample, pop, nlevels, count)
 }
 
 cpp_relation_components <- function(relation, node, n_relation, n_node) {

@@ -1,13 +1,44 @@
 # What the release inside a database needs from the database beyond dplyr
-# verbs: which tables a lazy query reads, whether a table exists, one
-# transaction around everything the release writes, temporary tables, and
-# quoted names. SQLite and PostgreSQL (drivers RPostgreSQL and RPostgres) are
-# known; other DBI backends get the portable subset.
+# verbs, the same on every backend: the packages, quoted names, the output
+# table's name, which tables a lazy query reads, one transaction around
+# everything the release writes, and fresh names for its working tables.
+# What differs between backends is a method of the dialect (db-dialect.R).
 
-db_kind <- function(con) {
-  if (inherits(con, "SQLiteConnection")) return("sqlite")
-  if (inherits(con, c("PostgreSQLConnection", "PqConnection"))) return("postgres")
-  "other"
+# DBI, dplyr and dbplyr (Suggests) must be installed to work on a database
+# table: rlang's check (which offers to install them when R is
+# interactive), its error with the class of the package's errors.
+check_db_packages <- function(pkgs = c("DBI", "dplyr", "dbplyr"), call = rlang::caller_env()) {
+  tryCatch(
+    rlang::check_installed(pkgs, reason = "to work on a database table.", call = call),
+    rlib_error_package_not_found = function(e) {
+      missing <- e$pkg %||% pkgs
+      abort_sdc(c(
+        "Working on a database table needs the package{?s} {.pkg {missing}}.",
+        "i" = "Install {?it/them} with {.code install.packages(c({paste0('\"', missing, '\"', collapse = ', ')}))}."
+      ), "db_packages", call = call, parent = e)
+    }
+  )
+  invisible()
+}
+
+db_colnames <- function(data) colnames(data)
+
+# A stand-in with the table's column names, for the checks that look at
+# names(data) only.
+db_names_only <- function(data) {
+  cols <- db_colnames(data)
+  stats::setNames(vector("list", length(cols)), cols)
+}
+
+# The source of a lazy table as SQL, `(query) d`.
+db_source_sql <- function(data) paste0("(", as.character(dbplyr::sql_render(data)), ") d")
+
+# The name of a plain table (dplyr::tbl(con, "name"), no query on it); NULL
+# for anything else.
+db_plain_table <- function(data) {
+  name <- tryCatch(dbplyr::remote_name(data), error = function(e) NULL)
+  if (!inherits(name, "ident") || length(name) != 1 || !nzchar(name)) return(NULL)
+  as.character(name)
 }
 
 # A query's result; an error when the database could not run it (RPostgreSQL
@@ -65,65 +96,17 @@ db_target_tbl <- function(con, target) {
   if (is.na(target$schema)) dplyr::tbl(con, target$table) else dplyr::tbl(con, dbplyr::in_schema(target$schema, target$table))
 }
 
-# The schema a name without one is created in (NA where unknown).
-db_default_schema <- function(con) {
-  switch(db_kind(con),
-    sqlite = "main",
-    postgres = db_get(con, "SELECT current_schema() AS s")$s[[1]],
-    NA_character_
-  )
-}
-
-# Does a table, view or index of this name exist in the target's schema?
-# SQLite compares names without regard to case, as it resolves them.
-db_relation_exists <- function(con, target) {
-  kind <- db_kind(con)
-  if (kind == "sqlite") {
-    schema <- if (is.na(target$schema)) "main" else target$schema
-    master <- if (tolower(schema) == "temp") "sqlite_temp_master" else paste0(db_quote(con, schema), ".sqlite_master")
-    n <- db_get(con, paste0(
-      "SELECT COUNT(*) AS n FROM ", master, " WHERE lower(name) = lower(",
-      DBI::dbQuoteString(con, target$table), ")"
-    ))$n
-    return(n > 0)
-  }
-  if (kind == "postgres") {
-    r <- db_get(con, paste0(
-      "SELECT to_regclass(", DBI::dbQuoteString(con, db_target_sql(con, target)), ") IS NOT NULL AS e"
-    ))$e
-    return(isTRUE(as.logical(r)))
-  }
-  name <- if (is.na(target$schema)) target$table else DBI::Id(schema = target$schema, table = target$table)
-  isTRUE(DBI::dbExistsTable(con, name))
-}
-
-# Does the target's schema exist? (An unknown schema is a bad `name`.)
-db_schema_exists <- function(con, schema) {
-  switch(db_kind(con),
-    sqlite = tolower(schema) %in% tolower(db_get(con, "PRAGMA database_list")$name),
-    postgres = db_get(con, paste0(
-      "SELECT COUNT(*) AS n FROM pg_namespace WHERE nspname = ", DBI::dbQuoteString(con, schema)
-    ))$n > 0,
-    TRUE
-  )
-}
-
 # ---------------------------------------------------------------------------
 # The tables a lazy query reads, found three ways, each conservative:
 # the tables named in dbplyr's lazy query tree, the tables the database
-# itself says the query's plan opens (SQLite's EXPLAIN, PostgreSQL's EXPLAIN
-# (FORMAT YAML); views are expanded to their tables there), and every
-# identifier of the query's SQL (raw SQL included). A name that occurs in any
-# of them is taken as read. `unknown` is TRUE when the database's plan opens
-# something it does not name.
-db_source_tables <- function(data, con) {
+# itself says the query's plan opens (db_plan_tables(); views are expanded
+# to their tables there), and every identifier of the query's SQL (raw SQL
+# included). A name that occurs in any of them is taken as read. `unknown`
+# is TRUE when the database's plan opens something it does not name.
+db_source_tables <- function(db, data) {
   sql <- as.character(dbplyr::sql_render(data))
   tree <- lazy_query_tables(data$lazy_query)
-  plan <- switch(db_kind(con),
-    sqlite = sqlite_tables_read(con, sql),
-    postgres = postgres_tables_read(con, sql),
-    list(tables = character(), unknown = FALSE)
-  )
+  plan <- db_plan_tables(db, sql)
   list(
     tables = unique(c(tree, plan$tables, sql_identifiers(sql))),
     plan = plan$tables,
@@ -192,81 +175,27 @@ sql_keywords <- c(
   "WINDOW", "WITH", "CURRENT", "COLLATE", "DATE", "TIME", "TIMESTAMP", "MATERIALIZED"
 )
 
-# SQLite: the b-trees the query's bytecode opens (OpenRead and friends
-# give a root page and a database number), named by each database's schema
-# table. A virtual table or a root page that no schema lists is `unknown`.
-sqlite_tables_read <- function(con, sql) {
-  ops <- tryCatch(DBI::dbGetQuery(con, paste("EXPLAIN", sql)), error = function(e) NULL)
-  if (is.null(ops)) return(list(tables = character(), unknown = TRUE))
-  open <- ops[ops$opcode %in% c("OpenRead", "OpenWrite", "ReopenIdx"), , drop = FALSE]
-  dbs <- db_get(con, "PRAGMA database_list")
-  tables <- character()
-  unknown <- any(ops$opcode == "VOpen")
-  for (i in seq_len(nrow(open))) {
-    db <- dbs$name[dbs$seq == open$p3[i]]
-    if (length(db) != 1) {
-      unknown <- TRUE
-      next
-    }
-    master <- if (db == "temp") "sqlite_temp_master" else paste0(db_quote(con, db), ".sqlite_master")
-    hit <- db_get(con, paste0("SELECT tbl_name FROM ", master, " WHERE rootpage = ", as.integer(open$p2[i])))
-    if (nrow(hit) == 0) unknown <- TRUE
-    tables <- c(tables, hit$tbl_name)
-  }
-  list(tables = unique(tables), unknown = unknown)
-}
-
-# PostgreSQL: the relations of the query's plan ("Relation Name"; views
-# are expanded to the tables they read). YAML rather than JSON: the same
-# fields, as text (RPostgreSQL does not know the type json), each string
-# quoted and escaped as in JSON.
-postgres_tables_read <- function(con, sql) {
-  plan <- tryCatch(DBI::dbGetQuery(con, paste("EXPLAIN (FORMAT YAML)", sql))[[1]], error = function(e) NULL)
-  if (is.null(plan)) return(list(tables = character(), unknown = TRUE))
-  plan <- paste(plan, collapse = "\n")
-  m <- regmatches(plan, gregexpr("Relation Name: \"((?:[^\"\\\\]|\\\\.)*)\"", plan, perl = TRUE))[[1]]
-  names <- sub("^Relation Name: \"(.*)\"$", "\\1", m)
-  names <- gsub("\\\\(.)", "\\1", names)
-  list(tables = unique(names), unknown = FALSE)
-}
-
 # ---------------------------------------------------------------------------
 # One transaction around the release. When the connection already has one
 # open (the user's), a savepoint inside it instead, so that the user's
-# transaction is neither committed nor lost. On PostgreSQL the transaction
-# reads one snapshot (REPEATABLE READ): the id check, the counts and the
-# release see the same records.
+# transaction is neither committed nor lost (db_use_savepoint(),
+# db_transaction() and db_isolate() of db-dialect.R).
 
-db_in_transaction <- function(con) {
-  if (db_kind(con) != "postgres") return(FALSE)
-  # in a transaction block, now() is its start and differs from the start
-  # of this statement; outside one they are the same (PostgreSQL manual,
-  # "Current Date/Time")
-  !isTRUE(as.logical(db_get(con, "SELECT now() = statement_timestamp() AS t")$t))
-}
-
-db_begin <- function(con) {
-  kind <- db_kind(con)
-  # SQLite: a savepoint outside a transaction starts one, inside one nests
-  if (kind == "sqlite" || db_in_transaction(con)) {
-    DBI::dbExecute(con, "SAVEPOINT sdc_release")
-    return(list(con = con, savepoint = TRUE, open = TRUE))
+db_begin <- function(db) {
+  if (db_use_savepoint(db)) {
+    DBI::dbExecute(db$con, "SAVEPOINT sdc_release")
+    return(list(db = db, savepoint = TRUE))
   }
-  # RPostgreSQL's dbBegin() and dbCommit() report a failure by a warning
-  # and FALSE (a lost connection at COMMIT would pass for success): plain
-  # statements there
-  if (inherits(con, "PostgreSQLConnection")) DBI::dbExecute(con, "BEGIN") else DBI::dbBegin(con)
-  if (kind == "postgres") DBI::dbExecute(con, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-  list(con = con, savepoint = FALSE, open = TRUE)
+  db_transaction(db, "begin")
+  db_isolate(db)
+  list(db = db, savepoint = FALSE)
 }
 
 db_commit <- function(tx) {
   if (tx$savepoint) {
-    DBI::dbExecute(tx$con, "RELEASE SAVEPOINT sdc_release")
-  } else if (inherits(tx$con, "PostgreSQLConnection")) {
-    DBI::dbExecute(tx$con, "COMMIT")
+    DBI::dbExecute(tx$db$con, "RELEASE SAVEPOINT sdc_release")
   } else {
-    DBI::dbCommit(tx$con)
+    db_transaction(tx$db, "commit")
   }
   invisible()
 }
@@ -276,12 +205,10 @@ db_commit <- function(tx) {
 db_rollback <- function(tx) {
   suppressWarnings(try(silent = TRUE, {
     if (tx$savepoint) {
-      DBI::dbExecute(tx$con, "ROLLBACK TO SAVEPOINT sdc_release")
-      DBI::dbExecute(tx$con, "RELEASE SAVEPOINT sdc_release")
-    } else if (inherits(tx$con, "PostgreSQLConnection")) {
-      DBI::dbExecute(tx$con, "ROLLBACK")
+      DBI::dbExecute(tx$db$con, "ROLLBACK TO SAVEPOINT sdc_release")
+      DBI::dbExecute(tx$db$con, "RELEASE SAVEPOINT sdc_release")
     } else {
-      DBI::dbRollback(tx$con)
+      db_transaction(tx$db, "rollback")
     }
   }))
   invisible()
@@ -291,10 +218,10 @@ db_rollback <- function(tx) {
 # moves on, and a test hook is called with the step's name and the
 # connection, so that tests can make a release fail (or be interrupted) at
 # any point.
-db_step_hook <- function(step, con, n_moves = NULL) {
+db_step_hook <- function(step, db, n_moves = NULL) {
   db_progress_next(step, n_moves)
   hook <- getOption("sdcRisk.db_step_hook")
-  if (is.function(hook)) hook(step, con)
+  if (is.function(hook)) hook(step, db$con)
   invisible()
 }
 
@@ -312,28 +239,19 @@ db_counter <- local({
   }
 })
 
-db_fresh_name <- function(con, role, schema = NA_character_) {
+db_fresh_name <- function(db, role, schema = NA_character_) {
   repeat {
     # no random numbers: the user's stream stays as the release left it
     name <- sprintf("sdc_tmp_%d_%d_%s", Sys.getpid(), db_counter(), role)
-    if (!db_relation_exists(con, list(schema = schema, table = name)) &&
-      (db_kind(con) != "sqlite" || !db_relation_exists(con, list(schema = "temp", table = name)))) {
-      return(name)
-    }
+    if (!db_name_taken(db, list(schema = schema, table = name))) return(name)
   }
 }
 
-# Upload a data frame into a new temporary table.
-db_upload_temp <- function(con, name, df) {
-  if (inherits(con, "PostgreSQLConnection")) {
-    # RPostgreSQL ignores `temporary`; its tables in the schema pg_temp are
-    # temporary tables
-    ok <- DBI::dbWriteTable(con, c("pg_temp", name), df, row.names = FALSE)
-    if (!isTRUE(ok)) stop("could not upload the table ", name, call. = FALSE)
-  } else {
-    DBI::dbWriteTable(con, name, df, temporary = TRUE, row.names = FALSE)
-  }
-  invisible(name)
+db_index <- function(con, table, cols, unique = FALSE) {
+  DBI::dbExecute(con, sprintf(
+    "CREATE %sINDEX %s ON %s (%s)", if (unique) "UNIQUE " else "",
+    db_quote(con, paste0(table, "_i")), db_quote(con, table), paste(db_quote(con, cols), collapse = ", ")
+  ))
 }
 
 db_drop <- function(con, name) {

@@ -52,8 +52,16 @@
 #' cf <- cell_frequencies(people, c("sex", "age", "region"))
 #' cf
 #' head(cf$cells)
-cell_frequencies <- function(data, keys, na = c("exclude", "category")) {
-  if (is_db_table(data)) return(cell_frequencies_db(data, keys, na))
+cell_frequencies <- function(data, keys, na = c("exclude", "category")) UseMethod("cell_frequencies")
+
+#' @export
+cell_frequencies.default <- function(data, keys, na = c("exclude", "category")) {
+  check_data_frame(data)
+}
+
+# (a lazy database table: cell_frequencies.tbl_lazy() of db-cells.R)
+#' @export
+cell_frequencies.data.frame <- function(data, keys, na = c("exclude", "category")) {
   check_data_frame(data)
   check_names_in(keys, data)
   check_names_free(keys, cell_columns)
@@ -100,11 +108,11 @@ cell_frequencies <- function(data, keys, na = c("exclude", "category")) {
 # rarely meant. `distinct` counts each key's distinct non-missing values.
 warn_distinct_keys <- function(keys, distinct, n_records, call = rlang::caller_env()) {
   distinct <- as.numeric(unlist(distinct))
-  bad <- which(n_records >= 50 & distinct >= 0.8 * n_records)
+  bad <- which(key_too_distinct(distinct, n_records))
   for (k in bad) {
     warn_sdc(c(
       "Key {.var {keys[k]}} has {fmt_int(distinct[k])} distinct values in {fmt_int(n_records)} records.",
-      "!" = "Almost every record is alone in its cell, and a release would change most of them.",
+      "!" = "With so many values most cells are small, and a release would change many of their records.",
       "i" = "Group it first (for a number, e.g. with {.fn cut}), or leave it out of the keys."
     ), "key_distinct", call = call)
   }

@@ -216,7 +216,12 @@ validate_plan.pram_plan <- function(plan, arg = "plan", call = rlang::caller_env
 }
 
 #' @export
-plan_block_of.pram_plan <- function(plan) {
+plan_block_of.pram_plan <- function(plan, cells = NULL) {
+  if (!is.null(cells)) {
+    # the position of each cell in the block list gives its block
+    k <- match(cells, plan$block_cells)
+    return(ifelse(is.na(k), NA_integer_, findInterval(k - 1L, plan$block_start)))
+  }
   out <- rep(NA_integer_, nrow(plan$cells$cells))
   sizes <- diff(plan$block_start)
   out[plan$block_cells] <- rep.int(seq_along(sizes), sizes)

@@ -227,7 +227,9 @@ validate_plan.pram_plan_vars <- function(plan, arg = "plan", call = rlang::calle
 }
 
 #' @export
-plan_block_of.pram_plan_vars <- function(plan) rep(NA_integer_, nrow(plan$cells$cells))
+plan_block_of.pram_plan_vars <- function(plan, cells = NULL) {
+  rep(NA_integer_, if (is.null(cells)) nrow(plan$cells$cells) else length(cells))
+}
 
 #' @export
 plan_movable.pram_plan_vars <- function(plan, ep = NULL) plan_cost(plan, ep = ep %||% engine_plan(plan))$stay < 1

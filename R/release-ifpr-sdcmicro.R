@@ -1,6 +1,6 @@
 #' @rdname ifpr
 #' @export
-ifpr.sdcMicroObj <- function(data, keys = NULL, xi, ..., also = NULL) {
+ifpr.sdcMicroObj <- function(data, keys = NULL, xi, ..., also = NULL, population = NULL) {
   rlang::check_installed("sdcMicro", reason = "to release an sdcMicroObj with ifpr().")
   obj <- data
   all_keys <- colnames(obj@origData)[obj@keyVars]
@@ -24,7 +24,12 @@ ifpr.sdcMicroObj <- function(data, keys = NULL, xi, ..., also = NULL) {
   # the current (already anonymised) values of keys and PRAM variables
   current <- as.data.frame(obj@manipKeyVars)
   if (length(also) > 0) current <- cbind(current, as.data.frame(obj@manipPramVars)[also])
-  rel <- ifpr(current, keys, xi, ..., also = also)
+  # a model's sampling weights may name a variable of the object (its weight)
+  w <- population$weights
+  if (inherits(population, "sdc_population_model") && is.character(w) && w %in% names(obj@origData)) {
+    population$weights <- obj@origData[[w]]
+  }
+  rel <- ifpr(current, keys, xi, ..., also = also, population = population)
 
   # sdcMicro's own setter records every slot it changes, so that undolast()
   # and the print/report methods see them

@@ -104,6 +104,12 @@
 #' @param ordered For `method = "optimal"` with `damage = "distance"`: keys
 #'   whose values have an order (numbers or ordered factors), a change
 #'   costing the difference of their values.
+#' @param population,target_in_file For a sample release: the population the
+#'   file was sampled from (its counts by the keys and `also`, or a
+#'   [population_model()]; sampling weights may name a column of `data`)
+#'   and whether the intruder knows that his target is in the file
+#'   (`"known"`, the default) or not (`"unknown"`). See the section on
+#'   sample releases.
 #'
 #' @returns An object of class `sdc_release`: a list with
 #'   * `data`: the released data: same rows in the same order, same columns
@@ -117,6 +123,19 @@
 #'     \eqn{a}, method, calibration, \eqn{\theta} per block (in `plan`),
 #'     records and cells perturbed and changed, and the savings of exact
 #'     calibration.
+#' @section Sample releases:
+#'   With `target_in_file = "unknown"` the intruder draws his target from the
+#'   population: a cell of \eqn{t_j} records and \eqn{F_j} population units
+#'   has the risk \eqn{(t_j / F_j) R_j(a, t)} (see [match_risk()]), so it
+#'   needs \eqn{R_j(a, t) \le \min(1, \xi F_j / t_j)} only: cells whose
+#'   population is large need less protection. The calibration and the
+#'   certificate hold these per-cell bounds exactly (the core's maximum of
+#'   \eqn{(t_j / F_j) R_j(a, t)}); the certificate, print and summary say
+#'   that the release is certified for a target who may not be in the file,
+#'   with the population or model (an estimate when \eqn{F} comes from a
+#'   [population_model()]). The blocks are still those of the in-file design
+#'   in this version; exact calibration lowers \eqn{\theta} (to 0 where the
+#'   population alone protects every cell of a block).
 #' @section sdcMicro objects:
 #'   For an `sdcMicroObj` (package sdcMicro), `keys` default to the object's
 #'   categorical key variables; the perturbed values are written back into
@@ -167,7 +186,8 @@ ifpr.data.frame <- function(data, keys, xi,
                             partition = NULL, also = NULL, method = c("tiered", "nayak", "optimal"),
                             calibrate = c("exact", "bound"), on_infeasible = c("error", "merge"),
                             ..., na = c("exclude", "category"), split = FALSE, known = NULL,
-                            damage = c("keys", "records", "variance", "distance"), weights = NULL, ordered = NULL) {
+                            damage = c("keys", "records", "variance", "distance"), weights = NULL, ordered = NULL,
+                            population = NULL, target_in_file = c("known", "unknown")) {
   rlang::check_dots_empty()
   check_data_frame(data)
   check_names_in(keys, data)
@@ -184,22 +204,43 @@ ifpr.data.frame <- function(data, keys, xi,
   bar <- progress_bar(paste("ifpr():", n_of(nrow(data), "record")))
   progress_set(bar, 0, "cross-classifying")
   cf <- cell_frequencies(data, vars, na = na)
+  smp <- sample_of(cf, population, target_in_file, data = data)
   progress_set(bar, 0.3, "designing blocks and certifying")
+  # a sample: cell j needs R_j(a, t) <= xi F_j / t_j only (risk-sample.R)
   d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
-    known = known, design = design
+    known = known, bound = if (!is.null(smp)) pmin(1, xi / smp$weight), design = design
   )
+  d <- ifpr_sample_certificate(d, smp, goal, xi, known_subsets(known, vars))
   plan <- d$plan
   new_cell <- plan_draw(plan, cf$cell_id, ep = d$ep, progress = progress_part(bar, 0.6, 0.8, "drawing"))
   progress_set(bar, 0.8, "writing the keys")
   changed <- changed_records(cf$cell_id, new_cell)
   released <- write_cells(data, cf, changed, new_cell[changed])
   new_sdc_release(
-    data = released, plan = plan, plan_bound = d$plan_bound, cells = cf, new_cell = new_cell,
-    keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
-    partition = partition, sets = d$ps$sets, des = d$des, max_risk = d$mx, set_of_cell = d$ps$set_of_cell,
-    known_risk = d$known, ep = d$ep, ep_bound = d$ep_bound, records_changed = length(changed), bound = d$bound,
-    design = d$design
+    data = released, design = d, cells = cf, new_cell = new_cell, keys = keys, also = also, xi = xi,
+    goal = goal, method = method, calibrate = calibrate, partition = partition,
+    records_changed = length(changed), sample = smp
   )
+}
+
+# For a sample, the certificate of the designed plan (`d` of ifpr_design())
+# is the maximum of (t_j / F_j) R_j(a, t), the risk of a target who may not
+# be in the file: the design met R_j(a, t) <= bound[j] = min(1, xi F_j /
+# t_j), which is the same, and the certificate reports the sample's own
+# weights (not xi / bound, which is xi where the bound is 1).
+ifpr_sample_certificate <- function(d, smp, goal, xi, subsets, call = rlang::caller_env()) {
+  if (is.null(smp)) return(d)
+  d$mx <- add_sample(plan_max_risk(d$plan, goal, d$plan$cells$keys, d$ep, call = call, weight = smp$weight), smp)
+  if (!is.null(subsets)) d$known <- plan_max_risk_known(d$plan, goal, subsets, d$ep, smp, call = call)
+  risks <- c(d$mx$risk, d$known$risk)
+  worst <- if (all(is.na(risks))) NA_real_ else max(risks, na.rm = TRUE)
+  if (!is.na(worst) && worst > xi) {
+    abort_sdc(c(
+      "The release does not meet its bound for a target who may not be in the file: the exact maximum risk is {format(worst, digits = 8)} > xi = {xi}.",
+      "i" = "No release is returned. Please report this with the data's cell counts and the population."
+    ), "certificate", call = call)
+  }
+  d
 }
 
 # The checks shared by the data frame and database methods of ifpr(), after
@@ -225,16 +266,21 @@ check_ifpr_common <- function(data, keys, xi, also, goal, method, split, call = 
 # same plan from the same counts.
 #
 # `bound`: NULL (every cell's risk bound is xi) or one bound per cell in
-# (0, 1]: the design then makes R_t(a, t) <= bound[t] for every cell t and a
-# of the goal (a sample's intruder who does not know whether the target is in
-# the file, issue 34, sets bound[t] = min(1, xi F_t / f_t)). With every bound
-# equal to xi the plan is the same as with NULL, bit for bit.
+# (0, 1]: the design makes R_t(a, t) <= bound[t] for every cell t and a of
+# the goal (a sample's intruder who does not know whether the target is in
+# the file, issue 34, sets bound[t] = min(1, xi F_t / f_t)); calibration and
+# certificate hold it exactly as the maximum of w_t R_t(a, t) <= ref with the
+# core's per-cell weights w_t = ref / bound[t], ref = min(xi, bound) (so
+# every weight is in (0, 1]). With every bound equal to xi the plan is the
+# same as with NULL, bit for bit.
 #
 # `design`: the damage, weights and ordered keys of ifpr() (method "optimal").
 ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible,
-                        split, known = NULL, bound = NULL, design = NULL, call = rlang::caller_env()) {
+                        split, known = NULL, call = rlang::caller_env(), bound = NULL, design = NULL) {
   uniform <- is.null(bound)
   bound <- risk_bounds(bound, xi, nrow(cf$cells), call = call)
+  ref <- min(xi, bound)
+  weight <- if (!uniform) ref / bound
   subsets <- known_subsets(known, vars, call = call)
   opts <- if (method == "optimal") {
     optimal_options(cf, goal, utils::modifyList(list(damage = "keys"), Filter(Negate(is.null), design)), call = call)
@@ -266,22 +312,20 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
   ep_bound <- ep <- block_engine_list(plan_bound)
   # the least-damage design fits every block exactly already
   if (calibrate == "exact" && method != "optimal" && length(plan$theta) > 0) {
-    # each block to the smallest bound of its cells
-    target <- if (uniform) xi else block_min(bound, plan)
-    plan$theta <- core_call(cpp_calibrate_ifpr, ep_bound, goal, target * (1 - 1e-9), call = call)
+    plan$theta <- core_call(cpp_calibrate_ifpr, engine_weighted(ep_bound, weight, call = call), goal, ref * (1 - 1e-9),
+                            call = call)
     ep <- block_engine_list(plan)
   }
-  mx <- plan_max_risk(plan, goal, plan$cells$keys, ep, call = call)
-  check_certificate(mx, plan, ep, goal, xi, if (!uniform) bound, call = call)
+  mx <- plan_max_risk(plan, goal, plan$cells$keys, ep, call = call, weight = weight)
+  check_certificate(mx, ref, call = call)
   kr <- NULL
   if (!is.null(subsets)) {
     # intruders who know fewer keys: R_D(a, t) for every set D of cells that
-    # share their known values (max_match_risk(known =)); with a bound per
-    # cell, against the smallest bound until the core weighs each cell
-    kr <- max_match_risk_known(plan, goal, subsets)
-    if (!is.na(kr$risk[1]) && kr$risk[1] > min(bound)) {
+    # share their known values (max_match_risk(known =))
+    kr <- plan_max_risk_known(plan, goal, subsets, ep, call = call, weight = weight)
+    if (!is.na(kr$risk[1]) && kr$risk[1] > ref) {
       abort_sdc(c(
-        "The release does not meet its bound for an intruder who knows only {.val {strsplit(kr$known[1], ', ')[[1]]}}: the exact maximum risk is {format(kr$risk[1], digits = 8)} > xi = {xi}.",
+        "The release does not meet its bound for an intruder who knows only {.val {strsplit(kr$known[1], ', ')[[1]]}}: the exact maximum risk is {format(kr$risk[1], digits = 8)} > xi = {ref}.",
         "x" = "At cell {kr$cell[1]} (T_D = {kr$count_known[1]} records share its known values), a = {kr$a[1]}.",
         "i" = "Blocks whose cells such an intruder cannot tell apart do not protect against them. Let those keys change (see {.arg partition}), or leave that intruder out of {.arg known}.",
         "i" = "No release is returned."
@@ -304,30 +348,14 @@ risk_bounds <- function(bound, xi, n_cells, call = rlang::caller_env()) {
   as.numeric(bound)
 }
 
-# The smallest bound of the cells of each block of a block plan.
-block_min <- function(bound, plan) {
-  sizes <- diff(plan$block_start)
-  if (length(sizes) == 0) return(numeric())
-  as.vector(tapply(bound[plan$block_cells], rep.int(seq_along(sizes), sizes), min))
-}
-
-# The certificate on the final plan, or an error: the exact maximum risk `mx`
-# against xi; with a bound per cell, every cell against its own bound
-# (sdcRisk::plan_bound_check(): a = 1..ceil(1 / bound), beyond which
-# R <= 1 / a cannot exceed it).
-check_certificate <- function(mx, plan, ep, goal, xi, bound = NULL, call = rlang::caller_env()) {
-  if (is.null(bound)) {
-    if (is.na(mx$risk) || mx$risk <= xi) return(invisible())
-    where <- list(cell = mx$cell, count = mx$count, a = mx$a, risk = mx$risk, bound = paste("xi =", xi))
-  } else {
-    chk <- core_call(cpp_bound_check, ep, goal, bound, call = call)
-    if (chk$ratio <= 1) return(invisible())
-    where <- list(cell = chk$cell, count = plan$cells$cells$count[chk$cell], a = chk$a, risk = chk$risk,
-                  bound = paste("the cell's bound", format(bound[chk$cell])))
-  }
+# The certificate on the final plan, or an error: `mx` the exact maximum of
+# w_t R_t(a, t) with the weights ref / bound[t] (plan_max_risk(weight =)),
+# which is at most `ref` iff every cell meets its own bound.
+check_certificate <- function(mx, ref, call = rlang::caller_env()) {
+  if (is.na(mx$risk) || mx$risk <= ref) return(invisible())
   abort_sdc(c(
-    "The release does not meet its bound: the exact risk is {format(where$risk, digits = 8)} > {where$bound}.",
-    "x" = "At cell {where$cell} (count {where$count}), a = {where$a}.",
+    "The release does not meet its bound: the exact maximum risk is {format(mx$risk, digits = 8)} > xi = {ref}.",
+    "x" = "At cell {mx$cell} (count {mx$count}), a = {mx$a}.",
     "i" = "No release is returned. Please report this with the data's cell counts."
   ), "certificate", call = call)
 }
@@ -378,37 +406,55 @@ ifpr_plan <- function(cf, cells, sizes, theta, matrix = NULL) {
   validate_pram_plan(plan, records = FALSE)
 }
 
-new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also, xi, goal,
-                            method, calibrate, partition, sets, des, max_risk, set_of_cell, known_risk = NULL,
-                            ep = engine_plan(plan), ep_bound = engine_plan(plan_bound),
-                            records_changed = NULL, bound = NULL, design = NULL) {
+# A release of ifpr() on a data frame: the released data, the parts of
+# every IFPR release, and the released cell of every record (`new_cell`).
+new_sdc_release <- function(data, design, cells, new_cell, keys, also, xi, goal, method, calibrate,
+                            partition, records_changed, sample = NULL) {
+  s_new <- tabulate(new_cell, nbins = length(cells$cells$count)) # NA ignored
+  parts <- ifpr_release_parts(design, cells, keys, also, xi, goal, method, calibrate, partition,
+    records_changed = records_changed, s_new = s_new, sample = sample
+  )
+  first <- c("plan", "cells")
+  structure(
+    c(list(data = data), parts[first], list(new_cell = new_cell), parts[setdiff(names(parts), first)]),
+    class = c("sdc_release", "sdc_release_any")
+  )
+}
+
+# The parts of every IFPR release (ifpr() on a data frame or a database
+# table): its plan and cells, the sets of the partition, the merges and
+# the certificate, from the result of ifpr_design(), whose engine plans
+# (`ep`, `ep_bound`) were validated there and are not made again. The
+# realised changes come from the caller: `records_changed` and `s_new`, the
+# released count of every cell.
+ifpr_release_parts <- function(design, cells, keys, also, xi, goal, method, calibrate, partition,
+                               records_changed, s_new, sample = NULL) {
+  plan <- design$plan
   counts <- cells$cells$count
-  bound <- bound %||% rep(xi, length(counts))
-  members <- des$original
-  n_blocks_set <- vapply(des$design, function(d) length(d$sizes), integer(1))
+  bound <- design$bound %||% rep(xi, length(counts))
+  members <- design$des$original
+  n_blocks_set <- vapply(design$des$design, function(d) length(d$sizes), integer(1))
   set_table <- data.frame(
-    set = sets$set,
-    label = sets$label,
+    set = design$ps$sets$set,
+    label = design$ps$sets$label,
     records = vapply(members, function(m) sum(counts[m]), numeric(1)),
     cells = lengths(members),
     needing_protection = vapply(members, function(m) sum(needs_protection(counts[m], bound[m], goal)), integer(1)),
     blocks = n_blocks_set,
     merged_into = NA_integer_
   )
-  set_table$merged_into[des$merges$set] <- des$merges$merged_into
-  # only records of cells in blocks can change
-  records_changed <- records_changed %||% sum(new_cell != cells$cell_id, na.rm = TRUE)
-  s_new <- tabulate(new_cell, nbins = length(counts)) # NA ignored
-  cost_exact <- plan_cost(plan, ep = ep, stay = FALSE)
-  cost_bound <- plan_cost(plan_bound, ep = ep_bound, stay = FALSE)
+  set_table$merged_into[design$des$merges$set] <- design$des$merges$merged_into
+  cost_exact <- plan_cost(plan, ep = design$ep, stay = FALSE)
+  cost_bound <- plan_cost(design$plan_bound, ep = design$ep_bound, stay = FALSE)
+  mx <- design$mx
   certificate <- new_sdc_certificate(
     goal = goal,
     xi = xi,
-    risk = max_risk$risk,
-    cell = max_risk$cell,
-    a = max_risk$a,
-    count = max_risk$count,
-    cell_keys = max_risk$keys,
+    risk = mx$risk,
+    cell = mx$cell,
+    a = mx$a,
+    count = mx$count,
+    cell_keys = mx$keys,
     method = method,
     calibrate = calibrate,
     blocks = length(plan$theta),
@@ -422,16 +468,15 @@ new_sdc_release <- function(data, plan, plan_bound, cells, new_cell, keys, also,
     total_variance = cost_exact$variance,
     total_variance_bound = cost_bound$variance,
     n_records = cells$n_records,
-    known = known_risk,
-    design = design
+    n_excluded = cells$n_excluded %||% 0,
+    known = design$known,
+    design = design$design
   )
-  structure(
-    list(
-      data = data, plan = plan, cells = cells, new_cell = new_cell,
-      keys = keys, also = also, partition = partition, set_of_cell = set_of_cell,
-      sets = set_table, merges = des$merges, certificate = certificate
-    ),
-    class = c("sdc_release", "sdc_release_any")
+  certificate <- certificate_sample(certificate, mx)
+  list(
+    plan = plan, cells = cells, keys = keys, also = also, partition = partition,
+    set_of_cell = design$ps$set_of_cell, sets = set_table, merges = design$des$merges,
+    certificate = certificate, sample = sample
   )
 }
 
@@ -485,10 +530,13 @@ certificate_lines <- function(cert, n) {
     sprintf("R = %s <= xi = %s at cell %d (%s; T = %d), a = %d",
       format(cert$risk, digits = 6), format(cert$xi), cert$cell, keys, cert$count, cert$a)
   }
+  risk_txt <- paste0(risk_txt, outside_certificate_text(cert$n_excluded))
   saved <- cert$expected_changed_bound - cert$expected_changed
   list(
     goal = paste0("Goal: ", goal_label(cert$goal), "; method ", cert$method, ", calibration ", cert$calibrate),
-    risk = paste0("Certificate (exact maximum risk): ", risk_txt),
+    risk = c(paste0("Certificate (", tolower(risk_kind(cert$sample)), " maximum risk",
+                    if (!is.null(cert$sample)) paste0(" ", sample_line(cert$sample)), "): ", risk_txt),
+             sample_cell_line(cert)),
     blocks = paste0(
       n_of(cert$blocks, "IFPR block"), " over ", fmt_int(cert$cells_in_blocks), " cells (",
       fmt_int(cert$records_in_blocks), " records)",
@@ -550,6 +598,16 @@ format.sdc_release <- function(x, ...) {
   )
 }
 
+# The records a certificate does not cover: those with a missing key value
+# when they are left out of the cells (na = "exclude"), released unchanged
+# and matched by no cell.
+outside_certificate_text <- function(n_excluded) {
+  n <- n_excluded %||% 0
+  if (n == 0) return("")
+  paste0("; records with complete keys only: ", n_of(n, "record"), " with a missing key ",
+         if (n == 1) "is" else "are", " outside the certificate")
+}
+
 # What happened to records with a missing key value: left out of the
 # cross-classification (never perturbed) or in a category of their own
 # (which records can move into and out of). NULL when no key is missing.
@@ -561,7 +619,7 @@ missing_key_line <- function(cells) {
   }
   n <- cells$n_excluded %||% 0
   if (n == 0) return(NULL)
-  paste0("Not perturbed: ", n_of(n, "record"), " with a missing key value (na = \"exclude\"), released as they are")
+  paste0("Not perturbed: ", n_of(n, "record"), " with a missing key value (na = \"exclude\"), released as they are, outside the certificate")
 }
 
 #' @export
@@ -594,8 +652,10 @@ print.summary.sdc_release <- function(x, ...) {
   cert <- x$certificate
   cat("Release of ", fmt_int(x$n_records), " records; keys ", paste(c(x$keys, x$also), collapse = ", "), "\n", sep = "")
   cat("Goal: ", goal_label(cert$goal), ", xi = ", format(cert$xi), "\n", sep = "")
-  cat("Exact maximum risk: ", if (is.na(cert$risk)) "none (no event covered)" else format(cert$risk, digits = 8),
+  cat(risk_kind(cert$sample), " maximum risk", if (!is.null(cert$sample)) paste0(" ", sample_line(cert$sample)), ": ",
+    if (is.na(cert$risk)) "none (no event covered)" else format(cert$risk, digits = 8),
     if (!is.na(cert$risk)) paste0(" (cell ", cert$cell, ", T = ", cert$count, ", a = ", cert$a, ")"), "\n", sep = "")
+  if (!is.null(sample_cell_line(cert))) cat(sample_cell_line(cert), "\n", sep = "")
   tab <- data.frame(
     quantity = c("blocks", "cells in blocks", "records in blocks", "records changed", "cells whose count changed",
                  "expected records changed", "expected changed with bound theta",

@@ -31,10 +31,17 @@
 #' @param goal The goal, as in [max_match_risk()].
 #' @param known The keys the intruder matches on, as in [max_match_risk()]
 #'   (`NULL`: all keys).
+#' @param population,target_in_file For a sample (most `sdcMicroObj`s hold
+#'   one): the population it was drawn from and whether the intruder knows
+#'   that his target is in the file, as in [max_match_risk()]. A
+#'   [population_model()] may name the object's weight variable as its
+#'   `weights`.
 #' @returns `obj`, with `obj@risk$pram` the certificate: a list with the
 #'   goal, the exact maximum risk, its cell, `a`, the cell's count and key
 #'   values, the perturbed variables, the expected number of changed
-#'   records and the total perturbation variance.
+#'   records and the total perturbation variance (for a sample also
+#'   `target_in_file`, `sample` and the arg-max cell's `p_in_file`,
+#'   `population` and `risk_in_file`).
 #' @family per-variable PRAM
 #' @export
 #' @examplesIf rlang::is_installed("sdcMicro")
@@ -46,17 +53,23 @@
 #' obj <- pram_certify(obj)
 #' obj@risk$pram$risk
 pram_certify <- function(obj, goal = c("all_matches", "unique_matches", "sample_uniques"),
-                         known = NULL) {
+                         known = NULL, population = NULL, target_in_file = c("known", "unknown")) {
   goal <- check_choice(goal)
   rel <- sdcmicro_release(obj, arg = "obj")
   known <- check_known(known, rel$keys)
-  mx <- max_match_risk(rel$plan, goal, known = known)
-  cost <- plan_cost(rel$plan, stay = FALSE)
+  # sampling weights may name a variable of the object's data
+  smp <- sample_of(rel$cells, population, target_in_file, data = obj@origData)
+  ep <- engine_plan(rel$plan)
+  bar <- progress_bar("Exact maximum risk")
+  mx <- plan_max_risk(rel$plan, goal, known, ep, progress = progress_part(bar), weight = smp$weight)
+  mx <- add_sample(mx, smp)
+  cost <- plan_cost(rel$plan, ep = ep, stay = FALSE)
   risk <- sdcMicro::get.sdcMicroObj(obj, "risk")
-  risk$pram <- structure(list(
+  risk$pram <- structure(certificate_sample(list(
     goal = goal, known = known, risk = mx$risk, cell = mx$cell, a = mx$a, count = mx$count, cell_keys = mx$keys,
-    vars = rel$vars, expected_changed = cost$changed, total_variance = cost$variance
-  ), class = "sdc_pram_certificate")
+    vars = rel$vars, expected_changed = cost$changed, total_variance = cost$variance,
+    n_excluded = rel$cells$n_excluded %||% 0
+  ), mx), class = "sdc_pram_certificate")
   sdcMicro::set.sdcMicroObj(obj, "risk", list(risk))
 }
 

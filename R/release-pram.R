@@ -34,6 +34,13 @@
 #' @param goal The goal of the certificate, as in [max_match_risk()].
 #' @param known The keys the intruder matches on, as in [max_match_risk()]
 #'   (`NULL`: all keys).
+#' @param population,target_in_file For a sample release: the population the
+#'   file was sampled from (its counts by the keys, or a
+#'   [population_model()]; sampling weights may name a column of `data`)
+#'   and whether the intruder knows that his target is in the file
+#'   (`"known"`, the default) or not (`"unknown"`); see [match_risk()]. With
+#'   `"unknown"` the certificate is the maximum of \eqn{(t_j / F_j) R_j(a,
+#'   t)} and says so.
 #' @param na How records with a missing key are treated, as in
 #'   [cell_frequencies()]. With `"exclude"` they are released unchanged. With
 #'   `"category"`, `NA` is the last category of each key and its matrices: its
@@ -47,7 +54,9 @@
 #'   variable), `new_cell` (the original cell each released record falls
 #'   in, `NA` if that cell was empty), `keys`, `vars`, `strata` and
 #'   `certificate` (goal, exact maximum risk with its cell and `a`, records
-#'   changed, expected changed records and total perturbation variance).
+#'   changed, expected changed records and total perturbation variance; for
+#'   a sample, `target_in_file` and `sample`, the population or model), and
+#'   for a sample `sample` (the weights \eqn{t_j / F_j} of the cells).
 #' @family per-variable PRAM
 #' @export
 #' @examples
@@ -60,7 +69,8 @@
 pram_release <- function(data, keys, vars = setdiff(keys, strata), strata = NULL,
                          pd = 0.8, alpha = 0.5, matrices = NULL,
                          goal = c("all_matches", "unique_matches", "sample_uniques"),
-                         known = NULL, na = c("exclude", "category")) {
+                         known = NULL, na = c("exclude", "category"), population = NULL,
+                         target_in_file = c("known", "unknown")) {
   check_data_frame(data)
   check_names_in(keys, data)
   goal <- check_choice(goal)
@@ -68,6 +78,7 @@ pram_release <- function(data, keys, vars = setdiff(keys, strata), strata = NULL
   check_pram_vars(vars, strata, keys)
   known <- check_known(known, keys)
   cf <- cell_frequencies(data, keys, na = na)
+  smp <- sample_of(cf, population, target_in_file, data = data)
   if (is.null(matrices)) matrices <- invariant_matrices(cf, vars, strata, pd, alpha)
   plan <- pram_plan_vars(cf, matrices, strata = strata)
   ep <- engine_plan(plan)
@@ -76,12 +87,13 @@ pram_release <- function(data, keys, vars = setdiff(keys, strata), strata = NULL
   released <- write_codes(data, cf, vars, codes)
   new_cell <- released_cell(cf, vars, codes)
   bar <- progress_bar("pram_release(): exact maximum risk")
-  new_sdc_pram_release(released, plan, cf, codes, new_cell, keys, vars, strata,
-                       plan_max_risk(plan, goal, known, ep, progress = progress_part(bar)), ep = ep)
+  mx <- plan_max_risk(plan, goal, known, ep, progress = progress_part(bar), weight = smp$weight)
+  new_sdc_pram_release(released, plan, cf, codes, new_cell, keys, vars, strata, add_sample(mx, smp), ep = ep,
+                       sample = smp)
 }
 
 new_sdc_pram_release <- function(data, plan, cells, codes, new_cell, keys, vars, strata, max_risk,
-                                 ep = engine_plan(plan)) {
+                                 ep = engine_plan(plan), sample = NULL) {
   cost <- plan_cost(plan, ep = ep, stay = FALSE)
   old <- cells$cell_id
   moved <- !is.na(old) & (is.na(new_cell) | new_cell != old)
@@ -96,12 +108,15 @@ new_sdc_pram_release <- function(data, plan, cells, codes, new_cell, keys, vars,
     method = "per-variable PRAM",
     vars = vars,
     records_changed = sum(moved),
+    n_excluded = cells$n_excluded %||% 0,
     expected_changed = cost$changed,
     total_variance = cost$variance
   ), class = "sdc_pram_certificate")
+  certificate <- certificate_sample(certificate, max_risk)
   structure(
     list(data = data, plan = plan, cells = cells, new_codes = codes, new_cell = new_cell,
-         keys = keys, vars = vars, strata = strata %||% character(0), certificate = certificate),
+         keys = keys, vars = vars, strata = strata %||% character(0), certificate = certificate,
+         sample = sample),
     class = c("sdc_pram_release", "sdc_release_any")
   )
 }
@@ -256,7 +271,10 @@ pram_certificate_line <- function(cert) {
   known <- if (!is.null(cert$known) && length(cert$known) < length(cert$cell_keys)) {
     paste0("; intruder knows ", paste(cert$known, collapse = ", "))
   } else ""
-  paste0("Certificate (exact maximum risk, ", goal_label(cert$goal), known, "): ", risk_txt)
+  c(paste0("Certificate (", tolower(risk_kind(cert$sample)), " maximum risk, ", goal_label(cert$goal), known,
+           if (!is.null(cert$sample)) paste0(", ", sample_line(cert$sample)), "): ", risk_txt,
+           outside_certificate_text(cert$n_excluded)),
+    sample_cell_line(cert))
 }
 
 #' @export

@@ -8,14 +8,20 @@
 #' every cell; the interval of a suppressed cell is then the minimum and the
 #' maximum of that cell over the polyhedron of consistent tables, two linear
 #' programs (Hundepool et al. 2012, Section 4.4.2; de Wolf 2002), solved with
-#' GLPK through \pkg{Rglpk}. The programs split into independent problems,
-#' one per connected set of suppressed cells linked by the table's
-#' relations, which keeps each one small. Every optimal table a program
-#' returns is a consistent table for all cells at once: an end of an
-#' interval that one of them already reaches, when it equals the bound that
-#' a single relation implies (the other cells of the relation at their own
-#' bounds), is exact without a program of its own, which saves most
-#' programs on large patterns.
+#' HiGHS (Huangfu and Hall 2018) through the \pkg{highs} package. The
+#' programs split into independent problems, one per connected set of
+#' suppressed cells linked by the table's relations, which keeps each one
+#' small; the programs of one set differ only in their objective and are
+#' solved by the simplex method from the previous optimal basis (on sets of
+#' 5,000 cells and more, HiGHS' interior point method solves the first
+#' program and those that take many cells at once). Every optimal table
+#' a program returns is a consistent table for all cells at once: an end of
+#' an interval that one of them already reaches, when it equals the bound
+#' that the relations imply (each relation bounds each of its cells by the
+#' bounds of the others, propagated from relation to relation), is exact
+#' without a program of its own, which saves most programs on large
+#' patterns; programs that maximise (minimise) a weighted sum of cells that
+#' share no relation find such tables for many cells at once.
 #'
 #' Protection levels (the amount by which a sensitive cell's value must stay
 #' uncertain upwards and downwards): for a rule of the PTN framework
@@ -80,6 +86,9 @@
 #'   Gray, D. (2018). Precision threshold and noise: an alternative
 #'   framework of sensitivity measures. In *Privacy in Statistical Databases*,
 #'   LNCS 11126, 15-27. Springer.
+#'
+#'   Huangfu, Q. and Hall, J. A. J. (2018). Parallelizing the dual revised
+#'   simplex method. *Mathematical Programming Computation* 10(1), 119-142.
 #' @family tabular
 #' @export
 #' @examples
@@ -278,7 +287,7 @@ table_problem <- function(x, lower, upper, freq_protection, arg = "x", call = rl
   bounds <- cell_bounds(x, lower, upper, call)
   list(structure = table_structure(x, arg, call), value = value, lower = bounds$lower,
        upper = bounds$upper, level = protection_levels(x, freq_protection),
-       sensitive = x$sensitive, tol = 1e-7 * (1 + abs(value)))
+       sensitive = x$sensitive, tol = audit_tolerance * (1 + abs(value)))
 }
 
 protection_levels <- function(x, freq_protection) {
@@ -400,7 +409,7 @@ check_additive <- function(x, rel, cell, coef, nrel, arg, call) {
   v <- as.numeric(x$total)
   resid <- tabulate_sum(rel, coef * v[cell], nrel)
   scale <- tabulate_sum(rel, abs(v[cell]), nrel)
-  bad <- which(abs(resid) > 1e-9 * (1 + scale))
+  bad <- which(abs(resid) > additivity_tolerance * (1 + scale))
   if (length(bad)) {
     margin <- cell[rel == bad[1] & coef < 0][1]
     abort_sdc(c(
@@ -473,12 +482,14 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
 # bound is valid after any pass (outer bounds of the cell's interval). Most
 # cells reach one of them, so a table that attains it proves the bound
 # exact without a program of its own.
-relation_bounds <- function(lp, passes = 20L) {
+relation_bounds <- function(lp, passes = audit_relation_passes) {
   lower <- lp$lower
   upper <- lp$upper
   for (pass in seq_len(passes)) {
     rb <- relation_bounds_pass(lp, lower, upper)
-    gain <- function(new, old) new != old & (is.infinite(old) | abs(new - old) > 1e-9 * (1 + abs(old)))
+    gain <- function(new, old) {
+      new != old & (is.infinite(old) | abs(new - old) > relation_bound_moved * (1 + abs(old)))
+    }
     moved <- gain(rb$lower, lower) | gain(rb$upper, upper)
     lower <- rb$lower
     upper <- rb$upper
@@ -530,160 +541,256 @@ group_extreme <- function(g, x, n, f) {
 # value in some witness reaches its bound from relation_bounds() has that
 # bound as its exact end; `exact = FALSE` (protection decided, not
 # measured) also accepts a witness beyond the required level, as an inner
-# bound. Only the remaining ends get programs of their own.
-#
-# The witnesses come from batch programs, each maximising (minimising) a
-# weighted sum of open ends that share no relation (a greedy packing in a
-# fixed pseudo-random order, another each batch): the ends of one relation
-# cannot all reach their bounds in one table, while ends of a packing often
-# can. On the 19,229 suppressed cells of the 106,636-cell bench table every
-# end sampled reached its relation bound, and 26 batches left 186 of 19,229
-# upper ends open, where batches over every open end left 9,120 after 40.
-# Components of at least `ipm_cols` cells solve their programs by HiGHS'
-# interior point method (see lp_session(); the option
-# `sdcRisk.audit_ipm_cols`, undocumented, lets the tests take that path on
-# small tables).
+# bound. Only the remaining ends get programs of their own. For each
+# direction, batch programs first (batch_witnesses()), then every end
+# (settle_ends()). The solver is chosen once, by the component's size:
+# HiGHS' simplex from the previous basis (simplex_component_solver()) or,
+# from `ipm_cols` cells, its interior point method
+# (ipm_component_solver(); the option `sdcRisk.audit_ipm_cols`,
+# undocumented, lets the tests take that path on small tables).
 component_intervals <- function(lp, pos, cells, prep, exact, call, tick = function(n = 1, done = FALSE) NULL,
-                                ipm_cols = getOption("sdcRisk.audit_ipm_cols", 5000L)) {
-  v <- prep$value[cells]
-  tol <- prep$tol[cells]
+                                ipm_cols = getOption("sdcRisk.audit_ipm_cols", audit_ipm_cols)) {
+  ends <- new_interval_ends(lp, pos, cells, prep, exact)
+  solver <- if (lp$mat$ncol >= ipm_cols) ipm_component_solver(lp, prep, call) else
+    simplex_component_solver(lp, prep, call)
+  for (upward in c(TRUE, FALSE)) {
+    batch_witnesses(ends, solver, lp, upward)
+    settle_ends(ends, solver, lp, upward, tick)
+  }
+  if (!exact) widen_flat_intervals(ends, solver, lp)
+  list(lower = ends$lo, upper = ends$hi, n_lp = ends$n_lp)
+}
+
+# The state of one component's intervals, shared by the steps of
+# component_intervals(): per target its relation bounds (`ub`, `lb`), the
+# values a witness must reach to settle its ends (`need_hi`, `need_lo`), the
+# extremes seen in witness tables so far (`seen_hi`, `seen_lo`), its
+# interval (`hi`, `lo`) and its relations (`rel_of`); the programs solved
+# (`n_lp`) and batches run (`batch`).
+new_interval_ends <- function(lp, pos, cells, prep, exact) {
   rb <- relation_bounds(lp)
-  ub <- rb$upper[pos]
-  lb <- rb$lower[pos]
+  ends <- new.env(parent = emptyenv())
+  ends$pos <- pos
+  ends$cells <- cells
+  ends$v <- prep$value[cells]
+  ends$tol <- prep$tol[cells]
+  ends$ub <- rb$upper[pos]
+  ends$lb <- rb$lower[pos]
   if (exact) {
-    need_hi <- ub - tol
-    need_lo <- lb + tol
+    ends$need_hi <- ends$ub - ends$tol
+    ends$need_lo <- ends$lb + ends$tol
   } else {
-    need_hi <- pmin(pmin(v + prep$level[cells], prep$upper[cells]) - tol, ub - tol)
-    need_lo <- pmax(pmax(v - prep$level[cells], prep$lower[cells]) + tol, lb + tol)
+    ends$need_hi <- pmin(pmin(ends$v + prep$level[cells], prep$upper[cells]) - ends$tol, ends$ub - ends$tol)
+    ends$need_lo <- pmax(pmax(ends$v - prep$level[cells], prep$lower[cells]) + ends$tol, ends$lb + ends$tol)
   }
-  seen_hi <- rep(-Inf, length(pos))
-  seen_lo <- rep(Inf, length(pos))
-  hi <- lo <- rep(NA_real_, length(pos))
-  witness <- function(r) {
-    if (is.null(r$solution)) return()
-    y <- r$solution[pos]
-    seen_hi <<- pmax(seen_hi, y)
-    seen_lo <<- pmin(seen_lo, y)
+  ends$seen_hi <- rep(-Inf, length(pos))
+  ends$seen_lo <- rep(Inf, length(pos))
+  ends$hi <- ends$lo <- rep(NA_real_, length(pos))
+  ends$rel_of <- split(lp$mat$i, factor(lp$mat$j, levels = seq_len(lp$mat$ncol)))[pos]
+  ends$n_lp <- 0L
+  ends$batch <- 0
+  ends
+}
+
+# A program's optimal table as a witness for every target (none when the
+# program had no optimum).
+add_witness <- function(ends, r) {
+  if (is.null(r$solution)) return(invisible(ends))
+  y <- r$solution[ends$pos]
+  ends$seen_hi <- pmax(ends$seen_hi, y)
+  ends$seen_lo <- pmin(ends$seen_lo, y)
+  invisible(ends)
+}
+
+# Which targets no witness has settled yet in direction `upward`.
+open_ends <- function(ends, upward) {
+  if (upward) ends$seen_hi < ends$need_hi else ends$seen_lo > ends$need_lo
+}
+
+# Batch programs, each maximising (minimising) a weighted sum of open ends
+# that share no relation (a greedy packing in a fixed pseudo-random order,
+# another each batch): the ends of one relation cannot all reach their
+# bounds in one table, while ends of a packing often can. On the 19,229
+# suppressed cells of the 106,636-cell bench table every end sampled
+# reached its relation bound, and 26 batches left 186 of 19,229 upper ends
+# open, where batches over every open end left 9,120 after 40. Batches go
+# on while each settles enough ends to pay for itself (the thresholds in
+# table-policy.R: a batch by the interior point method costs as much as
+# several single programs by the simplex from a near vertex).
+batch_witnesses <- function(ends, solver, lp, upward) {
+  repeat {
+    open <- open_ends(ends, upward)
+    if (sum(open) < audit_batch_min_open) break
+    ends$batch <- ends$batch + 1
+    pick <- relation_packing(which(open), ends$rel_of, lp$mat$nrow, ends$batch)
+    obj <- numeric(lp$mat$ncol)
+    obj[ends$pos[pick]] <- 1 / (1 + abs(ends$v[pick]))
+    add_witness(ends, solver$batch(obj, upward, ends$cells[1]))
+    ends$n_lp <- ends$n_lp + 1L
+    settled <- sum(open) - sum(open_ends(ends, upward))
+    pays <- max(if (solver$large) audit_batch_settle_ipm else audit_batch_settle_simplex,
+                audit_batch_settle_share * sum(open))
+    if (settled < pays) break
   }
-  large <- lp$mat$ncol >= ipm_cols
-  # the batch programs get finite bounds (a table of the smaller polytope is
-  # still a witness), so that an unbounded direction cannot hide the others
-  big <- 10 * sum(abs(prep$value)) + 1
-  lower_c <- pmax(lp$lower, -big)
-  upper_c <- pmin(lp$upper, big)
-  # Large components: the single programs too get the finite bounds (the
-  # interior point method declared the program of a bounded cell of the
-  # 106,636-cell bench table infeasible with infinite bounds, and solves it
-  # with finite ones). An optimum of the bounded program at which no
-  # bound that was added is active is an optimum of the program without
-  # them (the added bounds have zero multipliers, so the remaining ones
-  # prove optimality); one at such a bound is solved again without them.
-  added_lo <- large & lp$lower < -big
-  added_hi <- large & lp$upper > big
-  # A single program by the simplex from the previous vertex took 0.1 to 11
-  # s there, and one more than 3 minutes: past an iteration limit (about
-  # what the interior point method costs) it is solved by the interior
-  # point method from scratch instead.
-  exact_lp <- if (large) {
-    lp_session(lp$mat, lp$rhs, lp$rhs, lower_c, upper_c, method = "ipm_first",
-               iterations = max(10000L, lp$mat$ncol))
+}
+
+# Every target's end in direction `upward`: from the witnesses when they
+# settle it, otherwise by a program of its own (whose table is a witness
+# for the targets after it).
+settle_ends <- function(ends, solver, lp, upward, tick) {
+  for (k in seq_along(ends$pos)) {
+    done <- if (upward) ends$seen_hi[k] >= ends$need_hi[k] else ends$seen_lo[k] <= ends$need_lo[k]
+    if (done) {
+      end <- witnessed_end(ends, k, upward)
+    } else {
+      r <- solver$single(unit_objective(lp, ends$pos[k]), upward, ends$cells[k])
+      ends$n_lp <- ends$n_lp + 1L
+      add_witness(ends, r)
+      end <- r$value
+    }
+    if (upward) ends$hi[k] <- end else ends$lo[k] <- end
+    tick()
+  }
+}
+
+# The end of target k that the witnesses settle: exact at the relation
+# bound when reached, otherwise an inner bound.
+witnessed_end <- function(ends, k, upward) {
+  if (upward) {
+    if (ends$seen_hi[k] >= ends$ub[k] - ends$tol[k]) ends$ub[k] else ends$seen_hi[k]
   } else {
-    lp_session(lp$mat, lp$rhs, lp$rhs, lp$lower, lp$upper)
+    if (ends$seen_lo[k] <= ends$lb[k] + ends$tol[k]) ends$lb[k] else ends$seen_lo[k]
   }
-  at_added_bound <- function(y) {
-    near <- big - 1e-6 * (1 + big)
-    any(added_lo & y <= -near) || any(added_hi & y >= near)
+}
+
+# With `exact = FALSE`, the exact ends of every interval that the levels
+# alone do not force to a positive width.
+widen_flat_intervals <- function(ends, solver, lp) {
+  for (k in which(ends$hi - ends$lo <= ends$tol)) {
+    obj <- unit_objective(lp, ends$pos[k])
+    ends$lo[k] <- solver$single(obj, FALSE, ends$cells[k])$value
+    ends$hi[k] <- solver$single(obj, TRUE, ends$cells[k])$value
+    ends$n_lp <- ends$n_lp + 2L
   }
+}
+
+# The objective of the program of one cell (column j).
+unit_objective <- function(lp, j) {
+  obj <- numeric(lp$mat$ncol)
+  obj[j] <- 1
+  obj
+}
+
+# The solver of a small component: every program by HiGHS' primal simplex
+# from the previous optimal basis (lp_session(); the programs of a
+# component differ only in their objective), a program the session fails
+# (numerical trouble from the previous basis) from scratch by
+# component_program(). The batch programs get finite bounds
+# (finite_bounds(): a table of the smaller polytope is still a witness), so
+# that an unbounded direction cannot hide the others. Returns
+# list(large, single, batch), each of the last two a function(obj,
+# maximize, cell) returning list(status, value, solution).
+simplex_component_solver <- function(lp, prep, call) {
+  box <- finite_bounds(lp, prep)
+  single_lp <- lp_session(lp$mat, lp$rhs, lp$rhs, lp$lower, lp$upper)
   batch_lp <- NULL
-  # (`added`: the session's program has added bounds whose optimum must be
-  # checked; a batch only needs a table, and any table of the bounded
-  # program is one of the table's)
-  solve <- function(session, obj, max, cell, added = FALSE) {
-    r <- session$extreme(obj, max)
-    if (r$status == "unbounded" || (r$status == "optimal" && !(added && at_added_bound(r$solution)))) {
-      return(r)
-    }
-    # numerical trouble from the previous basis, the iteration limit, or an
-    # added bound active: once more from scratch (large components: by the
-    # interior point method with the added bounds, checked again), at last
-    # without added bounds
-    if (large && r$status != "optimal") {
-      r <- solve_lp(obj, lp$mat, rep("==", lp$mat$nrow), lp$rhs, lower_c, upper_c, max = max,
-                    presolve = TRUE, solver = "ipm")
-      if (r$status == "optimal" && !(added && at_added_bound(r$solution))) return(r)
-    }
-    r <- solve_lp(obj, lp$mat, rep("==", lp$mat$nrow), lp$rhs, lp$lower, lp$upper, max = max,
-                  presolve = TRUE)
-    if (r$status == "infeasible_or_unbounded") r$status <- "unbounded"
-    if (r$status == "unbounded") r$value <- if (max) Inf else -Inf
+  solve_in <- function(session, obj, maximize, cell) {
+    r <- session$extreme(obj, maximize)
     if (r$status %in% c("optimal", "unbounded")) return(r)
-    audit_solver_failure(r$status, cell, call)
+    component_program(lp, obj, maximize, cell, call)
   }
-  rel_of <- split(lp$mat$i, factor(lp$mat$j, levels = seq_len(lp$mat$ncol)))[pos]
-  n_lp <- 0L
-  batch <- 0
-  for (max in c(TRUE, FALSE)) {
-    # batch programs over the ends still open, while each settles several
-    repeat {
-      open <- if (max) seen_hi < need_hi else seen_lo > need_lo
-      if (sum(open) < 4) break
-      batch <- batch + 1
-      pick <- relation_packing(which(open), rel_of, lp$mat$nrow, batch)
-      batch_lp <- batch_lp %||% lp_session(lp$mat, lp$rhs, lp$rhs, lower_c, upper_c,
-                                           method = if (large) "ipm" else "simplex")
-      obj <- numeric(lp$mat$ncol)
-      obj[pos[pick]] <- 1 / (1 + abs(v[pick]))
-      witness(solve(batch_lp, obj, max, cells[1]))
-      n_lp <- n_lp + 1L
-      still <- if (max) seen_hi < need_hi else seen_lo > need_lo
-      # (a batch by the interior point method costs as much as several
-      # single programs by the simplex from a near vertex)
-      if (sum(open) - sum(still) < max(if (large) 8 else 2, 0.05 * sum(open))) break
-    }
-    for (k in seq_along(pos)) {
-      done <- if (max) seen_hi[k] >= need_hi[k] else seen_lo[k] <= need_lo[k]
-      if (done) {
-        # exact at the relation bound when reached; otherwise an inner bound
-        end <- if (max) {
-          if (seen_hi[k] >= ub[k] - tol[k]) ub[k] else seen_hi[k]
-        } else {
-          if (seen_lo[k] <= lb[k] + tol[k]) lb[k] else seen_lo[k]
-        }
-      } else {
-        obj <- numeric(lp$mat$ncol)
-        obj[pos[k]] <- 1
-        r <- solve(exact_lp, obj, max, cells[k], added = large)
-        n_lp <- n_lp + 1L
-        witness(r)
-        end <- r$value
-      }
-      if (max) hi[k] <- end else lo[k] <- end
-      tick()
-    }
+  list(large = FALSE,
+       single = function(obj, maximize, cell) solve_in(single_lp, obj, maximize, cell),
+       batch = function(obj, maximize, cell) {
+         batch_lp <<- batch_lp %||% lp_session(lp$mat, lp$rhs, lp$rhs, box$lower, box$upper,
+                                               method = "simplex")
+         solve_in(batch_lp, obj, maximize, cell)
+       })
+}
+
+# The solver of a large component (audit_ipm_cols cells and more), as
+# simplex_component_solver() returns it. Every program gets the finite
+# bounds: the interior point method declared the program of a bounded cell
+# of the 106,636-cell bench table infeasible with infinite bounds, and
+# solves it with finite ones. The batch programs by HiGHS' interior point
+# method each; the single programs by one session whose first program the
+# interior point method solves and the next ones the simplex from the vertex
+# it ends at, within an iteration limit (audit_iterations): a single
+# program by the simplex took 0.1 to 11 s there, and one more than 3
+# minutes, about what the interior point method costs from scratch, which
+# solves a program past the limit instead. An optimum at which no added
+# bound is active is an optimum of the program without them (the added
+# bounds have zero multipliers, so the others prove optimality); a single
+# program optimal at one is solved again without them (component_program()).
+ipm_component_solver <- function(lp, prep, call) {
+  box <- finite_bounds(lp, prep)
+  single_lp <- lp_session(lp$mat, lp$rhs, lp$rhs, box$lower, box$upper, method = "ipm_first",
+                          iterations = max(audit_iterations, lp$mat$ncol))
+  batch_lp <- NULL
+  # (a batch only needs a table, and any table of the bounded program is
+  # one of the table's: its added bounds are not checked)
+  accept <- function(r, check_added) {
+    r$status == "optimal" && !(check_added && at_added_bound(box, r$solution))
   }
-  if (!exact) {
-    # positive width, when the levels alone do not force it
-    for (k in which(hi - lo <= tol)) {
-      obj <- numeric(lp$mat$ncol)
-      obj[pos[k]] <- 1
-      lo[k] <- solve(exact_lp, obj, FALSE, cells[k], added = large)$value
-      hi[k] <- solve(exact_lp, obj, TRUE, cells[k], added = large)$value
-      n_lp <- n_lp + 2L
+  solve_in <- function(session, obj, maximize, cell, check_added) {
+    r <- session$extreme(obj, maximize)
+    if (r$status == "unbounded" || accept(r, check_added)) return(r)
+    # the iteration limit, or numerical trouble from the previous basis: once
+    # more from scratch, at last without the added bounds
+    if (r$status != "optimal") {
+      r <- solve_lp(obj, lp$mat, rep("==", lp$mat$nrow), lp$rhs, box$lower, box$upper,
+                    maximize = maximize, presolve = TRUE, solver = "ipm")
+      if (accept(r, check_added)) return(r)
     }
+    component_program(lp, obj, maximize, cell, call)
   }
-  list(lower = lo, upper = hi, n_lp = n_lp)
+  list(large = TRUE,
+       single = function(obj, maximize, cell) solve_in(single_lp, obj, maximize, cell, TRUE),
+       batch = function(obj, maximize, cell) {
+         batch_lp <<- batch_lp %||% lp_session(lp$mat, lp$rhs, lp$rhs, box$lower, box$upper,
+                                               method = "ipm")
+         solve_in(batch_lp, obj, maximize, cell, FALSE)
+       })
+}
+
+# Finite bounds for a component's programs: every cell within
+# audit_bound_factor times the whole table's absolute value (plus 1), with
+# which bounds were added (`added_lo`, `added_hi`) and that value (`big`).
+finite_bounds <- function(lp, prep) {
+  big <- audit_bound_factor * sum(abs(prep$value)) + 1
+  list(lower = pmax(lp$lower, -big), upper = pmin(lp$upper, big), big = big,
+       added_lo = lp$lower < -big, added_hi = lp$upper > big)
+}
+
+# Does the table y reach a bound that finite_bounds() added?
+at_added_bound <- function(box, y) {
+  near <- box$big - audit_added_bound_near * (1 + box$big)
+  any(box$added_lo & y <= -near) || any(box$added_hi & y >= near)
+}
+
+# One program of a component from scratch, with HiGHS' presolve and the
+# component's own bounds (the last resort of both solvers): its optimum or
+# an infinite end; no optimum means data inconsistent with the relations,
+# or a failing solver, and is an error.
+component_program <- function(lp, obj, maximize, cell, call) {
+  r <- solve_lp(obj, lp$mat, rep("==", lp$mat$nrow), lp$rhs, lp$lower, lp$upper,
+                maximize = maximize, presolve = TRUE)
+  if (r$status == "infeasible_or_unbounded") r$status <- "unbounded"
+  if (r$status == "unbounded") r$value <- if (maximize) Inf else -Inf
+  if (r$status %in% c("optimal", "unbounded")) return(r)
+  audit_solver_failure(r$status, cell, call)
 }
 
 # A greedy packing of the ends `open` (positions into rel_of, each end's
-# relations): ends taken in a pseudo-random order that depends on `round`
-# alone (R's random numbers are not touched), each kept when it shares no
-# relation with one kept before. Returns the kept positions.
-relation_packing <- function(open, rel_of, nrel, round) {
+# relations): ends taken in a pseudo-random order that depends on the
+# number of the `batch` alone (R's random numbers are not touched), each
+# kept when it shares no relation with one kept before. Returns the kept
+# positions.
+relation_packing <- function(open, rel_of, nrel, batch) {
   if (length(open) <= 1L) return(open)
   # a multiplicative hash of (position, round) modulo 2^32, exact in doubles
   # (the factor below 2^21 times one below 2^32 stays below 2^53)
-  key <- (((open + round * 40503) %% 2097152) * 2654435761) %% 4294967296
+  key <- (((open + batch * 40503) %% 2097152) * 2654435761) %% 4294967296
   used <- logical(nrel)
   keep <- logical(length(open))
   for (i in order(key)) {

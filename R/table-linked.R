@@ -75,10 +75,10 @@ protect_tables <- function(tables, ..., cost = c("value", "cells"), lower = NULL
   check_number(time_limit, min = 1)
   lp <- linked_problem(tables, lower, upper, freq_protection, call = rlang::current_env())
   cleanup <- check_cleanup(cleanup, lp$prep$structure$ncell)
-  improve <- check_cleanup(improve, lp$prep$structure$ncell)
-  if (method == "optimal" && lp$prep$structure$ncell > 10000) {
+  improve <- check_cleanup(improve, lp$prep$structure$ncell, max_cells = improve_auto_cells)
+  if (method == "optimal" && lp$prep$structure$ncell > optimal_max_cells) {
     abort_sdc(c(
-      "{.code method = \"optimal\"} is for problems of at most 10,000 cells.",
+      "{.code method = \"optimal\"} is for problems of at most {format(optimal_max_cells, big.mark = ',')} cells.",
       "x" = "These tables have {format(lp$prep$structure$ncell, big.mark = ',')} distinct cells.",
       "i" = "Use the default {.code method = \"heuristic\"}."
     ), "argument", call = rlang::current_env(), arg = "method")
@@ -152,6 +152,33 @@ audit_tables <- function(tables, suppressed, ..., lower = NULL, upper = NULL, fr
 # table) over the distinct cells, with `map[[k]]` the problem's cell of each
 # row of table k, the tables' own preps, cell labels and reasons.
 linked_problem <- function(tables, lower, upper, freq_protection, call) {
+  tables <- checked_linked_tables(tables, call)
+  nt <- length(tables)
+  lower <- linked_bounds(lower, nt, "lower", call)
+  upper <- linked_bounds(upper, nt, "upper", call)
+  preps <- lapply(seq_len(nt), function(k) {
+    table_problem(tables[[k]], lower[[k]], upper[[k]], freq_protection, arg = sprintf("tables[[%d]]", k),
+                  call = call)
+  })
+  keys <- lapply(tables, linked_keys)
+  all_keys <- unique(unlist(keys))
+  map <- lapply(keys, match, table = all_keys)
+  idx <- unlist(map)
+  check_linked_totals(tables, preps, map, all_keys, call)
+  first <- match(seq_along(all_keys), idx)
+  prep <- linked_prep(preps, map, first, call)
+  labels <- unlist(lapply(seq_len(nt), function(k) paste0(names(tables)[k], ": ", cell_labels(tables[[k]]))))[first]
+  reasons <- character(length(all_keys))
+  rules <- unlist(lapply(tables, function(x) x$rules))
+  for (j in which(prep$sensitive)) reasons[j] <- paste(unique(setdiff(rules[idx == j], "")), collapse = ", ")
+  list(prep = prep, preps = preps, map = map, tables = tables, labels = labels, reasons = reasons,
+       shared = sum(tabulate(idx, length(all_keys)) > 1))
+}
+
+# The list of linked tables, named ("table 1", ... where a name is missing),
+# each a valid sdc_sensitivity table, all of the same value over the same
+# records.
+checked_linked_tables <- function(tables, call) {
   if (!is.list(tables) || is.data.frame(tables) || length(tables) < 1) {
     abort_sdc(c("{.arg tables} must be a list of tables from {.fn cell_sensitivity}.",
                 "x" = "It is {.obj_type_friendly {tables}}."), "not_sensitivity", call = call,
@@ -169,31 +196,29 @@ linked_problem <- function(tables, lower, upper, freq_protection, call) {
       "x" = "They total {.val {values}} over {records} records."
     ), "linked_mismatch", call = call, arg = "tables")
   }
-  bounds <- function(b, arg) {
-    if (is.null(b)) return(vector("list", nt))
-    if (!is.list(b) || length(b) != nt) {
-      abort_sdc(c("{.arg {arg}} must be {.code NULL} or a list with one entry per table.",
-                  "x" = "It is {.obj_type_friendly {b}} of length {length(b)}."), "bounds", call = call,
-                arg = arg)
-    }
-    b
+  tables
+}
+
+# `lower` or `upper` of linked tables: NULL, or a list with one entry per
+# table.
+linked_bounds <- function(b, nt, arg, call) {
+  if (is.null(b)) return(vector("list", nt))
+  if (!is.list(b) || length(b) != nt) {
+    abort_sdc(c("{.arg {arg}} must be {.code NULL} or a list with one entry per table.",
+                "x" = "It is {.obj_type_friendly {b}} of length {length(b)}."), "bounds", call = call,
+              arg = arg)
   }
-  lower <- bounds(lower, "lower")
-  upper <- bounds(upper, "upper")
-  preps <- lapply(seq_len(nt), function(k) {
-    table_problem(tables[[k]], lower[[k]], upper[[k]], freq_protection, arg = sprintf("tables[[%d]]", k),
-                  call = call)
-  })
-  keys <- lapply(tables, linked_keys)
-  all_keys <- unique(unlist(keys))
-  map <- lapply(keys, match, table = all_keys)
+  b
+}
+
+# Every table must give a shared cell the same total (up to rounding).
+check_linked_totals <- function(tables, preps, map, all_keys, call) {
   n <- length(all_keys)
   idx <- unlist(map)
   value <- unlist(lapply(preps, `[[`, "value"))
-  # every table must give a shared cell the same total
   lo_v <- tabulate_extreme(idx, value, n, min)
   hi_v <- tabulate_extreme(idx, value, n, max)
-  bad <- which(hi_v - lo_v > 1e-9 * (1 + abs(hi_v)))
+  bad <- which(hi_v - lo_v > additivity_tolerance * (1 + abs(hi_v)))
   if (length(bad)) {
     which_tables <- names(tables)[vapply(map, function(m) bad[1] %in% m, logical(1))]
     abort_sdc(c(
@@ -202,10 +227,19 @@ linked_problem <- function(tables, lower, upper, freq_protection, call) {
       "i" = "Make every table with {.fn cell_sensitivity} from the same records."
     ), "linked_mismatch", call = call, arg = "tables")
   }
-  first <- match(seq_len(n), idx)
+  invisible()
+}
+
+# The union of the tables' problems over the distinct cells (`first`: the
+# first row of each in the tables stacked): the relations of every table,
+# the tightest bounds of any, sensitive in any, the largest level.
+linked_prep <- function(preps, map, first, call) {
+  nt <- length(preps)
+  n <- length(first)
+  idx <- unlist(map)
+  v <- unlist(lapply(preps, `[[`, "value"))[first]
   lower_all <- tabulate_extreme(idx, unlist(lapply(preps, `[[`, "lower")), n, max)
   upper_all <- tabulate_extreme(idx, unlist(lapply(preps, `[[`, "upper")), n, min)
-  v <- value[first]
   if (any(lower_all > v | upper_all < v)) {
     abort_sdc(c("The bounds of the linked tables must contain every shared cell's total.",
                 "x" = "The tightest bounds of some cell exclude its total."), "bounds", call = call)
@@ -214,18 +248,12 @@ linked_problem <- function(tables, lower, upper, freq_protection, call) {
   rel <- unlist(lapply(seq_len(nt), function(k) preps[[k]]$structure$rel + offsets[k]))
   cell <- unlist(lapply(seq_len(nt), function(k) map[[k]][preps[[k]]$structure$cell]))
   coef <- unlist(lapply(preps, function(p) p$structure$coef))
-  structure <- list(rel = rel, cell = cell, coef = coef, nrel = offsets[nt + 1], ncell = n,
+  relations <- list(rel = rel, cell = cell, coef = coef, nrel = offsets[nt + 1], ncell = n,
                     cell_trips = split(seq_along(cell), factor(cell, levels = seq_len(n))))
   sensitive <- tabulate_extreme(idx, as.numeric(unlist(lapply(preps, `[[`, "sensitive"))), n, max) > 0
   level <- tabulate_extreme(idx, unlist(lapply(preps, `[[`, "level")), n, max)
-  prep <- list(structure = structure, value = v, lower = lower_all, upper = upper_all,
-               level = level, sensitive = sensitive, tol = 1e-7 * (1 + abs(v)))
-  labels <- unlist(lapply(seq_len(nt), function(k) paste0(names(tables)[k], ": ", cell_labels(tables[[k]]))))[first]
-  reasons <- character(n)
-  rules <- unlist(lapply(tables, function(x) x$rules))
-  for (j in which(sensitive)) reasons[j] <- paste(unique(setdiff(rules[idx == j], "")), collapse = ", ")
-  list(prep = prep, preps = preps, map = map, tables = tables, labels = labels, reasons = reasons,
-       shared = sum(tabulate(idx, n) > 1))
+  list(structure = relations, value = v, lower = lower_all, upper = upper_all,
+       level = level, sensitive = sensitive, tol = audit_tolerance * (1 + abs(v)))
 }
 
 # The identity of every cell of a table across tables: the categories of the

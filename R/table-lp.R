@@ -28,15 +28,15 @@ highs_new <- function(model, options) {
   solver
 }
 
-# Solve min/max obj'x s.t. mat x (dir) rhs, lower <= x <= upper, the columns
-# in `integer` integer. `mat` is a triplet_matrix(). `start`: a feasible
+# Solve min obj'x (max with `maximize`) s.t. mat x (dir) rhs,
+# lower <= x <= upper, the columns in `integer` integer. `mat` is a triplet_matrix(). `start`: a feasible
 # solution to start a mixed integer program from. Returns a list with
 # `status` ("optimal", "feasible" (a mixed integer program stopped at its
 # time limit with a solution), "infeasible", "unbounded",
 # "infeasible_or_unbounded" or "failed"), `value`, `solution` (NULL unless
 # optimal or feasible) and `bound` (the dual bound of a mixed integer
 # program). `solver`: HiGHS' choice unless given ("ipm", "simplex").
-solve_lp <- function(obj, mat, dir, rhs, lower, upper, max = FALSE, integer = NULL,
+solve_lp <- function(obj, mat, dir, rhs, lower, upper, maximize = FALSE, integer = NULL,
                      time_limit = Inf, presolve = FALSE, start = NULL, mip_nodes = NULL,
                      solver = NULL) {
   n <- length(obj)
@@ -47,7 +47,7 @@ solve_lp <- function(obj, mat, dir, rhs, lower, upper, max = FALSE, integer = NU
   rhs <- ifelse(dir == ">=", big, rhs)
   model <- highs::highs_model(L = obj, lower = pmax(lower, -big), upper = pmin(upper, big),
                               A = if (length(dir)) mat, lhs = if (length(dir)) lhs,
-                              rhs = if (length(dir)) rhs, types = types, maximum = max)
+                              rhs = if (length(dir)) rhs, types = types, maximum = maximize)
   opts <- highs_options(presolve = if (presolve || length(integer)) "on" else "off")
   # ("ipm": HiGHS' interior point method, for a linear program)
   if (!is.null(solver)) opts$solver <- solver
@@ -76,7 +76,7 @@ highs_infinity <- function() 1e30
 
 # A linear program solved again and again with new objectives, from the
 # previous optimal basis (HiGHS' primal simplex; the feasible set never
-# changes, so each basis stays feasible). `extreme(obj, max)` returns
+# changes, so each basis stays feasible). `extreme(obj, maximize)` returns
 # list(status, value, solution) as solve_lp() does; `obj` a full vector.
 # `method`: "simplex" (every program by the primal simplex), "ipm" (every
 # program by HiGHS' interior point method with presolve and crossover to an
@@ -105,8 +105,8 @@ lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm",
   solver <- highs_new(model, if (method == "simplex") simplex else ipm)
   current <- numeric(n)
   n_lp <- 0L
-  extreme <- function(obj, max) {
-    obj <- if (max) obj else -obj
+  extreme <- function(obj, maximize) {
+    obj <- if (maximize) obj else -obj
     change <- which(obj != current)
     if (length(change)) highs::hi_solver_set_objective(solver, change - 1L, obj[change])
     current[change] <<- obj[change]
@@ -121,7 +121,7 @@ lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm",
       optimal = highs::hi_solver_info(solver)$objective_function_value,
       unbounded = Inf,
       NA_real_)
-    list(status = status, value = if (max) value else -value,
+    list(status = status, value = if (maximize) value else -value,
          solution = if (status == "optimal") highs::hi_solver_get_solution(solver)$col_value)
   }
   list(extreme = extreme, n_lp = function() n_lp)

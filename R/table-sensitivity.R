@@ -381,20 +381,49 @@ validate_sdc_sensitivity <- function(x, arg = rlang::caller_arg(x), call = rlang
   invisible(x)
 }
 
-# Validate and code the record-level inputs.
+# Validate and code the record-level inputs, one column at a time (the
+# errors come in this order: value, weight, signs, waiver, bounds, `by`,
+# contributor).
 tabular_records <- function(data, by, value, contributor, weight, waiver, lower, upper,
                             negative, weights_known, rules, na, total_label,
                             call = rlang::caller_env()) {
-  col <- function(name, arg) {
-    if (is.null(name)) return(NULL)
-    if (!is.character(name) || length(name) != 1 || is.na(name)) {
-      abort_sdc(c("{.arg {arg}} must name one column of the data.",
-                  "x" = "It is {show_value(name)}."), "keys", call = call)
-    }
-    check_names_in(name, data, arg = arg, what = "column", call = call)
-    data[[name]]
+  v <- record_values(data, value, call)
+  n <- length(v)
+  x <- record_weights(data, weight, weights_known, n, call) * v
+  check_record_signs(x, v, value, rules, negative, call)
+  wv <- record_waivers(data, waiver, n, call)
+  lo <- bound_column(record_column(data, lower, "lower", call), lower, "lower", -Inf, call)
+  hi <- bound_column(record_column(data, upper, "upper", call), upper, "upper", Inf, call)
+  if (any(lo > x | hi < x)) {
+    bad <- which(lo > x | hi < x)
+    abort_sdc(c(
+      "Known bounds must contain the contributions.",
+      "x" = "{length(bad)} record{?s} lie{?s/} outside {.arg lower}/{.arg upper}, e.g. row{?s} {utils::head(bad, 5)}."
+    ), "bounds", call = call)
   }
-  v <- col(value, "value")
+  coded <- record_codes(data, by, na, total_label, call)
+  contrib <- record_contributors(data, contributor, call)
+  list(n = n, codes = lapply(coded$coded, `[[`, "codes"),
+       nlevels = vapply(coded$coded, `[[`, integer(1), "nlevels"), labels = coded$labels,
+       by = by, x = x, y = v, lower = lo, upper = hi, waiver = wv,
+       contributor = contrib$codes, contributor_ids = contrib$ids)
+}
+
+# The column of `data` that argument `arg` names, or NULL when `name` is
+# NULL.
+record_column <- function(data, name, arg, call) {
+  if (is.null(name)) return(NULL)
+  if (!is.character(name) || length(name) != 1 || is.na(name)) {
+    abort_sdc(c("{.arg {arg}} must name one column of the data.",
+                "x" = "It is {show_value(name)}."), "keys", call = call)
+  }
+  check_names_in(name, data, arg = arg, what = "column", call = call)
+  data[[name]]
+}
+
+# The `value` column: finite numbers, no missing value.
+record_values <- function(data, value, call) {
+  v <- record_column(data, value, "value", call)
   if (is.null(v)) abort_sdc("{.arg value} must name one column of the data.", "keys", call = call)
   if (!is.numeric(v)) {
     abort_sdc(c("Column {.var {value}} ({.arg value}) must be numeric.",
@@ -405,54 +434,55 @@ tabular_records <- function(data, by, value, contributor, weight, waiver, lower,
     abort_sdc(c("Column {.var {value}} ({.arg value}) must be finite.",
                 "x" = "It has {sum(!is.finite(v))} infinite value{?s}."), "value_type", call = call)
   }
-  v <- as.numeric(v)
-  n <- length(v)
-  w <- col(weight, "weight")
-  if (is.null(w)) {
-    w <- rep(1, n)
-  } else {
-    no_na(w, weight, "weight", call)
-    low <- if (weights_known) 0 else 1
-    if (!is.numeric(w) || !all(is.finite(w)) || any(if (weights_known) w <= 0 else w < 1)) {
-      abort_sdc(c(
-        "Column {.var {weight}} ({.arg weight}) must hold finite weights {if (weights_known) '> 0' else '>= 1'}.",
-        "x" = "Found {show_value(utils::head(w[!is.finite(w) | w < low | (weights_known & w <= 0)], 5))}.",
-        "i" = if (!weights_known) "Weights unknown to respondents are assumed to be at least 1 (Gray 2018, Section 3.4)."
-      ), "weight", call = call)
-    }
-  }
-  x <- w * v
-  if (negative == "error" && any(x < 0)) {
-    needs <- names(rules)[vapply(rules, rule_needs_nonnegative, logical(1))]
-    if (length(needs) > 0) {
-      examples <- paste(format(utils::head(v[x < 0], 3), trim = TRUE), collapse = ", ")
-      abort_sdc(c(
-        "Column {.var {value}} ({.arg value}) has negative contributions.",
-        "x" = "{sum(x < 0)} record{?s} {?is/are} negative, e.g. {examples}; rule{?s} {.val {needs}} assume{?s/} non-negative contributions.",
-        "i" = "Use {.code negative = \"abs\"} to apply the rules to absolute values (Gray 2018, Section 3.2)."
-      ), "negative_values", call = call)
-    }
-  }
-  wv <- col(waiver, "waiver")
-  if (is.null(wv)) {
-    wv <- rep(0, n)
-  } else {
-    if (!is.logical(wv)) {
-      abort_sdc(c("Column {.var {waiver}} ({.arg waiver}) must be logical.",
-                  "x" = "It is {.obj_type_friendly {wv}}."), "waiver", call = call)
-    }
-    no_na(wv, waiver, "waiver", call)
-    wv <- as.numeric(wv)
-  }
-  lo <- bound_column(col(lower, "lower"), lower, "lower", -Inf, call)
-  hi <- bound_column(col(upper, "upper"), upper, "upper", Inf, call)
-  if (any(lo > x | hi < x)) {
-    bad <- which(lo > x | hi < x)
+  as.numeric(v)
+}
+
+# The sampling weights (1 without `weight`): positive, and at least 1 when
+# respondents do not know them (Gray 2018, Section 3.4).
+record_weights <- function(data, weight, weights_known, n, call) {
+  w <- record_column(data, weight, "weight", call)
+  if (is.null(w)) return(rep(1, n))
+  no_na(w, weight, "weight", call)
+  low <- if (weights_known) 0 else 1
+  if (!is.numeric(w) || !all(is.finite(w)) || any(if (weights_known) w <= 0 else w < 1)) {
     abort_sdc(c(
-      "Known bounds must contain the contributions.",
-      "x" = "{length(bad)} record{?s} lie{?s/} outside {.arg lower}/{.arg upper}, e.g. row{?s} {utils::head(bad, 5)}."
-    ), "bounds", call = call)
+      "Column {.var {weight}} ({.arg weight}) must hold finite weights {if (weights_known) '> 0' else '>= 1'}.",
+      "x" = "Found {show_value(utils::head(w[!is.finite(w) | w < low | (weights_known & w <= 0)], 5))}.",
+      "i" = if (!weights_known) "Weights unknown to respondents are assumed to be at least 1 (Gray 2018, Section 3.4)."
+    ), "weight", call = call)
   }
+  w
+}
+
+# Negative (weighted) contributions `x` are an error with negative = "error"
+# when a rule assumes non-negative ones.
+check_record_signs <- function(x, v, value, rules, negative, call) {
+  if (negative != "error" || !any(x < 0)) return(invisible())
+  needs <- names(rules)[vapply(rules, rule_needs_nonnegative, logical(1))]
+  if (!length(needs)) return(invisible())
+  examples <- paste(format(utils::head(v[x < 0], 3), trim = TRUE), collapse = ", ")
+  abort_sdc(c(
+    "Column {.var {value}} ({.arg value}) has negative contributions.",
+    "x" = "{sum(x < 0)} record{?s} {?is/are} negative, e.g. {examples}; rule{?s} {.val {needs}} assume{?s/} non-negative contributions.",
+    "i" = "Use {.code negative = \"abs\"} to apply the rules to absolute values (Gray 2018, Section 3.2)."
+  ), "negative_values", call = call)
+}
+
+# The waivers as 0/1 (0 without `waiver`).
+record_waivers <- function(data, waiver, n, call) {
+  wv <- record_column(data, waiver, "waiver", call)
+  if (is.null(wv)) return(rep(0, n))
+  if (!is.logical(wv)) {
+    abort_sdc(c("Column {.var {waiver}} ({.arg waiver}) must be logical.",
+                "x" = "It is {.obj_type_friendly {wv}}."), "waiver", call = call)
+  }
+  no_na(wv, waiver, "waiver", call)
+  as.numeric(wv)
+}
+
+# The `by` variables coded (code_key()), with their category labels, none
+# of which may be the total's label. Returns list(coded, labels).
+record_codes <- function(data, by, na, total_label, call) {
   coded <- lapply(by, function(b) {
     z <- data[[b]]
     if (na == "error" && anyNA(z)) {
@@ -464,10 +494,7 @@ tabular_records <- function(data, by, value, contributor, weight, waiver, lower,
     }
     code_key(z, b, na == "category", call = call)
   })
-  labels <- lapply(coded, function(cd) {
-    vals <- cd$values
-    if (is.factor(vals)) as.character(vals) else as.character(vals)
-  })
+  labels <- lapply(coded, function(cd) as.character(cd$values))
   for (j in seq_along(by)) {
     if (total_label %in% labels[[j]]) {
       abort_sdc(c(
@@ -477,19 +504,17 @@ tabular_records <- function(data, by, value, contributor, weight, waiver, lower,
       ), "total_label", call = call)
     }
   }
-  cv <- col(contributor, "contributor")
-  contrib_codes <- NULL
-  contrib_ids <- NULL
-  if (!is.null(cv)) {
-    no_na(cv, contributor, "contributor", call)
-    contrib_ids <- unique(cv)
-    contrib_codes <- match(cv, contrib_ids)
-    contrib_ids <- as.character(contrib_ids)
-  }
-  list(n = n, codes = lapply(coded, `[[`, "codes"),
-       nlevels = vapply(coded, `[[`, integer(1), "nlevels"), labels = labels,
-       by = by, x = x, y = v, lower = lo, upper = hi, waiver = wv,
-       contributor = contrib_codes, contributor_ids = contrib_ids)
+  list(coded = coded, labels = labels)
+}
+
+# The contributors as codes 1, 2, ... in order of appearance, with their ids
+# as strings; NULL for both without `contributor`.
+record_contributors <- function(data, contributor, call) {
+  cv <- record_column(data, contributor, "contributor", call)
+  if (is.null(cv)) return(list(codes = NULL, ids = NULL))
+  no_na(cv, contributor, "contributor", call)
+  ids <- unique(cv)
+  list(codes = match(cv, ids), ids = as.character(ids))
 }
 
 no_na <- function(z, name, arg, call) {

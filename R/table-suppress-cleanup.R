@@ -17,88 +17,12 @@
 # decides as always.
 
 cleanup_pattern <- function(search, todo, call) {
-  prep <- search$prep
   sides <- protection_sides(search, todo, call)
   if (!nrow(sides)) return(search)
-  # (1) each side's witness, priced
-  ref <- vector("list", nrow(sides))
-  tick <- table_progress("Clean-up: witness tables", nrow(sides))
-  for (s in seq_len(nrow(sides))) {
-    tick()
-    ref[[s]] <- current_witness(search, sides[s, ])
-    # a witness through sensitive cells alone costs nothing
-    if (all(prep$sensitive[ref[[s]]$cells])) next
-    ref[[s]] <- side_witness(search, sides[s, ], exclude = 0L) %||% ref[[s]]
-  }
-  tick(done = TRUE)
-  secondary <- function() which(search$supp & !prep$sensitive)
-  use <- witness_use(ref, prep$structure$ncell)
-  # (2) free what no witness moves
-  drop <- secondary()[use[secondary()] == 0]
-  publish(search, drop)
-  # (3) the rest, most expensive first
-  cand <- secondary()
-  cand <- cand[order(-search$w[cand], cand)]
-  tick <- table_progress("Clean-up: publishing secondary cells", length(cand))
-  for (j in cand) {
-    tick()
-    affected <- which(vapply(ref, function(r) any(r$cells == j), logical(1)))
-    new <- vector("list", length(affected))
-    found <- TRUE
-    for (k in seq_along(affected)) {
-      w <- side_witness(search, sides[affected[k], ], exclude = j)
-      if (is.null(w)) {
-        found <- FALSE
-        break
-      }
-      new[[k]] <- w
-    }
-    if (found) {
-      ref[affected] <- new
-      publish(search, j)
-    }
-  }
-  tick(done = TRUE)
-  # (4) swaps: a secondary cell is published when new witnesses for the
-  # sides that use it need cells of smaller total cost
-  cand <- secondary()
-  cand <- cand[order(-search$w[cand], cand)]
-  tick <- table_progress("Clean-up: swaps", length(cand))
-  for (j in cand) {
-    tick()
-    if (!search$supp[j]) next
-    affected <- which(vapply(ref, function(r) any(r$cells == j), logical(1)))
-    if (!length(affected)) {
-      publish(search, j)
-      next
-    }
-    added <- integer()
-    new <- vector("list", length(affected))
-    found <- TRUE
-    for (k in seq_along(affected)) {
-      w <- side_witness(search, sides[affected[k], ], exclude = j, add = TRUE)
-      extra <- if (!is.null(w)) setdiff(w$cells[!search$supp[w$cells]], added)
-      if (is.null(w) || sum(search$w[c(added, extra)]) >= search$w[j]) {
-        found <- FALSE
-        break
-      }
-      new[[k]] <- w
-      # cells this swap adds are free for the next side's witness
-      search$supp[extra] <- TRUE
-      added <- c(added, extra)
-    }
-    if (found) {
-      ref[affected] <- new
-      publish(search, j)
-      search$reason[added] <- paste("protects", search$labels[sides$cell[affected[1]]])
-      # cells that no witness needs any more
-      use <- witness_use(ref, prep$structure$ncell)
-      publish(search, secondary()[use[secondary()] == 0])
-    } else {
-      search$supp[added] <- FALSE
-    }
-  }
-  tick(done = TRUE)
+  ref <- priced_witnesses(search, sides)
+  publish_idle(search, ref)
+  ref <- publish_one_by_one(search, sides, ref)
+  ref <- swap_secondary(search, sides, ref)
   # the covers, from the witnesses kept
   search$wits <- list()
   search$wit_up[] <- search$wit_dn[] <- 0L
@@ -106,6 +30,118 @@ cleanup_pattern <- function(search, todo, call) {
   for (s in seq_along(ref)) record_witness(search, ref[[s]], sides$cell[s])
   search
 }
+
+# (1) Each side's witness, looked for again among the suppressed cells,
+# priced so that it avoids expensive cells (the heuristic's own when none
+# is found); a witness through sensitive cells alone costs nothing and
+# stays. Returns the witnesses, one per side.
+priced_witnesses <- function(search, sides) {
+  ref <- vector("list", nrow(sides))
+  tick <- table_progress("Clean-up: witness tables", nrow(sides))
+  for (s in seq_len(nrow(sides))) {
+    tick()
+    ref[[s]] <- current_witness(search, sides[s, ])
+    if (all(search$prep$sensitive[ref[[s]]$cells])) next
+    ref[[s]] <- side_witness(search, sides[s, ], exclude = 0L) %||% ref[[s]]
+  }
+  tick(done = TRUE)
+  ref
+}
+
+# (2) Publish every secondary cell that no witness in `ref` moves.
+publish_idle <- function(search, ref) {
+  secondary <- secondary_cells(search)
+  use <- witness_use(ref, search$prep$structure$ncell)
+  publish(search, secondary[use[secondary] == 0])
+}
+
+# (3) Each secondary cell, the most expensive first, is published when every
+# side whose witness moves it finds another witness without it. Returns the
+# witnesses.
+publish_one_by_one <- function(search, sides, ref) {
+  cand <- costliest_first(search)
+  tick <- table_progress("Clean-up: publishing secondary cells", length(cand))
+  for (j in cand) {
+    tick()
+    affected <- sides_using(ref, j)
+    found <- witnesses_without(search, sides, affected, j)
+    if (!is.null(found)) {
+      ref[affected] <- found
+      publish(search, j)
+    }
+  }
+  tick(done = TRUE)
+  ref
+}
+
+# New witnesses without cell j for the sides `affected`, among the
+# suppressed cells, or NULL when one of them has none.
+witnesses_without <- function(search, sides, affected, j) {
+  out <- vector("list", length(affected))
+  for (k in seq_along(affected)) {
+    w <- side_witness(search, sides[affected[k], ], exclude = j)
+    if (is.null(w)) return(NULL)
+    out[[k]] <- w
+  }
+  out
+}
+
+# (4) Swaps: each secondary cell, the most expensive first, is published
+# when the sides that use it find new witnesses whose new cells cost less
+# in all than it does; the cells no witness needs any more are published
+# after each swap. Returns the witnesses.
+swap_secondary <- function(search, sides, ref) {
+  cand <- costliest_first(search)
+  tick <- table_progress("Clean-up: swaps", length(cand))
+  for (j in cand) {
+    tick()
+    if (!search$supp[j]) next
+    affected <- sides_using(ref, j)
+    if (!length(affected)) {
+      publish(search, j)
+      next
+    }
+    swap <- swap_witnesses(search, sides, affected, j)
+    if (is.null(swap)) next
+    ref[affected] <- swap$witnesses
+    publish(search, j)
+    search$reason[swap$added] <- paste("protects", search$labels[sides$cell[affected[1]]])
+    publish_idle(search, ref)
+  }
+  tick(done = TRUE)
+  ref
+}
+
+# New witnesses without cell j for the sides `affected`, published cells of
+# their boxes allowed, whose new cells cost less in all than j: the cells
+# they add are suppressed (and free for the next side's witness) and
+# list(witnesses, added) returned; otherwise NULL, with nothing added.
+swap_witnesses <- function(search, sides, affected, j) {
+  added <- integer()
+  out <- vector("list", length(affected))
+  for (k in seq_along(affected)) {
+    w <- side_witness(search, sides[affected[k], ], exclude = j, add = TRUE)
+    extra <- if (!is.null(w)) setdiff(w$cells[!search$supp[w$cells]], added)
+    if (is.null(w) || sum(search$w[c(added, extra)]) >= search$w[j]) {
+      search$supp[added] <- FALSE
+      return(NULL)
+    }
+    out[[k]] <- w
+    search$supp[extra] <- TRUE
+    added <- c(added, extra)
+  }
+  list(witnesses = out, added = added)
+}
+
+# The secondary cells, and the same the most expensive first.
+secondary_cells <- function(search) which(search$supp & !search$prep$sensitive)
+costliest_first <- function(search) {
+  cand <- secondary_cells(search)
+  cand[order(-search$w[cand], cand)]
+}
+
+# The sides whose witness in `ref` moves cell j.
+sides_using <- function(ref, j) which(vapply(ref, function(r) any(r$cells == j), logical(1)))
 
 # Every side (cell, dir, t) of the sensitive cells `todo` that needs a witness.
 protection_sides <- function(search, todo, call) {

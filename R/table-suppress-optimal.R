@@ -33,111 +33,140 @@
 # of the linear relaxation before the integer master programs.
 optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget = Inf,
                             mip_nodes = NULL, relax_rounds = 0, max_rounds = Inf) {
-  start <- proc.time()[["elapsed"]]
-  left <- function() time_limit - (proc.time()[["elapsed"]] - start)
-  prep <- search$prep
-  st <- prep$structure
-  n <- st$ncell
-  sides <- do.call(rbind, lapply(todo, function(i) {
-    t <- protection_targets(search, i, call)
-    data.frame(cell = i, dir = c(1, -1), t = unname(t))[t > 0, , drop = FALSE]
-  }))
-  w <- ifelse(prep$sensitive, 0, search$w)
-  fixed <- prep$sensitive
-  best_cost <- sum(w[incumbent])
-  cuts <- list()
-  n_lp <- 0L
-  n_dual <- 0L
-  # the witnesses known for each side (cells moved), the heuristic's first
-  known <- lapply(seq_len(nrow(sides)), function(s) list(current_witness(search, sides[s, ])$cells))
-  # is the 0/1 pattern x shown to protect side s by a witness among its
-  # suppressed cells?
-  protected_by_witness <- function(s, x) {
-    on <- x > 0.5
-    if (any(vapply(known[[s]], function(cells) all(on[cells]), logical(1)))) return(TRUE)
-    y <- deviation_lp(search, sides$cell[s], which(on), sides$t[s], sides$dir[s], symmetric = FALSE)
-    n_lp <<- n_lp + 1L
-    if (is.null(y)) return(FALSE)
-    known[[s]][[length(known[[s]]) + 1L]] <<- y$cells
-    TRUE
-  }
-  # each separation adds at most one constraint per side; NA when the time
-  # or the budget ran out, or a program failed, before every side was checked
-  separate <- function(x) {
-    found <- 0L
-    binary <- all(x == 0 | x == 1)
-    for (s in seq_len(nrow(sides))) {
-      if (left() <= 0) return(NA_integer_)
-      if (binary && protected_by_witness(s, x)) next
-      if (n_dual >= lp_budget) return(NA_integer_)
-      cut <- capacity_cut(search, sides$cell[s], sides$dir[s], sides$t[s], x)
-      n_lp <<- n_lp + 1L
-      n_dual <<- n_dual + 1L
-      if (identical(cut, "failed")) return(NA_integer_)
-      if (!is.null(cut)) {
-        cuts[[length(cuts) + 1L]] <<- cut
-        found <- found + 1L
-      }
-    }
-    found
-  }
-  master <- function(integer) {
-    m <- master_matrix(cuts, n)
-    # the incumbent bounds the cost; a tolerance keeps it feasible itself
-    rows <- rbind(m, data.frame(i = length(cuts) + 1L, j = seq_len(n), v = w))
-    mat <- triplet_matrix(rows$i, rows$j, rows$v, length(cuts) + 1L, n)
-    r <- solve_lp(w, mat, c(rep(">=", length(cuts)), "<="),
-                  c(rep(1, length(cuts)), best_cost * (1 + 1e-9)),
-                  lower = as.numeric(fixed), upper = rep(1, n),
-                  integer = if (integer) seq_len(n), time_limit = max(left(), 1),
-                  start = if (integer) as.numeric(incumbent),
-                  mip_nodes = if (integer) mip_nodes)
-    n_lp <<- n_lp + 1L
-    r
-  }
-  lower_bound <- 0
-  # the linear relaxation first: cheap constraints for the integer program
-  x <- as.numeric(fixed)
-  for (round in seq_len(relax_rounds)) {
-    found <- separate(x)
-    if (is.na(found)) return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
-    if (found == 0L) break
-    r <- master(FALSE)
-    if (r$status != "optimal") break
-    lower_bound <- r$value
-    x <- r$solution
-  }
+  cg <- new_cut_generation(search, todo, incumbent, time_limit, lp_budget, mip_nodes, call)
+  if (relax_rounds > 0 && !relaxed_cuts(cg, relax_rounds)) return(cut_result(cg))
   rounds <- 0
   repeat {
     rounds <- rounds + 1
-    if (left() <= 0 || rounds > max_rounds) {
-      return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
-    }
-    r <- master(TRUE)
+    if (cg$left() <= 0 || rounds > max_rounds) return(cut_result(cg))
+    r <- master_program(cg, integer = TRUE)
     # a master stopped by the time limit still proves its dual bound: no
     # pattern of cost at most the incumbent's meets its constraints for less
-    if (isTRUE(is.finite(r$bound))) lower_bound <- max(lower_bound, min(r$bound, best_cost))
+    if (isTRUE(is.finite(r$bound))) cg$lower_bound <- max(cg$lower_bound, min(r$bound, cg$best_cost))
     # (an infeasible master can only come from rounding: the heuristic's
     # pattern meets every constraint)
-    if (!r$status %in% c("optimal", "feasible")) {
-      return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
-    }
-    if (r$status == "optimal") lower_bound <- max(lower_bound, r$value)
+    if (!r$status %in% c("optimal", "feasible")) return(cut_result(cg))
+    if (r$status == "optimal") cg$lower_bound <- max(cg$lower_bound, r$value)
     x <- round(r$solution)
-    found <- separate(x)
-    if (is.na(found)) return(list(supp = NULL, optimal = FALSE, lower_bound = lower_bound, n_lp = n_lp))
-    if (found == 0L) {
-      better <- sum(w[x > 0.5]) < best_cost
-      return(list(supp = if (better) x > 0.5, optimal = r$status == "optimal",
-                  lower_bound = lower_bound, n_lp = n_lp))
+    found <- separate_pattern(cg, x)
+    if (is.na(found)) return(cut_result(cg))
+    if (found == 0L) return(cut_result(cg, x, optimal = r$status == "optimal"))
+  }
+}
+
+# The state of the cut generation, shared by its steps: the sides to
+# protect, the costs `w` (sensitive cells free), the sensitive cells
+# `fixed` in every pattern, the incumbent and its cost, the constraints
+# found (`cuts`), the witnesses known for each side (cells moved; the
+# heuristic's first), the programs solved (`n_lp`, of which `n_dual` dual
+# programs), the proved lower bound and the time left (`left()`).
+new_cut_generation <- function(search, todo, incumbent, time_limit, lp_budget, mip_nodes, call) {
+  start <- proc.time()[["elapsed"]]
+  cg <- new.env(parent = emptyenv())
+  cg$left <- function() time_limit - (proc.time()[["elapsed"]] - start)
+  cg$search <- search
+  cg$sides <- protection_sides(search, todo, call)
+  cg$w <- ifelse(search$prep$sensitive, 0, search$w)
+  cg$fixed <- search$prep$sensitive
+  cg$incumbent <- incumbent
+  cg$best_cost <- sum(cg$w[incumbent])
+  cg$cuts <- list()
+  cg$n_lp <- 0L
+  cg$n_dual <- 0L
+  cg$lp_budget <- lp_budget
+  cg$mip_nodes <- mip_nodes
+  cg$lower_bound <- 0
+  cg$known <- lapply(seq_len(nrow(cg$sides)), function(s) list(current_witness(search, cg$sides[s, ])$cells))
+  cg
+}
+
+# What optimal_pattern() returns: the pattern x when it costs less than the
+# incumbent (NULL otherwise), whether it is proved optimal, the lower bound
+# and the programs solved.
+cut_result <- function(cg, x = NULL, optimal = FALSE) {
+  better <- !is.null(x) && sum(cg$w[x > 0.5]) < cg$best_cost
+  list(supp = if (better) x > 0.5, optimal = optimal, lower_bound = cg$lower_bound, n_lp = cg$n_lp)
+}
+
+# Rounds of the linear relaxation of the master program before the integer
+# ones: cheap constraints for them. FALSE when the time or the budget ran
+# out, or a program failed.
+relaxed_cuts <- function(cg, rounds) {
+  x <- as.numeric(cg$fixed)
+  for (k in seq_len(rounds)) {
+    found <- separate_pattern(cg, x)
+    if (is.na(found)) return(FALSE)
+    if (found == 0L) break
+    r <- master_program(cg, integer = FALSE)
+    if (r$status != "optimal") break
+    cg$lower_bound <- r$value
+    x <- r$solution
+  }
+  TRUE
+}
+
+# Separation at the pattern x (0/1 or fractional): for every side, a witness
+# among its suppressed cells (0/1 x only, witness_protects()), else the dual
+# program, whose violated constraint is added (at most one per side).
+# Returns the number added; NA when the time or the budget ran out, or a
+# program failed, before every side was checked.
+separate_pattern <- function(cg, x) {
+  found <- 0L
+  binary <- all(x == 0 | x == 1)
+  sides <- cg$sides
+  for (s in seq_len(nrow(sides))) {
+    if (cg$left() <= 0) return(NA_integer_)
+    if (binary && witness_protects(cg, s, x)) next
+    if (cg$n_dual >= cg$lp_budget) return(NA_integer_)
+    cut <- capacity_cut(cg$search, sides$cell[s], sides$dir[s], sides$t[s], x)
+    cg$n_lp <- cg$n_lp + 1L
+    cg$n_dual <- cg$n_dual + 1L
+    if (identical(cut, "failed")) return(NA_integer_)
+    if (!is.null(cut)) {
+      cg$cuts[[length(cg$cuts) + 1L]] <- cut
+      found <- found + 1L
     }
   }
+  found
+}
+
+# Is the 0/1 pattern x shown to protect side s by a witness among its
+# suppressed cells: one known already, or one a program finds (kept)?
+witness_protects <- function(cg, s, x) {
+  on <- x > 0.5
+  if (any(vapply(cg$known[[s]], function(cells) all(on[cells]), logical(1)))) return(TRUE)
+  sides <- cg$sides
+  y <- deviation_lp(cg$search, sides$cell[s], which(on), sides$t[s], sides$dir[s], symmetric = FALSE)
+  cg$n_lp <- cg$n_lp + 1L
+  if (is.null(y)) return(FALSE)
+  cg$known[[s]][[length(cg$known[[s]]) + 1L]] <- y$cells
+  TRUE
+}
+
+# The master program over the constraints found: the least cost of a
+# pattern (its linear relaxation unless `integer`), at most the incumbent's
+# cost, with the sensitive cells fixed; the integer program starts from the
+# incumbent.
+master_program <- function(cg, integer) {
+  n <- cg$search$prep$structure$ncell
+  k <- length(cg$cuts)
+  # the incumbent bounds the cost; a tolerance keeps it feasible itself
+  rows <- rbind(master_matrix(cg$cuts, n), data.frame(i = k + 1L, j = seq_len(n), v = cg$w))
+  mat <- triplet_matrix(rows$i, rows$j, rows$v, k + 1L, n)
+  r <- solve_lp(cg$w, mat, c(rep(">=", k), "<="),
+                c(rep(1, k), cg$best_cost * (1 + optimal_cost_slack)),
+                lower = as.numeric(cg$fixed), upper = rep(1, n),
+                integer = if (integer) seq_len(n), time_limit = max(cg$left(), optimal_min_seconds),
+                start = if (integer) as.numeric(cg$incumbent),
+                mip_nodes = if (integer) cg$mip_nodes)
+  cg$n_lp <- cg$n_lp + 1L
+  r
 }
 
 # The capacity constraint of side (i, dir) violated by the pattern x (0/1 or
 # fractional), as a data frame (j, v) of sum v_j x_j >= 1, or NULL when x
-# protects the side, or "failed" when the solver fails. Solves the dual program of the attacker's problem, with
-# capacities scaled by the target t.
+# protects the side, or "failed" when the solver fails. Solves the dual
+# program of the attacker's problem, with capacities scaled by the target t.
 capacity_cut <- function(search, i, dir, t, x) {
   st <- search$prep$structure
   n <- st$ncell
@@ -164,11 +193,12 @@ capacity_cut <- function(search, i, dir, t, x) {
   if (r$status %in% c("infeasible", "unbounded")) return(NULL)
   # numerical trouble: the caller keeps the heuristic's pattern
   if (r$status != "optimal") return("failed")
-  if (r$value >= 1 - 1e-7) return(NULL)
+  if (r$value >= 1 - optimal_cut_tolerance) return(NULL)
   a <- r$solution[nr + seq_len(n)]
   b <- r$solution[nr + n + seq_len(n)]
-  coef <- pmin(ifelse(a > 1e-12, a * up, 0) + ifelse(b > 1e-12, b * dn, 0), 1)
-  keep <- coef > 1e-9
+  coef <- pmin(ifelse(a > optimal_cut_multiplier, a * up, 0) +
+                 ifelse(b > optimal_cut_multiplier, b * dn, 0), 1)
+  keep <- coef > optimal_cut_coef
   data.frame(j = which(keep), v = coef[keep])
 }
 
@@ -180,23 +210,24 @@ master_matrix <- function(cuts, n) {
 
 # The bounded improvement of protect_table(improve = TRUE): the cut
 # generation of optimal_pattern() started from the heuristic's (cleaned)
-# pattern as incumbent, with a fixed budget of work (at most 8 integer
-# master programs of at most 500 branch-and-bound nodes each, and 4 dual
-# programs per side of a sensitive cell), so that the result does not
-# depend on the machine's speed. A pattern it returns passes every side's
+# pattern as incumbent, with a fixed budget of work (table-policy.R: at
+# most 8 integer master programs of at most 500 branch-and-bound nodes each,
+# and 4 dual programs per side of a sensitive cell), so that the result does
+# not depend on the machine's speed. A pattern it returns passes every side's
 # exact separation; its witness tables are then found as for the optimal
 # method, and it is kept only when it costs less than the heuristic's
 # (witness_search() may add cells when a program fails numerically).
 # Returns list(search, n_lp): `search` NULL when nothing cheaper was found.
 improve_pattern <- function(prep, search, todo, call) {
   n_sides <- sum(vapply(todo, function(i) sum(protection_targets(search, i, call) > 0), numeric(1)))
-  opt <- optimal_pattern(search, todo, search$supp, Inf, call = call, lp_budget = 4 * n_sides,
-                         mip_nodes = 500L, relax_rounds = 0, max_rounds = 8)
+  opt <- optimal_pattern(search, todo, search$supp, Inf, call = call,
+                         lp_budget = improve_duals_per_side * n_sides, mip_nodes = improve_mip_nodes,
+                         relax_rounds = 0, max_rounds = improve_masters)
   if (is.null(opt$supp)) return(list(search = NULL, n_lp = opt$n_lp))
-  new <- witness_search(prep, search, opt$supp, todo, call = call, relabel = TRUE)
+  found <- witness_search(prep, search, opt$supp, todo, call = call, relabel = TRUE)
   # a new cell that no witness table moves is not needed (none is expected)
-  publish(new, which(new$supp & !prep$sensitive & new$reason == ""))
+  publish(found, which(found$supp & !prep$sensitive & found$reason == ""))
   secondary_cost <- function(s) sum(s$w[s$supp & !prep$sensitive])
-  if (secondary_cost(new) >= secondary_cost(search)) return(list(search = NULL, n_lp = opt$n_lp))
-  list(search = new, n_lp = opt$n_lp)
+  if (secondary_cost(found) >= secondary_cost(search)) return(list(search = NULL, n_lp = opt$n_lp))
+  list(search = found, n_lp = opt$n_lp)
 }

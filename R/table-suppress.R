@@ -157,13 +157,13 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   cost <- check_choice(cost)
   intervals <- check_choice(intervals)
   method <- check_choice(method)
-  if (!identical(box, Inf)) check_number(box, min = 4)
+  if (!identical(box, Inf)) check_number(box, min = suppress_box_min)
   check_number(time_limit, min = 1)
   cleanup <- check_cleanup(cleanup, nrow(x))
-  improve <- check_cleanup(improve, nrow(x))
-  if (method == "optimal" && nrow(x) > 10000) {
+  improve <- check_cleanup(improve, nrow(x), max_cells = improve_auto_cells)
+  if (method == "optimal" && nrow(x) > optimal_max_cells) {
     abort_sdc(c(
-      "{.code method = \"optimal\"} is for tables of at most 10,000 cells.",
+      "{.code method = \"optimal\"} is for tables of at most {format(optimal_max_cells, big.mark = ',')} cells.",
       "x" = "This one has {format(nrow(x), big.mark = ',')} cells.",
       "i" = "Use the default {.code method = \"heuristic\"}."
     ), "argument", call = rlang::current_env())
@@ -174,9 +174,11 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   new_sdc_protection(x, prep, res$supp, res$reason, res$targets, res$final, cost, res$stats)
 }
 
-# `cleanup = "auto"` (and `improve = "auto"`): on tables of at most 3,500 cells.
-check_cleanup <- function(cleanup, n_cells, arg = rlang::caller_arg(cleanup), call = rlang::caller_env()) {
-  if (identical(cleanup, "auto")) return(n_cells <= 3500)
+# `cleanup = "auto"` (and `improve = "auto"`): on tables of at most
+# `max_cells` cells (cleanup_auto_cells, improve_auto_cells).
+check_cleanup <- function(cleanup, n_cells, max_cells = cleanup_auto_cells,
+                          arg = rlang::caller_arg(cleanup), call = rlang::caller_env()) {
+  if (identical(cleanup, "auto")) return(n_cells <= max_cells)
   if (!rlang::is_bool(cleanup)) {
     abort_sdc(c(
       "{.arg {arg}} must be {.code TRUE}, {.code FALSE} or {.val auto}.",
@@ -187,9 +189,9 @@ check_cleanup <- function(cleanup, n_cells, arg = rlang::caller_arg(cleanup), ca
 }
 
 # The pattern of protect_table() and protect_tables() for one problem (a
-# table, or linked tables made one by linked_problem()): the heuristic, its
-# clean-up, the bounded improvement by the exact method (`improve`), the
-# optimal method if asked, and the final audit, which must pass. Returns
+# table, or linked tables made one by linked_problem()): the heuristic and
+# its clean-up, the exact method's step (the bounded improvement, or the
+# optimal method if asked), and the final audit, which must pass. Returns
 # list(supp, reason, targets, final, stats).
 protection_pattern <- function(prep, cost, labels, reasons, box, method, time_limit, cleanup,
                                intervals, call, improve = FALSE) {
@@ -200,32 +202,51 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
   todo <- which(primary)
   todo <- todo[order(-prep$level[todo], todo)]
   # the heuristic first: its pattern bounds the optimal one
+  heuristic_pattern(search, todo, cleanup, call)
+  exact <- exact_pattern_step(prep, search, todo, method, improve, time_limit, start, call)
+  search <- exact$search
+  audit <- final_audit(prep, search, intervals, call)
+  stats <- list(n_lp = search$n_lp + exact$n_lp + audit$final$n_lp,
+                seconds = proc.time()[["elapsed"]] - start, method = method, optimal = exact$optimal,
+                lower_bound = exact$lower_bound, improved = exact$improved)
+  list(supp = search$supp, reason = search$reason, targets = audit$targets, final = audit$final,
+       stats = stats)
+}
+
+# The heuristic's pattern in `search`: witness tables for the sensitive
+# cells `todo`, in that order, then (`cleanup`) the clean-up, again while a
+# pass lowers the cost (each pass starts from the witnesses the last one
+# kept, so a later pass can free what an earlier swap made unnecessary), at
+# most cleanup_max_passes passes.
+heuristic_pattern <- function(search, todo, cleanup, call) {
   tick <- table_progress("Protecting the sensitive cells", length(todo))
   for (i in todo) {
     protect_cell(search, i, call = call)
     tick()
   }
   tick(done = TRUE)
-  if (cleanup) {
-    # again while a pass lowers the cost (each pass starts from the
-    # witnesses the last one kept, so a later pass can free what an earlier
-    # swap made unnecessary); at most three passes
-    secondary_cost <- function() sum(search$w[search$supp & !primary])
-    for (pass in 1:3) {
-      before <- secondary_cost()
-      cleanup_pattern(search, todo, call = call)
-      if (secondary_cost() >= before * (1 - 1e-12)) break
-    }
+  if (!cleanup) return(invisible(search))
+  secondary_cost <- function() sum(search$w[search$supp & !search$prep$sensitive])
+  for (pass in seq_len(cleanup_max_passes)) {
+    before <- secondary_cost()
+    cleanup_pattern(search, todo, call = call)
+    if (secondary_cost() >= before * (1 - cleanup_min_gain)) break
   }
-  optimal <- NA
-  lower_bound <- NA_real_
-  n_lp_opt <- 0L
-  improved <- NA
+  invisible(search)
+}
+
+# The exact method after the heuristic: its bounded improvement of the
+# heuristic's pattern (`improve`, method "heuristic"), or the optimal
+# pattern (method "optimal") within what is left of `time_limit` since
+# `start`. Returns list(search, n_lp, optimal, lower_bound, improved), with
+# `search` the heuristic's own when nothing replaced it.
+exact_pattern_step <- function(prep, search, todo, method, improve, time_limit, start, call) {
+  out <- list(search = search, n_lp = 0L, optimal = NA, lower_bound = NA_real_, improved = NA)
   if (improve && method == "heuristic" && length(todo)) {
     better <- improve_pattern(prep, search, todo, call = call)
-    n_lp_opt <- better$n_lp
-    improved <- !is.null(better$search)
-    if (improved) search <- better$search
+    out$n_lp <- better$n_lp
+    out$improved <- !is.null(better$search)
+    if (out$improved) out$search <- better$search
   }
   if (method == "optimal") {
     opt <- list(supp = NULL, optimal = TRUE, lower_bound = 0, n_lp = 0L)
@@ -233,15 +254,23 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
       left <- time_limit - (proc.time()[["elapsed"]] - start)
       opt <- optimal_pattern(search, todo, search$supp, left, call = call)
     }
-    if (!is.null(opt$supp)) search <- witness_search(prep, search, opt$supp, todo, call = call)
-    optimal <- opt$optimal
-    lower_bound <- opt$lower_bound
-    n_lp_opt <- opt$n_lp
+    if (!is.null(opt$supp)) out$search <- witness_search(prep, search, opt$supp, todo, call = call)
+    out$optimal <- opt$optimal
+    out$lower_bound <- opt$lower_bound
+    out$n_lp <- opt$n_lp
   }
+  out
+}
+
+# The audit of the pattern in `search`: the exact intervals by linear
+# programming, or with intervals = "none" the witness tables themselves
+# (inner bounds of every interval). Returns list(targets, final): the cells
+# with an interval and list(lower, upper, n_lp).
+final_audit <- function(prep, search, intervals, call) {
   supp <- search$supp
+  primary <- prep$sensitive
   targets <- which(supp & (primary | intervals == "suppressed"))
   if (intervals == "none") {
-    # the witness tables prove every sensitive cell protected (inner bounds)
     final <- list(lower = prep$value[targets] - search$cover_dn[targets],
                   upper = prep$value[targets] + search$cover_up[targets], n_lp = 0L)
   } else {
@@ -255,10 +284,7 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
               call = call)
   }
   if (intervals == "none") final$lower[] <- final$upper[] <- NA_real_
-  stats <- list(n_lp = search$n_lp + n_lp_opt + final$n_lp,
-                seconds = proc.time()[["elapsed"]] - start, method = method, optimal = optimal,
-                lower_bound = lower_bound, improved = improved)
-  list(supp = supp, reason = search$reason, targets = targets, final = final, stats = stats)
+  list(targets = targets, final = final)
 }
 
 new_sdc_protection <- function(x, prep, supp, reason, targets, final, cost, stats) {
@@ -318,7 +344,7 @@ new_protection_search <- function(prep, w, labels, box) {
   nl <- vapply(st$parents, length, integer(1))
   mult <- cumprod(c(1, nl[-length(nl)]))
   keys <- as.vector((codes - 1) %*% mult)
-  dense <- prod(nl) <= 5e7
+  dense <- prod(nl) <= suppress_dense_lookup
   lookup <- if (dense) {
     l <- integer(prod(nl))
     l[keys + 1] <- seq_len(n)
@@ -353,10 +379,10 @@ witness_search <- function(prep, old, supp, todo, call, relabel = FALSE) {
   cells <- which(supp)
   for (i in todo) {
     t <- protection_targets(search, i, call)
-    for (dir in c(1, -1)) {
-      ti <- t[[if (dir > 0) "up" else "down"]]
+    for (direction in c(1, -1)) {
+      ti <- t[[if (direction > 0) "up" else "down"]]
       if (ti <= 0) next
-      y <- deviation_lp(search, i, cells, ti, dir, symmetric = FALSE)
+      y <- deviation_lp(search, i, cells, ti, direction, symmetric = FALSE)
       if (is.null(y)) next
       unnamed <- y$cells[search$reason[y$cells] == "" & !prep$sensitive[y$cells]]
       search$reason[unnamed] <- paste("protects", search$labels[i])
@@ -378,7 +404,7 @@ protection_targets <- function(search, i, call) {
   dn <- max(min(lev, search$cap_dn[i]), 0)
   if (up + dn <= 2 * tol) {
     room <- max(search$cap_up[i], search$cap_dn[i])
-    small <- min(room, max(lev, 1e-3 * (1 + abs(prep$value[i]))))
+    small <- min(room, max(lev, suppress_small_target * (1 + abs(prep$value[i]))))
     if (small <= 2 * tol) unprotectable(search, i, call)
     if (search$cap_up[i] >= search$cap_dn[i]) up <- small else dn <- small
   }
@@ -390,18 +416,18 @@ protection_targets <- function(search, i, call) {
 protect_cell <- function(search, i, call) {
   targets <- protection_targets(search, i, call)
   tol <- search$prep$tol[i]
-  for (dir in c(1, -1)) {
-    t <- targets[[if (dir > 0) "up" else "down"]]
-    have <- if (dir > 0) search$cover_up[i] else search$cover_dn[i]
+  for (direction in c(1, -1)) {
+    t <- targets[[if (direction > 0) "up" else "down"]]
+    have <- if (direction > 0) search$cover_up[i] else search$cover_dn[i]
     if (t <= 0 || have >= t - tol) next
     budget <- search$box
     repeat {
       box <- search_box(search, i, t, budget)
-      y <- deviation_lp(search, i, box$cells, t, dir, symmetric = TRUE) %||%
-        deviation_lp(search, i, box$cells, t, dir, symmetric = FALSE)
+      y <- deviation_lp(search, i, box$cells, t, direction, symmetric = TRUE) %||%
+        deviation_lp(search, i, box$cells, t, direction, symmetric = FALSE)
       if (!is.null(y)) break
       if (box$whole) unprotectable(search, i, call)
-      budget <- budget * 4
+      budget <- budget * suppress_box_growth
     }
     record_witness(search, y, i)
   }
@@ -433,7 +459,7 @@ search_box <- function(search, i, t, budget) {
     sets <- lapply(seq_len(nd), function(d) box_categories(search, i, d, k, t))
     size <- prod(lengths(sets))
     if (size <= budget || k == 1L) break
-    k <- max(1L, floor(k * min(0.9, (budget / size)^(1 / nd))))
+    k <- max(1L, floor(k * min(suppress_box_shrink, (budget / size)^(1 / nd))))
   }
   whole <- all(vapply(sets, attr, logical(1), "whole"))
   grid <- as.matrix(expand.grid(lapply(sets, as.vector), KEEP.OUT.ATTRS = FALSE))
@@ -527,7 +553,7 @@ deviation_lp <- function(search, i, cells, t, dir, symmetric, priced = FALSE) {
 # A program's deviation y on `cells` as a witness (the cells it moves, and
 # by how much), or NULL unless it moves cell i and passes witness_ok().
 checked_witness <- function(search, cells, y, i) {
-  keep <- abs(y) > 1e-9 * (1 + abs(search$prep$value[cells]))
+  keep <- abs(y) > witness_move * (1 + abs(search$prep$value[cells]))
   w <- list(cells = cells[keep], y = y[keep])
   if (!any(w$cells == i) || !witness_ok(search, w$cells, w$y)) return(NULL)
   w
@@ -542,7 +568,7 @@ witness_ok <- function(search, cells, y) {
   resid <- rowsum(st$coef[trips] * y[match(st$cell[trips], cells)], st$rel[trips])
   new <- prep$value[cells] + y
   tol <- prep$tol[cells]
-  all(abs(resid) <= 1e-7 * (1 + max(abs(y)))) &&
+  all(abs(resid) <= audit_tolerance * (1 + max(abs(y)))) &&
     all(new >= prep$lower[cells] - tol) && all(new <= prep$upper[cells] + tol)
 }
 

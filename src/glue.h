@@ -158,6 +158,8 @@ class EnginePlan {
   // R_j(a, t), P(S_j = a), P(S_j = 0), gamma of target cells (0-based).
   virtual sdcRisk::CellRiskTable cell_risk(const std::vector<int>& targets, const std::vector<int>& a,
                                            bool gamma) = 0;
+  // The maximum of w_j R_j(a, t) over a goal, w_j the plan's per-cell
+  // weights (its element `weight`; 1 without it).
   virtual sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) = 0;
   // The released cell (block plans) or categories (per-variable plans) of
   // every record; `cell_id` 1-based as R holds it (NA: a record in no
@@ -180,15 +182,8 @@ class EnginePlan {
   // Monte Carlo sums of `reps` releases; target 0-based or -1.
   virtual Rcpp::List simulate(int reps, int target) = 0;
   // Operations of block plans only.
-  virtual std::vector<double> calibrate(sdcRisk::Goal, const std::vector<double>&) {
-    return unsupported<std::vector<double>>("calibrate");
-  }
+  virtual std::vector<double> calibrate(sdcRisk::Goal, double) { return unsupported<std::vector<double>>("calibrate"); }
   virtual Rcpp::NumericMatrix block_matrix(int) { return unsupported<Rcpp::NumericMatrix>("block_matrix"); }
-  // The largest R_t(a, t) / bound_t over every cell and a of the goal
-  // (sdcRisk::plan_bound_check), `bound` one per cell.
-  virtual sdcRisk::BoundCheck bound_check(sdcRisk::Goal, const std::vector<double>&) {
-    return unsupported<sdcRisk::BoundCheck>("bound_check");
-  }
   // Expected records changed and distance moved on each key (block plans):
   // `codes` 0-based per key and cell, `values` per key (empty: unordered).
   virtual sdcRisk::KeyDamage key_damage(const std::vector<std::vector<int>>&, const std::vector<std::vector<double>>&) {

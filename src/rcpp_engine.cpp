@@ -32,30 +32,10 @@ SEXP cpp_max_risk(const Rcpp::List& plan, const std::string& goal) {
   return run_engine([&] { return sdcRisk_glue::wrap_max(make_engine_plan(plan)->max_risk(sdcRisk::parse_goal(goal))); });
 }
 
-// Exact calibration of the IFPR blocks' theta (sdcRisk::calibrate_ifpr):
-// `target` is one bound for every block or one per block.
+// Exact calibration of the IFPR blocks' theta (sdcRisk::calibrate_ifpr).
 // [[Rcpp::export]]
-SEXP cpp_calibrate_ifpr(const Rcpp::List& plan, const std::string& goal, const Rcpp::NumericVector& target) {
-  return run_engine([&] {
-    auto engine = make_engine_plan(plan);
-    const Rcpp::NumericVector th = plan["theta"];
-    if (target.size() != 1 && target.size() != th.size()) throw std::invalid_argument("calibrate: one target or one per block");
-    std::vector<double> t(static_cast<std::size_t>(th.size()), target.size() > 0 ? target[0] : 0.0);
-    if (target.size() == th.size()) t.assign(target.begin(), target.end());
-    return engine->calibrate(sdcRisk::parse_goal(goal), t);
-  });
-}
-
-// The largest R_t(a, t) / bound_t over every cell and every a of the goal,
-// with its cell (1-based), a and R (sdcRisk::plan_bound_check).
-// [[Rcpp::export]]
-SEXP cpp_bound_check(const Rcpp::List& plan, const std::string& goal, const Rcpp::NumericVector& bound) {
-  return run_engine([&] {
-    const std::vector<double> b(bound.begin(), bound.end());
-    const sdcRisk::BoundCheck c = make_engine_plan(plan)->bound_check(sdcRisk::parse_goal(goal), b);
-    return Rcpp::List::create(Rcpp::Named("ratio") = c.ratio, Rcpp::Named("cell") = c.cell < 0 ? NA_INTEGER : c.cell + 1,
-                              Rcpp::Named("a") = c.a < 0 ? NA_INTEGER : c.a, Rcpp::Named("risk") = c.risk);
-  });
+SEXP cpp_calibrate_ifpr(const Rcpp::List& plan, const std::string& goal, double target) {
+  return run_engine([&] { return make_engine_plan(plan)->calibrate(sdcRisk::parse_goal(goal), target); });
 }
 
 // Expected records changed and distance moved on each key of a block plan

@@ -15,7 +15,7 @@ page_shot <- function(b, name) {
   dir.create(pages, showWarnings = FALSE, recursive = TRUE)
   browser_screenshot(b, file.path(pages, paste0(name, ".png")), width = 1000)
 }
-app <- app_start()
+app <- app_start(allow_rds = TRUE)  # the Certify page reads an sdcMicroObj saved with saveRDS()
 b <- browser_start(width = 1000, height = 820)
 on.exit({ browser_close(b); app$proc$kill_tree() })
 browser_go(b, app$url)

@@ -210,17 +210,21 @@ browser_screenshot <- function(b, file, height = NULL, width = 1280) {
 
 # The app, served by a background R process: the installed sdcRisk (as in
 # R CMD check), or the source tree under pkgload::load_all().
-app_start <- function(data_rds = NULL) {
+# `allow_rds` starts it with .rds uploads allowed; `sentinel` names the file
+# (environment variable SDCRISK_SENTINEL) that the payloads of the hostile
+# tests would create, and the app runs in its folder.
+app_start <- function(data_rds = NULL, allow_rds = FALSE, sentinel = NULL) {
   port <- httpuv::randomPort()
   dev <- requireNamespace("pkgload", quietly = TRUE) && isTRUE(pkgload::is_dev_package("sdcRisk"))
   path <- if (dev) pkgload::pkg_path(getNamespaceInfo("sdcRisk", "path")) else ""
-  proc <- callr::r_bg(function(path, port, data_rds) {
+  env <- c(callr::rcmd_safe_env(), if (!is.null(sentinel)) c(SDCRISK_SENTINEL = sentinel))
+  proc <- callr::r_bg(function(path, port, data_rds, allow_rds) {
     if (nzchar(path)) pkgload::load_all(path, quiet = TRUE) else library(sdcRisk)
     data <- if (!is.null(data_rds)) readRDS(data_rds)
-    app <- sdcRisk::sdc_app(data, data_name = if (!is.null(data)) "my_data")
+    app <- sdcRisk::sdc_app(data, data_name = if (!is.null(data)) "my_data", allow_rds = allow_rds)
     shiny::runApp(app, port = port, launch.browser = FALSE, host = "127.0.0.1")
-  }, args = list(path = path, port = port, data_rds = data_rds), supervise = TRUE,
-  stdout = "|", stderr = "2>&1")
+  }, args = list(path = path, port = port, data_rds = data_rds, allow_rds = allow_rds), supervise = TRUE,
+  stdout = "|", stderr = "2>&1", env = env, wd = if (!is.null(sentinel)) dirname(sentinel) else ".")
   url <- sprintf("http://127.0.0.1:%d/", port)
   deadline <- Sys.time() + 90
   repeat {

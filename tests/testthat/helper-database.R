@@ -1,7 +1,9 @@
-# Shared by the database tests (test-db-release.R, test-contract-database.R):
-# data, connections to SQLite and to the PostgreSQL server of
-# helper-postgres.R, fresh table names, and a full picture of a database's
-# tables to compare before and after a release.
+# Shared by the database tests (test-db-*.R, test-contract-database.R):
+# data, connections to SQLite, to the PostgreSQL server of
+# helper-postgres.R and to a backend the package does not know, fresh table
+# names, the release the moves prescribe (brute force), two releases
+# compared, and a full picture of a database's tables to compare before and
+# after a release.
 
 # Census-like records: sparse combinations of four keys, a non-key value and
 # a record id unrelated to the row order.
@@ -42,6 +44,69 @@ local_db <- function(backend, env = parent.frame()) {
   skip_or_fail_without_postgres()$con
 }
 
+# A connection to a DBI backend the package has no methods for: a class of
+# its own (not a subclass of any driver's) that forwards every call to an
+# in-memory SQLite database and logs what it is sent
+# (other_db_statements()), so that a release runs through the default
+# methods of its dialect. Closed at the end of the calling test.
+local_other_db <- function(env = parent.frame()) {
+  if (!pg_required()) {
+    testthat::skip_if_not_installed("RSQLite")
+    testthat::skip_if_not_installed("dbplyr")
+  }
+  inner <- DBI::dbConnect(RSQLite::SQLite(), ":memory:")
+  withr::defer(DBI::dbDisconnect(inner), envir = env)
+  other_db_class()(inner = inner, log = new.env())
+}
+
+other_db_statements <- function(con) con@log$sent %||% character()
+
+other_db_class <- local({
+  generator <- NULL
+  function() {
+    if (!is.null(generator)) return(generator)
+    # (DBI need not be attached: its generics are found from here)
+    where <- new.env(parent = asNamespace("DBI"))
+    generator <<- methods::setClass("sdcOtherConnection", contains = "DBIConnection",
+      slots = c(inner = "DBIConnection", log = "environment"), where = where
+    )
+    sent <- function(conn, what) conn@log$sent <- c(conn@log$sent, what)
+    # (methods with the generics' arguments: each forwards to SQLite)
+    for (f in c("dbGetQuery", "dbExecute", "dbSendQuery", "dbSendStatement")) {
+      methods::setMethod(f, c("sdcOtherConnection", "character"), local({
+        fn <- getExportedValue("DBI", f)
+        function(conn, statement, ...) {
+          sent(conn, as.character(statement))
+          fn(conn@inner, statement, ...)
+        }
+      }), where = where)
+    }
+    for (f in c("dbExistsTable", "dbRemoveTable", "dbListFields")) {
+      methods::setMethod(f, "sdcOtherConnection", local({
+        fn <- getExportedValue("DBI", f)
+        function(conn, name, ...) fn(conn@inner, name, ...)
+      }), where = where)
+    }
+    methods::setMethod("dbWriteTable", "sdcOtherConnection", function(conn, name, value, ...) {
+      DBI::dbWriteTable(conn@inner, name, value, ...)
+    }, where = where)
+    for (f in c("dbBegin", "dbCommit", "dbRollback")) {
+      methods::setMethod(f, "sdcOtherConnection", local({
+        fn <- getExportedValue("DBI", f)
+        op <- f
+        function(conn, ...) {
+          sent(conn, op)
+          fn(conn@inner, ...)
+        }
+      }), where = where)
+    }
+    methods::setMethod("dbIsValid", "sdcOtherConnection", function(dbObj, ...) DBI::dbIsValid(dbObj@inner), where = where)
+    # dbplyr's current interface, with its SQL of no particular database
+    registerS3method("dbplyr_edition", "sdcOtherConnection", function(con) 2L, envir = asNamespace("dbplyr"))
+    generator
+  }
+})
+
 db_table_counter <- local({
   i <- 0L
   function() {
@@ -63,6 +128,17 @@ local_table <- function(con, df, env = parent.frame()) {
   dplyr::tbl(con, name)
 }
 
+# One string per row naming its combination of `keys` (NA apart from any
+# value), to match records and cells.
+key_str <- function(d, keys = db_keys) {
+  do.call(paste, c(lapply(d[keys], function(x) ifelse(is.na(x), "\001NA", as.character(x))), sep = "\r"))
+}
+
+# The certificate without the realised changes (which depend on the draw).
+certificate_of_plan <- function(cert) {
+  cert[setdiff(names(cert), c("records_changed", "cells_changed"))]
+}
+
 by_id <- function(d, id) {
   d <- as.data.frame(d, stringsAsFactors = FALSE)
   d <- d[order(d[[id]]), , drop = FALSE]
@@ -71,16 +147,28 @@ by_id <- function(d, id) {
 }
 
 
+# Releases of `a` and `b` (lazy tables of the same records, in one database
+# or two) from the same seed: the same moves and the same released table.
+# Returns both releases; their output tables are dropped at the end of the
+# calling test.
+expect_same_release <- function(a, b, seed, xi = 0.3, env = parent.frame()) {
+  rel <- lapply(list(a, b), function(tb) {
+    out <- local_name(dbplyr::remote_con(tb), "same", env = env)
+    set.seed(seed)
+    ifpr(tb, db_keys, xi = xi, id = "pid", name = out)
+  })
+  testthat::expect_identical(rel[[1]]$moves, rel[[2]]$moves)
+  testthat::expect_identical(by_id(dplyr::collect(rel[[1]]$data), "pid"), by_id(dplyr::collect(rel[[2]]$data), "pid"))
+  invisible(rel)
+}
+
 # What the release must be, computed by brute force in R from the original
 # records and the drawn moves: rank each cell's records by id, and give the
 # records whose (cell, rank) moved the keys of their new cell.
 expected_release <- function(df, rel, id) {
   keys <- rel$cells$keys
   cells <- rel$cells$cells
-  key_str <- function(d) {
-    do.call(paste, c(lapply(d[keys], function(x) ifelse(is.na(x), "\001NA", as.character(x))), sep = "\r"))
-  }
-  cell <- match(key_str(df), key_str(cells))
+  cell <- match(key_str(df, keys), key_str(cells, keys))
   if (rel$cells$na == "exclude") cell[!stats::complete.cases(df[keys])] <- NA
   o <- order(cell, df[[id]], na.last = TRUE)
   rank <- integer(nrow(df))

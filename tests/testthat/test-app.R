@@ -25,13 +25,13 @@ test_that("uploads that are not tables get a message naming the problem", {
   expect_match(sdcRisk:::app_read_code("photo.png", bin)$error, "not a table")
   rds <- file.path(dir, "l.rds")
   saveRDS(list(1, 2), rds)
-  expect_match(sdcRisk:::app_read_code("l.rds", rds)$error, "holds list, not a data frame")
+  expect_match(sdcRisk:::app_read_code("l.rds", rds, rds = TRUE)$error, "holds list, not a data frame")
   writeLines(c("just some words", "and more words", "and a last line"), empty)
   code <- sdcRisk:::app_read_code("w.csv", empty)
   expect_null(code$error)
-  expect_match(code$script, "utils::read.csv(\"w.csv\"", fixed = TRUE)
+  expect_match(sdcRisk:::app_deparse(code$script), "utils::read.csv(\"w.csv\"", fixed = TRUE)
   env <- new.env()
-  eval(parse(text = code$eval), env)
+  eval(code$eval, env)
   expect_match(sdcRisk:::app_check_table(env$data, "w.csv"), "single column")
 })
 
@@ -52,7 +52,7 @@ test_that("the script's code gives back exactly the values the app used", {
 
 # ---- in the browser -----------------------------------------------------------
 
-local_app_browser <- function(env = parent.frame(), data_rds = NULL) {
+local_app_browser <- function(env = parent.frame(), data_rds = NULL, allow_rds = FALSE, sentinel = NULL) {
   skip_if_not_installed("shiny")
   skip_if_not_installed("bslib")
   skip_if_not_installed("callr")
@@ -60,7 +60,7 @@ local_app_browser <- function(env = parent.frame(), data_rds = NULL) {
   skip_if_not_installed("jsonlite")
   skip_if_not_installed("httpuv")
   skip_if_no_browser()
-  app <- app_start(data_rds)
+  app <- app_start(data_rds, allow_rds = allow_rds, sentinel = sentinel)
   withr::defer(app$proc$kill_tree(), envir = env)
   b <- browser_start()
   withr::defer({
@@ -332,7 +332,7 @@ test_that("in the browser: bad input gets a message and the app goes on working"
 
 test_that("in the browser: an sdcMicroObj after sdcMicro::pram() is certified exactly", {
   skip_if_not_installed("sdcMicro")
-  s <- local_app_browser()
+  s <- local_app_browser(allow_rds = TRUE)
   b <- s$b
   keys <- c("sex", "race", "marital")
   obj <- sdcMicro::createSdcObj(pums_md[1:3000, c(keys, "age")], keyVars = keys)
@@ -405,5 +405,156 @@ test_that("in the browser: per-variable matrices uploaded as CSV files are certi
     e$certificate$risk
   }, args = list(script = script, dir = file.path(dir, "dl"), path = s$app$path))
   expect_identical(env, exact$risk)
+  expect_alive(b)
+})
+
+# ---- an sdcMicroObj as CSV files ----------------------------------------------
+
+test_that("an sdcMicroObj written as CSV files (vignette('app')) is certified as pram_certify() certifies the object", {
+  skip_if_not_installed("shiny")
+  skip_if_not_installed("sdcMicro")
+  keys <- c("sex", "race", "marital")
+  obj <- sdcMicro::createSdcObj(pums_md[1:3000, c(keys, "age")], keyVars = keys)
+  set.seed(4)
+  obj <- suppressWarnings(sdcMicro::pram(obj, variables = c("race", "marital")))
+  certified <- pram_certify(obj, known = NULL)@risk$pram
+  partial <- max_match_risk_known(obj, subsets = list(c("sex", "marital")))
+  # the files, as the vignette writes them (absent categories of race stay in its matrix)
+  dir <- withr::local_tempdir()
+  withr::with_dir(dir, {
+    utils::write.csv(obj@origData, "original.csv", row.names = FALSE)
+    for (v in names(obj@pram$params)) utils::write.csv(obj@pram$params[[v]]$Rs, paste0(v, ".csv"))
+    utils::write.csv(sdcMicro::extractManipData(obj), "released.csv", row.names = FALSE)
+  })
+  expect_gt(nrow(obj@pram$params$race$Rs), length(unique(pums_md$race[1:3000])))
+  shiny::testServer(sdcRisk:::app_server(NULL, NULL, FALSE), {
+    session$setInputs(data_source = "upload", data_sep = ",", na = "exclude",
+                      data_file = upload_value(file.path(dir, "original.csv")))
+    session$setInputs(keys = keys)
+    session$setInputs(cert_source = "matrices", cert_orientation = "rows", cert_goal = "all_matches",
+                      cert_known_mode = "some", cert_known = c("sex", "marital"),
+                      cert_matrices = upload_value(file.path(dir, c("race.csv", "marital.csv"))),
+                      cert_released = upload_value(file.path(dir, "released.csv")), cert_go = 1)
+    expect_null(rv$messages$certify)
+    expect_identical(rv$cert$risk, certified$risk)
+    expect_identical(rv$cert$count, certified$count)
+    expect_identical(rv$cert_known$risk, partial$risk)
+    changes <- obj@pram$summary
+    expect_identical(as.numeric(rv$cert_changes$records_changed), as.numeric(changes$nrChanges[match(rv$cert_changes$variable, changes$variable)]))
+    script <- readLines(output$dl_script)
+    expect_true(any(grepl("plan_data[[\"race\"]] <- factor(", script, fixed = TRUE)))
+    expect_false(any(grepl("plan_data[[\"marital\"]]", script, fixed = TRUE)))
+  })
+})
+
+# ---- attacked in the browser (issue 36) ----------------------------------------
+
+test_that("in the browser: the four attacks of issue 36 run nothing, in the app or the script; forged inputs get messages", {
+  sentinel <- local_sentinel()
+  s <- local_app_browser(sentinel = sentinel)
+  b <- s$b
+  d <- hostile_data()
+  h <- names(d)
+  dir <- withr::local_tempdir()
+  data_file <- paste0(hostile_names()[["string"]], ".csv")
+  utils::write.csv(d, file.path(dir, data_file), row.names = FALSE)
+  # 1: a matrix file named `sex` = if (file.create(...)) `a.csv after its key
+  mat_file <- paste0(h[1], ".csv")
+  utils::write.csv(transition(c("A1", "A2", "B1", "B2"), 0.8), file.path(dir, mat_file))
+
+  browser_set(b, "data_source", "upload")
+  browser_upload(b, "#data_file", file.path(dir, data_file))
+  browser_keys(b, h[1:3], data = data_file)
+  # 3: the key with a quote never changes
+  browser_show_tab(b, "release")
+  browser_wait(b, "document.getElementById('part_2') !== null")
+  browser_set(b, "part_2", "keep")
+  browser_set(b, "xi", 0.5)
+  browser_set(b, "seed", 36)
+  browser_click(b, "#release_go")
+  browser_wait(b, "document.getElementById('cert_words_text') !== null", 180)
+  browser_idle(b)
+  expect_lte(as.numeric(browser_text(b, "#cert_value")), 0.5)
+  browser_show_tab(b, "certify")
+  browser_set(b, "cert_source", "matrices")
+  browser_upload(b, "#cert_matrices", file.path(dir, mat_file))
+  browser_wait(b, "document.querySelector('#cert_matrices_progress .progress-bar') !== null && document.querySelector('#cert_matrices_progress .progress-bar').innerText.indexOf('complete') >= 0", 60)
+  browser_click(b, "#cert_go")
+  browser_wait(b, "document.getElementById('pram_words_text') !== null", 180)
+  # 2: the backtick column as a classification variable with a coarser level
+  browser_show_tab(b, "tables")
+  browser_set(b, "tab_by", h[1])
+  browser_wait(b, "document.getElementById('tab_hier_1') !== null")
+  browser_set(b, "tab_hier_1", h[6])
+  browser_set(b, "tab_value", h[7])
+  browser_set(b, "tab_contributor", h[8])
+  browser_click(b, "#tab_sens_go")
+  browser_wait(b, "document.getElementById('tab_words_text') !== null", 120)
+  browser_click(b, "#tab_protect_go")
+  browser_wait(b, "document.getElementById('tab_words_text').innerText.indexOf('Protected') >= 0", 180)
+  browser_idle(b)
+  for (page in c("data", "release", "certify", "tables")) expect_false(browser_js(b, sprintf("document.getElementById('%s_alert') !== null", page)))
+  # the page shows the names as text: no markup of a column name ran
+  expect_true(browser_js(b, "window.sdcPwned === undefined"))
+
+  browser_show_tab(b, "downloads")
+  dl <- file.path(dir, "dl")
+  released <- browser_download(b, "dl_released", dl)
+  table <- browser_download(b, "dl_table", dl)
+  script <- browser_download(b, "dl_script", dl)
+  expect_false(file.exists(sentinel))
+  # 4 (the script): run where the uploads are, it writes the same files and runs no payload
+  run <- file.path(dir, "run")
+  dir.create(run)
+  file.copy(file.path(dir, c(data_file, mat_file)), run)
+  run_script_sentinel(script, run, sentinel, s$app$path)
+  expect_false(file.exists(sentinel))
+  expect_identical(readLines(file.path(run, "released.csv")), readLines(released))
+  expect_identical(readLines(file.path(run, "protected-table.csv")), readLines(table))
+
+  # forged inputs: a named list, a choice not offered, the level that is not a
+  # column and the bidi file name that ended the session, .rds files
+  forge <- function(id, value) {
+    browser_js(b, sprintf("Shiny.setInputValue(%s, %s); true", jsonlite::toJSON(id, auto_unbox = TRUE), value))
+  }
+  browser_show_tab(b, "tables")
+  forge("tab_hier_1", "['no such column']")
+  forge("tab_by", jsonlite::toJSON(h[1]))
+  browser_click(b, "#tab_sens_go")
+  expect_match(alert_text(b, "tables"), "\"no such column\" is not a column the page offered", fixed = TRUE)
+  expect_alive(b)
+  browser_show_tab(b, "data")
+  bidi <- file.path(dir, "a\u202e.csv")
+  file.copy(file.path(dir, data_file), bidi)
+  browser_upload(b, "#data_file", bidi)
+  browser_wait(b, "document.getElementById('data_alert') !== null && document.getElementById('data_alert').innerText.indexOf('cannot be used') >= 0")
+  expect_match(browser_text(b, "#data_alert"), "The file name \"a\\u{202e}.csv\" cannot be used", fixed = TRUE)
+  expect_alive(b)
+  promise <- write_promise_rds(file.path(dir, "data.rds"))
+  browser_upload(b, "#data_file", promise)
+  browser_wait(b, "document.getElementById('data_alert') !== null && document.getElementById('data_alert').innerText.indexOf('data.rds') >= 0")
+  expect_match(browser_text(b, "#data_alert"), "CVE-2024-27322", fixed = TRUE)
+  browser_show_tab(b, "certify")
+  browser_upload(b, "#cert_matrices", promise)
+  browser_wait(b, "document.querySelector('#cert_matrices_progress .progress-bar').innerText.indexOf('complete') >= 0", 60)
+  browser_click(b, "#cert_go")
+  expect_match(alert_text(b, "certify"), "data.rds is an R data file (.rds), refused", fixed = TRUE)
+  browser_show_tab(b, "release")
+  forge("goal", "'all_matches\"); file.create(\"x'")
+  browser_click(b, "#release_go")
+  expect_match(alert_text(b, "release"), "The goal must be one of the choices on the page", fixed = TRUE)
+  expect_alive(b)
+  browser_show_tab(b, "data")
+  forge("keys", "{a: 'x'}")
+  browser_wait(b, "document.getElementById('data_alert') !== null && document.getElementById('data_alert').innerText.indexOf('Key variables') >= 0")
+  expect_match(browser_text(b, "#data_alert"), "Key variables must be column names; the page sent a list with names.", fixed = TRUE)
+  expect_alive(b)
+  expect_false(file.exists(sentinel))
+  expect_true(browser_js(b, "window.sdcPwned === undefined"))
+  # and the app still answers: the data page still counts the cells
+  browser_show_tab(b, "data")
+  browser_set(b, "keys", h[2:3])
+  browser_wait(b, sprintf("document.getElementById('cells_words_text') !== null && document.getElementById('cells_words_text').innerText.indexOf(%s) >= 0",
+                          jsonlite::toJSON(paste0("Keys: ", paste(h[2:3], collapse = ", "), "."), auto_unbox = TRUE)), 60)
   expect_alive(b)
 })

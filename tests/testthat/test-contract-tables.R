@@ -3,19 +3,8 @@
 # every exported function and method that takes one, gives a classed
 # sdcRisk_error_* condition: never a crash, never an internal error, never
 # a silent result. The combinations are generated, and run in a child R
-# process so that a crash fails this test instead of ending the run.
-
-# Runs `fun` (a function of no argument, self-contained) in a child R
-# process with sdcRisk loaded as in this one (installed, or load_all() of the
-# source tree).
-in_child <- function(fun) {
-  path <- getNamespaceInfo("sdcRisk", "path")
-  dev <- !dir.exists(file.path(path, "Meta")) # an installed package has Meta/, a source tree not
-  callr::r(function(fun, path, dev) {
-    if (dev) pkgload::load_all(path, quiet = TRUE) else library(sdcRisk, lib.loc = dirname(path))
-    fun()
-  }, args = list(fun = fun, path = path, dev = dev), libpath = .libPaths())
-}
+# process (in_child() in helper-tables.R) so that a crash fails this test
+# instead of ending the run.
 
 # The outcome of every (edit, function) pair: "ok" or the classes of the
 # condition raised.

@@ -66,3 +66,22 @@ test_that("bad keys for an sdcMicroObj get classed errors", {
   expect_error(ifpr(obj, keys = "expend", xi = 0.3), class = "sdcRisk_error_unknown_key")
   expect_error(ifpr(obj, xi = 0.3, also = "walls"), class = "sdcRisk_error_also")
 })
+
+test_that("ifpr() of an sdcMicroObj for a sample reads the object's weights", {
+  skip_if_not_installed("sdcMicro")
+  td <- sdc_testdata()
+  keys <- c("urbrur", "roof", "walls", "water", "electcon", "relat", "sex")
+  td$roof <- factor(td$roof)
+  obj <- sdcMicro::createSdcObj(td, keyVars = keys, w = "sampling_weight")
+  model <- population_model("negbin", weights = "sampling_weight")
+  set.seed(4)
+  out <- ifpr(obj, xi = 0.3, partition = list(urbrur = "keep"), on_infeasible = "merge",
+              population = model, target_in_file = "unknown")
+  cert <- sdcMicro::get.sdcMicroObj(out, "risk")$ifpr
+  expect_lte(cert$risk, 0.3)
+  expect_false(cert$sample$exact)
+  set.seed(4)
+  rel <- ifpr(as.data.frame(obj@manipKeyVars), keys, 0.3, partition = list(urbrur = "keep"), on_infeasible = "merge",
+              population = population_model("negbin", weights = td$sampling_weight), target_in_file = "unknown")
+  expect_identical(cert$risk, rel$certificate$risk)
+})

@@ -475,3 +475,99 @@ test_that("the least-damage design's arguments get classed errors naming them", 
   expect_snapshot(error = TRUE, ifpr(df, c("a", "b"), 0.3, weights = c(a = 2)))
   expect_snapshot(error = TRUE, ifpr(df, c("a", "b"), 0.04, method = "optimal"))
 })
+
+test_that("the certificate line says that records with a missing key are outside it (issue 37)", {
+  keys <- c("sex", "age", "race")
+  d <- pums_md[1:3000, ]
+  d$race[1:7] <- NA
+  set.seed(2)
+  rel <- ifpr(d, keys, xi = 0.3)
+  line <- grep("^Certificate", format(rel), value = TRUE)
+  expect_match(line, "records with complete keys only: 7 records with a missing key are outside the certificate", fixed = TRUE)
+  expect_identical(rel$certificate$n_excluded, 7)
+  expect_true(any(grepl("outside the certificate", format(rel$certificate), fixed = TRUE)))
+  d$race[2:7] <- d$race[8]
+  set.seed(2)
+  one <- ifpr(d, keys, xi = 0.3)
+  expect_match(grep("^Certificate", format(one), value = TRUE), "1 record with a missing key is outside", fixed = TRUE)
+  # nothing is said when every key is known, nor when NA is a category the certificate covers
+  set.seed(2)
+  expect_no_match(format(ifpr(pums_md[1:3000, ], keys, xi = 0.3)), "outside the certificate", fixed = TRUE)
+  set.seed(2)
+  expect_no_match(format(ifpr(d, keys, xi = 0.3, na = "category")), "outside the certificate", fixed = TRUE)
+  # a per-variable PRAM release says the same
+  set.seed(2)
+  pr <- pram_release(d, keys, vars = "race", pd = 0.8)
+  expect_match(grep("^Certificate", format(pr), value = TRUE), "1 record with a missing key is outside", fixed = TRUE)
+})
+
+test_that("ifpr_design(bound =): per-cell bounds calibrate and certify R_j(a, t) <= bound[j]; bounds xi change nothing", {
+  d <- readRDS(test_path("fixtures", "acs2019", "ma2019.rds"))[1:3000, ]
+  d$AGEP <- cut(d$AGEP, c(seq(0, 80, 10), Inf), right = FALSE)
+  keys <- c("SEX", "AGEP", "RAC1P", "MSP", "PUMA")
+  cf <- cell_frequencies(d, keys)
+  design <- function(bound) {
+    sdcRisk:::ifpr_design(cf, keys, keys, 0.3, "all_matches", list(SEX = "keep"), "tiered", "exact", "error",
+                          FALSE, known = list("PUMA"), bound = bound)
+  }
+  plain <- design(NULL)
+  same <- design(rep(0.3, nrow(cf$cells)))
+  expect_identical(same$plan, plain$plan)
+  expect_identical(same$mx$risk, plain$mx$risk)
+  expect_identical(same$known, plain$known)
+  # bounds between xi and 1: the design protects only the cells above their
+  # own bound, fewer records are expected to change, and every cell meets
+  # its bound
+  set.seed(2)
+  bound <- pmin(1, 0.3 / stats::runif(nrow(cf$cells), 0.05, 1))
+  loose <- design(bound)
+  need <- sdcRisk:::needs_protection(cf$cells$count, bound, "all_matches")
+  expect_true(all(which(need) %in% loose$plan$block_cells))
+  expect_lt(sdcRisk:::plan_cost(loose$plan, stay = FALSE)$changed, sdcRisk:::plan_cost(plain$plan, stay = FALSE)$changed)
+  in_blocks <- loose$plan$block_cells
+  mr <- match_risk(loose$plan, in_blocks, a = 1:12)
+  worst <- tapply(mr$risk, mr$cell, max, na.rm = TRUE)
+  expect_true(all(worst <= bound[as.integer(names(worst))] * (1 + 1e-12)))
+  expect_lte(loose$mx$risk, 0.3)
+})
+
+test_that("ifpr() for a sample certifies the risk of a target who may not be in the file, with less damage", {
+  pop <- readRDS(test_path("fixtures", "acs2019", "ma2019.rds"))
+  pop$AGEP <- cut(pop$AGEP, c(seq(0, 80, 10), Inf), right = FALSE)
+  keys <- c("SEX", "AGEP", "RAC1P", "MSP", "PUMA")
+  set.seed(8)
+  d <- pop[sample(nrow(pop), 1500), ]
+  counts <- cell_frequencies(pop, keys)$cells
+  set.seed(9)
+  in_file <- ifpr(d, keys, xi = 0.2)
+  set.seed(9)
+  rel <- ifpr(d, keys, xi = 0.2, population = counts, target_in_file = "unknown")
+  cert <- rel$certificate
+  expect_lte(cert$risk, 0.2)
+  expect_identical(cert$risk, max_match_risk(rel$plan, population = counts, target_in_file = "unknown")$risk)
+  expect_identical(cert$target_in_file, "unknown")
+  # blocks for the cells the population leaves above their bound only (the
+  # design takes min(1, xi F / t) per cell), so fewer cells in blocks and
+  # fewer records changed (a fifth of the population is in the file here;
+  # bench/bench_sample.R measures 5%)
+  bound <- pmin(1, 0.2 / rel$sample$weight)
+  need <- sdcRisk:::needs_protection(rel$cells$cells$count, bound, "all_matches")
+  expect_true(all(which(need) %in% rel$plan$block_cells))
+  expect_lt(length(rel$plan$block_cells), length(in_file$plan$block_cells))
+  expect_lt(cert$expected_changed, in_file$certificate$expected_changed)
+  expect_lt(cert$records_changed, in_file$certificate$records_changed)
+  # release_risk() keeps the release's sample case
+  expect_identical(release_risk(rel)$certificate$risk, cert$risk)
+  # an estimate from a model, labelled as such
+  set.seed(9)
+  est <- ifpr(d, keys, xi = 0.2, population = population_model("negbin", fraction = 1500 / nrow(pop)),
+              target_in_file = "unknown", known = list("PUMA"))
+  expect_false(est$certificate$sample$exact)
+  expect_lte(est$certificate$risk, 0.2)
+  expect_identical(attr(est$certificate$known, "sample")$exact, FALSE)
+  expect_snapshot({
+    rel
+    summary(rel)
+    est$certificate
+  })
+})

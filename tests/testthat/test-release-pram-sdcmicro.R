@@ -91,3 +91,20 @@ test_that("the certificate stored by pram_certify() prints as a certificate, not
   expect_match(out[2], "Certificate \\(exact maximum risk")
   expect_equal(cert$risk, max_match_risk(obj)$risk)
 })
+
+test_that("pram_certify() for a sample: weights of the object's data, and the certificate says it is an estimate", {
+  skip_if_not_installed("sdcMicro")
+  d <- pums_md[seq_len(1500), c(sdc_keys, "puma")]
+  d$w <- stats::runif(1500, 20, 60)
+  obj <- sdcMicro::createSdcObj(d, keyVars = sdc_keys, weightVar = "w")
+  set.seed(2)
+  obj <- suppressWarnings(sdcMicro::pram(obj, variables = c("race", "marital")))
+  obj <- pram_certify(obj, population = population_model("negbin", weights = "w"), target_in_file = "unknown")
+  cert <- obj@risk$pram
+  want <- max_match_risk(obj, population = population_model("negbin", weights = d$w), target_in_file = "unknown")
+  expect_identical(cert$risk, want$risk)
+  expect_identical(cert$target_in_file, "unknown")
+  expect_false(cert$sample$exact)
+  expect_lt(cert$risk, pram_certify(obj)@risk$pram$risk)
+  expect_match(format(cert)[2], "estimated maximum risk.*may not be in the file.*negative binomial")
+})

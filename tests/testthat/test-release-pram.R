@@ -336,3 +336,33 @@ test_that("release_risk() of a per-variable release has no xi to print, and no g
   expect_true(is.na(s$largest_empirical))
   expect_output(print(s), "no group has 30 units")
 })
+
+test_that("pram_release() for a sample certifies the risk of a target who may not be in the file, and says so", {
+  set.seed(3)
+  pop <- pums_md[, c("sex", "race", "marital")]
+  d <- pop[sample(nrow(pop), 3000), ]
+  d$w <- nrow(pop) / nrow(d)
+  counts <- cell_frequencies(pop, c("sex", "race", "marital"))
+  set.seed(4)
+  rel <- pram_release(d, c("sex", "race", "marital"), vars = c("race", "marital"), pd = 0.8,
+                      population = counts, target_in_file = "unknown")
+  want <- max_match_risk(rel$plan, population = counts, target_in_file = "unknown")
+  expect_identical(rel$certificate$risk, want$risk)
+  expect_identical(rel$certificate$target_in_file, "unknown")
+  expect_true(rel$certificate$risk < max_match_risk(rel$plan)$risk)
+  # the same draws as the release for a target known to be in the file
+  set.seed(4)
+  in_file <- pram_release(d, c("sex", "race", "marital"), vars = c("race", "marital"), pd = 0.8)
+  expect_identical(in_file$data, rel$data)
+  expect_null(in_file$certificate$sample)
+  # an estimate from the weights column, labelled as such
+  set.seed(4)
+  est <- pram_release(d, c("sex", "race", "marital"), vars = c("race", "marital"), pd = 0.8,
+                      population = population_model("negbin", weights = "w"), target_in_file = "unknown")
+  expect_false(est$certificate$sample$exact)
+  expect_snapshot({
+    rel
+    est$certificate
+    summary(rel)
+  })
+})

@@ -125,8 +125,8 @@ test_that("per-cell top-k tracking gives the exact S of every cell", {
     noise <- sample(0:4, 80, TRUE)
     sn <- sample(0:5, 80, TRUE)
     res <- sdcRisk:::cpp_ptn_cells(cell, pt, noise, sn, list(ncell = ncell, nt = nt, ns = ns))
-    ref <- vapply(1:ncell, function(c) {
-      i <- cell == c
+    ref <- vapply(1:ncell, function(k) {
+      i <- cell == k
       bf_ptn(pt[i], noise[i], sn[i], nt, ns)
     }, numeric(1))
     if (!isTRUE(all.equal(res$S, ref))) failed <- c(failed, seed)

@@ -40,8 +40,8 @@ extended_optimum <- function(sens, w) {
   nv <- n * (1 + 2 * k)
   A <- matrix(0, 0, nv)
   dir <- character()
-  for (q in seq_len(k)) {
-    off <- n + (q - 1) * 2 * n
+  for (side in seq_len(k)) {
+    off <- n + (side - 1) * 2 * n
     M <- matrix(0, st$nrel, nv)
     M[cbind(st$rel, off + st$cell)] <- st$coef
     M[cbind(st$rel, off + n + st$cell)] <- -st$coef
@@ -56,11 +56,11 @@ extended_optimum <- function(sens, w) {
   lb <- numeric(nv)
   ub <- c(rep(1, n), rep(c(cu, cd), k))
   lb[1:n][prep$sensitive] <- 1
-  for (q in seq_len(k)) {
-    off <- n + (q - 1) * 2 * n
-    at <- if (sides$dir[q] > 0) off + sides$cell[q] else off + n + sides$cell[q]
-    other <- if (sides$dir[q] > 0) off + n + sides$cell[q] else off + sides$cell[q]
-    lb[at] <- sides$t[q]
+  for (side in seq_len(k)) {
+    off <- n + (side - 1) * 2 * n
+    at <- if (sides$dir[side] > 0) off + sides$cell[side] else off + n + sides$cell[side]
+    other <- if (sides$dir[side] > 0) off + n + sides$cell[side] else off + sides$cell[side]
+    lb[at] <- sides$t[side]
     ub[other] <- 0
   }
   r <- Rglpk::Rglpk_solve_LP(c(ifelse(prep$sensitive, 0, w), numeric(nv - n)), A, dir,
@@ -74,29 +74,29 @@ extended_optimum <- function(sens, w) {
 # Replaces the package's solve_lp() for the rest of the calling test.
 local_solver <- function(fun, env = parent.frame()) local_package_function("solve_lp", fun, env)
 
-lost <- function(p, w) sum(w[p$status != "published"])
-
-# Tiny tables (12 records, 2-way or one hierarchical variable) with at least
-# one sensitive cell and at most 10 others, small enough for brute force.
-tiny_tables <- function() {
-  out <- list()
-  for (seed in 1:36) {
-    set.seed(seed)
-    kind <- seed %% 3
-    d <- data.frame(r = sample(letters[1:(2 + (kind == 1))], 12, TRUE),
-                    c = sample(c("X", "Y"), 12, TRUE), v = round(rlnorm(12, 3, 1.5)))
-    hier <- NULL
-    by <- c("r", "c")
-    if (kind == 2) {
-      # one hierarchical variable: 4 categories in 2 groups
-      d$r <- sample(c("a1", "a2", "b1", "b2"), 12, TRUE)
-      by <- "r"
-      hier <- list(r = c(a1 = "A", a2 = "A", b1 = "B", b2 = "B"))
+# The package's solve_lp() `real` with every integer program stopped early:
+# with `status` "feasible" (the solution kept) or "failed" (none).
+integer_programs_stopping <- function(real, status) {
+  # (forced now: once the mock is in place, sdcRisk:::solve_lp is the mock)
+  force(real)
+  force(status)
+  function(..., integer = NULL) {
+    r <- real(..., integer = integer)
+    if (length(integer)) {
+      r$status <- status
+      if (status == "failed") r$solution <- NULL
     }
-    sens <- cell_sensitivity(d, by, "v", list(rule_frequency(3), rule_p(25)), hierarchy = hier)
-    if (any(sens$sensitive) && sum(!sens$sensitive) <= 10) out[[paste("seed", seed)]] <- sens
+    r
   }
-  out
+}
+
+# A 4 x 3 table of 60 records with sensitive cells under the frequency and
+# p% rules, for the solvers that stop early.
+stopping_table <- function() {
+  set.seed(3)
+  d <- data.frame(a = sample(letters[1:4], 60, TRUE), b = sample(LETTERS[1:3], 60, TRUE),
+                  v = round(rlnorm(60, 5, 2)))
+  cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(15)))
 }
 
 test_that("the optimum equals brute force over every pattern of tiny tables", {
@@ -144,10 +144,7 @@ test_that("the optimum is never worse than the heuristic, and passes the audit (
   for (seed in 1:12) {
     set.seed(seed)
     n <- sample(40:120, 1)
-    d <- data.frame(a = sample(sprintf("a%d", 1:sample(2:5, 1)), n, TRUE),
-                    b = sample(sprintf("b%d", 1:sample(2:4, 1)), n, TRUE),
-                    c = sample(c("u", "v", "w"), n, TRUE),
-                    v = round(rlnorm(n, 8, 2.5)))
+    d <- random_firms(n, sample(2:5, 1), sample(2:4, 1))
     by <- if (seed %% 2) c("a", "b", "c") else c("a", "b")
     sens <- cell_sensitivity(d, by, "v", list(rule_frequency(3), rule_p(15)))
     info <- paste("seed", seed)
@@ -191,22 +188,12 @@ test_that("no sensitive cell: the optimal method publishes everything, like the 
 })
 
 test_that("a solver that stops early leaves the heuristic's pattern, marked not optimal", {
-  set.seed(3)
-  d <- data.frame(a = sample(letters[1:4], 60, TRUE), b = sample(LETTERS[1:3], 60, TRUE),
-                  v = round(rlnorm(60, 5, 2)))
-  sens <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(15)))
+  sens <- stopping_table()
   heur <- protect_table(sens, intervals = "none", improve = FALSE)
   real <- sdcRisk:::solve_lp
   for (status in c("feasible", "failed")) {
     # every integer program stops early (with or without a solution)
-    local_solver(function(..., integer = NULL) {
-      r <- real(..., integer = integer)
-      if (length(integer)) {
-        r$status <- status
-        if (status == "failed") r$solution <- NULL
-      }
-      r
-    })
+    local_solver(integer_programs_stopping(real, status))
     opt <- protect_table(sens, method = "optimal", intervals = "none")
     expect_false(attr(opt, "stats")$optimal)
     w <- sdcRisk:::suppression_cost(sens$total, "value")
@@ -248,8 +235,7 @@ test_that("a time-limited run's lower bound never exceeds the proved optimum", {
   for (seed in 1:4) {
     set.seed(seed)
     n <- 150
-    d <- data.frame(a = sample(sprintf("a%d", 1:6), n, TRUE), b = sample(sprintf("b%d", 1:5), n, TRUE),
-                    c = sample(c("u", "v", "w"), n, TRUE), v = round(rlnorm(n, 8, 2.5)))
+    d <- random_firms(n, 6, 5)
     sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
     w <- sdcRisk:::suppression_cost(sens$total, "value")
     quick <- protect_table(sens, method = "optimal", intervals = "none", time_limit = 1)
@@ -261,6 +247,39 @@ test_that("a time-limited run's lower bound never exceeds the proved optimum", {
     expect_lte(attr(quick, "stats")$lower_bound, secondary(quick) * (1 + 1e-6) + 1e-9, label = info)
     expect_true(attr(audit_table(sens, quick$status != "published"), "passed"), info = info)
   }
+})
+
+test_that("method = \"optimal\" finds the cheapest pattern that passes the audit (brute force)", {
+  checked <- 0
+  for (seed in 1:40) {
+    set.seed(seed)
+    nr <- 2 + seed %% 2
+    d <- data.frame(r = sample(letters[seq_len(nr)], 14, TRUE), c = sample(c("X", "Y"), 14, TRUE),
+                    v = round(rlnorm(14, 3, 1.2)))
+    sens <- cell_sensitivity(d, c("r", "c"), "v", list(rule_frequency(3), rule_p(25)))
+    free <- which(!sens$sensitive)
+    if (!any(sens$sensitive) || length(free) > 9) next
+    for (cost in c("value", "cells")) {
+      info <- paste("seed", seed, cost)
+      w <- sdcRisk:::suppression_cost(sens$total, cost)
+      opt <- protect_table(sens, cost = cost, method = "optimal", intervals = "none")
+      heur <- protect_table(sens, cost = cost, intervals = "none")
+      # every subset of the other cells, on top of the sensitive ones
+      best <- Inf
+      for (m in 0:(2^length(free) - 1)) {
+        supp <- sens$sensitive
+        supp[free[bitwAnd(m, 2^(seq_along(free) - 1)) > 0]] <- TRUE
+        if (sum(w[supp]) >= best) next
+        if (attr(audit_table(sens, supp, intervals = "none"), "passed")) best <- sum(w[supp])
+      }
+      expect_true(isTRUE(attr(opt, "stats")$optimal), info = info)
+      expect_equal(lost(opt, w), best, tolerance = 1e-9, info = info)
+      expect_gte(lost(heur, w), best - 1e-9)
+      expect_true(attr(audit_table(sens, opt$status != "published"), "passed"), info = info)
+      checked <- checked + 1
+    }
+  }
+  expect_gte(checked, 10)
 })
 
 # improve = TRUE: the cut generation from the heuristic's pattern, with a
@@ -291,10 +310,7 @@ test_that("the improvement is never worse than the heuristic, audited and determ
   for (seed in 1:30) {
     set.seed(seed)
     n <- sample(60:200, 1)
-    d <- data.frame(a = sample(sprintf("a%d", 1:sample(3:7, 1)), n, TRUE),
-                    b = sample(sprintf("b%d", 1:sample(2:5, 1)), n, TRUE),
-                    c = sample(c("u", "v", "w"), n, TRUE),
-                    v = round(rlnorm(n, 8, 2.5)))
+    d <- random_firms(n, sample(3:7, 1), sample(2:5, 1))
     by <- if (seed %% 2) c("a", "b", "c") else c("a", "b")
     sens <- cell_sensitivity(d, by, "v", list(rule_frequency(3), rule_p(15)))
     if (!any(sens$sensitive)) next
@@ -320,20 +336,9 @@ test_that("the improvement is never worse than the heuristic, audited and determ
 })
 
 test_that("a failing solver in the improvement leaves the heuristic's pattern", {
-  set.seed(3)
-  d <- data.frame(a = sample(letters[1:4], 60, TRUE), b = sample(LETTERS[1:3], 60, TRUE),
-                  v = round(rlnorm(60, 5, 2)))
-  sens <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(15)))
+  sens <- stopping_table()
   plain <- protect_table(sens, intervals = "none", improve = FALSE)
-  real <- sdcRisk:::solve_lp
-  local_solver(function(..., integer = NULL) {
-    r <- real(..., integer = integer)
-    if (length(integer)) {
-      r$status <- "failed"
-      r$solution <- NULL
-    }
-    r
-  })
+  local_solver(integer_programs_stopping(sdcRisk:::solve_lp, "failed"))
   imp <- protect_table(sens, intervals = "none", improve = TRUE)
   expect_identical(imp$status, plain$status)
   expect_false(attr(imp, "stats")$improved)

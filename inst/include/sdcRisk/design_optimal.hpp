@@ -4,9 +4,9 @@
 // A cell t may carry its own bound b_t (Goal 3: R_t(a, t) <= b_t for every
 // a; Goals 1-2: a = 1). Since R_t(a, t) <= 1 / a, only a < 1 / b_t can break
 // the bound, so each cell is checked on a = 1..ceil(1 / b_t): exactly, with
-// the target models of risk.hpp, and no pruning. Blocks are independent
-// (a unit never leaves its block), so a plan meets its bounds iff every
-// block does and every cell outside the blocks does (R = 1 / T at a = T).
+// the target models of risk.hpp, and no pruning. This checks one block
+// while the design fits it; the final plan is certified by the core's
+// weighted maximum (risk.hpp max_risk() with w_t = min(xi, b) / b_t).
 #ifndef SDCRISK_DESIGN_OPTIMAL_HPP
 #define SDCRISK_DESIGN_OPTIMAL_HPP
 
@@ -115,31 +115,6 @@ inline BoundCheck block_bound_check(const PlanView& plan, int b, const double* b
     }
     c.cell = g.second.second;
     detail::merge_check(best, c);
-  }
-  return best;
-}
-
-// The whole plan against one bound per cell: every block, and every cell
-// outside the blocks (Goal 3: R = 1 / T at a = T; Goals 1-2: a singleton
-// has R = 1 at a = 1).
-template <class Interrupt>
-BoundCheck plan_bound_check(const PlanView& plan, const double* bound, Goal goal, Interrupt&& interrupt) {
-  std::vector<int> block_of, pos_of;
-  locate_cells(plan, block_of, pos_of);
-  BoundCheck best;
-  for (int j = 0; j < plan.n_cells; ++j) {
-    if (!(bound[j] > 0.0)) throw std::invalid_argument("bound check: bounds must be positive");
-    if (block_of[j] >= 0) continue;
-    const int t = plan.counts[j];
-    BoundCheck c;
-    if (goal == Goal::AllMatches) c = BoundCheck{1.0 / t / bound[j], j, t, 1.0 / t};
-    else if (t == 1) c = BoundCheck{1.0 / bound[j], j, 1, 1.0};
-    detail::merge_check(best, c);
-  }
-  std::map<IfprCheckKey, BoundCheck> cache;
-  for (int b = 0; b < plan.n_blocks; ++b) {
-    if (b % 256 == 0) interrupt();
-    detail::merge_check(best, block_bound_check(plan, b, bound, goal, &cache));
   }
   return best;
 }

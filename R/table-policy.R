@@ -1,0 +1,161 @@
+# The policy numbers of the table side: every threshold, limit and budget of
+# the suppression search (protect_table(), protect_tables()), its clean-up,
+# improvement and optimal method, and of the exact audit (audit_table()),
+# in one place. Each says what measurement chose it; where none is
+# recorded, it says so. "The bench tables" are those of
+# bench/bench_suppress.R (bench/README.md, "Secondary suppression head to
+# head"): table 1 (3,049 cells), 2 (3,179), 5 (4,022, hierarchical), 6
+# (11,724) and 7 (106,636). The default `box = 2000` of protect_table()
+# stays in its signature, where users read it: on table 7, when the
+# heuristic was written, it took 213 s, and 26 s with `box = 500` at the
+# price of more suppression (NEWS, "Protecting a table"); 2,000 itself was
+# chosen by hand.
+
+# --- Tolerances ------------------------------------------------------------
+
+# Relative tolerance of every comparison of a cell with its interval or its
+# protection level (the cell's tolerance is audit_tolerance * (1 + |value|)),
+# and of a witness table's residuals; documented in ?audit_table. Chosen by
+# hand for double-precision solvers; not measured.
+audit_tolerance <- 1e-7
+
+# Relative difference up to which a margin equals the sum of its cells, and
+# linked tables agree on a shared cell (rounding of the totals only).
+# Chosen by hand; not measured.
+additivity_tolerance <- 1e-9
+
+# --- The exact audit (R/table-audit.R) -------------------------------------
+
+# At most this many passes of relation_bounds(), which stops earlier when no
+# bound moves by more than relation_bound_moved (relative). Propagating
+# until nothing moves, instead of one pass, took the 11,724-cell bench table
+# from 761 to 635 programs with the same intervals (commit b9af911); every
+# bound is valid after any pass, so the cap only limits work. The cap of 20
+# and the 1e-9 were chosen by hand; not measured.
+audit_relation_passes <- 20L
+relation_bound_moved <- 1e-9
+
+# Components of at least this many suppressed cells (columns) solve by
+# HiGHS' interior point method: on the 19,229-column component of bench
+# table 7 one batch program took 5.0 s by the interior point method against
+# 2.8 minutes by the primal simplex and 4.1 by the dual simplex, and a cold
+# start by the simplex 35-39 s against 8 s (bench/README.md, "Exact
+# certificate at 106,636 cells"), while on small components the simplex
+# from the previous basis takes about 24 ms a program (11,724-cell table,
+# table-lp.R). Where between the two the method should change was not
+# measured: 5,000 was chosen by hand. The option `sdcRisk.audit_ipm_cols` (undocumented) lets
+# the tests take that path on small tables.
+audit_ipm_cols <- 5000L
+
+# The simplex iterations allowed to a single program of a large component
+# after the first: max(audit_iterations, columns). On bench table 7's
+# component single programs from the previous vertex took 0.1 to 11 s and
+# one more than 3 minutes, where the interior point method solves a program
+# from scratch in 5 to 10 s (the first batch by the simplex: 135,000
+# iterations in 3 minutes); with this limit two of its 54 single programs
+# went to the interior point method, in the change that took the whole
+# certificate to 7.6 minutes from more than 28 (commit bf902d4). The form of
+# the limit was chosen by hand from these timings; no other limit is
+# recorded as measured.
+audit_iterations <- 10000L
+
+# Batch programs (one optimum settling many ends of intervals at once) run
+# while at least audit_batch_min_open ends are open, and go on while each
+# settles at least max(audit_batch_settle_ipm (interior point) or
+# audit_batch_settle_simplex (simplex), audit_batch_settle_share * open
+# ends). On bench table 7 a batch by the interior point method cost 5 to
+# 10 s and a single program by the simplex from a near vertex 1.3 s on
+# average, so a batch must settle several ends to pay; packed batches
+# settled 1,579 of 1,627 ends in the first program there (bench/README.md).
+# The numbers 4, 8, 2 and 5% were chosen by hand from these timings; not
+# measured against others.
+audit_batch_min_open <- 4L
+audit_batch_settle_ipm <- 8
+audit_batch_settle_simplex <- 2
+audit_batch_settle_share <- 0.05
+
+# Batch programs, and every program of a large component, bound each cell
+# within audit_bound_factor times the table's total absolute value (plus 1):
+# the interior point method declared the program of a bounded cell of bench
+# table 7 infeasible with infinite bounds and solved it with finite ones
+# (commit bf902d4). An optimum within audit_added_bound_near (relative) of
+# such an added bound is solved again without it. Both numbers were chosen
+# by hand; not measured.
+audit_bound_factor <- 10
+audit_added_bound_near <- 1e-6
+
+# --- The suppression search (R/table-suppress.R) ---------------------------
+
+# The box of a witness program: at least suppress_box_min cells, a box with
+# no witness enlarged suppress_box_growth-fold (both documented in
+# ?protect_table), and its number of categories per variable lowered by at
+# least the factor suppress_box_shrink while the box exceeds its budget.
+# Chosen by hand when the heuristic was written (commit 5379a6a); not
+# measured.
+suppress_box_min <- 4
+suppress_box_growth <- 4
+suppress_box_shrink <- 0.9
+
+# Tables whose cross-classification has at most this many code combinations
+# find a cell by its codes in a dense lookup vector (200 MB at most, 4 bytes
+# each); larger ones by match(). Chosen by hand for memory; not measured.
+suppress_dense_lookup <- 5e7
+
+# When a cell's protection levels leave no width (zero rule, levels cut by
+# the bounds), its target is this share of 1 + |value| on the roomier side.
+# Chosen by hand; not measured.
+suppress_small_target <- 1e-3
+
+# A witness table moves a cell only when it moves it by more than this
+# share of 1 + |value| (smaller moves are the solver's rounding). Chosen by
+# hand; not measured.
+witness_move <- 1e-9
+
+# --- The clean-up and the improvement (R/table-suppress-cleanup.R, -optimal.R)
+
+# cleanup = "auto" cleans tables of at most this many cells: on the 2-way
+# bench tables of 3,049 and 3,179 cells the clean-up took 1 to 3 s, on the
+# 4,022-cell hierarchical table 94 s against 2 for the heuristic, on the
+# 11,724-cell table 776 CPU s against 7 (commits 003b60a, d3c32c7;
+# ?protect_table). 3,500 lies between the measured sizes, by hand.
+cleanup_auto_cells <- 3500
+
+# The clean-up is repeated while a pass lowers the cost by more than the
+# share cleanup_min_gain, at most cleanup_max_passes times (commit f8624e3).
+# Chosen by hand; not measured.
+cleanup_max_passes <- 3L
+cleanup_min_gain <- 1e-12
+
+# improve = "auto" improves tables of at most this many cells, the clean-up's
+# threshold, after which it runs: on the bench tables up to 3,179 cells it
+# cost up to 6 s more per table (bench/README.md, "The bounded
+# improvement"); it was not measured above 3,500 cells.
+improve_auto_cells <- 3500
+
+# The fixed budget of the improvement, so that its result does not depend
+# on the machine: improve_masters integer master programs of at most
+# improve_mip_nodes branch-and-bound nodes each, improve_duals_per_side dual
+# programs per side of a sensitive cell. With it, bench table 2 reaches its
+# proved optimum and the bench tables cost up to 6 s more (commit a4df0e4,
+# bench/README.md); chosen by hand, other budgets not measured.
+improve_masters <- 8
+improve_mip_nodes <- 500L
+improve_duals_per_side <- 4
+
+# method = "optimal" takes tables of at most this many cells (documented in
+# ?protect_table). The largest table measured is bench table 2 (3,179 cells,
+# proved optimal in 3.3 s); 10,000 was chosen by hand.
+optimal_max_cells <- 10000
+
+# The master program of the optimal method: the incumbent's cost bound
+# relaxed by the share optimal_cost_slack, so that the incumbent itself
+# stays feasible, and at least optimal_min_seconds of time for each master.
+# A dual program proves a side protected when its value is at least
+# 1 - optimal_cut_tolerance; a capacity cut keeps the coefficients above
+# optimal_cut_coef, from multipliers above optimal_cut_multiplier. Chosen by
+# hand; not measured.
+optimal_cost_slack <- 1e-9
+optimal_min_seconds <- 1
+optimal_cut_tolerance <- 1e-7
+optimal_cut_coef <- 1e-9
+optimal_cut_multiplier <- 1e-12

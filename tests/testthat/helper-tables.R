@@ -1,0 +1,109 @@
+# Shared set-up of the table tests (test-table-*.R, test-contract-tables.R):
+# the records of random tables, brute-force intervals, small helpers and a
+# child R process. Every generator draws its random numbers in the order the
+# tests drew them inline before, so that each test sees the same data.
+
+# Records of small firms for a two-way table r x c with margins, with
+# whole-number values 0 to 2 (brute_intervals() can enumerate their tables).
+small_firms <- function(seed, n = 25, nr = 2, nc = 3) {
+  set.seed(seed)
+  data.frame(firm = seq_len(n),
+             r = sample(letters[seq_len(nr)], n, TRUE),
+             c = sample(LETTERS[seq_len(nc)], n, TRUE),
+             v = sample(0:2, n, TRUE, prob = c(0.5, 0.3, 0.2)))
+}
+
+# Records of a random table: one classification variable a, b, c, ... per
+# entry of `sizes` (categories 1 to that size, uniform) and whole-number
+# log-normal values `v`.
+random_records <- function(n, sizes, meanlog, sdlog) {
+  d <- lapply(sizes, function(k) sample(k, n, TRUE))
+  names(d) <- letters[seq_along(sizes)]
+  d$v <- round(rlnorm(n, meanlog, sdlog))
+  as.data.frame(d)
+}
+
+# Records of a random table of firms with labelled categories: `n_a`
+# categories a1, a2, ... of `a`, `n_b` of `b`, u, v, w of `c`, and skewed
+# whole-number values. `n_a` and `n_b` may be random draws: each is drawn
+# when its variable is (lazy evaluation), as the tests drew them inline.
+random_firms <- function(n, n_a, n_b) {
+  data.frame(a = sample(sprintf("a%d", seq_len(n_a)), n, TRUE),
+             b = sample(sprintf("b%d", seq_len(n_b)), n, TRUE),
+             c = sample(c("u", "v", "w"), n, TRUE),
+             v = round(rlnorm(n, 8, 2.5)))
+}
+
+# Tiny tables (12 records, 2-way or one hierarchical variable) with at least
+# one sensitive cell and at most 10 others, small enough for brute force
+# over every pattern.
+tiny_tables <- function() {
+  out <- list()
+  for (seed in 1:36) {
+    set.seed(seed)
+    kind <- seed %% 3
+    d <- data.frame(r = sample(letters[1:(2 + (kind == 1))], 12, TRUE),
+                    c = sample(c("X", "Y"), 12, TRUE), v = round(rlnorm(12, 3, 1.5)))
+    hier <- NULL
+    by <- c("r", "c")
+    if (kind == 2) {
+      # one hierarchical variable: 4 categories in 2 groups
+      d$r <- sample(c("a1", "a2", "b1", "b2"), 12, TRUE)
+      by <- "r"
+      hier <- list(r = c(a1 = "A", a2 = "A", b1 = "B", b2 = "B"))
+    }
+    sens <- cell_sensitivity(d, by, "v", list(rule_frequency(3), rule_p(25)), hierarchy = hier)
+    if (any(sens$sensitive) && sum(!sens$sensitive) <= 10) out[[paste("seed", seed)]] <- sens
+  }
+  out
+}
+
+# What a protection suppresses, at cost `w` per cell (by default the cells'
+# absolute values).
+lost <- function(p, w = abs(p$total)) sum(w[p$status != "published"])
+
+# min and max of each suppressed cell of a two-way table r x c (made from
+# small_firms()) over all non-negative whole-number tables agreeing with the
+# published cells, the row, column and grand totals. For a two-way table
+# with margins the relations form a totally unimodular system, so with
+# whole-number cells these are the extreme values over all real tables.
+brute_intervals <- function(sens, supp) {
+  rl <- setdiff(levels(sens$r), "Total")
+  cl <- setdiff(levels(sens$c), "Total")
+  full <- expand.grid(r = c(rl, "Total"), c = c(cl, "Total"), stringsAsFactors = FALSE)
+  pos <- match(paste(full$r, full$c), paste(sens$r, sens$c))
+  full$total <- ifelse(is.na(pos), 0, sens$total[pos])
+  full$supp <- ifelse(is.na(pos), FALSE, supp[pos])
+  grand <- full$total[full$r == "Total" & full$c == "Total"]
+  unknown <- which(full$supp)
+  grid <- as.matrix(expand.grid(rep(list(0:grand), length(unknown))))
+  ok <- rep(TRUE, nrow(grid))
+  value <- function(i) {
+    k <- match(i, unknown)
+    if (is.na(k)) rep(full$total[i], nrow(grid)) else grid[, k]
+  }
+  cell <- function(a, b) which(full$r == a & full$c == b)
+  for (a in c(rl, "Total")) {
+    s <- Reduce(`+`, lapply(cl, function(b) value(cell(a, b))))
+    ok <- ok & s == value(cell(a, "Total"))
+  }
+  for (b in c(cl, "Total")) {
+    s <- Reduce(`+`, lapply(rl, function(a) value(cell(a, b))))
+    ok <- ok & s == value(cell("Total", b))
+  }
+  feas <- grid[ok, , drop = FALSE]
+  data.frame(r = full$r[unknown], c = full$c[unknown],
+             lower = apply(feas, 2, min), upper = apply(feas, 2, max))
+}
+
+# Runs `fun` (a function of no argument, self-contained) in a child R
+# process with sdcRisk loaded as in this one (installed, or load_all() of the
+# source tree), with the environment variables `env`.
+in_child <- function(fun, env = callr::rcmd_safe_env()) {
+  path <- getNamespaceInfo("sdcRisk", "path")
+  dev <- !dir.exists(file.path(path, "Meta")) # an installed package has Meta/, a source tree not
+  callr::r(function(fun, path, dev) {
+    if (dev) pkgload::load_all(path, quiet = TRUE) else library(sdcRisk, lib.loc = dirname(path))
+    fun()
+  }, args = list(fun = fun, path = path, dev = dev), libpath = .libPaths(), env = env)
+}

@@ -1,0 +1,200 @@
+# The exact audit (audit_table(), R/table-audit.R) against references:
+# brute-force enumeration over whole-number tables (brute_intervals() in
+# helper-tables.R), one linear program per end over the whole table
+# (whole_table_intervals() below), and the exact intervals of random
+# systems of relations.
+
+test_that("audit intervals equal brute-force enumeration over whole-number tables", {
+  for (seed in 1:15) {
+    d <- small_firms(seed)
+    sens <- cell_sensitivity(d, c("r", "c"), "v", rule_p(20), contributor = "firm")
+    set.seed(100 + seed)
+    # the grand total stays published so that brute force is finite
+    candidates <- which(!(sens$r == "Total" & sens$c == "Total"))
+    supp <- seq_len(nrow(sens)) %in% sample(candidates, min(length(candidates), sample(2:4, 1)))
+    aud <- audit_table(sens, supp)
+    ref <- brute_intervals(sens, supp)
+    got <- aud[aud$suppressed, ]
+    m <- match(paste(ref$r, ref$c), paste(got$r, got$c))
+    expect_equal(got$lower[m], ref$lower, tolerance = 1e-9, info = paste("seed", seed))
+    expect_equal(got$upper[m], ref$upper, tolerance = 1e-9, info = paste("seed", seed))
+    # deciding protection from witness tables gives the exact decision
+    quick <- audit_table(sens, supp, intervals = "none")
+    expect_equal(quick$protected, aud$protected, info = paste("seed", seed))
+  }
+})
+
+test_that("witness-based decisions agree with exact intervals on larger tables", {
+  for (seed in 1:6) {
+    set.seed(seed)
+    d <- random_records(150, c(5, 4, 3), 3, 1.5)
+    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
+    supp <- sens$sensitive | runif(nrow(sens)) < 0.3
+    exact <- audit_table(sens, supp, intervals = "sensitive")
+    quick <- audit_table(sens, supp, intervals = "none")
+    expect_equal(quick$protected, exact$protected, info = paste("seed", seed))
+    expect_true(all(is.na(quick$lower)))
+  }
+})
+
+test_that("a suppressed grand total with its whole row is unbounded above", {
+  d <- data.frame(k = c("a", "a", "b", "b", "b"), v = c(1, 2, 3, 4, 5))
+  sens <- cell_sensitivity(d, "k", "v", rule_frequency(3))
+  aud <- audit_table(sens, rep(TRUE, 3))
+  expect_equal(aud$upper, c(Inf, Inf, Inf))
+  expect_equal(aud$lower, c(0, 0, 0))
+  # with known upper bounds the interval closes
+  aud2 <- audit_table(sens, rep(TRUE, 3), upper = c(10, 20, 30))
+  expect_equal(aud2$upper, c(10, 20, 30))
+})
+
+test_that("primary suppression alone is disclosed by subtraction (the issue's North marginal)", {
+  d <- small_firms(7, n = 40)
+  sens <- cell_sensitivity(d, c("r", "c"), "v", rule_frequency(3), contributor = "firm")
+  skip_if(sum(sens$sensitive) != 1, "the seed gives more than one sensitive cell")
+  aud <- audit_table(sens, sens$sensitive)
+  expect_false(attr(aud, "passed"))
+  expect_equal(aud$lower, aud$total)
+  expect_equal(aud$upper, aud$total)
+})
+
+test_that("audit_table() reads a pattern given as a data frame of cells", {
+  d <- small_firms(3, n = 40)
+  sens <- cell_sensitivity(d, c("r", "c"), "v", rule_frequency(3), contributor = "firm")
+  prot <- protect_table(sens)
+  cells <- as.data.frame(prot)[prot$status != "published", c("r", "c")]
+  cells$r <- as.character(cells$r)
+  a1 <- audit_table(sens, cells)
+  a2 <- audit_table(sens, prot$status != "published")
+  expect_equal(as.data.frame(a1), as.data.frame(a2))
+})
+
+# Reference intervals: one linear program per end over the whole table, every
+# published cell fixed, no components, no witnesses, no relation bounds.
+whole_table_intervals <- function(sens, supp, lower, upper) {
+  st <- sdcRisk:::table_structure(sens)
+  n <- nrow(sens)
+  mat <- sdcRisk:::triplet_matrix(st$rel, st$cell, st$coef, st$nrel, n)
+  lo <- ifelse(supp, lower, sens$total)
+  hi <- ifelse(supp, upper, sens$total)
+  one <- function(j, maximize) {
+    obj <- numeric(n)
+    obj[j] <- 1
+    r <- Rglpk::Rglpk_solve_LP(obj, mat, rep("==", st$nrel), numeric(st$nrel), max = maximize,
+                               bounds = list(lower = list(ind = seq_len(n), val = lo),
+                                             upper = list(ind = seq_len(n), val = hi)))
+    if (r$status == 0) r$optimum else if (maximize) Inf else -Inf
+  }
+  cells <- which(supp)
+  data.frame(cell = cells, lower = vapply(cells, one, 0, maximize = FALSE),
+             upper = vapply(cells, one, 0, maximize = TRUE))
+}
+
+test_that("exact intervals equal whole-table programs, with negative values and hierarchies", {
+  for (seed in 1:5) {
+    set.seed(seed)
+    d <- data.frame(a = sample(c("a1", "a2", "b1", "b2", "b3"), 120, TRUE),
+                    b = sample(3, 120, TRUE), c = sample(2, 120, TRUE),
+                    v = round(rnorm(120, 10, 30)))
+    hier <- list(a = c(a1 = "A", a2 = "A", b1 = "B", b2 = "B", b3 = "B"))
+    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_frequency(3), hierarchy = hier,
+                             negative = "abs")
+    bound <- 2 * sum(abs(d$v))
+    lower <- if (seed %% 2) -Inf else -bound
+    supp <- sens$sensitive | runif(nrow(sens)) < 0.35
+    aud <- audit_table(sens, supp, lower = lower, upper = bound)
+    ref <- whole_table_intervals(sens, supp, rep(lower, nrow(sens)), rep(bound, nrow(sens)))
+    got <- aud[aud$suppressed, ]
+    expect_equal(got$lower, ref$lower, tolerance = 1e-7, info = paste("seed", seed))
+    expect_equal(got$upper, ref$upper, tolerance = 1e-7, info = paste("seed", seed))
+    # the path of large components: programs by the interior point method
+    # (batches, and the first single program), then by the simplex
+    aud_ipm <- withr::with_options(list(sdcRisk.audit_ipm_cols = 1L),
+                                   audit_table(sens, supp, lower = lower, upper = bound))
+    expect_equal(aud_ipm$lower[aud_ipm$suppressed], ref$lower, tolerance = 1e-7, info = paste("ipm, seed", seed))
+    expect_equal(aud_ipm$upper[aud_ipm$suppressed], ref$upper, tolerance = 1e-7, info = paste("ipm, seed", seed))
+    prot <- protect_table(sens, lower = lower, upper = bound)
+    expect_true(attr(audit_table(sens, prot$status != "published", lower = lower, upper = bound), "passed"))
+  }
+})
+
+test_that("the interior point path keeps exact intervals for unbounded cells and failing programs", {
+  set.seed(1)
+  d <- data.frame(a = sample(c("a1", "a2", "a3"), 60, TRUE), b = sample(c("x", "y", "z"), 60, TRUE),
+                  v = round(rnorm(60, 5, 30)))
+  sens <- cell_sensitivity(d, c("a", "b"), "v", rule_frequency(3), negative = "abs")
+  withr::local_options(sdcRisk.audit_ipm_cols = 1L)
+  # the audit with every single program after the first failing in its
+  # session: each is solved from scratch (interior point method, then
+  # without added bounds)
+  real <- sdcRisk:::lp_session
+  audit_failing <- function(...) {
+    local_package_function("lp_session", function(..., method = "simplex", iterations = NULL) {
+      s <- real(..., method = method, iterations = iterations)
+      if (method != "ipm_first") return(s)
+      list(extreme = function(obj, maximize) {
+        r <- s$extreme(obj, maximize)
+        if (s$n_lp() > 1L) list(status = "failed", value = NA_real_, solution = NULL) else r
+      }, n_lp = s$n_lp)
+    })
+    audit_table(...)
+  }
+  # a 2 x 2 block of inner cells: unbounded both ways without a priori
+  # bounds; with a3:z and its margins added, a larger component
+  for (extra in c(FALSE, TRUE)) {
+    supp <- (sens$a %in% c("a1", "a2") & sens$b %in% c("x", "y")) |
+      (extra & sens$a %in% c("a3", "Total") & sens$b %in% c("z", "Total"))
+    for (bounds in list(c(-Inf, Inf), c(-500, 500))) {
+      info <- paste("extra", extra, "bounds", bounds[2])
+      ref <- whole_table_intervals(sens, supp, rep(bounds[1], nrow(sens)), rep(bounds[2], nrow(sens)))
+      if (bounds[2] == Inf && !extra) expect_true(all(is.infinite(c(ref$lower, ref$upper))), info = info)
+      for (fail in c(FALSE, TRUE)) {
+        aud <- (if (fail) audit_failing else audit_table)(sens, supp, lower = bounds[1], upper = bounds[2])
+        expect_equal(aud$lower, ref$lower, tolerance = 1e-7, info = paste(info, fail))
+        expect_equal(aud$upper, ref$upper, tolerance = 1e-7, info = paste(info, fail))
+      }
+    }
+  }
+})
+
+test_that("bounds implied by single relations, infinities included", {
+  # x1 + x2 = 10, x1 - x3 = 0; x1 >= 0, 0 <= x2 <= 4, x3 <= 8
+  lp <- list(mat = sdcRisk:::triplet_matrix(c(1, 1, 2, 2), c(1, 2, 1, 3), c(1, 1, 1, -1), 2, 3),
+             rhs = c(10, 0),
+             lower = c(0, 0, -Inf), upper = c(Inf, 4, 8))
+  rb <- sdcRisk:::relation_bounds(lp, passes = 1)
+  expect_equal(rb$lower, c(6, 0, 0))
+  expect_equal(rb$upper, c(8, 4, 8))
+  # propagated: x2 = 10 - x1 >= 2 and x3 = x1 >= 6 (here the exact intervals)
+  rb <- sdcRisk:::relation_bounds(lp)
+  expect_equal(rb$lower, c(6, 2, 6))
+  expect_equal(rb$upper, c(8, 4, 8))
+})
+
+test_that("propagated relation bounds contain every cell's exact interval (random systems)", {
+  for (seed in 1:30) {
+    set.seed(seed)
+    n <- sample(3:7, 1)
+    nr <- sample(1:3, 1)
+    # relations of a nonnegative point x0, some cells bounded above
+    x0 <- sample(0:9, n, TRUE)
+    a <- matrix(sample(c(-1, 0, 0, 1), nr * n, TRUE), nr, n)
+    a[cbind(seq_len(nr), sample(n, nr, TRUE))] <- 1
+    nz <- which(a != 0, arr.ind = TRUE)
+    mat <- sdcRisk:::triplet_matrix(nz[, 1], nz[, 2], a[nz], nr, n)
+    upper <- ifelse(runif(n) < 0.5, x0 + sample(0:5, n, TRUE), Inf)
+    lp <- list(mat = mat, rhs = as.vector(a %*% x0), lower = numeric(n), upper = upper)
+    rb <- sdcRisk:::relation_bounds(lp)
+    for (j in seq_len(n)) {
+      obj <- replace(numeric(n), j, 1)
+      for (maximize in c(TRUE, FALSE)) {
+        r <- sdcRisk:::solve_lp(obj, mat, rep("==", nr), lp$rhs, lp$lower, upper, maximize = maximize)
+        end <- if (r$status == "optimal") r$value else if (maximize) Inf else -Inf
+        info <- paste("seed", seed, "cell", j, if (maximize) "max" else "min")
+        if (maximize) expect_gte(rb$upper[j], end - 1e-9, label = info) else
+          expect_lte(rb$lower[j], end + 1e-9, label = info)
+      }
+      expect_true(rb$lower[j] <= x0[j] && x0[j] <= rb$upper[j], info = paste("seed", seed))
+    }
+  }
+})
