@@ -164,7 +164,7 @@ model_sample <- function(cells, model, data = NULL, call = rlang::caller_env()) 
 
 # The weights of the records of the cells (in cells), as given or from the
 # column of `data` the model names.
-record_weights <- function(cells, model, data, call) {
+sample_record_weights <- function(cells, model, data, call) {
   w <- model$weights
   if (is.character(w)) {
     if (!is.data.frame(data) || !w %in% names(data)) {
@@ -195,7 +195,7 @@ negbin_estimates <- function(cells, model, data, call) {
     inverse <- core_call(cpp_population, "negbin", u, rep(model$fraction, length(u)), call = call)[match(f, u)]
     return(list(inverse = inverse, population = f / model$fraction))
   }
-  w <- record_weights(cells, model, data, call)
+  w <- sample_record_weights(cells, model, data, call)
   inside <- !is.na(cells$cell_id)
   big_f <- tabulate_sum(cells$cell_id[inside], w[inside], length(f))
   short <- which(big_f < f * (1 - 1e-12))
@@ -223,7 +223,7 @@ loglinear_estimates <- function(cells, model, data, call) {
   f <- as.numeric(tab$count)
   inside <- !is.na(cells$cell_id)
   fraction <- model$fraction %||% {
-    w <- record_weights(cells, model, data, call)
+    w <- sample_record_weights(cells, model, data, call)
     min(1, sum(inside) / sum(w[inside]))
   }
   codes <- lapply(keys, function(k) match(tab[[k]], unique(tab[[k]])))

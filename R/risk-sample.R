@@ -197,7 +197,7 @@ population_grouped_codes <- function(codes, nlevels) {
 population_table <- function(population, keys, call) {
   if (inherits(population, "sdc_cells")) population <- population$cells
   if (inherits(population, "tbl_lazy")) {
-    check_db_packages(call)
+    check_db_packages(call = call)
     population <- population_collect(population, keys, call)
   }
   if (!is.data.frame(population)) {
