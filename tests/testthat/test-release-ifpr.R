@@ -571,3 +571,28 @@ test_that("ifpr() for a sample certifies the risk of a target who may not be in 
     est$certificate
   })
 })
+
+test_that("method = 'optimal' for a sample meets every cell's bound min(1, xi F / t), exactly", {
+  pop <- readRDS(test_path("fixtures", "acs2019", "ma2019.rds"))
+  pop$AGEP <- cut(pop$AGEP, c(seq(0, 80, 10), Inf), right = FALSE)
+  keys <- c("SEX", "AGEP", "RAC1P", "MSP", "PUMA")
+  set.seed(8)
+  d <- pop[sample(nrow(pop), 1500), ]
+  counts <- cell_frequencies(pop, keys)$cells
+  set.seed(9)
+  rel <- ifpr(d, keys, xi = 0.2, method = "optimal", population = counts, target_in_file = "unknown")
+  expect_lte(rel$certificate$risk, 0.2)
+  expect_identical(rel$certificate$risk, max_match_risk(rel$plan, population = counts, target_in_file = "unknown")$risk)
+  # every cell against its own bound, cell by cell from the core's match_risk()
+  bound <- pmin(1, 0.2 / rel$sample$weight)
+  mr <- match_risk(rel$plan, rel$plan$block_cells, a = 1:5)
+  worst <- tapply(mr$risk, mr$cell, max, na.rm = TRUE)
+  expect_true(all(worst <= bound[as.integer(names(worst))] * (1 + 1e-9)))
+  # it protects only the cells above their bound, and changes fewer key
+  # values than the optimal design for the file alone
+  need <- sdcRisk:::needs_protection(rel$cells$cells$count, bound, "all_matches")
+  expect_true(all(which(need) %in% rel$plan$block_cells))
+  set.seed(9)
+  in_file <- ifpr(d, keys, xi = 0.2, method = "optimal")
+  expect_lt(pram_damage(rel)$keys, pram_damage(in_file)$keys)
+})
