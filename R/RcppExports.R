@@ -41,6 +41,10 @@ cpp_design <- function(what, x, y) {
     .Call(`_sdcRisk_cpp_design`, what, x, y)
 }
 
+cpp_design_optimal <- function(counts, bound, need, codes, values, opts) {
+    .Call(`_sdcRisk_cpp_design_optimal`, counts, bound, need, codes, values, opts)
+}
+
 cpp_cell_risk <- function(plan, targets, a, gamma) {
     .Call(`_sdcRisk_cpp_cell_risk`, plan, targets, a, gamma)
 }
@@ -51,6 +55,10 @@ cpp_max_risk <- function(plan, goal) {
 
 cpp_calibrate_ifpr <- function(plan, goal, target) {
     .Call(`_sdcRisk_cpp_calibrate_ifpr`, plan, goal, target)
+}
+
+cpp_key_damage <- function(plan, codes, values) {
+    .Call(`_sdcRisk_cpp_key_damage`, plan, codes, values)
 }
 
 cpp_draw <- function(plan, cell_id) {

@@ -56,9 +56,10 @@
 #' @export
 ifpr.tbl_lazy <- function(data, keys, xi,
                           goal = c("all_matches", "unique_matches", "sample_uniques"),
-                          partition = NULL, also = NULL, method = c("tiered", "nayak"),
+                          partition = NULL, also = NULL, method = c("tiered", "nayak", "optimal"),
                           calibrate = c("exact", "bound"), on_infeasible = c("error", "merge"),
                           ..., na = c("exclude", "category"), split = FALSE, known = NULL,
+                          damage = c("keys", "records", "variance", "distance"), weights = NULL, ordered = NULL,
                           id, name, overwrite = FALSE, population = NULL, target_in_file = c("known", "unknown")) {
   rlang::check_dots_empty()
   check_db_packages()
@@ -67,6 +68,8 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   check_names_in(keys, cols)
   goal <- check_choice(goal)
   method <- check_choice(method)
+  design <- list(damage = if (!missing(damage)) check_choice(damage), weights = weights, ordered = ordered)
+  check_design_args(method, design)
   calibrate <- check_choice(calibrate)
   on_infeasible <- check_choice(on_infeasible)
   na <- check_choice(na)
@@ -94,7 +97,7 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   })
   smp <- sample_of(naming$cells, population, target_in_file)
   d <- ifpr_design(naming$cells, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
-    known = known, bound = if (!is.null(smp)) pmin(1, xi / smp$weight)
+    known = known, bound = if (!is.null(smp)) pmin(1, xi / smp$weight), design = design
   )
   d <- ifpr_sample_certificate(d, smp, goal, xi, known_subsets(known, vars))
   moves <- draw_moves(d$plan)

@@ -42,6 +42,27 @@
 #'   a tier with too few cells is padded with cells of larger count \eqn{c}
 #'   for which \eqn{\psi(c, \theta_f) \le \xi}, those needing protection
 #'   first. Small blocks give less variance (Section 6, eq. 6.3-6.4).
+#' * **Least damage.** `method = "optimal"` chooses which cells share a block
+#'   and the transition inside each block to damage the data least, in the
+#'   measure `damage` (see [pram_damage()]): the expected number of key
+#'   values changed (`"keys"`, each key weighted by `weights`), of records
+#'   changed (`"records"`), the total perturbation variance (`"variance"`,
+#'   eq. 6.3), or a distance in which the keys named in `ordered` cost the
+#'   difference of their values (`"distance"`: age moved by one year costs
+#'   less than by forty). It searches the unbiased PRAMs in which no unit is
+#'   likelier to move to any one other cell than to stay (\eqn{p_{jj} \ge
+#'   p_{ij}}, so that the released cell stays the intruder's best guess and
+#'   \eqn{R_j(a, t)} is the risk that matters): cells needing protection are
+#'   taken by count; each count's cells are cut into the smallest blocks that
+#'   meet the bound, with the smallest \eqn{\theta} that meets it exactly,
+#'   along the order of the keys in which cells that differ in one key (or,
+#'   ordered, by little) are adjacent; a count with too few cells forms a
+#'   block with the nearest cells, fitted with IFPR or with flows that let
+#'   cells of different counts move different numbers of units
+#'   (\eqn{\phi_{ij} \propto T_i^g T_j^g}, symmetric, hence unbiased). A
+#'   partition set of at most 10 cells is searched exhaustively. Every block
+#'   meets the bound exactly, so `calibrate` does not apply; the certificate
+#'   still recomputes the exact maximum risk on the final plan.
 #' * **Calibration.** `calibrate = "bound"` keeps the \eqn{\theta} of the bound
 #'   \eqn{\psi}. `calibrate = "exact"` lowers \eqn{\theta} block by block, by
 #'   bisection, to the smallest value found whose exact maximum risk over the
@@ -58,7 +79,7 @@
 #'   [max_match_risk()].
 #' @param partition Named list of partition rules, see the steps above.
 #' @param also Names of non-key variables perturbed jointly with the keys.
-#' @param method `"tiered"` or `"nayak"`.
+#' @param method `"tiered"`, `"nayak"` or `"optimal"` (least damage).
 #' @param calibrate `"exact"` or `"bound"`.
 #' @param on_infeasible `"error"` or `"merge"`.
 #' @param ... Passed on to methods; must be empty for data frames.
@@ -75,6 +96,14 @@
 #'   exact maximum of \eqn{R_D(a, t)} for each of these sets (see
 #'   [max_match_risk_known()]), and `ifpr()` stops with
 #'   `sdcRisk_error_certificate` if any is above `xi`.
+#' @param damage For `method = "optimal"`: the damage to minimise,
+#'   `"keys"` (the default), `"records"`, `"variance"` or `"distance"`; see
+#'   [pram_damage()].
+#' @param weights For `method = "optimal"`: the cost of a change of each
+#'   key, named by keys (others cost 1); see [pram_damage()].
+#' @param ordered For `method = "optimal"` with `damage = "distance"`: keys
+#'   whose values have an order (numbers or ordered factors), a change
+#'   costing the difference of their values.
 #' @param population,target_in_file For a sample release: the population the
 #'   file was sampled from (its counts by the keys and `also`, or a
 #'   [population_model()]; sampling weights may name a column of `data`)
@@ -154,15 +183,18 @@ ifpr.default <- function(data, ...) {
 #' @export
 ifpr.data.frame <- function(data, keys, xi,
                             goal = c("all_matches", "unique_matches", "sample_uniques"),
-                            partition = NULL, also = NULL, method = c("tiered", "nayak"),
+                            partition = NULL, also = NULL, method = c("tiered", "nayak", "optimal"),
                             calibrate = c("exact", "bound"), on_infeasible = c("error", "merge"),
                             ..., na = c("exclude", "category"), split = FALSE, known = NULL,
+                            damage = c("keys", "records", "variance", "distance"), weights = NULL, ordered = NULL,
                             population = NULL, target_in_file = c("known", "unknown")) {
   rlang::check_dots_empty()
   check_data_frame(data)
   check_names_in(keys, data)
   goal <- check_choice(goal)
   method <- check_choice(method)
+  design <- list(damage = if (!missing(damage)) check_choice(damage), weights = weights, ordered = ordered)
+  check_design_args(method, design)
   calibrate <- check_choice(calibrate)
   on_infeasible <- check_choice(on_infeasible)
   na <- check_choice(na)
@@ -176,7 +208,7 @@ ifpr.data.frame <- function(data, keys, xi,
   progress_set(bar, 0.3, "designing blocks and certifying")
   # a sample: cell j needs R_j(a, t) <= xi F_j / t_j only (risk-sample.R)
   d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
-    known = known, bound = if (!is.null(smp)) pmin(1, xi / smp$weight)
+    known = known, bound = if (!is.null(smp)) pmin(1, xi / smp$weight), design = design
   )
   d <- ifpr_sample_certificate(d, smp, goal, xi, known_subsets(known, vars))
   plan <- d$plan
@@ -231,14 +263,28 @@ check_ifpr_common <- function(data, keys, xi, also, goal, method, split, call = 
 
 # Steps 3-4, calibration and the certificate, from the cell counts alone:
 # shared by the data frame and the database methods, so that both build the
-# same plan from the same counts. `bound`: NULL (xi for every cell) or a
-# risk bound in (0, 1] per cell; calibration and certificate then hold
-# R_j(a, t) <= bound[j] for every cell, as the maximum of w_j R_j(a, t) <=
-# xi with the core's per-cell weights w_j = xi / bound[j].
+# same plan from the same counts.
+#
+# `bound`: NULL (every cell's risk bound is xi) or one bound per cell in
+# (0, 1]: the design makes R_t(a, t) <= bound[t] for every cell t and a of
+# the goal (a sample's intruder who does not know whether the target is in
+# the file, issue 34, sets bound[t] = min(1, xi F_t / f_t)); calibration and
+# certificate hold it exactly as the maximum of w_t R_t(a, t) <= ref with the
+# core's per-cell weights w_t = ref / bound[t], ref = min(xi, bound) (so
+# every weight is in (0, 1]). With every bound equal to xi the plan is the
+# same as with NULL, bit for bit.
+#
+# `design`: the damage, weights and ordered keys of ifpr() (method "optimal").
 ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible,
-                        split, known = NULL, call = rlang::caller_env(), bound = NULL) {
-  weight <- if (!is.null(bound)) xi / bound
+                        split, known = NULL, call = rlang::caller_env(), bound = NULL, design = NULL) {
+  uniform <- is.null(bound)
+  bound <- risk_bounds(bound, xi, nrow(cf$cells), call = call)
+  ref <- min(xi, bound)
+  weight <- if (!uniform) ref / bound
   subsets <- known_subsets(known, vars, call = call)
+  opts <- if (method == "optimal") {
+    optimal_options(cf, goal, utils::modifyList(list(damage = "keys"), Filter(Negate(is.null), design)), call = call)
+  }
   groups <- partition_groups(cf$cells, vars, partition, call = call)
   if (length(partition) > 0 && all(keys %in% names(partition)) &&
     all(vapply(partition[keys], identical, logical(1), "keep"))) {
@@ -248,14 +294,15 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
     ), "partition", call = call, arg = "partition")
   }
   ps <- partition_sets(groups)
-  des <- design_release(cf, ps$set_of_cell, ps$sets, xi, goal, method, split, on_infeasible,
-    call = call
+  des <- design_release(cf, ps$set_of_cell, ps$sets, bound, goal, method, split, on_infeasible,
+    opts = opts, call = call
   )
   plan_bound <- ifpr_plan(
     cf,
     cells = unlist(lapply(des$design, `[[`, "cells")),
     sizes = unlist(lapply(des$design, `[[`, "sizes")),
-    theta = unlist(lapply(des$design, `[[`, "theta"))
+    theta = unlist(lapply(des$design, `[[`, "theta")),
+    matrix = unlist(lapply(des$design, `[[`, "matrix"))
   )
   plan <- plan_bound
   # the plans as the core reads them: ifpr_plan() has validated plan_bound;
@@ -263,27 +310,22 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
   # checks again (sdcRisk::check_plan(): finite, in [0, min T] of its block)
   # whenever it reads the plan
   ep_bound <- ep <- block_engine_list(plan_bound)
-  if (calibrate == "exact" && length(plan$theta) > 0) {
-    plan$theta <- core_call(cpp_calibrate_ifpr, engine_weighted(ep_bound, weight, call = call), goal, xi * (1 - 1e-9),
+  # the least-damage design fits every block exactly already
+  if (calibrate == "exact" && method != "optimal" && length(plan$theta) > 0) {
+    plan$theta <- core_call(cpp_calibrate_ifpr, engine_weighted(ep_bound, weight, call = call), goal, ref * (1 - 1e-9),
                             call = call)
     ep <- block_engine_list(plan)
   }
   mx <- plan_max_risk(plan, goal, plan$cells$keys, ep, call = call, weight = weight)
-  if (!is.na(mx$risk) && mx$risk > xi) {
-    abort_sdc(c(
-      "The release does not meet its bound: the exact maximum risk is {format(mx$risk, digits = 8)} > xi = {xi}.",
-      "x" = "At cell {mx$cell} (count {mx$count}), a = {mx$a}.",
-      "i" = "No release is returned. Please report this with the data's cell counts."
-    ), "certificate", call = call)
-  }
+  check_certificate(mx, ref, call = call)
   kr <- NULL
   if (!is.null(subsets)) {
     # intruders who know fewer keys: R_D(a, t) for every set D of cells that
     # share their known values (max_match_risk(known =))
     kr <- plan_max_risk_known(plan, goal, subsets, ep, call = call, weight = weight)
-    if (!is.na(kr$risk[1]) && kr$risk[1] > xi) {
+    if (!is.na(kr$risk[1]) && kr$risk[1] > ref) {
       abort_sdc(c(
-        "The release does not meet its bound for an intruder who knows only {.val {strsplit(kr$known[1], ', ')[[1]]}}: the exact maximum risk is {format(kr$risk[1], digits = 8)} > xi = {xi}.",
+        "The release does not meet its bound for an intruder who knows only {.val {strsplit(kr$known[1], ', ')[[1]]}}: the exact maximum risk is {format(kr$risk[1], digits = 8)} > xi = {ref}.",
         "x" = "At cell {kr$cell[1]} (T_D = {kr$count_known[1]} records share its known values), a = {kr$a[1]}.",
         "i" = "Blocks whose cells such an intruder cannot tell apart do not protect against them. Let those keys change (see {.arg partition}), or leave that intruder out of {.arg known}.",
         "i" = "No release is returned."
@@ -291,7 +333,31 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
     }
   }
   list(plan = plan, plan_bound = plan_bound, ep = ep, ep_bound = ep_bound, ps = ps, des = des, mx = mx,
-       known = kr)
+       known = kr, bound = if (!uniform) bound, design = if (!is.null(opts)) design_summary(plan, ep, opts))
+}
+
+# The risk bound of every cell: `bound` checked, or xi for every cell.
+risk_bounds <- function(bound, xi, n_cells, call = rlang::caller_env()) {
+  if (is.null(bound)) return(rep(xi, n_cells))
+  if (!is.numeric(bound) || length(bound) != n_cells || anyNA(bound) || any(bound <= 0 | bound > 1)) {
+    abort_sdc(c(
+      "{.arg bound} must hold one risk bound in (0, 1] per cell ({fmt_int(n_cells)}).",
+      "x" = "It is {.obj_type_friendly {bound}} of length {length(bound)}{if (is.numeric(bound) && length(bound)) paste0(', range ', paste(format(range(bound)), collapse = ' to ')) else ''}."
+    ), "bound", call = call, arg = "bound")
+  }
+  as.numeric(bound)
+}
+
+# The certificate on the final plan, or an error: `mx` the exact maximum of
+# w_t R_t(a, t) with the weights ref / bound[t] (plan_max_risk(weight =)),
+# which is at most `ref` iff every cell meets its own bound.
+check_certificate <- function(mx, ref, call = rlang::caller_env()) {
+  if (is.na(mx$risk) || mx$risk <= ref) return(invisible())
+  abort_sdc(c(
+    "The release does not meet its bound: the exact maximum risk is {format(mx$risk, digits = 8)} > xi = {ref}.",
+    "x" = "At cell {mx$cell} (count {mx$count}), a = {mx$a}.",
+    "i" = "No release is returned. Please report this with the data's cell counts."
+  ), "certificate", call = call)
 }
 
 # The sets of keys an intruder may know, from ifpr()'s `known`: NULL (only
@@ -314,20 +380,26 @@ known_subsets <- function(known, keys, call = rlang::caller_env()) {
   lapply(known, check_known, keys = keys, call = call)
 }
 
-# An all-IFPR plan from flat vectors (cells in block order, block sizes):
-# the fast path of pram_plan() for designs with up to millions of blocks.
-# `cf` comes from cell_frequencies() in the same call (ifpr() on a data
-# frame or a database table), so its records' cells are not counted again.
-ifpr_plan <- function(cf, cells, sizes, theta) {
+# A block plan from flat vectors (cells in block order, block sizes, theta
+# with NA for a block given by a matrix, and those blocks' column-major
+# matrices one after another): the fast path of pram_plan() for designs with
+# up to millions of blocks. `cf` comes from cell_frequencies() in the same
+# call (ifpr() on a data frame or a database table), so its records' cells
+# are not counted again.
+ifpr_plan <- function(cf, cells, sizes, theta, matrix = NULL) {
   nb <- length(sizes)
+  theta <- as.numeric(theta %||% numeric())
+  msize <- ifelse(is.na(theta), as.numeric(sizes)^2, 0)
+  matrix_start <- c(0, cumsum(msize))[seq_len(nb)]
+  matrix_start[!is.na(theta)] <- NA_real_
   plan <- structure(
     list(
       cells = cf,
       block_start = as.integer(c(0L, cumsum(sizes))),
       block_cells = as.integer(cells %||% integer()),
-      theta = as.numeric(theta %||% numeric()),
-      matrix = numeric(),
-      matrix_start = rep(NA_real_, nb)
+      theta = theta,
+      matrix = as.numeric(matrix %||% numeric()),
+      matrix_start = matrix_start
     ),
     class = c("pram_plan", "pram_plan_any")
   )
@@ -359,6 +431,7 @@ ifpr_release_parts <- function(design, cells, keys, also, xi, goal, method, cali
                                records_changed, s_new, sample = NULL) {
   plan <- design$plan
   counts <- cells$cells$count
+  bound <- design$bound %||% rep(xi, length(counts))
   members <- design$des$original
   n_blocks_set <- vapply(design$des$design, function(d) length(d$sizes), integer(1))
   set_table <- data.frame(
@@ -366,7 +439,7 @@ ifpr_release_parts <- function(design, cells, keys, also, xi, goal, method, cali
     label = design$ps$sets$label,
     records = vapply(members, function(m) sum(counts[m]), numeric(1)),
     cells = lengths(members),
-    needing_protection = vapply(members, function(m) sum(needs_protection(counts[m], xi, goal)), integer(1)),
+    needing_protection = vapply(members, function(m) sum(needs_protection(counts[m], bound[m], goal)), integer(1)),
     blocks = n_blocks_set,
     merged_into = NA_integer_
   )
@@ -396,7 +469,8 @@ ifpr_release_parts <- function(design, cells, keys, also, xi, goal, method, cali
     total_variance_bound = cost_bound$variance,
     n_records = cells$n_records,
     n_excluded = cells$n_excluded %||% 0,
-    known = design$known
+    known = design$known,
+    design = design$design
   )
   certificate <- certificate_sample(certificate, mx)
   list(
@@ -477,7 +551,8 @@ certificate_lines <- function(cert, n) {
       sprintf("Also certified for intruders who know fewer keys (%s): worst R = %s when they know %s",
         n_of(nrow(cert$known), "set"), format(w$risk, digits = 6), w$known)
     },
-    calibration = if (cert$calibrate == "exact" && cert$blocks > 0) {
+    design = if (!is.null(cert$design)) design_line(cert$design),
+    calibration = if (cert$calibrate == "exact" && cert$blocks > 0 && is.null(cert$design)) {
       sprintf("Exact calibration saved %.1f expected changed records (%.1f%%) and %.1f%% of the total perturbation variance",
         saved, 100 * saved / max(cert$expected_changed_bound, 1e-300),
         100 * (1 - cert$total_variance / max(cert$total_variance_bound, 1e-300)))
@@ -488,7 +563,7 @@ certificate_lines <- function(cert, n) {
 #' @export
 format.sdc_certificate <- function(x, ...) {
   l <- certificate_lines(x, x$n_records)
-  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$known, l$blocks, l$changed, l$calibration)
+  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$known, l$blocks, l$changed, l$design, l$calibration)
 }
 
 #' @export
@@ -518,6 +593,7 @@ format.sdc_release <- function(x, ...) {
     ),
     l$changed,
     missing_key_line(x$cells),
+    l$design,
     l$calibration
   )
 }

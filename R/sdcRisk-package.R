@@ -14,10 +14,12 @@
 #   design-blocks.R     partition of the keys, which cells need protection,
 #                       blocks (tiered, Nayak) and their θ
 #   design-theta.R      ψ, θ and block sizes of the papers (Goals 1-3)
+#   design-optimal.R    the least-damage design (ifpr(method = "optimal"))
 #   plan-interface.R    the generics every kind of plan answers
 #   plan-blocks.R       block plans (IFPR and matrix blocks): pram_plan()
 #   plan-vars.R         per-variable plans with strata: pram_plan_vars()
 #   plan-matrices.R     sdcMicro's and ARGUS's per-variable matrices
+#   plan-damage.R       what a plan costs in data quality: pram_damage()
 #   risk-match.R        the exact risk R_j(a, t): match_risk(),
 #                       max_match_risk(), max_match_risk_known()
 #   risk-sample.R       sample releases: the risk of a target who may not

@@ -135,6 +135,22 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_design_optimal
+SEXP cpp_design_optimal(const Rcpp::IntegerVector& counts, const Rcpp::NumericVector& bound, const Rcpp::LogicalVector& need, const Rcpp::List& codes, const Rcpp::List& values, const Rcpp::List& opts);
+RcppExport SEXP _sdcRisk_cpp_design_optimal(SEXP countsSEXP, SEXP boundSEXP, SEXP needSEXP, SEXP codesSEXP, SEXP valuesSEXP, SEXP optsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type counts(countsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type bound(boundSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type need(needSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type codes(codesSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type values(valuesSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type opts(optsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_design_optimal(counts, bound, need, codes, values, opts));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_cell_risk
 SEXP cpp_cell_risk(const Rcpp::List& plan, const Rcpp::IntegerVector& targets, const Rcpp::IntegerVector& a, bool gamma);
 RcppExport SEXP _sdcRisk_cpp_cell_risk(SEXP planSEXP, SEXP targetsSEXP, SEXP aSEXP, SEXP gammaSEXP) {
@@ -171,6 +187,19 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const std::string& >::type goal(goalSEXP);
     Rcpp::traits::input_parameter< double >::type target(targetSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_calibrate_ifpr(plan, goal, target));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_key_damage
+SEXP cpp_key_damage(const Rcpp::List& plan, const Rcpp::List& codes, const Rcpp::List& values);
+RcppExport SEXP _sdcRisk_cpp_key_damage(SEXP planSEXP, SEXP codesSEXP, SEXP valuesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type codes(codesSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type values(valuesSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_key_damage(plan, codes, values));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -431,9 +460,11 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_theta_outside", (DL_FUNC) &_sdcRisk_cpp_theta_outside, 4},
     {"_sdcRisk_cpp_int_sum", (DL_FUNC) &_sdcRisk_cpp_int_sum, 1},
     {"_sdcRisk_cpp_design", (DL_FUNC) &_sdcRisk_cpp_design, 3},
+    {"_sdcRisk_cpp_design_optimal", (DL_FUNC) &_sdcRisk_cpp_design_optimal, 6},
     {"_sdcRisk_cpp_cell_risk", (DL_FUNC) &_sdcRisk_cpp_cell_risk, 4},
     {"_sdcRisk_cpp_max_risk", (DL_FUNC) &_sdcRisk_cpp_max_risk, 2},
     {"_sdcRisk_cpp_calibrate_ifpr", (DL_FUNC) &_sdcRisk_cpp_calibrate_ifpr, 3},
+    {"_sdcRisk_cpp_key_damage", (DL_FUNC) &_sdcRisk_cpp_key_damage, 3},
     {"_sdcRisk_cpp_draw", (DL_FUNC) &_sdcRisk_cpp_draw, 2},
     {"_sdcRisk_cpp_draw_changes", (DL_FUNC) &_sdcRisk_cpp_draw_changes, 2},
     {"_sdcRisk_cpp_moments", (DL_FUNC) &_sdcRisk_cpp_moments, 1},

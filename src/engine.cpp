@@ -248,6 +248,20 @@ class BlockEngine : public EnginePlan {
   std::vector<double> calibrate(sdcRisk::Goal goal, double target) override {
     return sdcRisk::calibrate_ifpr(h_.view, goal, target, weight_, interrupt_callback());
   }
+  sdcRisk::KeyDamage key_damage(const std::vector<std::vector<int>>& codes,
+                                const std::vector<std::vector<double>>& values) override {
+    if (codes.size() != values.size()) throw std::invalid_argument("key damage: codes and values per key");
+    sdcRisk::KeySpace ks;
+    ks.n_cells = n_cells();
+    for (std::size_t k = 0; k < codes.size(); ++k) {
+      if (static_cast<int>(codes[k].size()) != n_cells() ||
+          (!values[k].empty() && static_cast<int>(values[k].size()) != n_cells()))
+        throw std::invalid_argument("key damage: one code and value per cell");
+      ks.codes.push_back(codes[k].data());
+      ks.value.push_back(values[k].empty() ? nullptr : values[k].data());
+    }
+    return sdcRisk::block_key_damage(h_.view, ks);
+  }
   Rcpp::NumericMatrix block_matrix(int block) override {
     if (block < 0 || block >= h_.view.n_blocks) throw std::invalid_argument("block out of range");
     const int m = h_.view.block_size(block);

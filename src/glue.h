@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "sdcRisk/design_optimal.hpp"
 #include "sdcRisk/errors.hpp"
 #include "sdcRisk/memory.hpp"
 #include "sdcRisk/plan.hpp"
@@ -183,6 +184,11 @@ class EnginePlan {
   // Operations of block plans only.
   virtual std::vector<double> calibrate(sdcRisk::Goal, double) { return unsupported<std::vector<double>>("calibrate"); }
   virtual Rcpp::NumericMatrix block_matrix(int) { return unsupported<Rcpp::NumericMatrix>("block_matrix"); }
+  // Expected records changed and distance moved on each key (block plans):
+  // `codes` 0-based per key and cell, `values` per key (empty: unordered).
+  virtual sdcRisk::KeyDamage key_damage(const std::vector<std::vector<int>>&, const std::vector<std::vector<double>>&) {
+    return unsupported<sdcRisk::KeyDamage>("key_damage");
+  }
   virtual Rcpp::NumericMatrix category_transitions(const std::vector<int>&, int) {
     return unsupported<Rcpp::NumericMatrix>("category_transitions");
   }

@@ -6,6 +6,7 @@
 #include "cells.hpp"
 #include "dense_ids.hpp"
 #include "design.hpp"
+#include "design_optimal.hpp"
 #include "errors.hpp"
 #include "estimate.hpp"
 #include "logdist.hpp"
