@@ -190,7 +190,7 @@ population_counts <- function(cells, population, call = rlang::caller_env()) {
 # The population as a data frame of the keys and `count` (checked).
 population_table <- function(population, keys, call) {
   if (inherits(population, "sdc_cells")) population <- population$cells
-  if (is_db_table(population)) {
+  if (inherits(population, "tbl_lazy")) {
     check_db_packages(call)
     population <- population_collect(population, keys, call)
   }
