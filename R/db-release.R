@@ -166,7 +166,7 @@ validate_release.sdc_release_db <- function(x, arg = "release", call = rlang::ca
 format.sdc_release_db <- function(x, ...) {
   c(
     NextMethod(),
-    paste0("Released table: ", x$table, " (in the database; ", n_of(nrow(x$moves), "record"), " moved)")
+    wrap_lines(paste0("Released table: ", x$table, " (in the database; ", n_of(nrow(x$moves), "record"), " moved)"))
   )
 }
 

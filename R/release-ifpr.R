@@ -446,22 +446,15 @@ check_release_columns <- function(x, arg, hint, call) {
 # as on the release (also where ifpr() stores it in an sdcMicroObj).
 new_sdc_certificate <- function(...) structure(list(...), class = "sdc_certificate")
 
-# Lines describing a certificate: goal, risk, blocks, changes, calibration.
+# Lines describing a certificate: goal, risk, blocks, changes, calibration,
+# each within PRINT_WIDTH columns (the cell's keys on lines of their own).
 certificate_lines <- function(cert, n) {
-  risk_txt <- if (is.na(cert$risk)) {
-    "no cell and value of a that the goal covers can occur"
-  } else {
-    keys <- paste0(names(cert$cell_keys), " = ", vapply(cert$cell_keys, format, ""), collapse = ", ")
-    sprintf("R = %s <= xi = %s at cell %d (%s; T = %d), a = %d",
-      format(cert$risk, digits = 6), format(cert$xi), cert$cell, keys, cert$count, cert$a)
-  }
-  risk_txt <- paste0(risk_txt, outside_certificate_text(cert$n_excluded))
   saved <- cert$expected_changed_bound - cert$expected_changed
-  list(
-    goal = paste0("Goal: ", goal_label(cert$goal), "; method ", cert$method, ", calibration ", cert$calibrate),
-    risk = c(paste0("Certificate (", tolower(risk_kind(cert$sample)), " maximum risk",
-                    if (!is.null(cert$sample)) paste0(" ", sample_line(cert$sample)), "): ", risk_txt),
-             sample_cell_line(cert)),
+  lapply(list(
+    goal = paste0("Goal: ", goal_label(cert$goal)),
+    risk = risk_lines(paste0("Certificate (", tolower(risk_kind(cert$sample)), " maximum risk)"), cert,
+                      cert$cell_keys, xi = cert$xi, n_excluded = cert$n_excluded),
+    method = paste0(cert$method, ", calibration ", cert$calibrate),
     blocks = paste0(
       n_of(cert$blocks, "IFPR block"), " over ", fmt_int(cert$cells_in_blocks), " cells (",
       fmt_int(cert$records_in_blocks), " records)",
@@ -481,13 +474,14 @@ certificate_lines <- function(cert, n) {
         saved, 100 * saved / max(cert$expected_changed_bound, 1e-300),
         100 * (1 - cert$total_variance / max(cert$total_variance_bound, 1e-300)))
     }
-  )
+  ), function(l) if (is.null(l)) NULL else wrap_lines(l))
 }
 
 #' @export
 format.sdc_certificate <- function(x, ...) {
   l <- certificate_lines(x, x$n_records)
-  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$known, l$blocks, l$changed, l$calibration)
+  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$known,
+    paste0("Method ", l$method), l$blocks, l$changed, l$calibration)
 }
 
 #' @export
@@ -505,7 +499,7 @@ format.sdc_release <- function(x, ...) {
   if (length(x$also)) keys_txt <- paste0(keys_txt, " (jointly with ", paste(x$also, collapse = ", "), ")")
   live <- sum(is.na(x$sets$merged_into))
   l <- certificate_lines(cert, n)
-  c(
+  wrap_lines(c(
     paste0("<sdc_release>: ", n_of(n, "record"), "; keys ", keys_txt),
     l$goal,
     l$risk,
@@ -513,22 +507,23 @@ format.sdc_release <- function(x, ...) {
     paste0(
       "Partition: ", n_of(live, "set"),
       if (nrow(x$merges) > 0) paste0(" (", nrow(x$merges), " merged into others)") else "",
-      "; ", l$blocks
+      "; method ", l$method
     ),
+    l$blocks,
     l$changed,
     missing_key_line(x$cells),
     l$calibration
-  )
+  ))
 }
 
 # The records a certificate does not cover: those with a missing key value
 # when they are left out of the cells (na = "exclude"), released unchanged
-# and matched by no cell.
+# and matched by no cell. Lines under the certificate, NULL when none.
 outside_certificate_text <- function(n_excluded) {
   n <- n_excluded %||% 0
-  if (n == 0) return("")
-  paste0("; records with complete keys only: ", n_of(n, "record"), " with a missing key ",
-         if (n == 1) "is" else "are", " outside the certificate")
+  if (n == 0) return(NULL)
+  c("  records with complete keys only:",
+    paste0("    ", n_of(n, "record"), " with a missing key ", if (n == 1) "is" else "are", " outside the certificate"))
 }
 
 # What happened to records with a missing key value: left out of the
@@ -573,12 +568,14 @@ summary.sdc_release <- function(object, ...) {
 #' @export
 print.summary.sdc_release <- function(x, ...) {
   cert <- x$certificate
-  cat("Release of ", fmt_int(x$n_records), " records; keys ", paste(c(x$keys, x$also), collapse = ", "), "\n", sep = "")
-  cat("Goal: ", goal_label(cert$goal), ", xi = ", format(cert$xi), "\n", sep = "")
-  cat(risk_kind(cert$sample), " maximum risk", if (!is.null(cert$sample)) paste0(" ", sample_line(cert$sample)), ": ",
-    if (is.na(cert$risk)) "none (no event covered)" else format(cert$risk, digits = 8),
-    if (!is.na(cert$risk)) paste0(" (cell ", cert$cell, ", T = ", cert$count, ", a = ", cert$a, ")"), "\n", sep = "")
-  if (!is.null(sample_cell_line(cert))) cat(sample_cell_line(cert), "\n", sep = "")
+  writeLines(wrap_lines(c(
+    paste0("Release of ", fmt_int(x$n_records), " records; keys ", paste(c(x$keys, x$also), collapse = ", ")),
+    paste0("Goal: ", goal_label(cert$goal), ", xi = ", format(cert$xi)),
+    paste0(risk_kind(cert$sample), " maximum risk", if (!is.null(cert$sample)) paste0(" ", sample_line(cert$sample)), ": ",
+      if (is.na(cert$risk)) "none (no event covered)" else format(cert$risk, digits = 8),
+      if (!is.na(cert$risk)) paste0(" (cell ", cert$cell, ", T = ", cert$count, ", a = ", cert$a, ")")),
+    sample_cell_line(cert)
+  )))
   tab <- data.frame(
     quantity = c("blocks", "cells in blocks", "records in blocks", "records changed", "cells whose count changed",
                  "expected records changed", "expected changed with bound theta",
@@ -589,7 +586,7 @@ print.summary.sdc_release <- function(x, ...) {
               format(cert$total_variance, digits = 6), format(cert$total_variance_bound, digits = 6))
   )
   print(tab, row.names = FALSE, right = FALSE)
-  if (!is.null(x$missing)) cat(x$missing, "\n", sep = "")
+  if (!is.null(x$missing)) writeLines(wrap_lines(x$missing))
   cat("\nPartition sets:\n")
   sets <- x$sets
   # the set each was merged into, only when some set was merged

@@ -183,16 +183,20 @@ format.sdc_audit <- function(x, n = 10, ...) {
   fail <- which(x$sensitive & !x$protected)
   df <- as.data.frame(unclass(x))
   shown <- if (length(fail)) df[fail, , drop = FALSE] else df
-  body <- if (nrow(shown)) utils::capture.output(print(utils::head(shown, n), row.names = FALSE))
-  c(sprintf("<sdc_audit> %s of %s, %s; %s",
-            plural(sum(x$suppressed), "suppressed cell"), attr(x, "value"),
-            paste(format(sum(x$sensitive), big.mark = ","), "sensitive"),
-            plural(attr(x, "n_lp"), "linear program")),
-    if (!nrow(x)) "No cell is sensitive or suppressed: nothing to audit." else
-      if (attr(x, "passed")) "Every sensitive cell is protected." else
-      sprintf("NOT PROTECTED: %s (shown below).", plural(length(fail), "sensitive cell")),
-    body,
-    if (nrow(shown) > n) sprintf("# ... %d more rows", nrow(shown) - n))
+  body <- if (nrow(shown)) protection_table_lines(utils::head(shown, n))
+  c(wrap_lines(c(
+      sprintf("<sdc_audit> %s of %s, %s; %s",
+              plural(sum(x$suppressed), "suppressed cell"), attr(x, "value"),
+              paste(format(sum(x$sensitive), big.mark = ","), "sensitive"),
+              plural(attr(x, "n_lp"), "linear program")),
+      if (!nrow(x)) "No cell is sensitive or suppressed: nothing to audit." else
+        if (attr(x, "passed")) "Every sensitive cell is protected." else
+        sprintf("NOT PROTECTED: %s (shown below).", plural(length(fail), "sensitive cell")))),
+    body$lines,
+    wrap_lines(c(
+      if (nrow(shown) > n) sprintf("# ... %d more rows", nrow(shown) - n),
+      if (length(body$dropped)) sprintf("# %s not shown; as.data.frame() gives all columns",
+                                        paste(body$dropped, collapse = ", ")))))
 }
 
 #' @export
@@ -221,8 +225,7 @@ format.summary.sdc_audit <- function(x, ...) {
       sprintf("Verdict: FAILED, %s narrower than required.", plural(nrow(x$failing), "sensitive cell")),
     sprintf("%s (%s)", plural(x$n_lp, "linear program"),
             if (x$exact) "exact intervals" else "protection decided, intervals not reported"),
-    if (nrow(x$failing)) c("Cells not protected:", utils::capture.output(
-      print(utils::head(x$failing, 10), row.names = FALSE)))
+    if (nrow(x$failing)) c("Cells not protected:", protection_table_lines(utils::head(x$failing, 10))$lines)
   )
 }
 
