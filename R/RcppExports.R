@@ -89,8 +89,20 @@ cpp_group_moments <- function(group, n_groups, w, y) {
     .Call(`_sdcRisk_cpp_group_moments`, group, n_groups, w, y)
 }
 
+cpp_group_sums <- function(group, x, n_groups) {
+    .Call(`_sdcRisk_cpp_group_sums`, group, x, n_groups)
+}
+
+cpp_ifpr_sums <- function(block_start, theta, count, d, n_d, tol, cell, g, w, y) {
+    .Call(`_sdcRisk_cpp_ifpr_sums`, block_start, theta, count, d, n_d, tol, cell, g, w, y)
+}
+
 cpp_population <- function(model, f, param) {
     .Call(`_sdcRisk_cpp_population`, model, f, param)
+}
+
+cpp_population_counts <- function(sample, pop, nlevels, count) {
+    .Call(`_sdcRisk_cpp_population_counts`, sample, pop, nlevels, count)
 }
 
 cpp_relation_components <- function(relation, node, n_relation, n_node) {

@@ -22,38 +22,17 @@
 # and far above rounding.
 estimate_singular_tol <- 1e-10
 
-# What the estimator needs of each block cell and each block, checked for
-# singularity: block, original count, and for IFPR blocks (P = A + c 1 v',
-# A = diag(a), v = 1 / T, c = theta / (m - 1), a = 1 - c m v) the cell k of
-# smallest |a| of each block, alpha = 1 / a and w = v / a of the others,
-# V' = sum of w over them and den = a_k (1 + c V') + c v_k; the inverse of
-# each matrix block.
+# What the estimator needs of the blocks given by a matrix: the block of
+# every cell, whether it is an IFPR block, and the inverse of each matrix
+# block (IFPR blocks are handled in closed form by the core).
 block_parts <- function(pub, call = rlang::caller_env()) {
   p <- pub$plan
   nb <- length(p$size)
-  block <- rep.int(seq_len(nb), p$size)
-  t <- p$cells$count
   ifpr_b <- !is.na(p$theta)
-  cb <- ifelse(ifpr_b, p$theta / (p$size - 1), 0)
-  v <- 1 / t
-  a <- 1 - cb[block] * p$size[block] * v
-  ord <- order(block, abs(a))
-  first <- ord[!duplicated(block[ord])]
-  k_of <- integer(nb)
-  k_of[block[first]] <- first
-  is_k <- logical(length(t))
-  is_k[first] <- TRUE
-  ifpr <- ifpr_b[block]
-  alpha <- ifelse(is_k | !ifpr, 0, 1 / a)
-  w <- v * alpha
-  vp <- tabulate_sum(block, w, nb)
-  den <- a[k_of] * (1 + cb * vp) + cb * v[k_of]
-  bad <- ifpr_b & (abs(den) < estimate_singular_tol |
-    tabulate_sum(block, as.numeric(ifpr & !is_k & abs(a) < estimate_singular_tol), nb) > 0)
-  inverse <- lapply(seq_len(nb), function(b) if (!ifpr_b[b]) block_inverse(p$matrices[[b]], b, call))
-  if (any(bad)) abort_singular(which(bad), p, call)
-  list(block = block, count = t, ifpr = ifpr, ifpr_b = ifpr_b, c = cb, a = a, v = v, is_k = is_k, k_of = k_of,
-       alpha = alpha, w = w, vp = vp, den = den, inverse = inverse)
+  block <- rep.int(seq_len(nb), p$size)
+  inverse <- vector("list", nb)
+  for (b in which(!ifpr_b)) inverse[[b]] <- block_inverse(p$matrices[[b]], b, call)
+  list(block = block, ifpr_b = ifpr_b, ifpr = ifpr_b[block], inverse = inverse)
 }
 
 block_inverse <- function(p, b, call) {
@@ -73,126 +52,193 @@ abort_singular <- function(blocks, p, call) {
   abort_sdc(msg, "singular_block", call = call, arg = "publication")
 }
 
-# The sums of the table's rows for a block plan: `agg` from
-# aggregate_released(), `by_keys` the keys of `by`. Returns d (the ids of
-# the rows' key values, with `d_codes` the codes of each id), g, and the
-# matrices `lin` (estimates of the columns of agg$lin) and `quad` (variance
-# estimates, from the columns of agg$quad).
+# The sums of the table's rows for a block plan: `rec` the records (their
+# key codes, group g, weights w and values y), `by_keys` the keys of `by`.
+# Returns d (the ids of the rows' key values, with `d_codes` the codes of
+# each id), g, and the matrices `lin` (estimates of the moments w, w y) and
+# `quad` (variance estimates, from the moments w^2, w^2 y, w^2 y^2).
 #' @export
-estimate_sums.sdc_publication_blocks <- function(pub, agg, by_keys, call = rlang::caller_env()) {
-  # without a key in `by`, no estimand depends on the perturbation
-  parts <- if (length(by_keys) > 0) block_parts(pub, call = call)
-  kk <- match(by_keys, names(agg$codes))
+estimate_sums.sdc_publication_blocks <- function(pub, rec, by_keys, call = rlang::caller_env()) {
   p <- pub$plan
-  # the block cell of every aggregated row (NA: outside the blocks)
-  all_keys <- seq_along(agg$codes)
-  ids <- shared_ids(list(agg$codes[all_keys], p$cells$codes[all_keys]), agg$nlevels)
-  cell <- match(ids$ids[[1]], ids$ids[[2]])
-  cell[!agg$in_cell] <- NA_integer_
-  block_total <- tabulate_sum(rep.int(seq_along(p$size), p$size), p$cells$count, length(p$size))
-  check_released_parts(agg, rep.int(seq_along(p$size), p$size)[cell], block_total, "block", "data", call)
+  rc <- released_cells(pub, rec$codes, call)
+  kk <- match(by_keys, names(rec$codes))
+  # the key values d of `by` of every released cell and every block cell
+  dk <- shared_ids(list(rc$codes[kk]), rc$nlevels[kk], n = length(rc$count))
+  d_rec <- dk$ids[[1]][rc$cell_id]
+  d_cell <- dk$ids[[1]][rc$cell_of_block_cell]
   # records outside the blocks, and all records when `by` has no key, count
   # as they are
-  cell[!agg$in_cell | length(by_keys) == 0] <- NA_integer_
-  # the key values d of `by` of every row and every block cell
-  dk <- shared_ids(list(agg$codes[kk], p$cells$codes[kk]), agg$nlevels[kk],
-                   n = c(length(agg$g), length(p$cells$count)))
-  d_row <- dk$ids[[1]]
-  d_cell <- dk$ids[[2]]
+  cell <- if (length(by_keys) > 0) rc$block_cell[rc$cell_id] else rep(NA_integer_, length(rc$cell_id))
   direct <- is.na(cell)
+  parts <- if (!all(direct)) block_parts(pub, call = call)
   pieces <- list(
-    list(d = d_row[direct], g = agg$g[direct], lin = agg$lin[direct, , drop = FALSE],
-         quad = 0 * agg$quad[direct, , drop = FALSE]),
-    if (!all(direct)) ifpr_block_sums(parts, cell, d_cell, agg),
-    if (!all(direct)) matrix_block_sums(parts, cell, d_cell, agg)
+    direct_sums(d_rec, rec, direct, dk$n),
+    if (!all(direct)) ifpr_block_sums(pub, parts, cell, d_cell, rec, call),
+    if (!all(direct)) matrix_block_sums(parts, cell, d_cell, rec)
   )
-  out <- combine_sums(pieces, dk$n, agg$n_groups)
+  out <- combine_sums(pieces, dk$n, rec$n_groups)
   out$d_codes <- dk$codes
   out$perturbed <- !all(direct)
-  out$exact_count <- function() exact_block_counts(out, p$cells$count, d_cell, d_row, direct, agg)
+  out$exact_count <- function() exact_block_counts(out, pieces[[1]], p$cells$count, d_cell, dk$n)
+  out$ml_systems <- function(d, g) block_ml_systems(pub, cell, d_cell, rec, d, g)
   out
 }
 
-estimate_sums <- function(pub, agg, by_keys, call = rlang::caller_env()) UseMethod("estimate_sums")
+# The systems of the maximum likelihood estimator for the rows (d, g): each
+# block that has a cell of d, with group g. For each, its dense transition
+# matrix, the moments of its records by released cell and, for each of its
+# rows, the indicator of the row's cells.
+block_ml_systems <- function(pub, cell, d_cell, rec, d, g) {
+  p <- pub$plan
+  block <- rep.int(seq_along(p$size), p$size)
+  start <- c(0L, cumsum(p$size))
+  ng <- rec$n_groups
+  cells_of_d <- split(seq_along(d_cell), factor(d_cell, seq_len(max(d_cell))))
+  # system key (b - 1) ng + (g - 1)
+  pairs <- do.call(rbind, lapply(seq_along(d), function(i) {
+    bs <- unique(block[cells_of_d[[d[i]]]])
+    if (length(bs)) data.frame(row = i, key = (bs - 1) * ng + g[i] - 1)
+  }))
+  if (is.null(pairs)) return(list())
+  sel <- which(((block[cell] - 1) * ng + rec$g - 1) %in% pairs$key)
+  cc <- cross_classify_codes(list(cell[sel], rec$g[sel]), c(length(d_cell), ng))
+  mom <- core_call(cpp_group_moments, cc$cell_id, length(cc$counts), rec$w[sel], rec$y[sel])
+  systems <- split(pairs$row, pairs$key)
+  Map(function(rows, key) {
+    b <- key %/% ng + 1
+    cells <- start[b] + seq_len(p$size[b])
+    at <- which(cc$codes[[2]] == key %% ng + 1 & block[cc$codes[[1]]] == b)
+    ml_system_parts(block_dense_p(p, b), match(cc$codes[[1]][at], cells), mom[at, , drop = FALSE],
+                    rows, lapply(rows, function(r) as.numeric(d_cell[cells] == d[r])))
+  }, systems, as.numeric(names(systems)))
+}
 
-# Sum pieces (d, g, lin, quad) by (d, g).
+# The transition matrix of block b, dense (Section 3.3 for IFPR).
+block_dense_p <- function(p, b) {
+  if (is.na(p$theta[b])) return(p$matrices[[b]])
+  t <- p$cells$count[sum(p$size[seq_len(b - 1)]) + seq_len(p$size[b])]
+  m <- length(t)
+  out <- matrix(rep(p$theta[b] / ((m - 1) * t), each = m), m)
+  diag(out) <- 1 - p$theta[b] / t
+  out
+}
+
+# The released cell (every key) of every record, and the block cell of every
+# released cell (NA outside the blocks), checked: no cell twice in the
+# blocks, as many records in each block as published.
+released_cells <- function(pub, codes, call) {
+  p <- pub$plan
+  ext <- extended_codes(codes, pub)
+  n <- length(ext$codes[[1]])
+  nc <- length(p$cells$count)
+  # the records and the block cells cross-classified together: one numbering
+  # of the cells for both
+  cc <- cross_classify_codes(lapply(seq_along(ext$codes), function(k) c(ext$codes[[k]], p$cells$codes[[k]])),
+                             ext$nlevels)
+  rec_cell <- cc$cell_id[seq_len(n)]
+  cell_of_block_cell <- cc$cell_id[n + seq_len(nc)]
+  if (anyDuplicated(cell_of_block_cell)) {
+    abort_sdc("{.arg publication} is not a valid publication: a cell is in its blocks twice.", "publication",
+              call = call, arg = "publication")
+  }
+  count <- cc$counts
+  count[cell_of_block_cell] <- count[cell_of_block_cell] - 1L
+  in_cell <- Reduce(`&`, lapply(seq_along(cc$codes), function(k) cc$codes[[k]] <= ext$categories[k]), TRUE)
+  block_cell <- rep(NA_integer_, length(count))
+  block_cell[cell_of_block_cell] <- seq_len(nc)
+  block_cell[!in_cell] <- NA_integer_
+  block <- rep.int(seq_along(p$size), p$size)
+  check_released_parts(sum_by(as.numeric(count), block[block_cell], length(p$size)),
+                       sum_by(p$cells$count, block, length(p$size)), "block", "data", call)
+  codes <- cc$codes
+  names(codes) <- names(ext$codes)
+  list(cell_id = rec_cell, codes = codes, count = count, block_cell = block_cell,
+       cell_of_block_cell = cell_of_block_cell, nlevels = ext$nlevels)
+}
+
+# The moments of the records `keep` by (d, g), and no variance: a piece of
+# combine_sums().
+direct_sums <- function(d, rec, keep, n_d) {
+  ng <- rec$n_groups
+  if (as.numeric(n_d) * ng <= estimate_dense_groups) {
+    id <- (d - 1L) * ng + rec$g
+    id[!keep] <- NA_integer_
+    n <- n_d * ng
+  } else {
+    cc <- cross_classify_codes(list(ifelse(keep, d, NA_integer_), rec$g), c(n_d, ng))
+    id <- cc$cell_id
+    n <- length(cc$counts)
+  }
+  m <- moments_by(id, n, rec)
+  there <- which(tabulate(id, n) > 0)
+  if (as.numeric(n_d) * ng <= estimate_dense_groups) {
+    dd <- (there - 1L) %/% ng + 1L
+    gg <- (there - 1L) %% ng + 1L
+  } else {
+    dd <- cc$codes[[1]][there]
+    gg <- cc$codes[[2]][there]
+  }
+  list(d = dd, g = gg, lin = m$lin[there, , drop = FALSE], quad = 0 * m$quad[there, , drop = FALSE])
+}
+
+# Groups counted in one array of sums rather than cross-classified: up to
+# 2^20 groups (8 MB a column of sums), far more than any table's rows.
+estimate_dense_groups <- 2^20
+
+# The moments (cpp_group_moments()) of the records by group id: lin (w, w y)
+# and quad (w^2, w^2 y, w^2 y^2).
+moments_by <- function(id, n, rec) {
+  mom <- core_call(cpp_group_moments, id, as.integer(n), rec$w, rec$y)
+  lin_cols <- if (is.null(rec$y)) 1L else 1:2
+  list(lin = mom[, lin_cols, drop = FALSE], quad = mom[, -lin_cols, drop = FALSE])
+}
+
+estimate_sums <- function(pub, rec, by_keys, call = rlang::caller_env()) UseMethod("estimate_sums")
+
+# Sum pieces (d, g, lin, quad) by (d, g); the first piece is the records
+# that count as they are, whose sums are kept apart (`direct_lin`) for the
+# maximum likelihood estimator.
 combine_sums <- function(pieces, n_d, n_groups) {
-  pieces <- pieces[vapply(pieces, function(x) !is.null(x) && length(x$d) > 0, logical(1))]
+  n_rows <- vapply(pieces, function(x) if (is.null(x)) 0L else length(x$d), 1L)
+  pieces <- pieces[n_rows > 0]
   d <- unlist(lapply(pieces, `[[`, "d"))
   g <- unlist(lapply(pieces, `[[`, "g"))
   ids <- shared_ids(list(list(d, g)), c(n_d, n_groups))
   id <- ids$ids[[1]]
+  lin <- do.call(rbind, lapply(pieces, `[[`, "lin"))
+  direct <- seq_len(n_rows[1])
   list(
     d = ids$codes[[1]], g = ids$codes[[2]],
-    lin = sum_by(do.call(rbind, lapply(pieces, `[[`, "lin")), id, ids$n),
-    quad = sum_by(do.call(rbind, lapply(pieces, `[[`, "quad")), id, ids$n)
+    lin = sum_by(lin, id, ids$n),
+    quad = sum_by(do.call(rbind, lapply(pieces, `[[`, "quad")), id, ids$n),
+    direct_lin = sum_by(lin[direct, , drop = FALSE], id[direct], ids$n)
   )
 }
 
-# IFPR blocks, in closed form. With k the cell of smallest |a| of block b,
-# h_d solves P' h = 1_D: for z != k, h_d(z) = 1_D(z) alpha_z - c w_z s_d, and
-# h_d(k) = s_d (1 + c V') - F'_d, where F'_d = sum of alpha over the cells
-# of D other than k and s_d = (1_D(k) + a_k F'_d) / den (no division by
-# a_k, which may be zero). The sums over z of M h_d and M h_d^2 are then sums
-# over the cells of D (A1, A2, A3), over the block (B1, B2) and the term of
-# cell k, for every (b, g, d).
-ifpr_block_sums <- function(parts, cell, d_cell, agg) {
-  rows <- which(!is.na(cell) & parts$ifpr[cell])
-  if (length(rows) == 0) return(NULL)
-  x <- cell[rows]
-  b <- parts$block[x]
-  g <- agg$g[rows]
-  nb <- length(parts$den)
-  # (b, d) of the block cells: F'_d, s_d and h_d(k)
-  bc <- which(parts$ifpr)
-  bd <- shared_ids(list(list(parts$block[bc], d_cell[bc])), c(nb, max(d_cell)))
-  bd_b <- bd$codes[[1]]
-  bd_d <- bd$codes[[2]]
-  fp <- tabulate_sum(bd$ids[[1]], parts$alpha[bc], bd$n)
-  kd <- d_cell[parts$k_of[bd_b]]
-  s <- ((bd_d == kd) + parts$a[parts$k_of[bd_b]] * fp) / parts$den[bd_b]
-  hk <- s * (1 + parts$c[bd_b] * parts$vp[bd_b]) - fp
-  # (b, g) of the rows: B1 = sum M w, B2 = sum M2 w^2 (z != k), M of cell k
-  bg <- shared_ids(list(list(b, g)), c(nb, agg$n_groups))
-  bg_id <- bg$ids[[1]]
-  lin <- agg$lin[rows, , drop = FALSE]
-  quad <- agg$quad[rows, , drop = FALSE]
-  is_k <- parts$is_k[x]
-  al <- parts$alpha[x]
-  w <- parts$w[x]
-  B1 <- sum_by(lin * w, bg_id, bg$n)
-  B1q <- sum_by(quad * w, bg_id, bg$n)
-  B2q <- sum_by(quad * w^2, bg_id, bg$n)
-  Mk <- sum_by(lin * is_k, bg_id, bg$n)
-  Mkq <- sum_by(quad * is_k, bg_id, bg$n)
-  # targets: every d of block b for every g of block b
-  ord <- order(bd_b)
-  nd_b <- tabulate(bd_b, nb)
-  start <- cumsum(nd_b) - nd_b
-  tg <- rep.int(seq_len(bg$n), nd_b[bg$codes[[1]]])
-  td <- ord[sequence(nd_b[bg$codes[[1]]], from = start[bg$codes[[1]]] + 1L)]
-  # (b, g, d) sums over the rows of cells other than k: A1, A2, A3
-  key <- shared_ids(list(list(b, g, d_cell[x]), list(bd_b[td], bg$codes[[2]][tg], bd_d[td])),
-                    c(nb, agg$n_groups, max(d_cell)))
-  A1 <- sum_by(lin * al, key$ids[[1]], key$n)[key$ids[[2]], , drop = FALSE]
-  A1q <- sum_by(quad * al, key$ids[[1]], key$n)[key$ids[[2]], , drop = FALSE]
-  A2q <- sum_by(quad * al^2, key$ids[[1]], key$n)[key$ids[[2]], , drop = FALSE]
-  A3q <- sum_by(quad * al * w, key$ids[[1]], key$n)[key$ids[[2]], , drop = FALSE]
-  cs <- parts$c[bd_b[td]] * s[td]
-  h <- hk[td]
-  lin_t <- A1 - cs * B1[tg, , drop = FALSE] + h * Mk[tg, , drop = FALSE]
-  lin_q <- A1q - cs * B1q[tg, , drop = FALSE] + h * Mkq[tg, , drop = FALSE]
-  sq_q <- A2q - 2 * cs * A3q + cs^2 * B2q[tg, , drop = FALSE] + h^2 * Mkq[tg, , drop = FALSE]
-  list(d = bd_d[td], g = bg$codes[[2]][tg], lin = lin_t, quad = sq_q - lin_q)
+# IFPR blocks, in closed form (sdcRisk::ifpr_sums() in the core, whose
+# comment gives the formulas): for every (block, group, d) of the rows in
+# IFPR blocks, the sums of M h_d and of M2 (h_d^2 - h_d).
+ifpr_block_sums <- function(pub, parts, cell, d_cell, rec, call) {
+  if (!any(parts$ifpr_b)) return(NULL)
+  p <- pub$plan
+  # records outside the blocks (cell NA) and in matrix blocks are skipped there
+  res <- core_call(cpp_ifpr_sums, c(0L, cumsum(p$size)), as.numeric(p$theta), p$cells$count, d_cell,
+                   max(d_cell), estimate_singular_tol, cell, rec$g, rec$w, rec$y, call = call)
+  if (length(res$singular) > 0) abort_singular(res$singular, p, call)
+  list(d = res$d, g = res$g, lin = res$lin, quad = res$quad)
 }
 
 # Blocks given by a matrix: h_d(z) = sum over the cells x of D of Q[x, z],
 # explicitly for every cell z of the block and every d of its cells.
-matrix_block_sums <- function(parts, cell, d_cell, agg) {
+matrix_block_sums <- function(parts, cell, d_cell, rec) {
   mb <- which(!parts$ifpr_b)
-  rows <- which(!is.na(cell) & !parts$ifpr[cell])
-  if (length(rows) == 0) return(NULL)
-  start <- c(0L, cumsum(tabulate(parts$block, length(parts$den))))
+  if (length(mb) == 0) return(NULL)
+  keep <- !is.na(cell) & !parts$ifpr[cell]
+  if (!any(keep, na.rm = TRUE)) return(NULL)
+  # the records of matrix blocks by (cell, group)
+  cc <- cross_classify_codes(list(ifelse(keep, cell, NA_integer_), rec$g), c(length(parts$block), rec$n_groups))
+  m <- moments_by(cc$cell_id, length(cc$counts), rec)
+  start <- c(0L, cumsum(tabulate(parts$block, length(parts$ifpr_b))))
   pairs <- do.call(rbind, lapply(mb, function(b) {
     cells <- start[b] + seq_len(start[b + 1L] - start[b])
     ds <- unique(d_cell[cells])
@@ -203,21 +249,18 @@ matrix_block_sums <- function(parts, cell, d_cell, agg) {
   pairs <- pairs[order(pairs$cell), ]
   n_of <- tabulate(pairs$cell, length(parts$block))
   first <- cumsum(n_of) - n_of
-  x <- cell[rows]
-  r <- rep.int(rows, n_of[x])
+  x <- cc$codes[[1]]
+  r <- rep.int(seq_along(x), n_of[x])
   pos <- sequence(n_of[x], from = first[x] + 1L)
   h <- pairs$h[pos]
-  lin <- agg$lin[r, , drop = FALSE] * h
-  quad <- agg$quad[r, , drop = FALSE] * (h^2 - h)
-  list(d = pairs$d[pos], g = agg$g[r], lin = lin, quad = quad)
+  list(d = pairs$d[pos], g = cc$codes[[2]][r], lin = m$lin[r, , drop = FALSE] * h,
+       quad = m$quad[r, , drop = FALSE] * (h^2 - h))
 }
 
 # The count of records of every row whose records are all unweighted and
 # whose groups are keys only: exact for a block plan, whose block cells'
 # counts are published (cells outside the blocks are released unchanged).
-exact_block_counts <- function(out, counts, d_cell, d_row, direct, agg) {
-  n_d <- max(c(out$d, d_cell, d_row), 1L)
-  exact <- tabulate_sum(d_row[direct], agg$lin[direct, 1], n_d) + tabulate_sum(d_cell, counts, n_d)
+exact_block_counts <- function(out, direct, counts, d_cell, n_d) {
+  exact <- sum_by(direct$lin[, 1], direct$d, n_d) + sum_by(as.numeric(counts), d_cell, n_d)
   exact[out$d]
 }
-

@@ -60,6 +60,28 @@
 #' count by keys only is then known exactly (`estimator = "exact"`,
 #' `se = 0`), and so is the denominator of an unweighted mean by keys only.
 #'
+#' @section At the boundary:
+#' The moment estimator can leave the parameter space: a negative count, a
+#' negative total of a non-negative value, a mean whose count is not
+#' positive or that lies outside the range of the value. With
+#' `estimator = "auto"` (the default) such rows get the maximum likelihood
+#' estimator instead, which equals the moment estimator inside the
+#' parameter space (van den Hout and van der Heijden 2002): for each system
+#' of the row (a block and a group of the other `by` columns; for a
+#' per-variable plan a stratum, the unperturbed keys and a group, over the
+#' combinations of the perturbed keys of `by`), the multinomial likelihood
+#' of its released counts, maximized by EM (accelerated by SQUAREM, which
+#' keeps EM's fixed point); weighted counts and amounts \eqn{w (y - \min
+#' y)} enter as if they were counts, and a mean is the ratio of the two.
+#' Its standard error is the delta method's given the original file (the
+#' derivative of the fixed point with respect to the released counts,
+#' which is \eqn{Q} in the interior, times their covariance given the
+#' original file with the fitted counts). At the boundary the estimator is
+#' biased and its standard error approximate: such rows are marked
+#' `estimator = "ml"`. Systems of more than 2,000 states keep the moment
+#' estimate, with a warning. `estimator = "moment"` never switches;
+#' `estimator = "ml"` uses maximum likelihood for every row.
+#'
 #' @section Sampling variance:
 #' `se` is the perturbation's standard error given the original file. If the
 #' file is a sample, the total variance of the estimate is the sampling
@@ -91,9 +113,13 @@
 #'   numeric vector in the order of the rows, or a data frame with the `by`
 #'   columns and a column `var`.
 #' @param level Confidence level of `lower` and `upper`.
+#' @param estimator `"auto"` (the moment estimator, and maximum likelihood
+#'   for the rows where it leaves the parameter space), `"moment"` or
+#'   `"ml"` (see the section "At the boundary").
 #' @returns An object of class `c("sdc_estimate", "data.frame")`: the `by`
 #'   columns (rows sorted by them), `estimate`, `se`, `lower`, `upper` (a
-#'   normal interval at `level`), `estimator` (`"exact"` or `"moment"`), and
+#'   normal interval at `level`), `estimator` (`"exact"`, `"moment"` or
+#'   `"ml"`), and
 #'   with `sampling_var` also `se_sampling` and `se_total`. Attribute
 #'   `variance` holds the unbiased variance estimates as computed (negative
 #'   ones included), for combining rows.
@@ -105,6 +131,10 @@
 #'   van den Hout, A. and van der Heijden, P. G. M. (2002). Randomized
 #'   response, statistical disclosure control and misclassification: a
 #'   review. *International Statistical Review* 70(2), 269-288.
+#'
+#'   Varadhan, R. and Roland, C. (2008). Simple and globally convergent
+#'   methods for accelerating the convergence of any EM algorithm.
+#'   *Scandinavian Journal of Statistics* 35(2), 335-353.
 #' @family estimation
 #' @export
 #' @examples
@@ -119,23 +149,26 @@
 #' estimate_table(released, pub, by = c("race", "sex"), weights = "weight")
 estimate_table <- function(data, publication, by = NULL, value = NULL,
                            stat = c("count", "total", "mean", "proportion"), weights = NULL,
-                           na_rm = FALSE, sampling_var = NULL, level = 0.95) {
+                           na_rm = FALSE, sampling_var = NULL, level = 0.95,
+                           estimator = c("auto", "moment", "ml")) {
   call <- rlang::current_env()
   check_data_frame(data, call = call)
-  validate_sdc_publication(publication, call = call)
+  validate_sdc_publication(publication, call = call, deep = FALSE)
   stat <- check_choice(stat)
+  estimator <- check_choice(estimator)
   check_flag(na_rm, call = call)
   check_probability(level, call = call)
   spec <- estimate_spec(data, publication, by, value, stat, weights, na_rm, call)
   codes <- released_codes(publication, data, call = call)
   grp <- column_groups(data, spec$by_other)
-  agg <- aggregate_released(codes, publication, grp$g, grp$n, spec$w, spec$y)
-  sums <- estimate_sums(publication, agg, spec$by_keys, call = call)
+  rec <- list(codes = codes, g = grp$g, n_groups = grp$n, w = spec$w, y = spec$y)
+  sums <- estimate_sums(publication, rec, spec$by_keys, call = call)
   exact <- spec$exact_counts && !is.null(sums$exact_count)
   if (exact) sums <- exact_sums(sums)
   res <- estimate_stat(sums, spec, call)
   exact <- !sums$perturbed || (exact && spec$stat %in% c("count", "proportion") && is.null(spec$y))
   res$estimator <- rep(if (exact) "exact" else "moment", length(res$estimate))
+  if (!exact && estimator != "moment") res <- switch_to_ml(res, sums, spec, estimator, call)
   out <- estimate_frame(res, sums, spec, publication, data, grp)
   finish_estimate(out, spec, sampling_var, level, call)
 }
@@ -239,6 +272,29 @@ exact_sums <- function(sums) {
   sums$lin[, 1] <- sums$exact_count()
   sums$quad[, seq_len(min(2L, ncol(sums$quad)))] <- 0
   sums
+}
+
+# Rows outside the parameter space (estimator = "auto"), or every row
+# (estimator = "ml"), get the maximum likelihood estimate and its standard
+# error (estimate-ml.R); rows whose systems are too large keep theirs.
+switch_to_ml <- function(res, sums, spec, estimator, call) {
+  rows <- if (estimator == "ml") seq_along(res$estimate) else outside_parameter_space(res, spec)
+  if (length(rows) == 0) return(res)
+  ml <- estimate_ml(sums, spec, rows, call)
+  ok <- !ml$kept
+  none <- ok & is.na(ml$estimate)
+  if (any(none)) {
+    n_none <- sum(none)
+    warn_sdc(c("The {spec$stat} of {n_none} row{?s} cannot be estimated (NA).",
+               "x" = "The maximum likelihood fit leaves no released record in such a row.",
+               "i" = "The released file holds too little evidence of such a row: ask for fewer keys in {.arg by}."),
+             "not_estimable", call = call)
+  }
+  res$estimate[rows[ok]] <- ml$estimate[ok]
+  res$var[rows[ok]] <- ml$var[ok]
+  res$count[rows[ok]] <- ml$count[ok]
+  res$estimator[rows[ok]] <- "ml"
+  res
 }
 
 # The statistic of every row and its variance estimate.

@@ -55,12 +55,14 @@ vars_strata <- function(pub, agg, call) {
                      "Give the released file as it was published.", call)
     }
   }
-  check_released_parts(agg, s, p$strata_cells$records, "stratum", "data", call)
+  check_released_parts(sum_by(as.numeric(agg$count), s, length(p$strata_cells$records)), p$strata_cells$records,
+                       "stratum", "data", call)
   s
 }
 
 #' @export
-estimate_sums.sdc_publication_vars <- function(pub, agg, by_keys, call = rlang::caller_env()) {
+estimate_sums.sdc_publication_vars <- function(pub, rec, by_keys, call = rlang::caller_env()) {
+  agg <- aggregate_released(rec$codes, pub, rec$g, rec$n_groups, rec$w, rec$y)
   s <- vars_strata(pub, agg, call)
   vars <- by_keys[by_keys %in% pub$plan$vars]
   kk <- match(by_keys, names(agg$codes))
@@ -76,7 +78,36 @@ estimate_sums.sdc_publication_vars <- function(pub, agg, by_keys, call = rlang::
   out <- combine_sums(pieces, dk$n, agg$n_groups)
   out$d_codes <- dk$codes
   out$perturbed <- !is.null(moved)
+  out$ml_systems <- function(d, g) vars_ml_systems(pub, agg, s, by_keys, vars, dk$codes, d, g)
   out
+}
+
+# The systems of the maximum likelihood estimator for the rows (d, g): for
+# every stratum, the records in cells with the unperturbed keys of `by` of
+# d and group g, over the combinations of the perturbed keys of `by` (the
+# first varying fastest), with the Kronecker product of their matrices.
+vars_ml_systems <- function(pub, agg, s, by_keys, vars, d_codes, d, g) {
+  if (length(vars) == 0) return(list())
+  pv <- match(vars, by_keys)
+  pu <- setdiff(seq_along(by_keys), pv)
+  k <- vapply(pub$keys[match(vars, vapply(pub$keys, `[[`, "", "name"))], function(x) length(x$categories), 1L)
+  radix <- cumprod(c(1, k))[seq_along(k)]
+  state_of <- function(codes) 1 + Reduce(`+`, Map(function(x, r) (x - 1) * r, codes, radix), 0)
+  row_u <- do.call(paste, c(lapply(pu, function(j) d_codes[[j]][d]), list(g)))
+  row_state <- state_of(lapply(pv, function(j) d_codes[[j]][d]))
+  inside <- which(!is.na(s))
+  agg_u <- do.call(paste, c(lapply(by_keys[pu], function(v) agg$codes[[v]][inside]), list(agg$g[inside])))
+  agg_state <- state_of(lapply(vars, function(v) agg$codes[[v]][inside]))
+  mom <- cbind(agg$lin, agg$quad)[inside, , drop = FALSE]
+  keys <- unique(data.frame(u = agg_u, s = s[inside])[agg_u %in% row_u, ])
+  lapply(seq_len(nrow(keys)), function(i) {
+    at <- which(agg_u == keys$u[i] & s[inside] == keys$s[i])
+    rows <- which(row_u == keys$u[i])
+    m <- pub$plan$matrices[[keys$s[i]]]
+    p <- Reduce(kronecker, rev(lapply(vars, function(v) m[[v]])))
+    ml_system_parts(p, agg_state[at], mom[at, , drop = FALSE], rows,
+                    lapply(rows, function(r) as.numeric(seq_len(prod(k)) == row_state[r])))
+  })
 }
 
 # The rows `rows` of agg, by stratum, keys of `by` and group, spread key by

@@ -200,8 +200,9 @@ ifpr_sample_certificate <- function(d, smp, goal, xi, subsets, call = rlang::cal
   if (is.null(smp)) return(d)
   d$mx <- add_sample(plan_max_risk(d$plan, goal, d$plan$cells$keys, d$ep, call = call, weight = smp$weight), smp)
   if (!is.null(subsets)) d$known <- plan_max_risk_known(d$plan, goal, subsets, d$ep, smp, call = call)
-  worst <- max(d$mx$risk, d$known$risk, na.rm = TRUE)
-  if (is.finite(worst) && worst > xi) {
+  risks <- c(d$mx$risk, d$known$risk)
+  worst <- if (all(is.na(risks))) NA_real_ else max(risks, na.rm = TRUE)
+  if (!is.na(worst) && worst > xi) {
     abort_sdc(c(
       "The release does not meet its bound for a target who may not be in the file: the exact maximum risk is {format(worst, digits = 8)} > xi = {xi}.",
       "i" = "No release is returned. Please report this with the data's cell counts and the population."

@@ -365,7 +365,9 @@ release_margins.sdc_release_db <- function(release, keys) {
 # range, distinct cells, theta in [0, min T] of its block, column-stochastic
 # matrices of the right size), the certificate's types. Linear in the size
 # of the publication. An error here is sdcRisk_error_publication.
-validate_sdc_publication <- function(pub, arg = "publication", call = rlang::caller_env()) {
+# `deep = FALSE` leaves out the check that no cell is in the blocks twice,
+# which estimate_table() makes in its own pass over the cells.
+validate_sdc_publication <- function(pub, arg = "publication", call = rlang::caller_env(), deep = TRUE) {
   broken <- function(what) {
     abort_sdc(c("{.arg {arg}} is not a valid publication: {what}.",
                 "i" = "Use the object {.fn publish_plan} returned or {.fn read_plan} read, unmodified."),
@@ -382,7 +384,7 @@ validate_sdc_publication <- function(pub, arg = "publication", call = rlang::cal
   }
   validate_publication_keys(pub, broken)
   validate_publication_records(pub, broken)
-  validate_publication_plan(pub, broken)
+  validate_publication_plan(pub, broken, deep)
   cert <- pub$certificate
   if (!is.list(cert) || !is.character(cert$goal) || !is.numeric(cert$risk) || !is.numeric(cert$xi)) {
     broken("its {.field certificate} must hold the goal, xi and the risk")
@@ -432,10 +434,10 @@ validate_publication_records <- function(pub, broken) {
   invisible()
 }
 
-validate_publication_plan <- function(pub, broken) UseMethod("validate_publication_plan")
+validate_publication_plan <- function(pub, broken, deep) UseMethod("validate_publication_plan")
 
 #' @export
-validate_publication_plan.sdc_publication_blocks <- function(pub, broken) {
+validate_publication_plan.sdc_publication_blocks <- function(pub, broken, deep) {
   p <- pub$plan
   theta <- p$theta
   nb <- length(theta)
@@ -449,11 +451,12 @@ validate_publication_plan.sdc_publication_blocks <- function(pub, broken) {
   if (!is_numbers(count, 1, whole = TRUE, n = ncell) || sum(count) > pub$records$n - pub$records$excluded) {
     broken("the counts of its block cells must be whole numbers of at least 1, no more than its records")
   }
-  if (anyDuplicated(as.data.frame(p$cells$codes))) broken("a cell is in its blocks twice")
+  if (deep && has_duplicate_rows(p$cells$codes, pub$keys)) broken("a cell is in its blocks twice")
   block <- rep.int(seq_len(nb), p$size)
-  tmin <- if (nb > 0) as.vector(tapply(count, block, min)) else numeric()
   ifpr <- !is.na(theta)
-  if (any(!is.finite(theta[ifpr])) || any(theta[ifpr] < 0 | theta[ifpr] > tmin[ifpr])) {
+  # theta <= min T of its block: every cell's count at least its block's theta
+  th <- theta[block]
+  if (any(!is.finite(theta[ifpr])) || any(theta[ifpr] < 0) || any(count < th, na.rm = TRUE)) {
     broken("every IFPR block's theta must lie in [0, the smallest count of its cells]")
   }
   for (b in which(!ifpr)) {
@@ -461,12 +464,12 @@ validate_publication_plan.sdc_publication_blocks <- function(pub, broken) {
       broken(paste0("block ", b, " must have theta or a column-stochastic ", p$size[b], " x ", p$size[b], " matrix"))
     }
   }
-  if (any(!vapply(p$matrices[ifpr], is.null, logical(1)))) broken("an IFPR block must have no matrix")
+  if (any(lengths(p$matrices[ifpr]) > 0)) broken("an IFPR block must have no matrix")
   invisible()
 }
 
 #' @export
-validate_publication_plan.sdc_publication_vars <- function(pub, broken) {
+validate_publication_plan.sdc_publication_vars <- function(pub, broken, deep) {
   p <- pub$plan
   names <- vapply(pub$keys, `[[`, "", "name")
   perturbed <- names[vapply(pub$keys, `[[`, TRUE, "perturbed")]
@@ -479,7 +482,7 @@ validate_publication_plan.sdc_publication_vars <- function(pub, broken) {
   validate_publication_codes(p$strata_cells$codes, strata_keys, ns, broken)
   if (ns < 1 || !is_numbers(p$strata_cells$records, 0, whole = TRUE) ||
       sum(p$strata_cells$records) != pub$records$n - pub$records$excluded ||
-      (length(p$strata) > 0 && anyDuplicated(as.data.frame(p$strata_cells$codes))) ||
+      (length(p$strata) > 0 && has_duplicate_rows(p$strata_cells$codes, strata_keys)) ||
       (length(p$strata) == 0 && ns != 1)) {
     broken("its strata must be distinct, with numbers of records adding up to the records in cells")
   }
@@ -494,17 +497,32 @@ validate_publication_plan.sdc_publication_vars <- function(pub, broken) {
 }
 
 #' @export
-validate_publication_plan.default <- function(pub, broken) broken("its {.field kind} is unknown")
+validate_publication_plan.default <- function(pub, broken, deep) broken("its {.field kind} is unknown")
 
 validate_publication_codes <- function(codes, keys, n, broken) {
   names <- vapply(keys, `[[`, "", "name")
   if (!is.list(codes) || !identical(names(codes), names)) broken("its cells must have codes for every key")
   for (k in seq_along(keys)) {
-    if (!is_numbers(codes[[k]], 1, length(keys[[k]]$categories), whole = TRUE, n = n)) {
+    if (!is_codes(codes[[k]], length(keys[[k]]$categories), n)) {
       broken(paste0("the codes of key ", names[k], " must be ", fmt_int(n), " category numbers"))
     }
   }
   invisible()
+}
+
+# Integer codes 1..max, n of them (one pass in C++ for the range).
+is_codes <- function(x, max, n) {
+  if (!is.integer(x) || is.object(x) || length(x) != n || anyNA(x)) return(FALSE)
+  n == 0 || all(core_call(cpp_int_range, x) >= c(1L, -Inf) & core_call(cpp_int_range, x) <= c(Inf, max))
+}
+
+# Whether two rows of codes (checked in range) are the same, by one
+# cross-classification.
+has_duplicate_rows <- function(codes, keys) {
+  n <- length(codes[[1]])
+  if (n < 2) return(FALSE)
+  nl <- vapply(keys, function(k) length(k$categories), 1L)
+  length(cross_classify_codes(unname(codes), nl)$counts) < n
 }
 
 # An m x m matrix with entries in [0, 1] whose columns sum to 1.

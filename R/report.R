@@ -11,7 +11,12 @@
 #' Every number in the report is read from `x` or computed from it by the
 #' package's exported functions ([release_risk()], [release_utility()],
 #' [max_match_risk_known()]); nothing is estimated that the object does not
-#' label an estimate.
+#' label an estimate. A release certified for a sample (`target_in_file =
+#' "unknown"`) is reported as such: the intruder who does not know whether
+#' his target is in the file, the population counts or the
+#' [population_model()] of them (its risks called estimates throughout),
+#' the arg-max cell's population and probability of being in the file, and
+#' the code with `population = POPULATION_COUNTS` (or the model) to fill in.
 #'
 #' @param x What was released: an `sdc_release` from [ifpr()], an
 #'   `sdc_pram_release` from [pram_release()], an `sdcMicroObj` certified by
@@ -85,21 +90,20 @@ release_report.sdc_release <- function(x, file, ..., title = "Disclosure review:
   utility <- utility %||% report_default_utility(vars, keys)
   rr <- release_risk(x)
   u <- release_utility(x, utility)
-  kn <- report_known(x$plan, cert$goal, known)
+  kn <- report_known(x$plan, cert$goal, known, x$sample)
   sections <- list(
     report_section("What was released",
       report_text(report_released_text(x$data, keys, x$also, x$cells, "inverse-frequency post-randomization (IFPR, `ifpr()`)")),
       report_table(report_changed_by_var(x$data, x$cells, vars), "Records whose value changed, by variable (all other columns are released unchanged).")
     ),
     report_section("Intruder model and guarantee",
-      report_text(report_intruder_text(keys, cert$goal, cert$xi))
+      report_text(report_intruder_text(keys, cert$goal, cert$xi, cert$sample))
     ),
     report_section("The certificate",
-      report_text(report_certificate_text(cert$risk, cert$xi, cert$a, cert$count, cert$cell, cert$n_excluded)),
-      report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
-                   "The cell and number of matches a where the exact maximum is attained."),
-      if (!is.null(cert$known)) report_table(as.data.frame(cert$known), "Exact maximum risk for intruders who know only some keys (certified by `ifpr(known = )`)."),
-      if (!is.null(kn)) report_table(as.data.frame(kn), "Exact maximum risk for intruders who know only some keys (`max_match_risk_known()`)."),
+      report_text(report_certificate_text(cert$risk, cert$xi, cert$a, cert$count, cert$cell, cert$n_excluded, cert$sample)),
+      report_cell_table(cert),
+      if (!is.null(cert$known)) report_table(as.data.frame(cert$known), report_known_caption(cert$known, "certified by `ifpr(known = )`")),
+      if (!is.null(kn)) report_table(as.data.frame(kn), report_known_caption(kn, "`max_match_risk_known()`")),
       report_plot(function() graphics::plot(x), "Exact R_j(a, t) against a for the riskiest cells, with the bound xi.")
     ),
     report_section("Design",
@@ -114,7 +118,7 @@ release_report.sdc_release <- function(x, file, ..., title = "Disclosure review:
     ),
     report_section("Release risk (empirical)",
       report_text(report_empirical_text()),
-      report_table(rr$table, "Mean probability of a correct match by original frequency tau and released frequency tau*."),
+      report_table(rr$table, report_risk_caption(rr)),
       report_table(rr$changes, "Units whose cell changed and cells emptied, with their exact expected values."),
       report_table(rr$uniques, "Units in singleton and doubleton cells before and after."),
       report_plot(function() graphics::plot(rr), REPORT_EMPIRICAL_CAPTION)
@@ -135,20 +139,19 @@ release_report.sdc_pram_release <- function(x, file, ..., title = "Disclosure re
   utility <- utility %||% report_default_utility(x$vars, x$keys)
   rr <- release_risk(x)
   u <- release_utility(x, utility)
-  kn <- report_known(x$plan, cert$goal, known)
+  kn <- report_known(x$plan, cert$goal, known, x$sample)
   sections <- list(
     report_section("What was released",
       report_text(report_released_text(x$data, x$keys, NULL, x$cells, "per-variable PRAM (`pram_release()`)")),
       report_table(report_changed_by_var(x$data, x$cells, x$vars), "Records whose value changed, by perturbed variable (all other columns are released unchanged).")
     ),
     report_section("Intruder model and guarantee",
-      report_text(report_intruder_text(cert$known %||% x$keys, cert$goal, NULL))
+      report_text(report_intruder_text(cert$known %||% x$keys, cert$goal, NULL, cert$sample))
     ),
     report_section("The certificate",
-      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell, cert$n_excluded)),
-      report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
-                   "The cell and number of matches a where the exact maximum is attained."),
-      if (!is.null(kn)) report_table(as.data.frame(kn), "Exact maximum risk for intruders who know only some keys (`max_match_risk_known()`).")
+      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell, cert$n_excluded, cert$sample)),
+      report_cell_table(cert),
+      if (!is.null(kn)) report_table(as.data.frame(kn), report_known_caption(kn, "`max_match_risk_known()`"))
     ),
     report_section("Design",
       report_text(sprintf("Each of %s is perturbed on its own with a transition matrix%s; the other keys never change. The matrices are written with one column per original category (columns sum to 1).",
@@ -163,7 +166,7 @@ release_report.sdc_pram_release <- function(x, file, ..., title = "Disclosure re
     ),
     report_section("Release risk (empirical)",
       report_text(report_empirical_text()),
-      report_table(rr$table, "Mean probability of a correct match by original frequency tau and released frequency tau*."),
+      report_table(rr$table, report_risk_caption(rr)),
       report_table(rr$changes, "Units whose cell changed and cells emptied, with their exact expected values."),
       report_plot(function() graphics::plot(rr), REPORT_EMPIRICAL_CAPTION)
     ),
@@ -208,13 +211,12 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
       report_table(changed, "Records whose value changed, by perturbed variable.")
     ),
     report_section("Intruder model and guarantee",
-      report_text(report_intruder_text(cert$known %||% keys, cert$goal, NULL))
+      report_text(report_intruder_text(cert$known %||% keys, cert$goal, NULL, cert$sample))
     ),
     report_section("The certificate",
-      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell, cert$n_excluded)),
-      if (!is.null(cert$cell_keys)) report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
-                                                  "The cell and number of matches a where the exact maximum is attained."),
-      if (!is.null(kn)) report_table(as.data.frame(kn), "Exact maximum risk for intruders who know only some keys (`max_match_risk_known()`).")
+      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell, cert$n_excluded, cert$sample)),
+      if (!is.null(cert$cell_keys)) report_cell_table(cert),
+      if (!is.null(kn)) report_table(as.data.frame(kn), report_known_caption(kn, "`max_match_risk_known()`"))
     ),
     report_section("Design",
       report_text("The transition matrices sdcMicro stored in the object (one row per original category, as sdcMicro prints them)."),
@@ -222,7 +224,7 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
     ),
     report_section("Release risk (empirical)",
       report_text(report_empirical_text()),
-      report_table(rr$table, "Mean probability of a correct match by original frequency tau and released frequency tau*."),
+      report_table(rr$table, report_risk_caption(rr)),
       report_plot(function() graphics::plot(rr), REPORT_EMPIRICAL_CAPTION)
     ),
     report_utility_section(u),
@@ -230,7 +232,8 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
       "# the object as it was before sdcMicro::pram(), then:",
       if (!is.null(seed)) sprintf("set.seed(%s)", seed),
       sprintf("obj <- sdcMicro::pram(obj, variables = %s)", report_deparse(vars)),
-      sprintf("obj <- sdcRisk::pram_certify(obj, goal = %s)", report_deparse(cert$goal))
+      sprintf("obj <- sdcRisk::pram_certify(obj, goal = %s%s)", report_deparse(cert$goal),
+              paste0(paste0(",\n  ", report_population_args(cert)), collapse = ""))
     ))
   )
   report_render(sections, file, title)
@@ -356,9 +359,13 @@ report_released_text <- function(data, keys, also, cells, how) {
   )
 }
 
-report_intruder_text <- function(keys, goal, xi) {
+report_intruder_text <- function(keys, goal, xi, sample = NULL) {
   c(
     sprintf("An intruder knows the values of %s of a target person in the original data, looks for them among the released records, and picks one of the matching records at random. R_j(a, t) is the exact probability that the pick is the target when the target's cell is c_j and a released records match (Nayak, Zhang and You 2016, eq. 4.3-4.4).", report_list(keys)),
+    if (!is.null(sample)) {
+      sprintf("The released file is a sample of a population, and the intruder does not know whether his target is in it: he draws the target from the F_j population units of its cell, of which t_j are in the file, so his probability of a correct match is exactly (t_j / F_j) R_j(a, t) (Nayak, Zhang and You 2016, Section 8; `?match_risk`). F_j: %s.%s",
+              sample$label, if (isTRUE(sample$exact)) "" else " Every risk below is therefore an **estimate** under that model, not an exact value.")
+    },
     sprintf("The guarantee covers %s%s.", report_goal_text(goal),
             if (!is.null(xi)) sprintf(": no such probability exceeds **xi = %s**", format(xi)) else "")
   )
@@ -375,14 +382,27 @@ report_empirical_text <- function() {
 }
 REPORT_EMPIRICAL_CAPTION <- "Mean probability of a correct match in this release (one realization), with +/- 2 cluster-robust standard errors; the dashed line is the certificate, the exact maximum of the expected risk, which one release's means may cross."
 
-report_certificate_text <- function(risk, xi, a, count, cell, n_excluded = 0) {
+report_certificate_text <- function(risk, xi, a, count, cell, n_excluded = 0, sample = NULL) {
   verdict <- if (is.null(xi)) "" else if (isTRUE(risk <= xi)) sprintf(" <= xi = %s", format(xi)) else sprintf(" > xi = %s", format(xi))
-  c(sprintf("The exact maximum risk is **R = %s**%s, attained at cell %s (%s record%s in the original data) when a = %s released record%s.",
+  c(sprintf("The %s maximum risk%s is **R = %s**%s, attained at cell %s (%s record%s in the original data) when a = %s released record%s.",
+            tolower(risk_kind(sample)), if (is.null(sample)) "" else " of a target who may not be in the file",
             format(signif(risk, 10)), verdict, cell, report_num(count), if (isTRUE(count == 1)) "" else "s",
             a, if (isTRUE(a == 1)) " matches" else "s match"),
     if (isTRUE(n_excluded > 0)) sprintf("The certificate covers the records with complete keys only: **%s record%s with a missing key %s outside it**, released unchanged and matched by no cell.",
                                         report_num(n_excluded), if (n_excluded == 1) "" else "s", if (n_excluded == 1) "is" else "are"),
-    "R is computed exactly from the design, not estimated from the draw: it is a probability over the random perturbation, the expected chance of a correct match given the number of matching records, and it holds for every release the design can draw. A single release realizes it only in expectation (see the empirical section).")
+    "R is computed from the design, not estimated from the draw: it is a probability over the random perturbation, the expected chance of a correct match given the number of matching records, and it holds for every release the design can draw. A single release realizes it only in expectation (see the empirical section).")
+}
+
+# The cell and a where a certificate's maximum is attained (with, for a
+# sample, the cell's population, probability of being in the file and
+# in-file risk).
+report_cell_table <- function(cert) {
+  tab <- cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk)
+  if (!is.null(cert$sample)) {
+    tab <- cbind(tab, population = cert$population, p_in_file = cert$p_in_file, risk_in_file = cert$risk_in_file)
+  }
+  report_table(tab, paste0("The cell and number of matches a where the ", tolower(risk_kind(cert$sample)),
+                           " maximum is attained", if (!is.null(cert$sample)) " (population: F, or its estimate)", "."))
 }
 
 report_design_text <- function(x) {
@@ -442,9 +462,51 @@ report_default_utility <- function(vars, keys) {
   out
 }
 
-report_known <- function(plan, goal, known) {
+# The known-key table the report asks for, for the release's sample case
+# `smp` (its per-cell weights) if it has one.
+report_known <- function(plan, goal, known, smp = NULL) {
   if (is.null(known) || isFALSE(known)) return(NULL)
-  max_match_risk_known(plan, goal, subsets = if (isTRUE(known)) NULL else known)
+  if (is.null(smp)) return(max_match_risk_known(plan, goal, subsets = if (isTRUE(known)) NULL else known))
+  keys <- plan$cells$keys
+  subsets <- if (isTRUE(known)) known_subsets(TRUE, keys) else lapply(known, check_known, keys = keys)
+  plan_max_risk_known(plan, goal, subsets, engine_plan(plan), smp)
+}
+
+# The caption of release_risk()'s table: for a sample, each unit's
+# probability is that of a target drawn from the population of its cell.
+report_risk_caption <- function(rr) {
+  smp <- rr$certificate$sample
+  paste0("Mean probability of a correct match",
+         if (!is.null(smp)) paste0(" of a target drawn from the population of each unit's cell (each unit's probability times t / F", if (isTRUE(smp$exact)) "" else ", estimated", ")"),
+         " by original frequency tau and released frequency tau*.")
+}
+
+# The arguments that remake a certificate's sample case, as code: the
+# population counts are data the report does not hold (the placeholder
+# POPULATION_COUNTS, as SEED for the seed), a model is written out
+# (SAMPLING_WEIGHTS where its weights were a vector).
+report_population_args <- function(cert) {
+  smp <- cert$sample
+  if (is.null(smp)) return(NULL)
+  m <- smp$model
+  population <- if (is.null(m)) {
+    "POPULATION_COUNTS"
+  } else {
+    sprintf("population_model(%s)", paste(c(
+      report_deparse(m$method),
+      if (is.character(m$weights)) sprintf("weights = %s", report_deparse(m$weights)),
+      if (is.numeric(m$weights)) "weights = SAMPLING_WEIGHTS",
+      if (!is.null(m$fraction)) sprintf("fraction = %s", report_deparse(m$fraction)),
+      if (m$method == "loglinear") sprintf("margins = %s", report_deparse(m$margins))
+    ), collapse = ", "))
+  }
+  c("target_in_file = \"unknown\"", paste0("population = ", population))
+}
+
+# The caption of a table of maxima for intruders who know some keys.
+report_known_caption <- function(kn, how) {
+  smp <- attr(kn, "sample")
+  paste0(risk_kind(smp), " maximum risk for intruders who know only some keys, ", sample_line(smp), " (", how, ").")
 }
 
 report_utility_section <- function(u) {
@@ -521,7 +583,8 @@ report_code_ifpr <- function(x) {
     sprintf("calibrate = %s", report_deparse(cert$calibrate)),
     sprintf("on_infeasible = %s", report_deparse(if (nrow(x$merges) > 0) "merge" else "error")),
     sprintf("na = %s", report_deparse(x$cells$na)),
-    if (!is.null(cert$known)) sprintf("known = %s", report_deparse(lapply(strsplit(cert$known$known, ", ", fixed = TRUE), identity)))
+    if (!is.null(cert$known)) sprintf("known = %s", report_deparse(lapply(strsplit(cert$known$known, ", ", fixed = TRUE), identity))),
+    report_population_args(cert)
   )
   c("library(sdcRisk)", "# data: the original data frame", "set.seed(SEED)  # the seed used for the release",
     paste0("release <- ifpr(data,\n  ", paste(args, collapse = ",\n  "), "\n)"))
@@ -537,9 +600,10 @@ report_code_pram <- function(x) {
   c("library(sdcRisk)", "# data: the original data frame",
     sprintf("matrices <- %s", report_deparse(m)),
     "set.seed(SEED)  # the seed used for the release (the draw is the same with the same pd and alpha)",
-    sprintf("release <- pram_release(data, keys = %s, vars = %s, strata = %s, matrices = matrices, goal = %s)",
+    sprintf("release <- pram_release(data, keys = %s, vars = %s, strata = %s, matrices = matrices, goal = %s%s)",
             report_deparse(x$keys), report_deparse(x$vars), report_deparse(if (length(x$strata)) x$strata else NULL),
-            report_deparse(x$certificate$goal)))
+            report_deparse(x$certificate$goal),
+            paste0(paste0(",\n  ", report_population_args(x$certificate)), collapse = "")))
 }
 
 # ---- rendering --------------------------------------------------------------

@@ -173,28 +173,34 @@ population_counts <- function(cells, population, call = rlang::caller_env()) {
   tab <- cells$cells
   n <- nrow(tab)
   codes <- lapply(keys, function(k) population_codes(tab[[k]], pop[[k]], k, call))
-  # one cross-classification of the sample's cells and the population's
-  # rows, so both are numbered alike; a population row with a category
-  # the sample does not have is in no sample cell
-  res <- cross_classify_codes(
-    lapply(codes, function(x) c(x$sample, x$population)),
-    vapply(codes, `[[`, integer(1), "nlevels")
-  )
-  id <- res$cell_id
-  sample_cell <- integer(length(res$counts))
-  sample_cell[id[seq_len(n)]] <- seq_len(n)
-  at <- sample_cell[id[-seq_len(n)]]
-  inside <- !is.na(at) & at > 0L
-  big_f <- if (any(inside)) tabulate_sum(at[inside], pop$count[inside], n) else numeric(n)
+  nlevels <- vapply(codes, `[[`, integer(1), "nlevels")
+  if (prod(as.numeric(nlevels)) >= 2^62) {
+    # (combinations beyond one 64-bit number: grouped as the cells are)
+    codes <- population_grouped_codes(codes, nlevels)
+    nlevels <- vapply(codes, `[[`, integer(1), "nlevels")
+  }
+  # one pass over the population's rows in the core, however many
+  big_f <- core_call(cpp_population_counts, lapply(codes, `[[`, "sample"), lapply(codes, `[[`, "population"),
+                     nlevels, as.numeric(pop$count), call = call)
   check_population_cells(cells, big_f, call)
   structure(big_f, total = sum(pop$count))
+}
+
+# Codes of the sample and the population over fewer keys: keys whose
+# numbers of categories multiply beyond 2^60 are combined in groups by one
+# cross-classification of both (rare: many keys of many categories).
+population_grouped_codes <- function(codes, nlevels) {
+  n <- length(codes[[1]]$sample)
+  res <- cross_classify_codes(lapply(codes, function(x) c(x$sample, x$population)), nlevels)
+  id <- res$cell_id
+  list(list(sample = id[seq_len(n)], population = id[-seq_len(n)], nlevels = length(res$counts)))
 }
 
 # The population as a data frame of the keys and `count` (checked).
 population_table <- function(population, keys, call) {
   if (inherits(population, "sdc_cells")) population <- population$cells
   if (inherits(population, "tbl_lazy")) {
-    check_db_packages(call)
+    check_db_packages(call = call)
     population <- population_collect(population, keys, call)
   }
   if (!is.data.frame(population)) {
@@ -230,12 +236,16 @@ population_codes <- function(x, y, key, call) {
     if (is.factor(v) || is.character(v)) "text" else if (is.logical(v)) "logical" else if (is.numeric(v)) "number" else "other"
   }
   same_kind <- kind(x) == kind(y) && kind(x) != "other"
-  if (same_kind && kind(x) == "text") {
-    x <- as.character(x)
-    y <- as.character(y)
-  }
+  if (same_kind && kind(x) == "text") x <- as.character(x)
   values <- unique(x)
-  codes_y <- if (same_kind) match(y, values) else integer()
+  codes_y <- if (!same_kind) {
+    integer()
+  } else if (is.factor(y)) {
+    # millions of population cells: match the levels, not the values
+    match(levels(y), values)[unclass(y)]
+  } else {
+    match(if (is.character(values)) as.character(y) else y, values)
+  }
   absent <- values[tabulate(codes_y, length(values)) == 0]
   if (!same_kind || length(absent) > 0) {
     abort_population(c(

@@ -53,6 +53,10 @@
 #                       closed form, matrix blocks inverted)
 #   estimate-vars.R     ... for per-variable plans (Kronecker inverse per
 #                       stratum, one key of `by` at a time)
+#   estimate-ml.R       the maximum likelihood estimator (EM) where the
+#                       moment estimator leaves the parameter space
+#   estimate-models.R   estimate_glm(): linear, logistic and Poisson
+#                       regression by a corrected estimating equation
 # Tables:
 #   table-sensitivity.R cell_sensitivity(), ptn_sensitivity()
 #   table-rules.R       the rules (frequency, zero, nk, p%, pq, PTN)

@@ -147,6 +147,12 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_error_by`: `by` of [estimate_table()] is not a character
 #'   vector of distinct columns, or names a column the table adds
 #'   (`estimate`, `se`, ...).
+#' * `sdcRisk_error_model`: the `formula` or `family` of [estimate_glm()]
+#'   is not one it fits (a one-sided formula, a family other than
+#'   `gaussian()`, `binomial()` or `poisson()` with its canonical link, a
+#'   response out of range), or the corrected model cannot be fitted (a
+#'   category that no record has by the corrected weights, collinear
+#'   covariates, no convergence), or would need too many rows.
 #' * `sdcRisk_error_singular_block`: a block of the published plan has a
 #'   singular transition matrix (some of its cells cannot be told apart
 #'   from the released file), so no unbiased estimator exists for a table
@@ -256,6 +262,12 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_warning_percent`: a percentage below 1 given to [rule_p()],
 #'   [rule_pq()] or [rule_nk()] (`rule_p(0.1)` is the 0.1% rule; 10% is
 #'   `rule_p(10)`). The warning has fields `arg` and `value`.
+#' * `sdcRisk_warning_not_estimable`: the maximum likelihood fit of
+#'   [estimate_table()] leaves a row of a mean (or proportion) no released
+#'   record: its estimate is `NA`.
+#' * `sdcRisk_warning_ml_too_large`: rows of [estimate_table()] outside the
+#'   parameter space whose systems have more than 2,000 states keep their
+#'   moment estimate.
 #' * `sdcRisk_warning_variance_negative`: an unbiased variance estimate of
 #'   [estimate_table()] is negative for some rows (their `se` is reported
 #'   as 0).

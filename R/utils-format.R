@@ -39,7 +39,10 @@ wrap_line <- function(line, width) {
 # spaces, a piece never split.
 key_lines <- function(keys, indent = 4L, width = PRINT_WIDTH) {
   pieces <- paste0(names(keys), " = ", vapply(keys, function(v) format(v), ""))
-  wrap_lines(paste0(strrep(" ", indent), paste(pieces, collapse = ", ")), width)
+  # the spaces inside a piece ("marital = Never married") made unbreakable
+  pieces <- gsub(" ", "\001", pieces, fixed = TRUE)
+  out <- wrap_lines(paste0(strrep(" ", indent), paste(pieces, collapse = ", ")), width)
+  gsub("\001", " ", out, fixed = TRUE)
 }
 
 # A column of numbers in fixed notation, never scientific: enough decimals

@@ -287,6 +287,39 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_group_sums
+SEXP cpp_group_sums(const Rcpp::IntegerVector& group, const Rcpp::NumericMatrix& x, int n_groups);
+RcppExport SEXP _sdcRisk_cpp_group_sums(SEXP groupSEXP, SEXP xSEXP, SEXP n_groupsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type group(groupSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type n_groups(n_groupsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_group_sums(group, x, n_groups));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_ifpr_sums
+SEXP cpp_ifpr_sums(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVector& theta, const Rcpp::IntegerVector& count, const Rcpp::IntegerVector& d, int n_d, double tol, const Rcpp::IntegerVector& cell, const Rcpp::IntegerVector& g, const Rcpp::Nullable<Rcpp::NumericVector>& w, const Rcpp::Nullable<Rcpp::NumericVector>& y);
+RcppExport SEXP _sdcRisk_cpp_ifpr_sums(SEXP block_startSEXP, SEXP thetaSEXP, SEXP countSEXP, SEXP dSEXP, SEXP n_dSEXP, SEXP tolSEXP, SEXP cellSEXP, SEXP gSEXP, SEXP wSEXP, SEXP ySEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type block_start(block_startSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type theta(thetaSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type count(countSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type d(dSEXP);
+    Rcpp::traits::input_parameter< int >::type n_d(n_dSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type g(gSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type w(wSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type y(ySEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ifpr_sums(block_start, theta, count, d, n_d, tol, cell, g, w, y));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_population
 SEXP cpp_population(const std::string& model, const Rcpp::NumericVector& f, const Rcpp::NumericVector& param);
 RcppExport SEXP _sdcRisk_cpp_population(SEXP modelSEXP, SEXP fSEXP, SEXP paramSEXP) {
@@ -297,6 +330,20 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type f(fSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type param(paramSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_population(model, f, param));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_population_counts
+SEXP cpp_population_counts(const Rcpp::List& sample, const Rcpp::List& pop, const Rcpp::IntegerVector& nlevels, const Rcpp::NumericVector& count);
+RcppExport SEXP _sdcRisk_cpp_population_counts(SEXP sampleSEXP, SEXP popSEXP, SEXP nlevelsSEXP, SEXP countSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type sample(sampleSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type pop(popSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type nlevels(nlevelsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type count(countSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_population_counts(sample, pop, nlevels, count));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -396,7 +443,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_block_matrix", (DL_FUNC) &_sdcRisk_cpp_block_matrix, 2},
     {"_sdcRisk_cpp_simulate", (DL_FUNC) &_sdcRisk_cpp_simulate, 3},
     {"_sdcRisk_cpp_group_moments", (DL_FUNC) &_sdcRisk_cpp_group_moments, 4},
+    {"_sdcRisk_cpp_group_sums", (DL_FUNC) &_sdcRisk_cpp_group_sums, 3},
+    {"_sdcRisk_cpp_ifpr_sums", (DL_FUNC) &_sdcRisk_cpp_ifpr_sums, 10},
     {"_sdcRisk_cpp_population", (DL_FUNC) &_sdcRisk_cpp_population, 3},
+    {"_sdcRisk_cpp_population_counts", (DL_FUNC) &_sdcRisk_cpp_population_counts, 4},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},

@@ -1,8 +1,13 @@
-// The expected inverse population counts E[1 / F | f] of the models of a
-// population given a sample (sdcRisk/population.hpp), for every cell.
+// The population side of sample releases (sdcRisk/population.hpp): the
+// population counts of a sample's cells, and the expected inverse
+// population counts E[1 / F | f] of the models of a population given a
+// sample.
 #include <Rcpp.h>
 
+#include <algorithm>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "glue.h"
 #include "sdcRisk/population.hpp"
@@ -22,5 +27,29 @@ SEXP cpp_population(const std::string& model, const Rcpp::NumericVector& f, cons
       out[i] = negbin ? sdcRisk::expected_inverse_negbin(f[i], param[i]) : sdcRisk::expected_inverse_poisson(f[i], param[i]);
     }
     return out;
+  });
+}
+
+// F_j of every sample cell from the population's rows: `sample` and `pop`
+// lists of integer codes per key over the sample's categories (NA: a
+// category the sample lacks), `nlevels` per key, `count` per row.
+// [[Rcpp::export]]
+SEXP cpp_population_counts(const Rcpp::List& sample, const Rcpp::List& pop, const Rcpp::IntegerVector& nlevels,
+                           const Rcpp::NumericVector& count) {
+  return sdcRisk_glue::run_engine([&] {
+    const R_xlen_t K = nlevels.size();
+    if (sample.size() != K || pop.size() != K) throw std::invalid_argument("population counts: one code vector per key");
+    std::vector<const int*> s, p;
+    R_xlen_t n = -1, N = count.size();
+    for (R_xlen_t k = 0; k < K; ++k) {
+      Rcpp::IntegerVector a = sample[k], b = pop[k];
+      if ((n >= 0 && a.size() != n) || b.size() != N) throw std::invalid_argument("population counts: code lengths");
+      n = a.size();
+      s.push_back(a.begin());
+      p.push_back(b.begin());
+    }
+    return sdcRisk::population_counts(s, static_cast<std::size_t>(std::max<R_xlen_t>(n, 0)), p,
+                                      static_cast<std::size_t>(N), std::vector<int>(nlevels.begin(), nlevels.end()),
+                                      count.begin());
   });
 }

@@ -4,9 +4,13 @@
 // Against the defining series summed in long double (negative binomial and
 // Poisson mass functions by recurrence), and the closed forms at f = 1
 // (and f = 2 for the negative binomial, sdcMicro's formulas), over a grid of
-// f, p and lambda reaching p = 1e-4 and lambda = 5000.
+// f, p and lambda reaching p = 1e-4 and lambda = 5000; the population
+// counts of a sample's cells against a count with std::map.
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "testutil.hpp"
 
@@ -81,6 +85,35 @@ int main() {
   for (double lambda : {1e-6, 0.5, 12.0, 1e6})
     check(close(sdcRisk::expected_inverse_poisson(1, lambda), -std::expm1(-lambda) / lambda, 1e-13),
           "poisson f = 1 closed form");
+  // population counts of sample cells against a count with std::map
+  for (int seed = 1; seed <= 30; ++seed) {
+    testutil::Lcg rng(seed);
+    const std::vector<int> nlev = {1 + rng.below(3), 2 + rng.below(5), 1 + rng.below(4)};
+    std::map<std::vector<int>, double> want;
+    std::vector<std::vector<int>> s(3), p(3);
+    std::vector<double> count;
+    for (int r = 0; r < 200; ++r) {
+      std::vector<int> c(3);
+      for (int k = 0; k < 3; ++k) c[k] = rng.uniform() < 0.05 ? -2147483647 - 1 : 1 + rng.below(nlev[k]);  // R's NA
+      for (int k = 0; k < 3; ++k) p[k].push_back(c[k]);
+      count.push_back(rng.below(5));
+      want[c] += count.back();
+    }
+    std::vector<std::vector<int>> cells;
+    for (const auto& w : want)
+      if (w.first[0] > 0 && w.first[1] > 0 && w.first[2] > 0 && rng.uniform() < 0.6) cells.push_back(w.first);
+    cells.push_back({nlev[0], nlev[1], nlev[2]});  // maybe absent from the population
+    std::sort(cells.begin(), cells.end());
+    cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+    for (const auto& c : cells)
+      for (int k = 0; k < 3; ++k) s[k].push_back(c[k]);
+    const auto got = sdcRisk::population_counts({s[0].data(), s[1].data(), s[2].data()}, cells.size(),
+                                                {p[0].data(), p[1].data(), p[2].data()}, count.size(), nlev,
+                                                count.data());
+    bool ok = got.size() == cells.size();
+    for (std::size_t j = 0; ok && j < cells.size(); ++j) ok = got[j] == (want.count(cells[j]) ? want[cells[j]] : 0.0);
+    check(ok, "population counts of the sample's cells, seed " + std::to_string(seed));
+  }
   check(testutil::throws([] { sdcRisk::expected_inverse_negbin(0, 0.5); }), "f = 0 refused");
   check(testutil::throws([] { sdcRisk::expected_inverse_negbin(1, 0); }), "p = 0 refused");
   check(testutil::throws([] { sdcRisk::expected_inverse_poisson(1, -1); }), "negative lambda refused");

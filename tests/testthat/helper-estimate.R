@@ -13,14 +13,16 @@ with_margins <- function(pub, data) {
   pub
 }
 
-# The exact expectation of the estimates and of their variance estimates,
-# and the exact variance of the estimates, over every release.
+# The exact expectation of the moment estimates and of their variance
+# estimates, and the exact variance of the estimates, over every release.
 exact_moments <- function(releases, pub, ...) {
   # a negative variance estimate (a warning) is expected in some releases
   quiet <- function(expr) {
     withCallingHandlers(expr, sdcRisk_warning_variance_negative = function(w) invokeRestart("muffleWarning"))
   }
-  est <- lapply(releases, function(r) quiet(estimate_table(r$data, with_margins(pub, r$data), ...)))
+  est <- lapply(releases, function(r) {
+    quiet(estimate_table(r$data, with_margins(pub, r$data), ..., estimator = "moment"))
+  })
   prob <- vapply(releases, `[[`, 0, "prob")
   e <- sapply(est, `[[`, "estimate")
   # the unbiased variance estimates, before negative ones are shown as 0
@@ -39,3 +41,60 @@ original_stat <- function(df, est, by, fun) {
   vapply(split_rows, fun, 0)[key(est)]
 }
 
+# The full transition matrix over the cells of a block plan (dense; tiny
+# plans only).
+dense_p <- function(plan) {
+  n <- nrow(plan$cells$cells)
+  p <- diag(n)
+  sizes <- diff(plan$block_start)
+  for (b in seq_along(sizes)) {
+    cells <- plan$block_cells[plan$block_start[b] + seq_len(sizes[b])]
+    p[cells, cells] <- unname(pram_matrix(plan, b))
+  }
+  p
+}
+
+# Every release of `df` under `plan`, with its probability: a list of
+# (released data, probability). Records outside the blocks never move.
+all_releases <- function(df, keys, plan) {
+  p <- dense_p(plan)
+  cells <- plan$cells
+  moving <- which(cells$cell_id %in% plan$block_cells)
+  options <- lapply(moving, function(r) which(p[, cells$cell_id[r]] > 0))
+  grid <- expand.grid(options)
+  lapply(seq_len(nrow(grid)), function(i) {
+    to <- unlist(grid[i, ])
+    out <- df
+    for (k in keys) out[[k]][moving] <- cells$cells[[k]][to]
+    list(data = out, prob = prod(p[cbind(to, cells$cell_id[moving])]))
+  })
+}
+
+# Every release of `df` under a per-variable plan, with its probability.
+all_releases_vars <- function(df, plan) {
+  cells <- plan$cells
+  moving <- which(!is.na(cells$cell_id))
+  vars <- plan$vars
+  k <- lengths(plan$levels[vars])
+  combos <- as.matrix(expand.grid(lapply(k, seq_len)))
+  per_record <- lapply(moving, function(r) {
+    cell <- cells$cell_id[r]
+    m <- plan$matrices[[plan$stratum_of_cell[cell]]]
+    prob <- apply(combos, 1, function(z) prod(vapply(seq_along(vars), function(j) {
+      m[[vars[j]]][z[j], plan$codes[[vars[j]]][cell]]
+    }, 0)))
+    which_nonzero <- which(prob > 0)
+    list(z = combos[which_nonzero, , drop = FALSE], p = prob[which_nonzero])
+  })
+  grid <- expand.grid(lapply(per_record, function(x) seq_along(x$p)))
+  lapply(seq_len(nrow(grid)), function(i) {
+    out <- df
+    prob <- 1
+    for (j in seq_along(moving)) {
+      pick <- grid[i, j]
+      prob <- prob * per_record[[j]]$p[pick]
+      for (v in seq_along(vars)) out[[vars[v]]][moving[j]] <- plan$levels[[vars[v]]][per_record[[j]]$z[pick, v]]
+    }
+    list(data = out, prob = prob)
+  })
+}

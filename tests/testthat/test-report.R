@@ -60,6 +60,42 @@ test_that("the code in an ifpr() report reproduces the release", {
   expect_identical(env$release$certificate$risk, rel$certificate$risk)
 })
 
+test_that("a report of a release certified for a sample says so, and its code remakes the release", {
+  skip_if_no_pandoc()
+  keys <- c("sex", "age", "race")
+  set.seed(6)
+  d <- pums_md[sample(nrow(pums_md), 3000), ]
+  counts <- cell_frequencies(pums_md, keys)$cells
+  set.seed(7)
+  rel <- ifpr(d, keys, xi = 0.2, population = counts, target_in_file = "unknown")
+  html <- report_html(rel, seed = 7, known = list("age"))
+  cert <- rel$certificate
+  expect_match(html, "does not know whether his target is in it", fixed = TRUE)
+  expect_match(html, "population counts known, 59,033 units", fixed = TRUE)
+  expect_match(html, sprintf("The exact maximum risk of a target who may not be in the file is <strong>R = %s</strong>",
+                             format(signif(cert$risk, 10))), fixed = TRUE)
+  expect_match(html, "who may not be in the file (population counts known, 59,033 units) (<code>max_match_risk_known()</code>)",
+               fixed = TRUE)
+  blocks <- regmatches(html, gregexpr("<pre class=\"r\"><code>(.|\n)*?</code></pre>", html, perl = TRUE))[[1]]
+  code <- gsub("<[^>]+>", "", blocks)
+  code <- gsub("&quot;", "\"", gsub("&lt;", "<", gsub("&gt;", ">", gsub("&amp;", "&", code, fixed = TRUE), fixed = TRUE), fixed = TRUE), fixed = TRUE)
+  code <- sub("set.seed(SEED)", "set.seed(7)", code, fixed = TRUE)
+  env <- new.env()
+  env$data <- d
+  env$POPULATION_COUNTS <- counts
+  eval(parse(text = code), env)
+  expect_identical(env$release$data, rel$data)
+  expect_identical(env$release$certificate$risk, cert$risk)
+  # an estimate says it is one
+  set.seed(7)
+  est <- pram_release(d, keys, vars = "race", pd = 0.8,
+                      population = population_model("negbin", fraction = 0.05), target_in_file = "unknown")
+  html <- report_html(est, seed = 7)
+  expect_match(html, "Every risk below is therefore an <strong>estimate</strong>", fixed = TRUE)
+  expect_match(html, "The estimated maximum risk of a target who may not be in the file", fixed = TRUE)
+  expect_match(html, "population = population_model(&quot;negbin&quot;, fraction = 0.05", fixed = TRUE)
+})
+
 test_that("release_report() documents a pram_release() with its matrices and partial-key intruders", {
   skip_if_no_pandoc()
   set.seed(2)

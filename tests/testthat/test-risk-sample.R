@@ -258,3 +258,24 @@ test_that("bad population counts get classed errors naming the argument", {
     mx(pop, "known")
   })
 })
+
+test_that("population counts are joined alike when the keys' combinations pass 2^62", {
+  set.seed(3)
+  n <- 3000
+  d <- as.data.frame(replicate(7, sample.int(4000L, n, TRUE)))
+  keys <- names(d)
+  # thousands of values per key: the warning for keys too distinct to release
+  # is expected here (this test is about the join's arithmetic)
+  warned <- 0
+  cf <- withCallingHandlers(cell_frequencies(d, keys), sdcRisk_warning_key_distinct = function(w) {
+    warned <<- warned + 1
+    invokeRestart("muffleWarning")
+  })
+  expect_equal(warned, 7)
+  pop <- rbind(transform(cf$cells, count = count + 2L), transform(cf$cells[1:5, ], count = 1L))
+  pop[[1]][nrow(pop)] <- -1L # a category the sample lacks
+  big_f <- sdcRisk:::population_counts(cf, pop)
+  want <- cf$cells$count + 2 + c(1, 1, 1, 1, 0, rep(0, nrow(cf$cells) - 5))
+  expect_equal(as.vector(big_f), want)
+  expect_gt(prod(as.numeric(vapply(keys, function(k) length(unique(d[[k]])), 1))), 2^62)
+})

@@ -75,23 +75,31 @@ test_that("argument errors carry the argument's name and value", {
 })
 
 # Every class of error the package can raise, read from its functions: the
-# class given to abort_sdc() (a string, or any string in the expression
-# that computes it) and the default `class` of every check_*().
+# class given to abort_sdc() or to its wrapper abort_population() (a string,
+# or any string in the expression that computes it; the wrapper's default
+# "population" when none is given), the default `class` of every check_*()
+# and the `class` given to a check_*() where it is called. An `if` in such
+# an expression contributes its branches, not its condition.
 raised_classes <- function() {
   ns <- asNamespace("sdcRisk")
   out <- character()
   strings_in <- function(e) {
     if (is.character(e)) return(e)
+    if (is.call(e) && identical(e[[1]], as.name("if"))) return(unlist(lapply(as.list(e)[-(1:2)], strings_in)))
     if (is.call(e)) return(unlist(lapply(as.list(e)[-1], strings_in)))
     character()
   }
   walk <- function(e) {
     if (!is.call(e)) return()
-    if (identical(e[[1]], as.name("abort_sdc"))) {
+    if (identical(e[[1]], as.name("abort_sdc")) || identical(e[[1]], as.name("abort_population"))) {
       a <- as.list(e)[-1]
       nm <- names(a) %||% rep("", length(a))
-      w <- if ("what" %in% nm) a[["what"]] else a[which(nm == "")[2]][[1]]
+      positional <- which(nm == "")
+      w <- if ("what" %in% nm) a[["what"]] else if (length(positional) >= 2) a[positional[2]][[1]] else "population"
       out <<- c(out, strings_in(w))
+    }
+    if (is.name(e[[1]]) && startsWith(as.character(e[[1]]), "check_") && "class" %in% names(e)) {
+      out <<- c(out, strings_in(e[["class"]]))
     }
     for (x in as.list(e)) if (!missing(x)) walk(x)
   }

@@ -53,3 +53,17 @@ test_that("table_lines() leaves out optional columns, the last first, until the 
   all_in <- sdcRisk:::table_lines(df, optional = c("s1", "s2"), width = 200)
   expect_identical(all_in$dropped, character())
 })
+
+test_that("key_lines() never splits a key's value, even one with spaces", {
+  keys <- list(sex = "Female", race = "American Indian & Alaska Native", marital = "Never married",
+               puma = "24-00101")
+  out <- sdcRisk:::key_lines(keys, indent = 6L)
+  expect_true(all(nchar(out) <= 80))
+  expect_length(out, 2)
+  expect_true(all(startsWith(out, "      ")))
+  pieces <- strsplit(gsub(" +", " ", trimws(paste(out, collapse = " "))), ", ", fixed = TRUE)[[1]]
+  expect_identical(pieces, paste(names(keys), "=", unlist(keys)))
+  # each line ends at the end of a piece
+  expect_true(all(grepl("(,|24-00101)$", out)))
+  expect_false(any(grepl("\001", out, fixed = TRUE)))
+})
