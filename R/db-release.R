@@ -53,6 +53,7 @@
 #'   unless the driver lets R cancel it). See `vignette("database", package
 #'   = "sdcRisk")`.
 #' @rdname ifpr
+#' @order 3
 #' @export
 ifpr.tbl_lazy <- function(data, keys, xi,
                           goal = c("all_matches", "unique_matches", "sample_uniques"),

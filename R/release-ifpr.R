@@ -58,9 +58,17 @@
 #'   [max_match_risk()].
 #' @param partition Named list of partition rules, see the steps above.
 #' @param also Names of non-key variables perturbed jointly with the keys.
-#' @param method `"tiered"` or `"nayak"`.
-#' @param calibrate `"exact"` or `"bound"`.
-#' @param on_infeasible `"error"` or `"merge"`.
+#' @param method How blocks are built (step 4 below): `"tiered"` (the
+#'   default; any `xi`, blocks of the minimum size for each cell count, so
+#'   less variance) or `"nayak"` (the paper's procedure, one block per
+#'   partition set, for `xi > 1/3`; any `xi` under Goal 1).
+#' @param calibrate `"exact"` (the default: each block's theta lowered to
+#'   the smallest value whose exact maximum risk still meets the goal, so
+#'   fewer records change) or `"bound"` (the theta of the bound psi).
+#' @param on_infeasible What to do with a partition set too small for the
+#'   blocks it needs: `"error"` (the default; the error lists each such
+#'   set and what it lacks) or `"merge"` (merge it into the most similar
+#'   set, and list every merge in the result).
 #' @param ... Passed on to methods; must be empty for data frames.
 #' @param na Missing key values: `"exclude"` (records with a missing key or
 #'   `also` value are never perturbed) or `"category"`; see
@@ -134,6 +142,7 @@
 #' @references Nayak, T. K., Zhang, C. and You, J. (2016), Sections 4-6.
 #'   Ghatak, D. et al. (2018), Sections 2-3.
 #' @family release
+#' @order 1
 #' @export
 #' @examples
 #' set.seed(1)
@@ -151,6 +160,7 @@ ifpr.default <- function(data, ...) {
 }
 
 #' @rdname ifpr
+#' @order 2
 #' @export
 ifpr.data.frame <- function(data, keys, xi,
                             goal = c("all_matches", "unique_matches", "sample_uniques"),

@@ -58,8 +58,12 @@
 #'   `x`, or a data frame whose `by` columns name the suppressed cells (with
 #'   the total label for margins), e.g. read in from sdcTable or tau-ARGUS.
 #' @param ... Must be empty.
-#' @param lower,upper A priori bounds on the cell totals: `NULL` (see
-#'   Details), one number, or one number per row of `x`.
+#' @param lower,upper A priori bounds on the cell totals: one number, one
+#'   number per row of `x`, or `NULL` (the default): the columns
+#'   `lower_bound` and `upper_bound` of `x` when it has them, else 0 below
+#'   for a table of non-negative values (as [cell_sensitivity()] checks
+#'   them by default) and `-Inf` otherwise, and `Inf` above. Every bound
+#'   must contain its cell's total.
 #' @param freq_protection Protection level, in percent of the cell value, of
 #'   cells flagged by the frequency rule.
 #' @param intervals Which suppressed cells get their exact interval:

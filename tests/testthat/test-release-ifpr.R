@@ -466,3 +466,18 @@ test_that("ifpr() for a sample certifies the risk of a target who may not be in 
     est$certificate
   })
 })
+
+test_that("a misspelt partition rule shows the value and suggests \"keep\" (issue 37)", {
+  d <- pums_md[1:500, ]
+  cnd <- expect_error(ifpr(d, c("sex", "age"), 0.3, partition = list(sex = "kep")), class = "sdcRisk_error_partition")
+  msg <- cli::ansi_strip(conditionMessage(cnd))
+  expect_match(msg, "It is the string \"kep\".", fixed = TRUE)
+  expect_match(msg, "Did you mean \"keep\"?", fixed = TRUE)
+  # a word far from "keep" gets no suggestion; breaks on a factor say why
+  far <- expect_error(ifpr(d, c("sex", "age"), 0.3, partition = list(sex = "fixed")), class = "sdcRisk_error_partition")
+  expect_no_match(cli::ansi_strip(conditionMessage(far)), "Did you mean")
+  expect_snapshot(error = TRUE, {
+    ifpr(d, c("sex", "age"), 0.3, partition = list(sex = "Keep "))
+    ifpr(d, c("sex", "age"), 0.3, partition = list(sex = c(0, 1, 2)))
+  })
+})
