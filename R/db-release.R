@@ -53,6 +53,7 @@
 #'   unless the driver lets R cancel it). See `vignette("database", package
 #'   = "sdcRisk")`.
 #' @rdname ifpr
+#' @order 3
 #' @export
 ifpr.tbl_lazy <- function(data, keys, xi,
                           goal = c("all_matches", "unique_matches", "sample_uniques"),
@@ -169,7 +170,7 @@ validate_release.sdc_release_db <- function(x, arg = "release", call = rlang::ca
 format.sdc_release_db <- function(x, ...) {
   c(
     NextMethod(),
-    paste0("Released table: ", x$table, " (in the database; ", n_of(nrow(x$moves), "record"), " moved)")
+    wrap_lines(paste0("Released table: ", x$table, " (in the database; ", n_of(nrow(x$moves), "record"), " moved)"))
   )
 }
 

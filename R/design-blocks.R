@@ -79,10 +79,7 @@ partition_variable <- function(x, spec, v, call) {
     lab <- unique(as.character(spec))
     idx <- match(as.character(spec), lab)[match(as.character(key), names(spec))]
   } else {
-    abort_sdc(c(
-      "{.arg partition}${.field {v}} must be {.val keep}, a named vector mapping values to groups, a list of level sets, or breaks for a numeric variable.",
-      "x" = "It is {.obj_type_friendly {spec}}."
-    ), "partition", call = call, arg = "partition")
+    abort_partition_spec(spec, x, v, call)
   }
   if (anyNA(idx)) {
     miss <- sort(unique(as.character(key[is.na(idx)])), na.last = TRUE)
@@ -93,6 +90,22 @@ partition_variable <- function(x, spec, v, call) {
     ), "partition", call = call, arg = "partition")
   }
   list(index = idx, labels = lab)
+}
+
+# A rule partition_variable() cannot read: the value shown, "keep" suggested
+# for a misspelling of it (issue 37: "kep" was reported as "a string"),
+# and breaks for a variable that is not numeric named as such.
+abort_partition_spec <- function(spec, x, v, call) {
+  word <- is.character(spec) && length(spec) == 1L && !is.na(spec)
+  abort_sdc(c(
+    "{.arg partition}${.field {v}} must be {.val keep}, a named vector mapping values to groups, a list of level sets, or breaks for a numeric variable.",
+    "x" = if (word) "It is the string {.val {spec}}." else "It is {.obj_type_friendly {spec}}.",
+    "i" = if (word && utils::adist(tolower(spec), "keep") <= 2) {
+      "Did you mean {.val keep}?"
+    } else if (is.numeric(spec) && is.null(names(spec))) {
+      "Breaks need a numeric variable, and {.var {v}} is {.obj_type_friendly {x}}: map its values to groups with a named vector or a list of level sets."
+    }
+  ), "partition", call = call, arg = "partition")
 }
 
 # Set id of every cell and one row per set with its group labels.

@@ -202,14 +202,15 @@ format.sdc_release_risk <- function(x, digits = 4, ...) {
   cert <- x$certificate
   ch <- x$changes
   smp <- cert$sample
-  c(
-    if (is.null(smp)) {
-      "Empirical probability of a correct match (units) in this release (one realization), by original (tau) and released (tau*) frequency:"
-    } else {
-      paste0("Empirical probability of a correct match of a target drawn from the population of a unit's cell (units; ",
-             if (isTRUE(smp$exact)) "times t / F" else "times the estimate of t / F", ") in this release (one realization), by original (tau) and released (tau*) frequency:")
+  head <- c(
+    "Empirical probability of a correct match in this release (one realization)",
+    if (!is.null(smp)) {
+      paste0("  of a target drawn from the population of a unit's cell (",
+             if (isTRUE(smp$exact)) "times t / F" else "times the estimate of t / F", ")")
     },
-    utils::capture.output(print(noquote(m))),
+    "  by original (tau) and released (tau*) frequency (units):"
+  )
+  tail <- c(
     sprintf("Certified %s maximum of %s: %s (goal: %s%s)%s",
       tolower(risk_kind(smp)), if (is.null(smp)) "R_j(a, t)" else "(t_j / F_j) R_j(a, t)",
       format(cert$risk, digits = 6), cert$goal,
@@ -224,6 +225,7 @@ format.sdc_release_risk <- function(x, digits = 4, ...) {
     sprintf("Units in singleton + doubleton cells: %s before, %s after",
       fmt_int(sum(x$uniques$units_before)), fmt_int(sum(x$uniques$units_after)))
   )
+  c(wrap_lines(head), utils::capture.output(print(noquote(m))), wrap_lines(tail))
 }
 
 #' @export
@@ -518,6 +520,12 @@ plot_risk_curves <- function(plan, cand, level, level_label, n, a_max, main, ...
   top <- r1$cell[first][order(-rk[first])][seq_len(min(n, sum(first)))]
   mr <- match_risk(plan, cells = top, a = seq_len(a_max))
   ylim <- c(0, max(c(mr$risk, level), na.rm = TRUE))
+  labels <- c(paste0("cell ", top, " (T = ", plan$cells$cells$count[top], ")"), level_label)
+  # the legend goes in a right margin made wide enough for it: inside the
+  # plot it covered the curves, which start high at a = 1 (issue 37)
+  room <- max(graphics::strwidth(labels, units = "inches")) + 0.6
+  old <- graphics::par(mar = c(5.1, 4.1, 4.1, 1.1 + room / graphics::par("csi")))
+  on.exit(graphics::par(old))
   graphics::plot(NA, xlim = c(1, a_max), ylim = ylim, xlab = "a (released records matching the target)",
     ylab = "R_j(a, t)", main = main, xaxt = "n", ...)
   graphics::axis(1, at = unique(round(pretty(c(1, a_max)))))
@@ -527,9 +535,9 @@ plot_risk_curves <- function(plan, cand, level, level_label, n, a_max, main, ...
     graphics::lines(d$a, d$risk, type = "b", pch = 19, col = cols[i])
   }
   if (!is.na(level)) graphics::abline(h = level, lty = 2, col = "red")
-  graphics::legend("topright", c(paste0("cell ", top, " (T = ", plan$cells$cells$count[top], ")"), level_label),
+  leg <- graphics::legend("topleft", labels, inset = c(1.02, 0), xpd = TRUE,
     col = c(cols, "red"), lty = c(rep(1, length(top)), 2), pch = c(rep(19, length(top)), NA), bty = "n")
-  invisible()
+  invisible(leg)
 }
 
 #' @rdname plot-evaluation

@@ -1,4 +1,5 @@
 #' @rdname ifpr
+#' @order 4
 #' @export
 ifpr.sdcMicroObj <- function(data, keys = NULL, xi, ..., also = NULL, population = NULL) {
   rlang::check_installed("sdcMicro", reason = "to release an sdcMicroObj with ifpr().")

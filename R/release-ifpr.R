@@ -79,9 +79,19 @@
 #'   [max_match_risk()].
 #' @param partition Named list of partition rules, see the steps above.
 #' @param also Names of non-key variables perturbed jointly with the keys.
-#' @param method `"tiered"`, `"nayak"` or `"optimal"` (least damage).
-#' @param calibrate `"exact"` or `"bound"`.
-#' @param on_infeasible `"error"` or `"merge"`.
+#' @param method How blocks are built (step 4 below): `"tiered"` (the
+#'   default; any `xi`, blocks of the minimum size for each cell count, so
+#'   less variance) or `"nayak"` (the paper's procedure, one block per
+#'   partition set, for `xi > 1/3`; any `xi` under Goal 1) or `"optimal"`
+#'   (least damage: see "Least damage" above and `damage`).
+#' @param calibrate `"exact"` (the default: each block's theta lowered to
+#'   the smallest value whose exact maximum risk still meets the goal, so
+#'   fewer records change) or `"bound"` (the theta of the bound psi).
+#'   `method = "optimal"` fits every block exactly already.
+#' @param on_infeasible What to do with a partition set too small for the
+#'   blocks it needs: `"error"` (the default; the error lists each such
+#'   set and what it lacks) or `"merge"` (merge it into the most similar
+#'   set, and list every merge in the result).
 #' @param ... Passed on to methods; must be empty for data frames.
 #' @param na Missing key values: `"exclude"` (records with a missing key or
 #'   `also` value are never perturbed) or `"category"`; see
@@ -163,6 +173,7 @@
 #' @references Nayak, T. K., Zhang, C. and You, J. (2016), Sections 4-6.
 #'   Ghatak, D. et al. (2018), Sections 2-3.
 #' @family release
+#' @order 1
 #' @export
 #' @examples
 #' set.seed(1)
@@ -180,6 +191,7 @@ ifpr.default <- function(data, ...) {
 }
 
 #' @rdname ifpr
+#' @order 2
 #' @export
 ifpr.data.frame <- function(data, keys, xi,
                             goal = c("all_matches", "unique_matches", "sample_uniques"),
@@ -521,22 +533,15 @@ check_release_columns <- function(x, arg, hint, call) {
 # as on the release (also where ifpr() stores it in an sdcMicroObj).
 new_sdc_certificate <- function(...) structure(list(...), class = "sdc_certificate")
 
-# Lines describing a certificate: goal, risk, blocks, changes, calibration.
+# Lines describing a certificate: goal, risk, blocks, changes, calibration,
+# each within PRINT_WIDTH columns (the cell's keys on lines of their own).
 certificate_lines <- function(cert, n) {
-  risk_txt <- if (is.na(cert$risk)) {
-    "no cell and value of a that the goal covers can occur"
-  } else {
-    keys <- paste0(names(cert$cell_keys), " = ", vapply(cert$cell_keys, format, ""), collapse = ", ")
-    sprintf("R = %s <= xi = %s at cell %d (%s; T = %d), a = %d",
-      format(cert$risk, digits = 6), format(cert$xi), cert$cell, keys, cert$count, cert$a)
-  }
-  risk_txt <- paste0(risk_txt, outside_certificate_text(cert$n_excluded))
   saved <- cert$expected_changed_bound - cert$expected_changed
-  list(
-    goal = paste0("Goal: ", goal_label(cert$goal), "; method ", cert$method, ", calibration ", cert$calibrate),
-    risk = c(paste0("Certificate (", tolower(risk_kind(cert$sample)), " maximum risk",
-                    if (!is.null(cert$sample)) paste0(" ", sample_line(cert$sample)), "): ", risk_txt),
-             sample_cell_line(cert)),
+  lapply(list(
+    goal = paste0("Goal: ", goal_label(cert$goal)),
+    risk = risk_lines(paste0("Certificate (", tolower(risk_kind(cert$sample)), " maximum risk)"), cert,
+                      cert$cell_keys, xi = cert$xi, n_excluded = cert$n_excluded),
+    method = paste0(cert$method, ", calibration ", cert$calibrate),
     blocks = paste0(
       n_of(cert$blocks, "IFPR block"), " over ", fmt_int(cert$cells_in_blocks), " cells (",
       fmt_int(cert$records_in_blocks), " records)",
@@ -557,13 +562,14 @@ certificate_lines <- function(cert, n) {
         saved, 100 * saved / max(cert$expected_changed_bound, 1e-300),
         100 * (1 - cert$total_variance / max(cert$total_variance_bound, 1e-300)))
     }
-  )
+  ), function(l) if (is.null(l)) NULL else wrap_lines(l))
 }
 
 #' @export
 format.sdc_certificate <- function(x, ...) {
   l <- certificate_lines(x, x$n_records)
-  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$known, l$blocks, l$changed, l$design, l$calibration)
+  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$known,
+    paste0("Method ", l$method), l$blocks, l$changed, l$design, l$calibration)
 }
 
 #' @export
@@ -581,7 +587,7 @@ format.sdc_release <- function(x, ...) {
   if (length(x$also)) keys_txt <- paste0(keys_txt, " (jointly with ", paste(x$also, collapse = ", "), ")")
   live <- sum(is.na(x$sets$merged_into))
   l <- certificate_lines(cert, n)
-  c(
+  wrap_lines(c(
     paste0("<sdc_release>: ", n_of(n, "record"), "; keys ", keys_txt),
     l$goal,
     l$risk,
@@ -589,23 +595,24 @@ format.sdc_release <- function(x, ...) {
     paste0(
       "Partition: ", n_of(live, "set"),
       if (nrow(x$merges) > 0) paste0(" (", nrow(x$merges), " merged into others)") else "",
-      "; ", l$blocks
+      "; method ", l$method
     ),
+    l$blocks,
     l$changed,
     missing_key_line(x$cells),
     l$design,
     l$calibration
-  )
+  ))
 }
 
 # The records a certificate does not cover: those with a missing key value
 # when they are left out of the cells (na = "exclude"), released unchanged
-# and matched by no cell.
+# and matched by no cell. Lines under the certificate, NULL when none.
 outside_certificate_text <- function(n_excluded) {
   n <- n_excluded %||% 0
-  if (n == 0) return("")
-  paste0("; records with complete keys only: ", n_of(n, "record"), " with a missing key ",
-         if (n == 1) "is" else "are", " outside the certificate")
+  if (n == 0) return(NULL)
+  c("  records with complete keys only:",
+    paste0("    ", n_of(n, "record"), " with a missing key ", if (n == 1) "is" else "are", " outside the certificate"))
 }
 
 # What happened to records with a missing key value: left out of the
@@ -650,12 +657,14 @@ summary.sdc_release <- function(object, ...) {
 #' @export
 print.summary.sdc_release <- function(x, ...) {
   cert <- x$certificate
-  cat("Release of ", fmt_int(x$n_records), " records; keys ", paste(c(x$keys, x$also), collapse = ", "), "\n", sep = "")
-  cat("Goal: ", goal_label(cert$goal), ", xi = ", format(cert$xi), "\n", sep = "")
-  cat(risk_kind(cert$sample), " maximum risk", if (!is.null(cert$sample)) paste0(" ", sample_line(cert$sample)), ": ",
-    if (is.na(cert$risk)) "none (no event covered)" else format(cert$risk, digits = 8),
-    if (!is.na(cert$risk)) paste0(" (cell ", cert$cell, ", T = ", cert$count, ", a = ", cert$a, ")"), "\n", sep = "")
-  if (!is.null(sample_cell_line(cert))) cat(sample_cell_line(cert), "\n", sep = "")
+  writeLines(wrap_lines(c(
+    paste0("Release of ", fmt_int(x$n_records), " records; keys ", paste(c(x$keys, x$also), collapse = ", ")),
+    paste0("Goal: ", goal_label(cert$goal), ", xi = ", format(cert$xi)),
+    paste0(risk_kind(cert$sample), " maximum risk", if (!is.null(cert$sample)) paste0(" ", sample_line(cert$sample)), ": ",
+      if (is.na(cert$risk)) "none (no event covered)" else format(cert$risk, digits = 8),
+      if (!is.na(cert$risk)) paste0(" (cell ", cert$cell, ", T = ", cert$count, ", a = ", cert$a, ")")),
+    sample_cell_line(cert)
+  )))
   tab <- data.frame(
     quantity = c("blocks", "cells in blocks", "records in blocks", "records changed", "cells whose count changed",
                  "expected records changed", "expected changed with bound theta",
@@ -666,7 +675,7 @@ print.summary.sdc_release <- function(x, ...) {
               format(cert$total_variance, digits = 6), format(cert$total_variance_bound, digits = 6))
   )
   print(tab, row.names = FALSE, right = FALSE)
-  if (!is.null(x$missing)) cat(x$missing, "\n", sep = "")
+  if (!is.null(x$missing)) writeLines(wrap_lines(x$missing))
   cat("\nPartition sets:\n")
   sets <- x$sets
   # the set each was merged into, only when some set was merged

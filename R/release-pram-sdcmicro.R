@@ -27,7 +27,11 @@
 #'   release is certified.
 #'
 #' @param obj An `sdcMicroObj` on which `sdcMicro::pram()` was run on key
-#'   variables.
+#'   variables. The result of `sdcMicro::pram()` on a data frame (a `pram`
+#'   object) names no keys: it is refused with an error of class
+#'   `sdcRisk_error_sdcmicro_pram_data_frame` whose message gives the code
+#'   that certifies its matrices with [pram_plan_vars()] and
+#'   [max_match_risk()].
 #' @param goal The goal, as in [max_match_risk()].
 #' @param known The keys the intruder matches on, as in [max_match_risk()]
 #'   (`NULL`: all keys).
@@ -74,6 +78,7 @@ pram_certify <- function(obj, goal = c("all_matches", "unique_matches", "sample_
 }
 
 check_sdcmicro <- function(obj, arg = rlang::caller_arg(obj), call = rlang::caller_env()) {
+  if (inherits(obj, "pram")) abort_pram_data_frame(obj, arg, call)
   if (!inherits(obj, "sdcMicroObj")) {
     abort_sdc(c(
       "{.arg {arg}} must be an {.cls sdcMicroObj}.",
@@ -82,6 +87,26 @@ check_sdcmicro <- function(obj, arg = rlang::caller_arg(obj), call = rlang::call
   }
   rlang::check_installed("sdcMicro", reason = "to read an sdcMicroObj.")
   invisible(obj)
+}
+
+# sdcMicro::pram() on a data frame returns a "pram" object: the data with a
+# column <var>_pram per perturbed variable and the matrices in the
+# attribute "pram_params", but no key variables, so the intruder's keys
+# are unknown (issue 37). The error gives the code that certifies it: the
+# same plan sdcmicro_release() builds from an sdcMicroObj.
+abort_pram_data_frame <- function(obj, arg, call) {
+  vars <- names(attr(obj, "pram_params"))
+  cols <- setdiff(names(obj), paste0(vars, "_pram"))
+  keys <- paste0("keys <- c(", paste0("\"", cols, "\"", collapse = ", "), ")")
+  abort_sdc(c(
+    "{.arg {arg}} is the result of {.fn sdcMicro::pram} on a data frame (a {.cls pram} object), not an {.cls sdcMicroObj}: it does not say which variables are the intruder's keys.",
+    "i" = "Certify its matrices with {.fn pram_plan_vars} and {.fn max_match_risk}, keeping in {.code keys} only the variables the intruder matches on:",
+    " " = "{.code {keys}}",
+    " " = "{.code mats <- lapply(attr({arg}, \"pram_params\"), function(p) p$Rs)}",
+    " " = "{.code cf <- cell_frequencies(as.data.frame(unclass({arg}))[keys], keys)}",
+    " " = "{.code max_match_risk(pram_plan_vars(cf, mats, orientation = \"rows\"))}",
+    "i" = "Or run {.fn sdcMicro::pram} on {.code sdcMicro::createSdcObj(data, keyVars = keys)} and give that object to {.fn pram_certify}."
+  ), "sdcmicro_pram_data_frame", call = call, arg = arg)
 }
 
 # The release an sdcMicroObj holds after pram(), as an sdc_pram_release:

@@ -258,33 +258,24 @@ released_cell <- function(cf, vars, codes) {
   out
 }
 
-# The certificate line of a per-variable PRAM release (pram_release(),
+# The certificate lines of a per-variable PRAM release (pram_release(),
 # pram_certify()).
 pram_certificate_line <- function(cert) {
-  risk_txt <- if (is.na(cert$risk)) {
-    "no cell and value of a that the goal covers can occur"
-  } else {
-    keys <- paste0(names(cert$cell_keys), " = ", vapply(cert$cell_keys, format, ""), collapse = ", ")
-    sprintf("R = %s at cell %d (%s; T = %d), a = %d", format(cert$risk, digits = 6), cert$cell, keys,
-            cert$count, cert$a)
-  }
   known <- if (!is.null(cert$known) && length(cert$known) < length(cert$cell_keys)) {
     paste0("; intruder knows ", paste(cert$known, collapse = ", "))
   } else ""
-  c(paste0("Certificate (", tolower(risk_kind(cert$sample)), " maximum risk, ", goal_label(cert$goal), known,
-           if (!is.null(cert$sample)) paste0(", ", sample_line(cert$sample)), "): ", risk_txt,
-           outside_certificate_text(cert$n_excluded)),
-    sample_cell_line(cert))
+  risk_lines(paste0("Certificate (", tolower(risk_kind(cert$sample)), " maximum risk)"), cert, cert$cell_keys,
+             goal = cert$goal, known = known, n_excluded = cert$n_excluded)
 }
 
 #' @export
 format.sdc_pram_certificate <- function(x, ...) {
-  c(
+  wrap_lines(c(
     paste0("<sdc_pram_certificate> of a per-variable PRAM of ", paste(x$vars, collapse = ", ")),
     pram_certificate_line(x),
     sprintf("Expected changed records %.1f; total perturbation variance %.1f",
             x$expected_changed, x$total_variance)
-  )
+  ))
 }
 
 #' @export
@@ -298,17 +289,17 @@ format.sdc_pram_release <- function(x, ...) {
   x <- as_release(x, arg = "x", call = rlang::current_env())
   cert <- x$certificate
   n <- x$cells$n_records
-  c(
+  wrap_lines(c(
     paste0("<sdc_pram_release>: ", n_of(n, "record"), "; keys ", paste(x$keys, collapse = ", ")),
     paste0("Per-variable PRAM of ", paste(x$vars, collapse = ", "),
            if (length(x$strata)) paste0(" within strata of ", paste(x$strata, collapse = " x "),
                                         " (", fmt_int(length(x$plan$matrices)), " strata)") else ""),
     pram_certificate_line(cert),
-    sprintf("Changed: %s records (%.2f%%; expected %.1f); total perturbation variance %.1f",
-            fmt_int(cert$records_changed), 100 * cert$records_changed / n, cert$expected_changed,
-            cert$total_variance),
+    sprintf("Changed: %s records (%.2f%%; expected %.1f)",
+            fmt_int(cert$records_changed), 100 * cert$records_changed / n, cert$expected_changed),
+    sprintf("Total perturbation variance %.1f", cert$total_variance),
     missing_key_line(x$cells)
-  )
+  ))
 }
 
 #' @export
@@ -372,16 +363,20 @@ format.summary.sdc_pram_release <- function(x, ...) {
     check.names = FALSE
   )
   c(
-    paste0("Per-variable PRAM of ", n_of(x$n_records, "record"), "; keys ", paste(x$keys, collapse = ", "),
-           if (length(x$strata)) paste0("; matrices per stratum of ", paste(x$strata, collapse = " x "),
-                                        " (", fmt_int(x$n_strata), " strata)") else ""),
-    pram_certificate_line(cert),
-    "Perturbed variables (records changed, observed and expected; smallest probability of keeping a category):",
-    utils::capture.output(print(tab, row.names = FALSE)),
-    sprintf("Records changed in any variable: %s (%.2f%%; expected %.1f); total perturbation variance %.1f",
-            fmt_int(x$records_changed), 100 * x$records_changed / x$n_records, cert$expected_changed,
-            cert$total_variance),
-    x$missing
+    wrap_lines(c(
+      paste0("Per-variable PRAM of ", n_of(x$n_records, "record"), "; keys ", paste(x$keys, collapse = ", "),
+             if (length(x$strata)) paste0("; matrices per stratum of ", paste(x$strata, collapse = " x "),
+                                          " (", fmt_int(x$n_strata), " strata)") else ""),
+      pram_certificate_line(cert),
+      "Perturbed variables: records changed, observed and expected; least P(keep), the smallest probability of keeping a category:"
+    )),
+    table_lines(tab)$lines,
+    wrap_lines(c(
+      sprintf("Records changed in any variable: %s (%.2f%%; expected %.1f)",
+              fmt_int(x$records_changed), 100 * x$records_changed / x$n_records, cert$expected_changed),
+      sprintf("Total perturbation variance %.1f", cert$total_variance),
+      x$missing
+    ))
   )
 }
 

@@ -336,8 +336,16 @@ report_list <- function(x) {
   if (length(x) <= 1L) return(x)
   paste(paste(x[-length(x)], collapse = ", "), "and", x[length(x)])
 }
+# An argument's value as R code, with the app's deparser (R/app-calls.R):
+# every double in the shortest form that reads back as the same number
+# (0.1965, not digits17's 0.19650000000000001), strings escaped to ASCII,
+# long calls broken under the argument's 2-space indent. Values it does not
+# write (a matrix with its dimnames) fall back to base deparse().
 report_deparse <- function(x) {
-  paste(deparse(x, width.cutoff = 500L, control = c("keepNA", "keepInteger", "niceNames", "showAttributes", "digits17")), collapse = "")
+  tryCatch(app_deparse(app_lang(x), indent = 2L), sdcRisk_error_internal = function(e) {
+    paste(deparse(x, width.cutoff = 500L,
+                  control = c("keepNA", "keepInteger", "niceNames", "showAttributes", "digits17")), collapse = "")
+  })
 }
 
 report_goal_text <- function(goal) {

@@ -288,10 +288,6 @@ goal_label <- function(goal) {
 
 #' @export
 format.sdc_max_risk <- function(x, ...) {
-  head <- paste0(risk_kind(x$sample), " maximum correct-match risk over ", goal_label(x$goal),
-                 if (!is.null(x$sample)) paste0(", ", sample_line(x$sample)))
-  if (is.na(x$risk)) return(c(head, "no cell and value of a that the goal covers can occur"))
-  keys <- paste0(names(x$keys), " = ", vapply(x$keys, function(v) format(v), ""), collapse = ", ")
   where <- if (!is.null(x$count_known)) {
     paste0(", T_D = ", x$count_known, " for an intruder who knows ", paste(x$known, collapse = ", "))
   } else if (is.na(x$block)) {
@@ -299,14 +295,30 @@ format.sdc_max_risk <- function(x, ...) {
   } else {
     paste0(", block ", x$block)
   }
-  c(
-    head,
-    sprintf(
-      "R = %s at cell %d (%s; T = %d%s), a = %d",
-      format(x$risk, digits = 6), x$cell, keys, x$count, where, x$a
-    ),
-    sample_cell_line(x)
-  )
+  risk_lines(paste(risk_kind(x$sample), "maximum correct-match risk"), x, x$keys, goal = x$goal, where = where)
+}
+
+# The lines of an exact maximum wherever one is printed (max_match_risk(),
+# the certificates of ifpr(), pram_release() and pram_certify()), each
+# within PRINT_WIDTH columns: `head` with R (and xi), then indented the
+# goal, the sample case, the arg-max cell with T and a, its keys on lines
+# of their own, the figures of a sample's cell and the records left outside.
+# `x`: risk, cell, count, a, sample (and the sample cell's figures).
+risk_lines <- function(head, x, keys, xi = NULL, goal = NULL, known = "", where = "", n_excluded = 0) {
+  found <- !is.na(x$risk)
+  first <- if (!found) {
+    paste0(head, ": none; no cell and value of a that the goal covers can occur")
+  } else {
+    paste0(head, ": R = ", format(x$risk, digits = 6), if (!is.null(xi)) paste0(" <= xi = ", format(xi)))
+  }
+  wrap_lines(c(
+    first,
+    if (!is.null(goal)) paste0("  goal: ", goal_label(goal), known),
+    if (!is.null(x$sample)) paste0("  ", sample_line(x$sample)),
+    if (found) c(sprintf("  at cell %d (T = %d%s), a = %d:", x$cell, x$count, where, x$a), key_lines(keys)),
+    sample_cell_line(x),
+    outside_certificate_text(n_excluded)
+  ))
 }
 
 #' @export
@@ -413,16 +425,17 @@ plan_max_risk_known <- function(plan, goal, subsets, ep, smp = NULL, call = rlan
 format.sdc_max_risk_known <- function(x, ...) {
   worst <- x[1, ]
   smp <- attr(x, "sample")
-  c(
-    paste0(risk_kind(smp), " maximum correct-match risk over ", goal_label(attr(x, "goal")), ", for ",
-           nrow(x), " sets of known keys", if (!is.null(smp)) paste0(", ", sample_line(smp))),
+  wrap_lines(c(
+    paste0(risk_kind(smp), " maximum correct-match risk for ", nrow(x), " sets of known keys"),
+    paste0("  goal: ", goal_label(attr(x, "goal"))),
+    if (!is.null(smp)) paste0("  ", sample_line(smp)),
     if (is.na(worst$risk)) {
       "no cell and value of a that the goal covers can occur"
     } else {
       sprintf("worst: R = %s when the intruder knows %s (cell %d, a = %d, T_D = %d)",
               format(worst$risk, digits = 6), worst$known, worst$cell, worst$a, worst$count_known)
     }
-  )
+  ))
 }
 
 #' @export
@@ -431,6 +444,8 @@ print.sdc_max_risk_known <- function(x, ...) {
   df <- as.data.frame(unclass(x), stringsAsFactors = FALSE)
   attr(df, "goal") <- NULL
   attr(df, "sample") <- NULL
-  print(df, row.names = FALSE, digits = 6)
+  # risks from 1 down to 1e-5 in one column: fixed notation, not 1.00000e+00
+  for (v in intersect(c("risk", "p_in_file"), names(df))) df[[v]] <- fmt_prob(df[[v]])
+  print(df, row.names = FALSE)
   invisible(x)
 }

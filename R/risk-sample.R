@@ -86,18 +86,21 @@ sample_line <- function(s) {
 # "Exact" or "Estimated": a risk computed from a model of F is an estimate.
 risk_kind <- function(s) if (is.null(s) || isTRUE(s$exact)) "Exact" else "Estimated"
 
-# The line under a maximum for a sample: the arg-max cell's population and
+# The lines under a maximum for a sample: the arg-max cell's population and
 # probability of being in the file, and its risk for an intruder who knows
 # the target is in the file. NULL otherwise.
 sample_cell_line <- function(x) {
   if (is.null(x$sample) || is.null(x$p_in_file)) return(NULL)
+  pop <- format(x$population, digits = 6)
+  p <- format(x$p_in_file, digits = 6)
+  # the estimate's formula on a line of its own, so that wrapping never
+  # splits "T E[1 / F | T]"
   what <- if (isTRUE(x$sample$exact)) {
-    "at that cell F = %s, P(target in file) = T / F = %s"
+    sprintf("  at that cell F = %s, P(target in file) = T / F = %s", pop, p)
   } else {
-    "at that cell E[F | T] = %s, estimated P(target in file) = T E[1 / F | T] = %s"
+    c(sprintf("  at that cell E[F | T] = %s,", pop), sprintf("  estimated P(target in file) = T E[1 / F | T] = %s", p))
   }
-  sprintf(paste0("  ", what, "; risk if known to be in the file: %s"), format(x$population, digits = 6),
-          format(x$p_in_file, digits = 6), format(x$risk_in_file, digits = 6))
+  wrap_lines(c(what, sprintf("  risk if known to be in the file: %s", format(x$risk_in_file, digits = 6))))
 }
 
 # What a certificate keeps of the sample case: its description, not its

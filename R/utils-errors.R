@@ -193,6 +193,10 @@ show_value <- function(x, n = 5) {
 #'   a computation needs.
 #' * `sdcRisk_error_sdcmicro_no_pram`: an `sdcMicroObj` given to
 #'   [pram_certify()] or the risk functions holds no PRAM of key variables.
+#' * `sdcRisk_error_sdcmicro_pram_data_frame`: the result of
+#'   `sdcMicro::pram()` on a data frame (a `pram` object) was given where an
+#'   `sdcMicroObj` is needed; the message gives the code that certifies its
+#'   matrices with [pram_plan_vars()] and [max_match_risk()].
 #' * `sdcRisk_error_sdcmicro_history`: the key values before `pram()` cannot
 #'   be recovered from the `sdcMicroObj` (other methods changed the keys).
 #' * `sdcRisk_error_sdcmicro_strata`: `sdcMicro::pram()` was run within strata:

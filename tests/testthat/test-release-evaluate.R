@@ -195,6 +195,23 @@ test_that("plots draw without error and return their object", {
   expect_identical(plot(u, which = "tvd"), u)
 })
 
+test_that("plot() of a release puts its legend beside the curves, not over them (issue 37)", {
+  set.seed(1)
+  rel <- ifpr(pums_md[1:5000, ], c("sex", "age", "race", "marital"), 0.3, partition = list(sex = "keep"))
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  plan <- rel$plan
+  leg <- sdcRisk:::plot_risk_curves(plan, unique(plan$block_cells), 0.3, "xi", 5, 8, "risk")
+  usr <- graphics::par("usr")
+  # the legend's box lies right of the plotting region, where no curve is
+  expect_gte(leg$rect$left, usr[2])
+  expect_length(leg$text$x, 6)
+  # and plot() itself restores the margins it widened
+  mar <- graphics::par("mar")
+  plot(rel)
+  expect_identical(graphics::par("mar"), mar)
+})
+
 test_that("summaries of empirical risk and utility are compact tables", {
   s <- small_release(7)
   rr <- release_risk(s$rel)

@@ -278,7 +278,9 @@ test_that("print and summary give the certificate in a few lines", {
   set.seed(5)
   rel <- ifpr(pums_md, keys, 0.3, partition = list(sex = "keep", age = c(0, 18, 65, Inf)))
   out <- format(rel)
-  expect_lte(length(out), 7)
+  # 10 lines since issue 37 (item 9): the cell and its keys have lines of
+  # their own, every line within 80 columns
+  expect_lte(length(out), 10)
   expect_match(out[3], "Certificate \\(exact maximum risk\\): R = ")
   expect_output(print(rel), "Exact calibration saved")
   expect_output(print(summary(rel)), "Partition sets")
@@ -482,14 +484,15 @@ test_that("the certificate line says that records with a missing key are outside
   d$race[1:7] <- NA
   set.seed(2)
   rel <- ifpr(d, keys, xi = 0.3)
-  line <- grep("^Certificate", format(rel), value = TRUE)
+  # the certificate's lines (one line before the layout of item 9 of issue 37)
+  line <- certificate_text(format(rel))
   expect_match(line, "records with complete keys only: 7 records with a missing key are outside the certificate", fixed = TRUE)
   expect_identical(rel$certificate$n_excluded, 7)
   expect_true(any(grepl("outside the certificate", format(rel$certificate), fixed = TRUE)))
   d$race[2:7] <- d$race[8]
   set.seed(2)
   one <- ifpr(d, keys, xi = 0.3)
-  expect_match(grep("^Certificate", format(one), value = TRUE), "1 record with a missing key is outside", fixed = TRUE)
+  expect_match(certificate_text(format(one)), "1 record with a missing key is outside", fixed = TRUE)
   # nothing is said when every key is known, nor when NA is a category the certificate covers
   set.seed(2)
   expect_no_match(format(ifpr(pums_md[1:3000, ], keys, xi = 0.3)), "outside the certificate", fixed = TRUE)
@@ -498,7 +501,29 @@ test_that("the certificate line says that records with a missing key are outside
   # a per-variable PRAM release says the same
   set.seed(2)
   pr <- pram_release(d, keys, vars = "race", pd = 0.8)
-  expect_match(grep("^Certificate", format(pr), value = TRUE), "1 record with a missing key is outside", fixed = TRUE)
+  expect_match(certificate_text(format(pr)), "1 record with a missing key is outside", fixed = TRUE)
+})
+
+test_that("a release, its certificate and summary print within 80 columns, the cell's keys on a line of their own (issue 37)", {
+  keys <- c("sex", "age", "race", "marital", "puma")
+  d <- pums_md[1:4000, ]
+  d$race[1:3] <- NA
+  set.seed(3)
+  rel <- ifpr(d, keys, xi = 0.3, partition = list(sex = "keep"), known = list(c("sex", "age")))
+  for (out in list(format(rel), format(rel$certificate), utils::capture.output(print(summary(rel))))) {
+    expect_true(all(nchar(out) <= 80), info = out[nchar(out) > 80][1])
+  }
+  out <- format(rel)
+  cert <- rel$certificate
+  # the goal, the certificate's head, its cell, and the cell's keys alone
+  expect_identical(out[2], "Goal: all matches (Goal 3: every a >= 1, every cell)")
+  expect_identical(out[3], sprintf("Certificate (exact maximum risk): R = %s <= xi = 0.3", format(cert$risk, digits = 6)))
+  expect_identical(out[4], sprintf("  at cell %d (T = %d), a = %d:", cert$cell, cert$count, cert$a))
+  keys_text <- paste(paste(names(cert$cell_keys), "=", vapply(cert$cell_keys, format, "")), collapse = ", ")
+  kl <- out[-(1:4)]
+  kl <- kl[seq_len(which(!startsWith(kl, "    "))[1] - 1)]
+  expect_identical(gsub(" +", " ", trimws(paste(kl, collapse = " "))), keys_text)
+  expect_match(certificate_text(out), "3 records with a missing key are outside the certificate", fixed = TRUE)
 })
 
 test_that("ifpr_design(bound =): per-cell bounds calibrate and certify R_j(a, t) <= bound[j]; bounds xi change nothing", {
@@ -595,4 +620,19 @@ test_that("method = 'optimal' for a sample meets every cell's bound min(1, xi F 
   set.seed(9)
   in_file <- ifpr(d, keys, xi = 0.2, method = "optimal")
   expect_lt(pram_damage(rel)$keys, pram_damage(in_file)$keys)
+})
+
+test_that("a misspelt partition rule shows the value and suggests \"keep\" (issue 37)", {
+  d <- pums_md[1:500, ]
+  cnd <- expect_error(ifpr(d, c("sex", "age"), 0.3, partition = list(sex = "kep")), class = "sdcRisk_error_partition")
+  msg <- cli::ansi_strip(conditionMessage(cnd))
+  expect_match(msg, "It is the string \"kep\".", fixed = TRUE)
+  expect_match(msg, "Did you mean \"keep\"?", fixed = TRUE)
+  # a word far from "keep" gets no suggestion; breaks on a factor say why
+  far <- expect_error(ifpr(d, c("sex", "age"), 0.3, partition = list(sex = "fixed")), class = "sdcRisk_error_partition")
+  expect_no_match(cli::ansi_strip(conditionMessage(far)), "Did you mean")
+  expect_snapshot(error = TRUE, {
+    ifpr(d, c("sex", "age"), 0.3, partition = list(sex = "Keep "))
+    ifpr(d, c("sex", "age"), 0.3, partition = list(sex = c(0, 1, 2)))
+  })
 })

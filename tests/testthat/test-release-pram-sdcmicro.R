@@ -106,5 +106,33 @@ test_that("pram_certify() for a sample: weights of the object's data, and the ce
   expect_identical(cert$target_in_file, "unknown")
   expect_false(cert$sample$exact)
   expect_lt(cert$risk, pram_certify(obj)@risk$pram$risk)
-  expect_match(format(cert)[2], "estimated maximum risk.*may not be in the file.*negative binomial")
+  # the certificate and the lines under it (one line before issue 37, item 9)
+  expect_match(certificate_text(format(cert)), "estimated maximum risk.*may not be in the file.*negative binomial")
+})
+
+test_that("sdcMicro::pram() on a data frame: a classed error whose code certifies it as pram_certify() would (issue 37)", {
+  skip_if_not_installed("sdcMicro")
+  d <- pums_md[1:1500, sdc_keys]
+  set.seed(11)
+  pr <- suppressWarnings(sdcMicro::pram(d, variables = c("race", "marital")))
+  expect_s3_class(pr, "pram")
+  cnd <- expect_error(pram_certify(pr), class = "sdcRisk_error_sdcmicro_pram_data_frame")
+  expect_error(max_match_risk(pr), class = "sdcRisk_error")
+  # the message's code, run as written, gives the risk pram_certify() gives
+  # for the same draw made on an sdcMicroObj
+  msg <- cli::ansi_strip(conditionMessage(cnd))
+  code <- regmatches(msg, gregexpr("`[^`]+`", msg))[[1]]
+  code <- gsub("`", "", code[grepl("<-|^`max_match_risk\\(pram", code)])
+  expect_length(code, 4)
+  env <- new.env()
+  assign("obj", pr, envir = env)
+  res <- NULL
+  for (line in code) res <- eval(parse(text = line), envir = env)
+  obj <- sdcMicro::createSdcObj(d, keyVars = sdc_keys)
+  set.seed(11)
+  obj <- pram_certify(suppressWarnings(sdcMicro::pram(obj, variables = c("race", "marital"))))
+  expect_identical(sort(get("keys", env)), sort(sdc_keys))
+  expect_equal(res$risk, obj@risk$pram$risk)
+  expect_identical(res$keys, obj@risk$pram$cell_keys)
+  expect_snapshot(pram_certify(pr), error = TRUE)
 })

@@ -273,6 +273,21 @@ test_that("a per-variable release's certificate prints as a certificate", {
   expect_equal(rel$certificate$risk, max_match_risk(rel$plan)$risk)
 })
 
+test_that("a per-variable release, its summary and certificate print within 80 columns (issue 37)", {
+  keys <- c("sex", "age", "race", "marital", "puma")
+  set.seed(4)
+  rel <- pram_release(pums_md[1:3000, ], keys, vars = c("race", "marital"), pd = 0.8,
+                      population = cell_frequencies(pums_md, keys), target_in_file = "unknown")
+  outs <- list(format(rel), format(summary(rel)), format(rel$certificate))
+  for (out in outs) expect_true(all(nchar(out) <= 80), info = out[nchar(out) > 80][1])
+  cert <- rel$certificate
+  # the cell with T and a on a line, its keys under it
+  at <- grep("^  at cell ", outs[[1]])
+  expect_identical(outs[[1]][at], sprintf("  at cell %d (T = %d), a = %d:", cert$cell, cert$count, cert$a))
+  expect_match(outs[[1]][at + 1], paste0("^    sex = ", format(cert$cell_keys$sex), ", age = "))
+  expect_match(certificate_text(outs[[1]]), "for a target who may not be in the file (population counts known", fixed = TRUE)
+})
+
 test_that("pram_release() checks strata as pram_plan_vars() does", {
   df <- data.frame(a = c("x", "y", "y", "z"), b = c(1, 1, 2, 2))
   expect_error(pram_release(df, c("a", "b"), vars = "a", strata = "zz"), class = "sdcRisk_error_strata")

@@ -53,6 +53,8 @@ test_that("the code in an ifpr() report reproduces the release", {
   code <- gsub("<[^>]+>", "", blocks)
   code <- gsub("&quot;", "\"", gsub("&lt;", "<", gsub("&gt;", ">", gsub("&amp;", "&", code, fixed = TRUE), fixed = TRUE), fixed = TRUE), fixed = TRUE)
   code <- sub("set.seed(SEED)", "set.seed(5)", code, fixed = TRUE)
+  # xi as given, not digits17's 0.29999999999999999
+  expect_match(code, "xi = 0.3,", fixed = TRUE)
   env <- new.env()
   env$data <- d
   eval(parse(text = code), env)
@@ -170,4 +172,26 @@ test_that("the report's empirical risk is one realization, never a test the cert
   expect_true(has("cluster-robust"))
   expect_true(has("not estimated from the draw"))
   expect_true(has("<th[^>]*>\\s*clusters\\s*</th>", fixed = FALSE))
+})
+
+test_that("report_deparse() writes arguments with the app's deparser: shortest numbers that read back", {
+  rd <- sdcRisk:::report_deparse
+  expect_identical(rd(0.3), "0.3")
+  expect_identical(rd(0.1965), "0.1965")
+  expect_identical(rd(c(0.1, 1 / 3)), "c(0.1, 0.3333333333333333)")
+  expect_identical(rd(list(sex = "keep", age = c(0, 18, 65, Inf))), 'list(sex = "keep", age = c(0, 18, 65, Inf))')
+  expect_identical(rd(NULL), "NULL")
+  # every value reads back as itself, a long one broken over lines
+  # under the argument's indent, a matrix with its dimnames by deparse()
+  m <- matrix(c(0.9, 0.1, 0.2, 0.8), 2, dimnames = list(c("a", "b"), c("a", "b")))
+  vals <- list(0.1965, 3L, -2.5, NA_character_, "say \"no\"\\", c(a = 1, b = 2), list(c("sex", "age"), "race"),
+               list(sex = "keep", age = seq(0, 100, 1)), m, list(`a b` = 1), TRUE)
+  for (i in seq_along(vals)) {
+    out <- rd(vals[[i]])
+    expect_identical(eval(parse(text = out)), vals[[i]], info = out)
+  }
+  long <- rd(list(sex = "keep", age = seq(0, 100, 1)))
+  lines <- strsplit(long, "\n")[[1]]
+  expect_gt(length(lines), 1)
+  expect_true(all(startsWith(lines[-1], "  ")))
 })

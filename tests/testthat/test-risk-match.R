@@ -401,6 +401,22 @@ test_that("print of the maximum names the cell, its keys and a", {
   expect_snapshot(print(max_match_risk(plan)))
 })
 
+test_that("max_match_risk_known() prints risks from 1 to 4e-4 in fixed notation, within 80 columns (issue 37)", {
+  keys <- c("sex", "age", "race", "marital", "puma")
+  set.seed(5)
+  rel <- pram_release(pums_md[1:5000, ], keys, vars = c("race", "marital"), pd = 0.8)
+  kn <- max_match_risk_known(rel$plan, subsets = list(c("sex", "age"), "sex", "marital"))
+  out <- utils::capture.output(print(kn))
+  expect_true(all(nchar(out) <= 80))
+  expect_false(any(grepl("[0-9]e[-+][0-9]", out)))
+  # 1 prints as 1, and the smallest risk (sex alone: about 1 / 2,500) with its digits
+  expect_identical(kn$risk[1], 1)
+  expect_true(any(grepl(" 1 ", out[-(1:3)])))
+  expect_true(any(grepl(format(signif(min(kn$risk), 6), scientific = FALSE), out, fixed = TRUE)))
+  # a long certificate line of max_match_risk() is wrapped too
+  expect_true(all(nchar(format(max_match_risk(rel$plan))) <= 80))
+})
+
 test_that("bad input to the risk functions gets classed errors", {
   cf <- cells_for(c(1, 1, 2))
   plan <- pram_plan(cf, list(1:3), theta = 0.5)
@@ -426,6 +442,7 @@ test_that("max_match_risk_known() for a sample: each set's maximum is max_match_
     expect_identical(kn$risk[i], mx$risk)
     expect_identical(kn$p_in_file[i], mx$p_in_file)
   }
-  expect_match(format(kn)[1], "for a target who may not be in the file")
+  # under the head line since issue 37 (item 9: lines within 80 columns)
+  expect_match(paste(format(kn), collapse = " "), "for a target who may not be in the file")
   expect_null(max_match_risk_known(plan)$p_in_file)
 })
