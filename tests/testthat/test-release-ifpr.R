@@ -556,13 +556,21 @@ test_that("ifpr_design(bound =): per-cell bounds calibrate and certify R_j(a, t)
   expect_lte(loose$mx$risk, 0.3)
 })
 
-test_that("ifpr() for a sample certifies the risk of a target who may not be in the file, with less damage", {
+# A 1,500-person sample of the Massachusetts excerpt (ages in decades) and
+# the excerpt's counts as its population.
+ma_sample <- function() {
   pop <- readRDS(test_path("fixtures", "acs2019", "ma2019.rds"))
   pop$AGEP <- cut(pop$AGEP, c(seq(0, 80, 10), Inf), right = FALSE)
   keys <- c("SEX", "AGEP", "RAC1P", "MSP", "PUMA")
   set.seed(8)
-  d <- pop[sample(nrow(pop), 1500), ]
-  counts <- cell_frequencies(pop, keys)$cells
+  list(d = pop[sample(nrow(pop), 1500), ], keys = keys, counts = cell_frequencies(pop, keys)$cells)
+}
+
+test_that("ifpr() for a sample certifies the risk of a target who may not be in the file, with less damage", {
+  smp <- ma_sample()
+  d <- smp$d
+  keys <- smp$keys
+  counts <- smp$counts
   set.seed(9)
   in_file <- ifpr(d, keys, xi = 0.2)
   set.seed(9)
@@ -585,7 +593,7 @@ test_that("ifpr() for a sample certifies the risk of a target who may not be in 
   expect_identical(release_risk(rel)$certificate$risk, cert$risk)
   # an estimate from a model, labelled as such
   set.seed(9)
-  est <- ifpr(d, keys, xi = 0.2, population = population_model("negbin", fraction = 1500 / nrow(pop)),
+  est <- ifpr(d, keys, xi = 0.2, population = population_model("negbin", fraction = 1500 / sum(counts$count)),
               target_in_file = "unknown", known = list("PUMA"))
   expect_false(est$certificate$sample$exact)
   expect_lte(est$certificate$risk, 0.2)
@@ -598,12 +606,10 @@ test_that("ifpr() for a sample certifies the risk of a target who may not be in 
 })
 
 test_that("method = 'optimal' for a sample meets every cell's bound min(1, xi F / t), exactly", {
-  pop <- readRDS(test_path("fixtures", "acs2019", "ma2019.rds"))
-  pop$AGEP <- cut(pop$AGEP, c(seq(0, 80, 10), Inf), right = FALSE)
-  keys <- c("SEX", "AGEP", "RAC1P", "MSP", "PUMA")
-  set.seed(8)
-  d <- pop[sample(nrow(pop), 1500), ]
-  counts <- cell_frequencies(pop, keys)$cells
+  smp <- ma_sample()
+  d <- smp$d
+  keys <- smp$keys
+  counts <- smp$counts
   set.seed(9)
   rel <- ifpr(d, keys, xi = 0.2, method = "optimal", population = counts, target_in_file = "unknown")
   expect_lte(rel$certificate$risk, 0.2)
