@@ -83,7 +83,10 @@
 #' d <- pums_md[1:5000, ]
 #' rel <- pram_release(d, c("sex", "race", "marital"), vars = c("race", "marital"), pd = 0.8)
 #' pub <- publish_plan(rel)
-#' fit <- estimate_glm(I(marital == "Married") ~ race + education, rel$data, pub, family = binomial())
+#' # race has categories no record of these 5,000 has: a coefficient for each
+#' # cannot be estimated, so the formula merges them (race as White or not)
+#' fit <- estimate_glm(I(marital == "Married") ~ I(race == "White") + education, rel$data, pub,
+#'                     family = binomial())
 #' summary(fit)
 #' confint(fit, type = "perturbation")
 estimate_glm <- function(formula, data, publication, family = stats::gaussian(), weights = NULL) {
@@ -374,7 +377,7 @@ abort_not_fitted <- function(why, call) {
 #' @export
 coef.sdc_glm <- function(object, ...) object$coefficients
 
-#' @param object,x An `sdc_glm` from [estimate_glm()].
+#' @param object An `sdc_glm` from [estimate_glm()].
 #' @param type `"total"` (sampling and perturbation), `"perturbation"` (given
 #'   the original file) or `"sampling"`.
 #' @param ... Unused.

@@ -112,5 +112,6 @@
 #' @useDynLib sdcRisk, .registration = TRUE
 #' @importFrom Rcpp sourceCpp
 #' @importFrom rlang %||%
+#' @importFrom stats coef confint family formula nobs vcov
 ## usethis namespace: end
 NULL
