@@ -60,9 +60,17 @@
 #'   block with the nearest cells, fitted with IFPR or with flows that let
 #'   cells of different counts move different numbers of units
 #'   (\eqn{\phi_{ij} \propto T_i^g T_j^g}, symmetric, hence unbiased). A
-#'   partition set of at most 10 cells is searched exhaustively. Every block
-#'   meets the bound exactly, so `calibrate` does not apply; the certificate
-#'   still recomputes the exact maximum risk on the final plan.
+#'   partition set of at most 10 cells is searched exhaustively: its design
+#'   has the least damage of every collection of blocks of its cells (cells
+#'   that need no protection included), each with IFPR or these flows
+#'   (\eqn{g = 1/2} or 1) at any scale with \eqn{p_{jj} \ge p_{ij}}, as the
+#'   tests check against brute force on tables of 4 to 6 cells. Larger sets
+#'   are cut by the steps above, with no proof of optimality. Other unbiased
+#'   matrices are not searched, nor moves likelier than staying: the tiered
+#'   design allows those (\eqn{\theta} up to \eqn{T}), and under Goals 1
+#'   and 2 it can then damage less, or reach a `xi` this design cannot.
+#'   Every block meets the bound exactly, so `calibrate` does not apply; the
+#'   certificate still recomputes the exact maximum risk on the final plan.
 #' * **Calibration.** `calibrate = "bound"` keeps the \eqn{\theta} of the bound
 #'   \eqn{\psi}. `calibrate = "exact"` lowers \eqn{\theta} block by block, by
 #'   bisection, to the smallest value found whose exact maximum risk over the
