@@ -60,21 +60,43 @@ check_design_args <- function(method, args, call = rlang::caller_env()) {
 }
 
 # What the least-damage design achieved, for the certificate: the measure
-# it minimised and the expected damage of the final plan in every measure
-# (pram_damage()).
-design_summary <- function(plan, ep, opts) {
+# it minimised, the expected damage of the final plan in every measure
+# (pram_damage()), and lower bounds on records and keys (damage_lower()).
+design_summary <- function(plan, ep, opts, bound) {
   cost <- plan_cost(plan, ep = ep, stay = FALSE)
   d <- plan_key_damage(plan, ep, opts$ordered)
   w <- opts$weights
   values <- c(records = cost$changed, keys = sum(w * d$changed), distance = sum(w * d$distance),
               variance = cost$variance)
-  list(damage = opts$damage, value = values[[opts$damage]], values = values, weights = w, ordered = opts$ordered)
+  list(damage = opts$damage, value = values[[opts$damage]], values = values, weights = w, ordered = opts$ordered,
+       lower = damage_lower(plan$cells$cells$count, bound, opts$core$goal, w))
+}
+
+# Lower bounds on the expected records and key values changed by any
+# unbiased PRAM whose every cell t meets R_t(a, t) <= b_t for every a (Goal
+# 3; NA for the other goals, which bound a = 1 only). Proof: the target of
+# cell t stays with probability p_tt, and by eq. 4.1-4.3
+#   sum_a a R_t(a, t) P(S_t = a) = p_tt sum_a P(Y = a - 1) = p_tt,
+# while the bound and unbiasedness (E S_t = T_t) give
+#   sum_a a R_t(a, t) P(S_t = a) <= b_t E S_t = b_t T_t.
+# So p_tt <= b_t T_t: cell t loses at least T_t (1 - b_t T_t) records in
+# expectation, whatever the blocks and matrices. A record that changes
+# changes at least one key, so key values changed are at least min(w) times
+# records changed.
+damage_lower <- function(counts, bound, goal, weights) {
+  if (goal != "all_matches") return(c(records = NA_real_, keys = NA_real_))
+  records <- sum(counts * pmax(0, 1 - bound * counts))
+  c(records = records, keys = min(weights) * records)
 }
 
 # The certificate's line on the design.
 design_line <- function(design) {
   v <- design$values
-  sprintf("Least-damage design (%s): expected %s key values changed, %.3f per changed record; variance %s",
+  sprintf("Least-damage design (%s): expected %s key values changed, %.3f per changed record; variance %s%s",
           design$damage, format(v[["keys"]], digits = 6), v[["keys"]] / max(v[["records"]], 1e-300),
-          format(v[["variance"]], digits = 6))
+          format(v[["variance"]], digits = 6),
+          if (is.null(design$lower) || is.na(design$lower[["records"]])) "" else {
+            sprintf("; any design changes at least %s records and %s key values (lower bound)",
+                    format(design$lower[["records"]], digits = 6), format(design$lower[["keys"]], digits = 6))
+          })
 }

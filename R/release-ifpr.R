@@ -60,9 +60,24 @@
 #'   block with the nearest cells, fitted with IFPR or with flows that let
 #'   cells of different counts move different numbers of units
 #'   (\eqn{\phi_{ij} \propto T_i^g T_j^g}, symmetric, hence unbiased). A
-#'   partition set of at most 10 cells is searched exhaustively. Every block
-#'   meets the bound exactly, so `calibrate` does not apply; the certificate
-#'   still recomputes the exact maximum risk on the final plan.
+#'   partition set of at most 10 cells is searched exhaustively: its design
+#'   has the least damage of every collection of blocks of its cells (cells
+#'   that need no protection included), each with IFPR or these flows
+#'   (\eqn{g = 1/2} or 1) at any scale with \eqn{p_{jj} \ge p_{ij}}, as the
+#'   tests check against brute force on tables of 4 to 6 cells. Larger sets
+#'   are cut by the steps above, with no proof of optimality. Other unbiased
+#'   matrices are not searched, nor moves likelier than staying: the tiered
+#'   design allows those (\eqn{\theta} up to \eqn{T}), and under Goals 1
+#'   and 2 it can then damage less, or reach a `xi` this design cannot.
+#'   Every block meets the bound exactly, so `calibrate` does not apply; the
+#'   certificate still recomputes the exact maximum risk on the final plan.
+#'   Under Goal 3 it also states a lower bound on the damage of any unbiased
+#'   PRAM that meets the bound, blocks and matrices alike: a unit of cell
+#'   \eqn{t} stays with probability at most \eqn{\xi T_t} (as
+#'   \eqn{\sum_a a R_t(a, t) P(S_t = a)} is that probability, and at most
+#'   \eqn{\xi E(S_t) = \xi T_t}), so at least \eqn{\sum_t T_t (1 - \xi
+#'   T_t)} records change, over the cells with \eqn{T_t < 1 / \xi}, and at
+#'   least the smallest of `weights` times as many key values.
 #' * **Calibration.** `calibrate = "bound"` keeps the \eqn{\theta} of the bound
 #'   \eqn{\psi}. `calibrate = "exact"` lowers \eqn{\theta} block by block, by
 #'   bisection, to the smallest value found whose exact maximum risk over the
@@ -132,7 +147,9 @@
 #'   * `certificate`: goal, `xi`, the exact maximum risk with its cell and
 #'     \eqn{a}, method, calibration, \eqn{\theta} per block (in `plan`),
 #'     records and cells perturbed and changed, and the savings of exact
-#'     calibration.
+#'     calibration; for `method = "optimal"` also `design`: the damage
+#'     minimised, the final plan's damage in every measure (`values`) and,
+#'     under Goal 3, the `lower` bound on records and key values changed.
 #' @section Sample releases:
 #'   With `target_in_file = "unknown"` the intruder draws his target from the
 #'   population: a cell of \eqn{t_j} records and \eqn{F_j} population units
@@ -345,7 +362,7 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
     }
   }
   list(plan = plan, plan_bound = plan_bound, ep = ep, ep_bound = ep_bound, ps = ps, des = des, mx = mx,
-       known = kr, bound = if (!uniform) bound, design = if (!is.null(opts)) design_summary(plan, ep, opts))
+       known = kr, bound = if (!uniform) bound, design = if (!is.null(opts)) design_summary(plan, ep, opts, bound))
 }
 
 # The risk bound of every cell: `bound` checked, or xi for every cell.
