@@ -5,8 +5,9 @@
 #' the key variables and the intruder model, the exact certificate and where
 #' it is attained, the design (partition, blocks, theta or the transition
 #' matrices), what changed, the release risk and utility tables with their
-#' plots (for tables: the suppression pattern and its audit), the package
-#' version, the seed and the code that reproduces the release.
+#' plots (for tables: the suppression pattern and its audit), what is
+#' published for the users of the released file, the package version, the
+#' seed and the code that reproduces the release.
 #'
 #' Every number in the report is read from `x` or computed from it by the
 #' package's exported functions ([release_risk()], [release_utility()],
@@ -38,11 +39,32 @@
 #'   (none beyond what the certificate already holds), `TRUE` (every
 #'   nonempty subset of the keys) or a list of character vectors of keys;
 #'   their exact maximum risks come from [max_match_risk_known()].
+#' @param publication For microdata: `NULL` (the default: the report shows
+#'   the code that writes the publication, and writes no file but `file`),
+#'   or a path ending in `.json` (or `.rds`) to which [publish_plan()]
+#'   writes the publication of `x`, once the report has been written. The
+#'   report then names this file and its MD5 checksum, so that a review
+#'   board approves the very file published beside the released data.
 #' @param sensitivity For a protected table: the `sdc_sensitivity` it was
 #'   made from, if at hand; the report then also lists the rules that flag
 #'   each cell and re-runs [audit_table()] on the pattern.
 #'
 #' @returns The path of the report (invisibly).
+#'
+#' @section The publication:
+#' A released file is analysed correctly only with its plan. The report of
+#' a microdata release has a section "Publication for data users" that
+#' says what [publish_plan()] of the release holds (the keys and their
+#' categories, which of them are perturbed, the blocks with their
+#' \eqn{\theta} or the transition matrices, the goal, \eqn{\xi} and the
+#' certificate; none of the records, nor the seed), why publishing it keeps
+#' the certificate (see [publish_plan()]), what it reveals (for IFPR plans:
+#' the block cells and their counts), and how a data user reads it: the
+#' code with [read_plan()] and [estimate_table()]. The report writes no
+#' file but `file` unless `publication` names one: by default it shows the
+#' code that writes the publication, so that what is published is a
+#' deliberate step of the agency. A release whose plan [publish_plan()]
+#' cannot publish is still reported; the section then says why.
 #'
 #' @section Methods:
 #' One method per kind of release: `sdc_release`, `sdc_pram_release`,
@@ -81,9 +103,12 @@ release_report.default <- function(x, file, ...) {
 #' @rdname release_report
 #' @export
 release_report.sdc_release <- function(x, file, ..., title = "Disclosure review: IFPR release",
-                                       seed = NULL, code = NULL, utility = NULL, known = NULL) {
+                                       seed = NULL, code = NULL, utility = NULL, known = NULL,
+                                       publication = NULL) {
   rlang::check_dots_empty()
   report_check_args(file, seed, code)
+  pub <- report_publication(x, publication, file, "release")
+  on.exit(unlink(pub$tmp), add = TRUE)
   cert <- x$certificate
   keys <- x$keys
   vars <- c(keys, x$also)
@@ -124,17 +149,21 @@ release_report.sdc_release <- function(x, file, ..., title = "Disclosure review:
       report_plot(function() graphics::plot(rr), REPORT_EMPIRICAL_CAPTION)
     ),
     report_utility_section(u),
+    pub$section,
     report_reproduce_section(seed, code %||% report_code_ifpr(x))
   )
-  report_render(sections, file, title)
+  report_render(sections, file, title, pub)
 }
 
 #' @rdname release_report
 #' @export
 release_report.sdc_pram_release <- function(x, file, ..., title = "Disclosure review: per-variable PRAM release",
-                                            seed = NULL, code = NULL, utility = NULL, known = NULL) {
+                                            seed = NULL, code = NULL, utility = NULL, known = NULL,
+                                       publication = NULL) {
   rlang::check_dots_empty()
   report_check_args(file, seed, code)
+  pub <- report_publication(x, publication, file, "release")
+  on.exit(unlink(pub$tmp), add = TRUE)
   cert <- x$certificate
   utility <- utility %||% report_default_utility(x$vars, x$keys)
   rr <- release_risk(x)
@@ -171,15 +200,17 @@ release_report.sdc_pram_release <- function(x, file, ..., title = "Disclosure re
       report_plot(function() graphics::plot(rr), REPORT_EMPIRICAL_CAPTION)
     ),
     report_utility_section(u),
+    pub$section,
     report_reproduce_section(seed, code %||% report_code_pram(x))
   )
-  report_render(sections, file, title)
+  report_render(sections, file, title, pub)
 }
 
 #' @rdname release_report
 #' @export
 release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review: PRAM of an sdcMicro object",
-                                       seed = NULL, code = NULL, utility = NULL, known = NULL) {
+                                       seed = NULL, code = NULL, utility = NULL, known = NULL,
+                                       publication = NULL) {
   rlang::check_dots_empty()
   report_check_args(file, seed, code)
   cert <- x@risk$pram
@@ -189,6 +220,8 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
       "i" = "Run {.code x <- pram_certify(x)} first."
     ), "argument", arg = "x")
   }
+  pub <- report_publication(x, publication, file, "obj")
+  on.exit(unlink(pub$tmp), add = TRUE)
   orig <- x@origData
   manip <- x@manipKeyVars
   keys <- names(manip)
@@ -228,6 +261,7 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
       report_plot(function() graphics::plot(rr), REPORT_EMPIRICAL_CAPTION)
     ),
     report_utility_section(u),
+    pub$section,
     report_reproduce_section(seed, code %||% c(
       "# the object as it was before sdcMicro::pram(), then:",
       if (!is.null(seed)) sprintf("set.seed(%s)", seed),
@@ -236,7 +270,7 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
               paste0(paste0(",\n  ", report_population_args(cert)), collapse = ""))
     ))
   )
-  report_render(sections, file, title)
+  report_render(sections, file, title, pub)
 }
 
 #' @rdname release_report
@@ -311,7 +345,10 @@ report_table <- function(data, caption) list(type = "table", data = as.data.fram
 report_plot <- function(fun, caption, width = 7, height = 4.5) {
   list(type = "plot", fun = fun, caption = caption, width = width, height = height)
 }
-report_code <- function(code) list(type = "code", code = paste(code, collapse = "\n"))
+# `lang`: "r" for the code that remakes the release (which the tests
+# extract as <pre class="r">), "{.r .publication}" for the code that
+# writes and reads the publication, "" for text shown as is.
+report_code <- function(code, lang = "r") list(type = "code", code = paste(code, collapse = "\n"), lang = lang)
 
 report_check_args <- function(file, seed, code, call = rlang::caller_env()) {
   if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
@@ -614,9 +651,127 @@ report_code_pram <- function(x) {
             paste0(paste0(",\n  ", report_population_args(x$certificate)), collapse = "")))
 }
 
+# ---- the publication --------------------------------------------------------
+
+# What is published for the data users beside the released file: the
+# report's section and, when the user named a file in `publication`, the
+# file publish_plan() writes: first to `tmp`, which report_render() copies
+# to `file` once the report that reviews it is written. Without
+# `publication` nothing is written, and a release publish_plan() refuses
+# is still reported (the section says why).
+report_publication <- function(x, publication, file, name, call = rlang::caller_env()) {
+  if (is.null(publication)) {
+    pub <- tryCatch(publish_plan(x), sdcRisk_error = function(e) e)
+    return(list(section = report_publication_section(pub, name, NULL)))
+  }
+  ok <- is.character(publication) && length(publication) == 1L && !is.na(publication) &&
+    grepl("[.](json|rds)$", publication, ignore.case = TRUE)
+  if (!ok || identical(normalizePath(publication, mustWork = FALSE), normalizePath(file, mustWork = FALSE))) {
+    abort_sdc(c("{.arg publication} must be {.code NULL} or one path ending in {.file .json} or {.file .rds}, other than {.arg file}.",
+                "x" = "It is {show_value(publication)}."), "argument", call = call, arg = "publication")
+  }
+  tmp <- tempfile("sdcRisk-publication-", fileext = tolower(sub(".*([.][^.]+)$", "\\1", publication)))
+  pub <- publish_plan(x, tmp)
+  written <- list(file = basename(publication), md5 = unname(tools::md5sum(tmp)))
+  list(section = report_publication_section(pub, name, written), tmp = tmp, file = publication)
+}
+
+# The section: what publish_plan() of the release holds, why publishing it
+# keeps the certificate and what it reveals, the agency's code (unless the
+# file was `written`) and the data user's; or why there is no publication.
+report_publication_section <- function(pub, name, written) {
+  title <- "Publication for data users"
+  if (inherits(pub, "error")) {
+    return(report_section(title,
+      report_text("**No publication can be made of this release**: `publish_plan()` refused it (below), so the users of the released file cannot compute estimates corrected for the perturbation with `estimate_table()` or `estimate_glm()`."),
+      report_code(cli::ansi_strip(conditionMessage(pub)), lang = "")
+    ))
+  }
+  json <- written$file %||% "publication.json"
+  report_section(title,
+    report_text(c(
+      "Beside the released file, the agency publishes the plan of the release (`publish_plan()`, `?publish_plan`), so that its users can compute estimates corrected for the perturbation, with their standard errors (`estimate_table()`, `estimate_glm()`). It holds the keys and their categories (below), the released count of every category of every key (to recognise the file), and:",
+      report_publication_plan_text(pub),
+      sprintf("Not published: the seed, the original cell of any record%s and everything else the release object holds.",
+              if (pub$kind == "blocks") ", the cells outside the blocks" else ""),
+      "Publishing it keeps the certificate: the certificate bounds the probability of a correct match given the original frequencies, which holds even for an intruder who knows them (Nayak, Zhang and You 2016, below eq. 2.8), and every published field is a function of those frequencies and the transition probabilities, or can be read in the released file.",
+      report_publication_reveals(pub),
+      if (is.null(written)) {
+        sprintf("This report wrote no publication: the agency writes it with the code below (or `release_report(..., publication = \"%s\")`) and publishes it beside the released file.", json)
+      } else {
+        sprintf("Written with this report: **`%s`** (MD5 `%s`), the file to publish beside the released file.", written$file, written$md5)
+      }
+    )),
+    report_table(report_publication_keys(pub), "The keys as published: their categories, and whether the release perturbed them."),
+    if (is.null(written)) report_code(c("library(sdcRisk)", sprintf("publish_plan(%s, %s)", name, report_deparse(json))), lang = "{.r .publication}"),
+    report_text("A data user reads it with the released file, and gets estimates with standard errors:"),
+    report_code(report_publication_user_code(pub, json), lang = "{.r .publication}")
+  )
+}
+
+# The plan and the certificate as published, as a markdown list (names in
+# code spans, as everywhere in the report).
+report_publication_plan_text <- function(pub) {
+  p <- pub$plan
+  cert <- pub$certificate
+  plan <- if (pub$kind == "blocks") {
+    ifpr <- !is.na(p$theta)
+    sprintf("- a block plan: %s blocks over %s cells (%s records), %s of them IFPR blocks with their theta%s, %s with a transition matrix;",
+            report_num(length(p$theta)), report_num(sum(p$size)), report_num(sum(p$cells$count)), report_num(sum(ifpr)),
+            if (any(ifpr)) sprintf(" (%s to %s)", format(signif(min(p$theta[ifpr]), 4)), format(signif(max(p$theta[ifpr]), 4))) else "",
+            report_num(sum(!ifpr)))
+  } else {
+    sprintf("- a per-variable plan: %s perturbed%s, with one transition matrix per perturbed key%s;", report_list(p$vars),
+            if (length(p$strata)) sprintf(" within %s strata of %s", report_num(length(p$strata_cells$records)), report_list(p$strata)) else "",
+            if (length(p$strata)) " and stratum" else "")
+  }
+  paste0(plan, "\n", sprintf("- the certificate: goal `%s`%s, maximum risk %s (as certified above).", cert$goal,
+                             if (!is.na(cert$xi)) sprintf(", xi = %s", format(cert$xi)) else "", format(signif(cert$risk, 10))))
+}
+
+# What the publication tells beyond the released file (?publish_plan,
+# "Why publishing keeps the certificate").
+report_publication_reveals <- function(pub) {
+  if (pub$kind == "vars") {
+    return("It publishes no cell count: the matrices, and the strata (combinations of keys that are not perturbed) with their numbers of records, which can be counted in the released file.")
+  }
+  count <- pub$plan$cells$count
+  sprintf("What it reveals: the original count of each of its %s block cells (IFPR's transition probabilities are made of them), so it tells anyone that each of these combinations of keys occurs in the original data; %s of them hold exactly one record. An agency that must also hide whether a combination occurs at all (response knowledge) should weigh this before publishing.",
+          report_num(length(count)), report_num(sum(count == 1)))
+}
+
+report_publication_keys <- function(pub) {
+  shown <- function(x) {
+    x[is.na(x)] <- "NA"
+    if (length(x) > 12L) paste(c(utils::head(x, 12L), "..."), collapse = ", ") else paste(x, collapse = ", ")
+  }
+  data.frame(
+    key = vapply(pub$keys, `[[`, "", "name"),
+    type = vapply(pub$keys, `[[`, "", "type"),
+    perturbed = ifelse(vapply(pub$keys, `[[`, TRUE, "perturbed"), "yes", "no"),
+    categories = vapply(pub$keys, function(k) length(k$categories), 1L),
+    values = vapply(pub$keys, function(k) shown(k$categories), ""),
+    row.names = NULL
+  )
+}
+
+# The data user's code: the released CSV and the publication, and a table
+# of the first two keys (a perturbed one first).
+report_publication_user_code <- function(pub, json) {
+  keys <- vapply(pub$keys, `[[`, "", "name")
+  perturbed <- vapply(pub$keys, `[[`, TRUE, "perturbed")
+  by <- utils::head(unique(c(keys[perturbed][1], keys)), 2L)
+  c("library(sdcRisk)",
+    "released <- read.csv(\"released.csv\")  # the released file",
+    sprintf("publication <- read_plan(%s)", report_deparse(json)),
+    "# counts corrected for the perturbation, with standard errors; see ?estimate_table for",
+    "# totals, means and proportions of other variables, and ?estimate_glm for models",
+    sprintf("estimate_table(released, publication, by = %s)", report_deparse(by)))
+}
+
 # ---- rendering --------------------------------------------------------------
 
-report_render <- function(sections, file, title, call = rlang::caller_env()) {
+report_render <- function(sections, file, title, pub = NULL, call = rlang::caller_env()) {
   for (pkg in c("rmarkdown", "knitr")) {
     if (!requireNamespace(pkg, quietly = TRUE)) {
       abort_sdc(c(
@@ -644,6 +799,10 @@ report_render <- function(sections, file, title, call = rlang::caller_env()) {
   if (!file.copy(out, file, overwrite = TRUE)) {
     abort_sdc("Cannot write the report to {.file {file}}.", "argument", call = call, arg = "file")
   }
+  # the publication the user named, once the report that reviews it is there
+  if (!is.null(pub$tmp) && !file.copy(pub$tmp, pub$file, overwrite = TRUE)) {
+    abort_sdc("Cannot write the publication to {.file {pub$file}}.", "argument", call = call, arg = "publication")
+  }
   invisible(normalizePath(file))
 }
 
@@ -655,7 +814,7 @@ report_emit <- function(section) {
       text = cat(b$text, "\n\n", sep = ""),
       table = cat(report_html_table(b$data, b$caption), "\n\n", sep = ""),
       plot = cat(report_plot_html(b), "\n\n", sep = ""),
-      code = cat("```r\n", b$code, "\n```\n\n", sep = "")
+      code = cat("```", b$lang, "\n", b$code, "\n```\n\n", sep = "")
     )
   }
   invisible()

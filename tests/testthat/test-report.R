@@ -195,3 +195,109 @@ test_that("report_deparse() writes arguments with the app's deparser: shortest n
   expect_gt(length(lines), 1)
   expect_true(all(startsWith(lines[-1], "  ")))
 })
+
+# ---- the publication for data users (issue 33, item 5) -------------------------
+
+# The code blocks of the publication section, as R code.
+publication_code <- function(html) {
+  blocks <- regmatches(html, gregexpr("<pre class=\"r publication\"><code>(.|\n)*?</code></pre>", html, perl = TRUE))[[1]]
+  code <- gsub("<[^>]+>", "", blocks)
+  gsub("&quot;", "\"", gsub("&lt;", "<", gsub("&gt;", ">", gsub("&amp;", "&", code, fixed = TRUE), fixed = TRUE), fixed = TRUE), fixed = TRUE)
+}
+
+test_that("the report of an IFPR release says what is published, and its code writes the publication a data user reads", {
+  skip_if_no_pandoc()
+  skip_if_not_installed("jsonlite")
+  set.seed(33)
+  rel <- ifpr(pums_md[1:3000, ], c("sex", "age", "race"), xi = 0.3, partition = list(sex = "keep"))
+  pub <- publish_plan(rel)
+  dir <- withr::local_tempdir()
+  out <- release_report(rel, file.path(dir, "review.html"), seed = 33)
+  # no file but the report: a write touches only what the user named
+  expect_identical(list.files(dir, all.files = TRUE, no.. = TRUE), "review.html")
+  html <- paste(readLines(out, warn = FALSE), collapse = "\n")
+  has <- function(x) grepl(x, html, fixed = TRUE)
+  expect_true(has("<h2>Publication for data users</h2>"))
+  expect_true(has(sprintf("a block plan: %s blocks over %s cells (%s records), %s of them IFPR blocks",
+                          length(pub$plan$theta), sum(pub$plan$size), format(sum(pub$plan$cells$count), big.mark = ","),
+                          sum(!is.na(pub$plan$theta)))))
+  expect_true(has(sprintf("%s of them hold exactly one record", sum(pub$plan$cells$count == 1))))
+  expect_true(has("This report wrote no publication"))
+  expect_true(has("<caption>\nThe keys as published"))
+  expect_true(has(paste(pub$keys[[3]]$categories[1:3], collapse = ", ")))
+  # the release's own code is still the one block of class r
+  expect_length(regmatches(html, gregexpr("<pre class=\"r\"><code>", html))[[1]], 1)
+  code <- publication_code(html)
+  expect_length(code, 2)
+  expect_match(code[1], "publish_plan(release, \"publication.json\")", fixed = TRUE)
+  # run as the agency and as a data user would, in the folder of the files
+  utils::write.csv(rel$data, file.path(dir, "released.csv"), row.names = FALSE)
+  env <- new.env()
+  env$release <- rel
+  withr::with_dir(dir, {
+    eval(parse(text = code[1]), env)
+    expect_identical(read_plan("publication.json"), pub)
+    est <- eval(parse(text = code[2]), env)
+  })
+  # the same estimates from the CSV file as from the release (keys read back as text)
+  ref <- estimate_table(rel$data, pub, by = c("sex", "age"))
+  expect_identical(as.character(est$sex), as.character(ref$sex))
+  expect_equal(est[c("estimate", "se")], ref[c("estimate", "se")], ignore_attr = TRUE, tolerance = 1e-12)
+})
+
+test_that("a publication named in the call is written once the report is, and reads back as publish_plan() of the release", {
+  skip_if_no_pandoc()
+  skip_if_not_installed("jsonlite")
+  set.seed(34)
+  pr <- pram_release(pums_md[1:2000, ], c("sex", "race", "marital"), vars = c("race", "marital"), strata = "sex")
+  dir <- withr::local_tempdir()
+  f <- file.path(dir, "plan-2026.json")
+  out <- release_report(pr, file.path(dir, "review.html"), seed = 34, publication = f)
+  expect_setequal(list.files(dir), c("review.html", "plan-2026.json"))
+  expect_identical(read_plan(f), publish_plan(pr))
+  html <- paste(readLines(out, warn = FALSE), collapse = "\n")
+  has <- function(x) grepl(x, html, fixed = TRUE)
+  expect_true(has("<h2>Publication for data users</h2>"))
+  expect_true(has("a per-variable plan: <code>race</code> and <code>marital</code> perturbed within 2 strata of <code>sex</code>"))
+  expect_true(has("It publishes no cell count"))
+  expect_true(has(sprintf("<strong><code>plan-2026.json</code></strong> (MD5 <code>%s</code>)", unname(tools::md5sum(f)))))
+  # the agency's code is not shown for a file written; the user's reads it
+  code <- publication_code(html)
+  expect_length(code, 1)
+  expect_match(code, "publication <- read_plan(\"plan-2026.json\")", fixed = TRUE)
+  expect_match(code, "by = c(\"race\", \"sex\")", fixed = TRUE)
+  # the same for a certified sdcMicroObj, as RDS
+  skip_if_not_installed("sdcMicro")
+  obj <- sdcMicro::createSdcObj(pums_md[1:2000, c("sex", "race", "marital", "age")], keyVars = c("sex", "race", "marital"))
+  set.seed(1)
+  obj <- pram_certify(suppressWarnings(sdcMicro::pram(obj, variables = c("race", "marital"))))
+  g <- file.path(dir, "obj.rds")
+  release_report(obj, file.path(dir, "obj.html"), publication = g)
+  expect_identical(read_plan(g), publish_plan(obj))
+})
+
+test_that("a bad publication argument writes nothing; a release publish_plan() refuses is reported, saying so", {
+  skip_if_no_pandoc()
+  set.seed(35)
+  rel <- ifpr(pums_md[1:500, ], c("sex", "race"), xi = 0.5)
+  dir <- withr::local_tempdir()
+  report <- file.path(dir, "review.html")
+  for (bad in list("plan.csv", c("a.json", "b.json"), NA_character_, 1, report)) {
+    expect_error(release_report(rel, report, publication = bad), class = "sdcRisk_error_argument")
+  }
+  expect_length(list.files(dir), 0)
+  # publish_plan() made to refuse the release (as for a release it cannot read)
+  quietly <- function(x) invisible(utils::capture.output(suppressMessages(x)))
+  quietly(trace("publish_plan", where = asNamespace("sdcRisk"), print = FALSE,
+                tracer = quote(sdcRisk:::abort_sdc("A refusal for the test.", "publication"))))
+  withr::defer(quietly(untrace("publish_plan", where = asNamespace("sdcRisk"))))
+  out <- release_report(rel, report)
+  html <- paste(readLines(out, warn = FALSE), collapse = "\n")
+  expect_match(html, "<strong>No publication can be made of this release</strong>", fixed = TRUE)
+  expect_match(html, "A refusal for the test.", fixed = TRUE)
+  expect_match(html, "<h2>How to reproduce</h2>", fixed = TRUE)
+  # asked for, the publication is not skipped: the error, and no new file
+  unlink(report)
+  expect_error(release_report(rel, report, publication = file.path(dir, "p.json")), class = "sdcRisk_error_publication")
+  expect_length(list.files(dir), 0)
+})
