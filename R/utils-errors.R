@@ -116,6 +116,13 @@ show_value <- function(x, n = 5) {
 #'   with), or blocks that would need more than 2,147,483,647 cells.
 #' * `sdcRisk_error_partition`: a `partition` rule of [ifpr()] is malformed
 #'   or keeps every key fixed.
+#' * `sdcRisk_error_bound`: per-cell risk bounds given to the design are not
+#'   one number in (0, 1] per cell.
+#' * `sdcRisk_error_weights`: `weights` of [ifpr()] (`method = "optimal"`)
+#'   or [pram_damage()] are not nonnegative numbers, one per key or named by
+#'   distinct keys.
+#' * `sdcRisk_error_ordered`: `ordered` of [ifpr()] or [pram_damage()] names
+#'   something that is not a key, or a key whose values have no order.
 #' * `sdcRisk_error_also`: an `also` variable repeats a key, or is not a
 #'   PRAM variable of an `sdcMicroObj`.
 #' * `sdcRisk_error_certificate`: the exact maximum risk of the final plan
