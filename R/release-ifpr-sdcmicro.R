@@ -37,7 +37,7 @@ ifpr.sdcMicroObj <- function(data, keys = NULL, xi, ..., also = NULL, population
   if (!is.null(hh)) {
     lev <- function(v) unique(as.character(rel$cells$cells[[v]]))
     hh <- check_households(hh, function(v) ifpr_transition_counts(rel, v, lev(v)),
-                           keep = function(v) paste0("{.code partition = list(", v, " = \"keep\")}"))
+                           keep = function(v) paste0("or keep them fixed here, e.g. {.code partition = list(", v, " = \"keep\")}"))
     rel$certificate$households <- hh
   }
 
@@ -160,7 +160,7 @@ check_households <- function(hh, moves, keep, call = rlang::caller_env()) {
   list(id = hh$id, n = hh$n, policy = hh$policy, level = hh$level, perturbed = level, roles = hh$roles[roles])
 }
 
-# `keep`: how to keep a variable fixed, given its name.
+# `keep(v)`: how to leave the variables (the first is `v`) unperturbed.
 abort_households <- function(hh, level, roles, keep, call) {
   keep <- keep(c(level, roles)[1])
   role_txt <- paste0(roles, " = ", vapply(roles, function(v) hh$roles[[v]], ""), collapse = ", ")
@@ -169,6 +169,6 @@ abort_households <- function(hh, level, roles, keep, call) {
     "x" = if (length(level)) "Household-level (one value in every household of {.field {hh$id}}) and changed by the perturbation: {.val {level}}.",
     "x" = if (length(roles)) "Held by exactly one member of every household (the head, say) and changed by the perturbation: {.code {role_txt}}: households would lose or gain one.",
     "i" = "A person-level PRAM gives the members of a household different values of a household variable, which an intruder can see and a data user cannot analyse, and its certificate bounds the risk of matching a person, not a household.",
-    "i" = paste0("Release household variables in a household-level file (one record per household) and certify that file; keep them fixed here (", keep, "); or perturb them per person knowingly with {.code households = \"ignore\"}.")
+    "i" = paste0("Release household variables in a household-level file (one record per household) and certify that file; ", keep, "; or accept a person-level release knowingly with {.code households = \"ignore\"}.")
   ), "households", call = call, arg = "households")
 }

@@ -110,7 +110,7 @@ sdcmicro_pram_households <- function(obj, rel, policy, call = rlang::caller_env(
     rs <- obj@pram$params[[v]]$Rs
     counts <- tapply(cells$cells$count, factor(as.character(cells$cells[[v]]), levels = rownames(rs)), sum)
     rs * as.vector(ifelse(is.na(counts), 0, counts))
-  }, keep = function(v) "run {.fn sdcMicro::pram} without them", call = call)
+  }, keep = function(v) "or run {.fn sdcMicro::pram} without them", call = call)
 }
 
 check_sdcmicro <- function(obj, arg = rlang::caller_arg(obj), call = rlang::caller_env()) {
