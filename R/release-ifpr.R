@@ -631,6 +631,10 @@ format.sdc_certificate <- function(x, ...) {
 # (`hhId`) covers: persons, not households (issue 37, item 5).
 households_line <- function(hh) {
   if (is.null(hh)) return(NULL)
+  wrap_lines(households_text(hh))
+}
+
+households_text <- function(hh) {
   roles <- paste0(names(hh$roles), " = ", unlist(hh$roles), collapse = ", ")
   what <- if (length(hh$perturbed) + length(hh$roles) > 0) {
     paste0("ignored (households = \"ignore\"): ",
@@ -641,8 +645,8 @@ households_line <- function(hh) {
   } else {
     "no household-level variable or head changes"
   }
-  wrap_lines(paste0("Households (", hh$id, ", ", fmt_int(hh$n), "): ", what,
-                    "; persons are the targets: an intruder who knows a household's composition is not covered"))
+  paste0("Households (", hh$id, ", ", fmt_int(hh$n), "): ", what,
+         "; persons are the targets: an intruder who knows a household's composition is not covered")
 }
 
 #' @export
