@@ -129,6 +129,11 @@
 #' @param ordered For `method = "optimal"` with `damage = "distance"`: keys
 #'   whose values have an order (numbers or ordered factors), a change
 #'   costing the difference of their values.
+#' @param households For an `sdcMicroObj` with households (`hhId`):
+#'   `"error"` (the default) refuses a release that would change a
+#'   household-level variable or a household's head person by person;
+#'   `"ignore"` perturbs them person by person knowingly. See the section
+#'   on households.
 #' @param population,target_in_file For a sample release: the population the
 #'   file was sampled from (its counts by the keys and `also`, or a
 #'   [population_model()]; sampling weights may name a column of `data`)
@@ -170,6 +175,39 @@
 #'   object's `pram` slot as sdcMicro's own `pram()` does, the certificate is
 #'   stored with the object's risk results, and the object is returned
 #'   (after `nextSdcObj()`, so that `undolast()` works).
+#' @section Households:
+#'   An `sdcMicroObj` made with `hhId` holds persons in households. IFPR is
+#'   a person-level PRAM: it moves one record at a time, and its certificate
+#'   bounds the risk of matching a *person*. Two kinds of variable tie the
+#'   members of a household together, and a person-level PRAM breaks them:
+#'   a household-level variable (one value in every household of two or
+#'   more records: water, roof, walls) would get several values within a
+#'   household, and a role held by exactly one member of every household
+#'   (the head, a value of the relationship variable) would be lost by some
+#'   households and doubled in others. A careful statistical office releases
+#'   neither: the inconsistency is visible to an intruder (who learns which
+#'   records were changed), breaks household-level analysis, and the
+#'   certificate says nothing about re-identifying a household.
+#'
+#'   So, with `households = "error"` (the default), `ifpr()` finds these
+#'   variables among the keys and `also` (from the data, in the object's
+#'   households) and stops with an error of class
+#'   `sdcRisk_error_households` if the final plan can change any of them
+#'   (an expected number of moved records above zero); no release is
+#'   returned. A household-level key kept fixed (`partition = list(water =
+#'   "keep")`) is allowed. What to do instead: release household variables
+#'   in a household-level file (one record per household, e.g. with
+#'   `ifpr()` on that file) and certify that file; or keep them fixed in
+#'   the person file.
+#'
+#'   `households = "ignore"` perturbs them person by person knowingly: the
+#'   returned object may then have households with several values of a
+#'   household variable and without (or with two) heads.
+#'
+#'   In both cases the certificate (and its print) says what it covers:
+#'   persons as targets, with person-level keys (age, sex) perturbed per
+#'   person; an intruder who knows the composition of a household (and
+#'   matches its members jointly) is not covered.
 #' @section Missing key values:
 #'   With `na = "exclude"` (the default), a record with a missing value in any
 #'   key (or `also` variable) is in no cell: it is released exactly as it is,
@@ -585,8 +623,30 @@ certificate_lines <- function(cert, n) {
 #' @export
 format.sdc_certificate <- function(x, ...) {
   l <- certificate_lines(x, x$n_records)
-  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$known,
+  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$known, households_line(x$households),
     paste0("Method ", l$method), l$blocks, l$changed, l$design, l$calibration)
+}
+
+# What the certificate of a release of an sdcMicroObj with households
+# (`hhId`) covers: persons, not households (issue 37, item 5).
+households_line <- function(hh) {
+  if (is.null(hh)) return(NULL)
+  wrap_lines(households_text(hh))
+}
+
+households_text <- function(hh) {
+  roles <- paste0(names(hh$roles), " = ", unlist(hh$roles), collapse = ", ")
+  what <- if (length(hh$perturbed) + length(hh$roles) > 0) {
+    paste0("ignored (households = \"ignore\"): ",
+           if (length(hh$perturbed)) paste0("household-level ", paste(hh$perturbed, collapse = ", "),
+                                            " changed person by person (a household may hold several values)"),
+           if (length(hh$perturbed) && length(hh$roles)) "; ",
+           if (length(hh$roles)) paste0(roles, " (one per household) may be lost or doubled"))
+  } else {
+    "no household-level variable or head changes"
+  }
+  paste0("Households (", hh$id, ", ", fmt_int(hh$n), "): ", what,
+         "; persons are the targets: an intruder who knows a household's composition is not covered")
 }
 
 #' @export

@@ -26,6 +26,20 @@
 #'   A `pd` given as a matrix is used unchanged in every stratum, so such a
 #'   release is certified.
 #'
+#' @section Households: For an object with households (`hhId`),
+#'   `sdcMicro::pram()` perturbs every record on its own, so a
+#'   household-level variable (one value in every household) gets several
+#'   values in a household, and a role held by one member of every
+#'   household (the head) is lost or doubled. The certificate is per person
+#'   and says nothing about households, so with `households = "error"` (the
+#'   default) `pram_certify()` refuses such a release with an error of class
+#'   `sdcRisk_error_households` when a matrix can change such a variable.
+#'   Release household variables in a household-level file and certify that
+#'   file, or certify the person-level risk knowingly with `households =
+#'   "ignore"`. The certificate then says that it covers persons as targets,
+#'   not an intruder who knows a household's composition. See the section
+#'   on households of [ifpr()].
+#'
 #' @param obj An `sdcMicroObj` on which `sdcMicro::pram()` was run on key
 #'   variables. The result of `sdcMicro::pram()` on a data frame (a `pram`
 #'   object) names no keys: it is refused with an error of class
@@ -40,6 +54,8 @@
 #'   that his target is in the file, as in [max_match_risk()]. A
 #'   [population_model()] may name the object's weight variable as its
 #'   `weights`.
+#' @param households For an object with households (`hhId`): `"error"` or
+#'   `"ignore"`, see the section on households.
 #' @returns `obj`, with `obj@risk$pram` the certificate: a list with the
 #'   goal, the exact maximum risk, its cell, `a`, the cell's count and key
 #'   values, the perturbed variables, the expected number of changed
@@ -57,9 +73,12 @@
 #' obj <- pram_certify(obj)
 #' obj@risk$pram$risk
 pram_certify <- function(obj, goal = c("all_matches", "unique_matches", "sample_uniques"),
-                         known = NULL, population = NULL, target_in_file = c("known", "unknown")) {
+                         known = NULL, population = NULL, target_in_file = c("known", "unknown"),
+                         households = c("error", "ignore")) {
   goal <- check_choice(goal)
+  households <- check_choice(households)
   rel <- sdcmicro_release(obj, arg = "obj")
+  hh <- sdcmicro_pram_households(obj, rel, households)
   known <- check_known(known, rel$keys)
   # sampling weights may name a variable of the object's data
   smp <- sample_of(rel$cells, population, target_in_file, data = obj@origData)
@@ -72,9 +91,26 @@ pram_certify <- function(obj, goal = c("all_matches", "unique_matches", "sample_
   risk$pram <- structure(certificate_sample(list(
     goal = goal, known = known, risk = mx$risk, cell = mx$cell, a = mx$a, count = mx$count, cell_keys = mx$keys,
     vars = rel$vars, expected_changed = cost$changed, total_variance = cost$variance,
-    n_excluded = rel$cells$n_excluded %||% 0
+    n_excluded = rel$cells$n_excluded %||% 0, households = hh
   ), mx), class = "sdc_pram_certificate")
   sdcMicro::set.sdcMicroObj(obj, "risk", list(risk))
+}
+
+# The households of an object after sdcMicro::pram() (see
+# sdcmicro_households()): the values before pram() are those of the
+# release's cells, and a variable moves as its matrix says (rows: the
+# original value), weighted by the records holding each value.
+sdcmicro_pram_households <- function(obj, rel, policy, call = rlang::caller_env()) {
+  cells <- rel$cells
+  before <- lapply(rel$vars, function(v) cells$cells[[v]][cells$cell_id])
+  names(before) <- rel$vars
+  hh <- sdcmicro_households(obj, before, rel$vars, policy)
+  if (is.null(hh)) return(NULL)
+  check_households(hh, function(v) {
+    rs <- obj@pram$params[[v]]$Rs
+    counts <- tapply(cells$cells$count, factor(as.character(cells$cells[[v]]), levels = rownames(rs)), sum)
+    rs * as.vector(ifelse(is.na(counts), 0, counts))
+  }, keep = function(v) "or run {.fn sdcMicro::pram} without them", call = call)
 }
 
 check_sdcmicro <- function(obj, arg = rlang::caller_arg(obj), call = rlang::caller_env()) {

@@ -9,6 +9,14 @@
 #' (`strata_variables` in sdcMicro 5.8 keeps only the last stratum's
 #' matrix).
 #'
+#' `pram_release()` takes a data frame and knows no households: every
+#' record is perturbed on its own and the certificate is per person. For
+#' persons in households, do not give it household-level variables (one
+#' value per household) or the relationship to the head in `vars`: release
+#' those in a household-level file, as the section on households of
+#' [ifpr()] explains (where `ifpr()` and [pram_certify()] on an
+#' `sdcMicroObj` with `hhId` refuse them).
+#'
 #' Without `matrices`, each variable gets, in each stratum, the invariant
 #' matrix of Gouweleeuw et al. (1998) built from the variable's category
 #' frequencies among the stratum's records, [pram_matrix_invariant()] with
@@ -273,6 +281,7 @@ format.sdc_pram_certificate <- function(x, ...) {
   wrap_lines(c(
     paste0("<sdc_pram_certificate> of a per-variable PRAM of ", paste(x$vars, collapse = ", ")),
     pram_certificate_line(x),
+    households_line(x$households),
     sprintf("Expected changed records %.1f; total perturbation variance %.1f",
             x$expected_changed, x$total_variance)
   ))

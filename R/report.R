@@ -248,6 +248,7 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
     ),
     report_section("The certificate",
       report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell, cert$n_excluded, cert$sample)),
+      if (!is.null(cert$households)) report_text(paste0(households_text(cert$households), ".")),
       if (!is.null(cert$cell_keys)) report_cell_table(cert),
       if (!is.null(kn)) report_table(as.data.frame(kn), report_known_caption(kn, "`max_match_risk_known()`"))
     ),
@@ -266,7 +267,8 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
       "# the object as it was before sdcMicro::pram(), then:",
       if (!is.null(seed)) sprintf("set.seed(%s)", seed),
       sprintf("obj <- sdcMicro::pram(obj, variables = %s)", report_deparse(vars)),
-      sprintf("obj <- sdcRisk::pram_certify(obj, goal = %s%s)", report_deparse(cert$goal),
+      sprintf("obj <- sdcRisk::pram_certify(obj, goal = %s%s%s)", report_deparse(cert$goal),
+              if (identical(cert$households$policy, "ignore")) ", households = \"ignore\"" else "",
               paste0(paste0(",\n  ", report_population_args(cert)), collapse = ""))
     ))
   )

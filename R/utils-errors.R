@@ -125,6 +125,10 @@ show_value <- function(x, n = 5) {
 #'   something that is not a key, or a key whose values have no order.
 #' * `sdcRisk_error_also`: an `also` variable repeats a key, or is not a
 #'   PRAM variable of an `sdcMicroObj`.
+#' * `sdcRisk_error_households`: [ifpr()] or [pram_certify()] on an
+#'   `sdcMicroObj` with households (`hhId`) whose release would change, one
+#'   person at a time, a household-level variable or which member heads a
+#'   household (`households = "error"`).
 #' * `sdcRisk_error_certificate`: the exact maximum risk of the final plan
 #'   exceeds `xi`; no release is returned (this would be a bug).
 #' * `sdcRisk_error_rules`: `rules` is not a rule or a list of rules with

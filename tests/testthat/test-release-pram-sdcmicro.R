@@ -136,3 +136,30 @@ test_that("sdcMicro::pram() on a data frame: a classed error whose code certifie
   expect_identical(res$keys, obj@risk$pram$cell_keys)
   expect_snapshot(pram_certify(pr), error = TRUE)
 })
+
+test_that("pram_certify() refuses sdcMicro's person-level PRAM of a household variable unless told (issue 37)", {
+  td <- sdcmicro_testdata()
+  for (v in c("urbrur", "water", "sex", "hhcivil")) td[[v]] <- factor(td[[v]])
+  keys <- c("urbrur", "water", "sex", "hhcivil")
+  obj <- sdcMicro::createSdcObj(td, keyVars = keys, hhId = "ori_hid")
+  set.seed(2)
+  pr <- suppressWarnings(sdcMicro::pram(obj, variables = c("water", "sex")))
+  cnd <- expect_error(pram_certify(pr), class = "sdcRisk_error_households")
+  expect_match(cli::ansi_strip(conditionMessage(cnd)), "\"water\"", fixed = TRUE)
+  expect_snapshot(error = TRUE, pram_certify(pr))
+  # the opt-out certifies persons, as without hhId, and says so
+  cert <- pram_certify(pr, households = "ignore")@risk$pram
+  obj0 <- sdcMicro::createSdcObj(td, keyVars = keys)
+  set.seed(2)
+  pr0 <- suppressWarnings(sdcMicro::pram(obj0, variables = c("water", "sex")))
+  expect_identical(pr@manipKeyVars, pr0@manipKeyVars)
+  expect_identical(cert$risk, pram_certify(pr0)@risk$pram$risk)
+  expect_identical(cert$households$perturbed, "water")
+  expect_match(gsub("\\s+", " ", paste(format(cert), collapse = " ")), "household-level water changed person by person", fixed = TRUE)
+  # person-level variables only: certified, with what the certificate covers
+  set.seed(2)
+  pr2 <- suppressWarnings(sdcMicro::pram(obj, variables = c("sex", "hhcivil")))
+  cert2 <- pram_certify(pr2)@risk$pram
+  expect_length(cert2$households$perturbed, 0)
+  expect_match(paste(format(cert2), collapse = " "), "persons are the targets", fixed = TRUE)
+})

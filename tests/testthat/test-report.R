@@ -129,6 +129,20 @@ test_that("release_report() documents a certified sdcMicroObj", {
   expect_match(html, "Transition matrix of <code>marital</code>", fixed = TRUE)
 })
 
+test_that("the report of an sdcMicroObj with households says what the certificate covers (issue 37)", {
+  skip_if_no_pandoc()
+  td <- sdcmicro_testdata()
+  for (v in c("water", "sex", "hhcivil")) td[[v]] <- factor(td[[v]])
+  obj <- sdcMicro::createSdcObj(td, keyVars = c("water", "sex", "hhcivil"), hhId = "ori_hid")
+  set.seed(2)
+  obj <- pram_certify(suppressWarnings(sdcMicro::pram(obj, variables = c("water", "sex"))), households = "ignore")
+  html <- gsub("\\s+", " ", report_html(obj, seed = 2))
+  expect_match(html, "Households (ori_hid, 1,000): ignored", fixed = TRUE)
+  expect_match(html, "composition is not covered", fixed = TRUE)
+  # the reproduction code certifies as it was certified
+  expect_match(html, "households = &quot;ignore&quot;", fixed = TRUE)
+})
+
 test_that("release_report() documents a protected table and its audit", {
   skip_if_no_pandoc()
   set.seed(3)
