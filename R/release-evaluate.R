@@ -253,7 +253,9 @@ as.data.frame.sdc_release_risk <- function(x, ...) x$table
 #'   variance \eqn{V(S_D | T)} of its perturbed count given the original
 #'   counts, from the plan (eq. 3.6; for an IFPR block eq. 6.5), the bound
 #'   \eqn{2 \theta b_R} of eq. 6.7, and the sampling variance
-#'   \eqn{n p (1 - p)}: perturbation variance is of lower order.
+#'   \eqn{n p (1 - p)}: perturbation variance is of lower order as the file
+#'   grows with the probabilities fixed, but need not be small in a given
+#'   file (compare the two columns).
 #'
 #' @param release An `sdc_release` from [ifpr()].
 #' @param vars Variables of the data (keys or not): a character vector, each
