@@ -253,7 +253,9 @@ as.data.frame.sdc_release_risk <- function(x, ...) x$table
 #'   variance \eqn{V(S_D | T)} of its perturbed count given the original
 #'   counts, from the plan (eq. 3.6; for an IFPR block eq. 6.5), the bound
 #'   \eqn{2 \theta b_R} of eq. 6.7, and the sampling variance
-#'   \eqn{n p (1 - p)}: perturbation variance is of lower order.
+#'   \eqn{n p (1 - p)}: perturbation variance is of lower order as the file
+#'   grows with the probabilities fixed, but need not be small in a given
+#'   file (compare the two columns).
 #'
 #' @param release An `sdc_release` from [ifpr()].
 #' @param vars Variables of the data (keys or not): a character vector, each
@@ -578,7 +580,10 @@ plot.sdc_utility <- function(x, which = c("distribution", "tvd"), ...) {
     colnames(m) <- ifelse(is.na(d$category), "NA", d$category)
     # room below for the longest category label, above for the legend
     width <- max(graphics::strwidth(colnames(m), units = "inches", cex = graphics::par("cex.axis")))
-    old <- graphics::par(mar = c(min(max(5, width / graphics::par("csi") + 2.5), 25), 4, 4, 1) + 0.1)
+    # at most half the device's height, so that long labels never fail
+    # with "figure margins too large" (race in a report: issue 37)
+    most <- 0.5 * graphics::par("din")[2] / graphics::par("csi")
+    old <- graphics::par(mar = c(min(max(5, width / graphics::par("csi") + 2.5), 25, most), 4, 4, 1) + 0.1)
     on.exit(graphics::par(old))
     graphics::barplot(m, beside = TRUE, las = 2, ylab = "relative frequency",
       ylim = c(0, 1.15 * max(m)), col = c("grey35", "grey75"),
@@ -586,8 +591,13 @@ plot.sdc_utility <- function(x, which = c("distribution", "tvd"), ...) {
     graphics::legend("top", c("original", "perturbed"), fill = c("grey35", "grey75"), horiz = TRUE, bty = "n")
   } else {
     t <- x$tvd
-    graphics::barplot(t$tvd, names.arg = t$variables, horiz = TRUE, las = 1, xlab = "total variation distance",
-      main = "Original against perturbed joint distributions", ...)
+    # room on the left for the longest label (it was cut: issue 37)
+    width <- max(graphics::strwidth(t$variables, units = "inches", cex = graphics::par("cex.axis")))
+    # and the title centred on the whole figure, not on the narrowed plot
+    old <- graphics::par(mar = c(5, min(max(4, width / graphics::par("csi") + 1.5), 30), 2, 1) + 0.1, oma = c(0, 0, 2, 0))
+    on.exit(graphics::par(old))
+    graphics::barplot(t$tvd, names.arg = t$variables, horiz = TRUE, las = 1, xlab = "total variation distance", ...)
+    graphics::title(main = "Original against perturbed joint distributions", outer = TRUE)
   }
   invisible(x)
 }

@@ -9,6 +9,15 @@
 #' published for the users of the released file, the package version, the
 #' seed and the code that reproduces the release.
 #'
+#' The utility section plots the original against the released distribution
+#' of every variable compared alone, and tables it up to 30 categories; for a
+#' longer one (ages, areas) it says so and gives the call that makes the
+#' table. Categories are in the key's order (factor levels, or numeric order
+#' for a numeric key). The reproduction code sets the `seed` given, and the
+#' code of a protected table names every rule with its parameters. Progress
+#' is shown as cli progress steps (messages: wrap the call in
+#' [suppressMessages()] to silence them).
+#'
 #' Every number in the report is read from `x` or computed from it by the
 #' package's exported functions ([release_risk()], [release_utility()],
 #' [max_match_risk_known()]); nothing is estimated that the object does not
@@ -113,6 +122,7 @@ release_report.sdc_release <- function(x, file, ..., title = "Disclosure review:
   keys <- x$keys
   vars <- c(keys, x$also)
   utility <- utility %||% report_default_utility(vars, keys)
+  report_step("Computing the risk and utility tables")
   rr <- release_risk(x)
   u <- release_utility(x, utility)
   kn <- report_known(x$plan, cert$goal, known, x$sample)
@@ -150,7 +160,7 @@ release_report.sdc_release <- function(x, file, ..., title = "Disclosure review:
     ),
     report_utility_section(u),
     pub$section,
-    report_reproduce_section(seed, code %||% report_code_ifpr(x))
+    report_reproduce_section(seed, code %||% report_code_ifpr(x, seed))
   )
   report_render(sections, file, title, pub)
 }
@@ -166,6 +176,7 @@ release_report.sdc_pram_release <- function(x, file, ..., title = "Disclosure re
   on.exit(unlink(pub$tmp), add = TRUE)
   cert <- x$certificate
   utility <- utility %||% report_default_utility(x$vars, x$keys)
+  report_step("Computing the risk and utility tables")
   rr <- release_risk(x)
   u <- release_utility(x, utility)
   kn <- report_known(x$plan, cert$goal, known, x$sample)
@@ -201,7 +212,7 @@ release_report.sdc_pram_release <- function(x, file, ..., title = "Disclosure re
     ),
     report_utility_section(u),
     pub$section,
-    report_reproduce_section(seed, code %||% report_code_pram(x))
+    report_reproduce_section(seed, code %||% report_code_pram(x, seed))
   )
   report_render(sections, file, title, pub)
 }
@@ -229,6 +240,7 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
   released <- orig
   released[keys] <- manip
   utility <- utility %||% report_default_utility(vars, keys)
+  report_step("Computing the risk and utility tables")
   rr <- release_risk(x)
   u <- release_utility(x, utility)
   kn <- report_known(x, cert$goal, known)
@@ -265,7 +277,7 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
     pub$section,
     report_reproduce_section(seed, code %||% c(
       "# the object as it was before sdcMicro::pram(), then:",
-      if (!is.null(seed)) sprintf("set.seed(%s)", seed),
+      if (!is.null(seed)) report_seed_line(seed),
       sprintf("obj <- sdcMicro::pram(obj, variables = %s)", report_deparse(vars)),
       sprintf("obj <- sdcRisk::pram_certify(obj, goal = %s%s%s)", report_deparse(cert$goal),
               if (identical(cert$households$policy, "ignore")) ", households = \"ignore\"" else "",
@@ -296,6 +308,7 @@ release_report.sdc_protection <- function(x, file, ..., title = "Disclosure revi
     }
     audit <- audit_table(sensitivity, df$status != "published")
   }
+  report_step("Auditing the table")
   suppressed <- df[df$status != "published", intersect(c(by, "level", "total", "status", "reason", "protection", "lower", "upper", "protected"), names(df)), drop = FALSE]
   all_protected <- all(df$protected[sens_rows] %in% TRUE)
   sections <- list(
@@ -323,11 +336,7 @@ release_report.sdc_protection <- function(x, file, ..., title = "Disclosure revi
                           format(signif(stats$seconds %||% NA, 3)),
                           if (isTRUE(stats$method == "optimal")) sprintf("; optimality proven: %s", stats$optimal) else ""))
     ),
-    report_reproduce_section(NA, code %||% c(
-      "sens <- sdcRisk::cell_sensitivity(data, by = ..., value = ..., rules = ...)  # as it was made",
-      sprintf("prot <- sdcRisk::protect_table(sens, cost = %s, method = %s)",
-              report_deparse(attr(x, "cost") %||% "value"), report_deparse(stats$method %||% "heuristic"))
-    ))
+    report_reproduce_section(NA, code %||% report_code_table(x, sensitivity))
   )
   report_render(sections, file, title)
 }
@@ -427,6 +436,9 @@ report_empirical_text <- function() {
     "The standard errors are cluster-robust: the records of one IFPR block are drawn jointly, so a block (outside blocks, an original cell) counts as one cluster (`clusters`), not each unit."
   )
 }
+# A distribution longer than this is plotted, not tabled: a table of 91 ages
+# or 24 PUMAs by 7 columns is pages long, and the plot shows the same.
+REPORT_MAX_TABLE_CATEGORIES <- 30L
 REPORT_EMPIRICAL_CAPTION <- "Mean probability of a correct match in this release (one realization), with +/- 2 cluster-robust standard errors; the dashed line is the certificate, the exact maximum of the expected risk, which one release's means may cross."
 
 report_certificate_text <- function(risk, xi, a, count, cell, n_excluded = 0, sample = NULL) {
@@ -473,7 +485,7 @@ report_partition_table <- function(partition, vars) {
     r <- partition[[v]]
     if (is.null(r)) "changes freely"
     else if (is.character(r) && length(r) == 1L && identical(r, "keep")) "never changes"
-    else if (is.numeric(r)) paste0("within groups with breaks ", paste(format(r), collapse = ", "))
+    else if (is.numeric(r)) paste0("within groups with breaks ", paste(format(r, trim = TRUE), collapse = ", "))
     else if (is.list(r)) paste0("within the level sets ", paste(vapply(r, function(s) paste0("{", paste(s, collapse = ", "), "}"), ""), collapse = " "))
     else paste0("within groups ", paste(unique(r), collapse = ", "))
   }, character(1))
@@ -556,15 +568,33 @@ report_known_caption <- function(kn, how) {
   paste0(risk_kind(smp), " maximum risk for intruders who know only some keys, ", sample_line(smp), " (", how, ").")
 }
 
+# Every single variable's distribution is plotted (plot(u) draws only the
+# first, which was `sex`, the one key that cannot change: issue 37) and
+# tabled up to REPORT_MAX_TABLE_CATEGORIES categories; a longer table is
+# not dropped silently: the report says where to get it.
 report_utility_section <- function(u) {
   dists <- u$distributions
-  small <- names(dists)[vapply(dists, nrow, 1L) <= 30L]
+  long <- names(dists)[vapply(dists, nrow, 1L) > REPORT_MAX_TABLE_CATEGORIES]
+  dist_blocks <- lapply(names(dists), function(v) {
+    uv <- u
+    uv$distributions <- dists[v]
+    list(
+      report_plot(function() graphics::plot(uv), sprintf("Original against released relative frequencies of `%s`.", v),
+                  width = min(14, max(7, 0.12 * nrow(dists[[v]]))),
+                  height = max(5, 3.5 + 0.1 * max(nchar(dists[[v]]$category), na.rm = TRUE))),
+      if (v %in% long) {
+        report_text(sprintf("`%s` has %s categories: its distribution is shown as the plot above; the table is `release_utility(x, \"%s\")$distributions$%s`.",
+                            v, report_num(nrow(dists[[v]])), v, v))
+      } else {
+        report_table(dists[[v]], sprintf("Distribution of `%s`.", v))
+      }
+    )
+  })
   blocks <- c(
     list(report_text("Original and released distributions (Nayak, Zhang and You 2016, Sections 6 and 7.2): total variation distance of each combination of variables (eq. 7.1), the distribution of each variable with the sampling standard deviation, and the exact perturbation variance of each category's count against the sampling variance.")),
     list(report_table(u$tvd, "Total variation distance between original and released joint distributions.")),
     list(report_plot(function() graphics::plot(u, which = "tvd"), "Total variation distance by combination.")),
-    list(report_plot(function() graphics::plot(u), "Original against released relative frequencies.")),
-    lapply(small, function(v) report_table(dists[[v]], sprintf("Distribution of `%s`.", v))),
+    unlist(lapply(dist_blocks, Filter, f = Negate(is.null)), recursive = FALSE),
     lapply(names(u$variance), function(v) report_table(u$variance[[v]], sprintf("Perturbation variance of the counts of `%s` (eq. 3.6) against sampling variance.", v)))
   )
   do.call(report_section, c(list("Utility"), blocks))
@@ -618,7 +648,7 @@ report_reproduce_section <- function(seed, code) {
   )
 }
 
-report_code_ifpr <- function(x) {
+report_code_ifpr <- function(x, seed = NULL) {
   cert <- x$certificate
   args <- c(
     sprintf("keys = %s", report_deparse(x$keys)),
@@ -633,11 +663,21 @@ report_code_ifpr <- function(x) {
     if (!is.null(cert$known)) sprintf("known = %s", report_deparse(lapply(strsplit(cert$known$known, ", ", fixed = TRUE), identity))),
     report_population_args(cert)
   )
-  c("library(sdcRisk)", "# data: the original data frame", "set.seed(SEED)  # the seed used for the release",
+  c("library(sdcRisk)", "# data: the original data frame", report_seed_line(seed),
     paste0("release <- ifpr(data,\n  ", paste(args, collapse = ",\n  "), "\n)"))
 }
 
-report_code_pram <- function(x) {
+# The set.seed() line of the code: the seed given to release_report(), or a
+# placeholder that says what goes there (issue 37: the seed was given and
+# the code still said SEED).
+report_seed_line <- function(seed, note = NULL) {
+  if (is.null(seed)) {
+    return(paste0("set.seed(SEED)  # the seed used for the release", if (!is.null(note)) paste0(" (", note, ")")))
+  }
+  paste0("set.seed(", report_deparse(seed), ")  # the seed given to release_report()")
+}
+
+report_code_pram <- function(x, seed = NULL) {
   mats <- x$plan$matrices
   m <- if (length(x$strata)) {
     stats::setNames(mats, x$plan$stratum_labels %||% names(mats))
@@ -646,11 +686,49 @@ report_code_pram <- function(x) {
   }
   c("library(sdcRisk)", "# data: the original data frame",
     sprintf("matrices <- %s", report_deparse(m)),
-    "set.seed(SEED)  # the seed used for the release (the draw is the same with the same pd and alpha)",
+    report_seed_line(seed, "the draw is the same with the same pd and alpha"),
     sprintf("release <- pram_release(data, keys = %s, vars = %s, strata = %s, matrices = matrices, goal = %s%s)",
             report_deparse(x$keys), report_deparse(x$vars), report_deparse(if (length(x$strata)) x$strata else NULL),
             report_deparse(x$certificate$goal),
             paste0(paste0(",\n  ", report_population_args(x$certificate)), collapse = "")))
+}
+
+# The code of a protected table: cell_sensitivity() with the table's `by`,
+# `value` and every rule with its parameters (issue 37: the report printed
+# `rules = ...`), then protect_table().
+report_code_table <- function(x, sensitivity = NULL) {
+  rules <- attr(sensitivity, "rules") %||% attr(x, "rules")
+  rules_code <- if (is.null(rules)) {
+    "...  # the rules the table was made with"
+  } else {
+    paste0("list(", paste(vapply(rules, report_rule_call, ""), collapse = ", "), ")")
+  }
+  stats <- attr(x, "stats")
+  c(sprintf("sens <- sdcRisk::cell_sensitivity(data, by = %s, value = %s,\n  rules = %s%s)",
+            report_deparse(attr(x, "by")), report_deparse(attr(x, "value")), rules_code,
+            report_sensitivity_options(attr(sensitivity, "options"))),
+    sprintf("prot <- sdcRisk::protect_table(sens, cost = %s, method = %s)",
+            report_deparse(attr(x, "cost") %||% "value"), report_deparse(stats$method %||% "heuristic")))
+}
+
+# The options of cell_sensitivity() that differ from its defaults, as
+# arguments (none when the sensitivity table is not at hand).
+report_sensitivity_options <- function(opts) {
+  if (is.null(opts)) return("")
+  defaults <- list(negative = "error", weights_known = TRUE, na = "error", total_label = "Total")
+  given <- c(Filter(is.character, opts[c("contributor", "weight", "waiver", "lower", "upper")]),
+             Filter(Negate(is.null), Map(function(v, d) if (!identical(v, d)) v, opts[names(defaults)], defaults)))
+  out <- paste0(vapply(names(given), function(a) paste0(",\n  ", a, " = ", report_deparse(given[[a]])), ""), collapse = "")
+  if (!is.null(opts$hierarchy)) out <- paste0(out, ",\n  hierarchy = HIERARCHY  # the hierarchy the table was made with")
+  out
+}
+
+# A rule as the call of its constructor with every parameter it takes.
+report_rule_call <- function(rule) {
+  ctor <- paste0("rule_", rule$type)
+  args <- rule$params[intersect(names(formals(getExportedValue("sdcRisk", ctor))), names(rule$params))]
+  args <- vapply(names(args), function(a) paste0(a, " = ", report_deparse(args[[a]])), "")
+  paste0(ctor, "(", paste(args, collapse = ", "), ")")
 }
 
 # ---- the publication --------------------------------------------------------
@@ -788,6 +866,7 @@ report_render <- function(sections, file, title, pub = NULL, call = rlang::calle
       "i" = "Install it (Debian: {.code apt-get install pandoc})."
     ), "missing_package", call = call)
   }
+  report_step("Drawing the plots and writing the HTML (pandoc)", .envir = parent.frame())
   work <- tempfile("sdcRisk-report-")
   dir.create(work)
   on.exit(unlink(work, recursive = TRUE), add = TRUE)
@@ -808,14 +887,20 @@ report_render <- function(sections, file, title, pub = NULL, call = rlang::calle
   invisible(normalizePath(file))
 }
 
+# A progress step (a cli message: suppressMessages() silences it), in the
+# frame of the method, so that each step ends the one before.
+report_step <- function(msg, .envir = parent.frame()) {
+  cli::cli_progress_step(msg, .envir = .envir)
+}
+
 # Called by the template: one section's blocks as markdown and HTML.
 report_emit <- function(section) {
   cat("\n\n## ", section$title, "\n\n", sep = "")
   for (b in section$blocks) {
     switch(b$type,
       text = cat(b$text, "\n\n", sep = ""),
-      table = cat(report_html_table(b$data, b$caption), "\n\n", sep = ""),
-      plot = cat(report_plot_html(b), "\n\n", sep = ""),
+      table = cat(report_raw_html(report_html_table(b$data, b$caption)), sep = ""),
+      plot = cat(report_raw_html(report_plot_html(b)), sep = ""),
       code = cat("```", b$lang, "\n", b$code, "\n```\n\n", sep = "")
     )
   }
@@ -823,7 +908,7 @@ report_emit <- function(section) {
 }
 
 report_html_table <- function(data, caption) {
-  if (nrow(data) == 0L) return(paste0("<p><em>", report_escape(caption), " (none)</em></p>"))
+  if (nrow(data) == 0L) return(paste0("<p><em>", report_caption(caption), " (none)</em></p>"))
   shown <- utils::head(data, 200L)
   cols <- lapply(shown, function(col) {
     if (is.numeric(col)) {
@@ -843,9 +928,19 @@ report_html_table <- function(data, caption) {
                           report_escape(vapply(cols, `[`, "", i)), "</td>", collapse = ""), "</tr>")
   }, "")
   more <- if (nrow(data) > nrow(shown)) sprintf("<p><em>First %s of %s rows.</em></p>", nrow(shown), report_num(nrow(data))) else ""
-  paste0('<table class="table table-sm table-striped"><caption>', report_escape(caption), "</caption><thead><tr>",
+  paste0('<table class="table table-sm table-striped"><caption>', report_caption(caption), "</caption><thead><tr>",
          head, "</tr></thead><tbody>", paste(rows, collapse = ""), "</tbody></table>", more)
 }
+
+# HTML that pandoc passes through without parsing it as markdown (captions'
+# `code` is made HTML by report_caption()): parsing the tables as markdown
+# took pandoc 35 to 40 s of a report on pums_md, and under a second now
+# (issue 37).
+report_raw_html <- function(html) paste0("\n```{=html}\n", html, "\n```\n\n")
+
+# A caption: escaped, with markdown's `code` as <code> (the raw HTML is not
+# read as markdown).
+report_caption <- function(x) gsub("`([^`]*)`", "<code>\\1</code>", report_escape(x))
 
 report_escape <- function(x) {
   x <- gsub("&", "&amp;", x, fixed = TRUE)
@@ -853,15 +948,16 @@ report_escape <- function(x) {
   gsub(">", "&gt;", x, fixed = TRUE)
 }
 
+# The plot as a PNG file beside the document (knitr renders in its
+# directory), which pandoc embeds when it makes the file self-contained.
 report_plot_html <- function(b) {
-  png_file <- tempfile(fileext = ".png")
-  on.exit(unlink(png_file), add = TRUE)
+  png_file <- basename(tempfile("figure-", tmpdir = ".", fileext = ".png"))
   grDevices::png(png_file, width = b$width, height = b$height, units = "in", res = 96)
   ok <- tryCatch({
     suppressWarnings(b$fun())
     TRUE
   }, error = function(e) conditionMessage(e), finally = grDevices::dev.off())
   if (!isTRUE(ok)) return(paste0("<p><em>Plot not drawn: ", report_escape(ok), "</em></p>"))
-  paste0('<figure><img alt="', report_escape(b$caption), '" src="', knitr::image_uri(png_file),
-         '" style="max-width:100%"><figcaption>', report_escape(b$caption), "</figcaption></figure>")
+  paste0('<figure><img alt="', report_escape(b$caption), '" src="', png_file,
+         '" style="max-width:100%"><figcaption>', report_caption(b$caption), "</figcaption></figure>")
 }

@@ -300,7 +300,8 @@ new_sdc_protection <- function(x, prep, supp, reason, targets, final, cost, stat
   out$upper[targets] <- final$upper
   out$protected <- ifelse(prep$sensitive, TRUE, NA)
   structure(out, class = c("sdc_protection", "data.frame"), by = by, value = attr(x, "value"),
-            cost = cost, stats = stats, total_label = attr(x, "options")$total_label)
+            cost = cost, stats = stats, total_label = attr(x, "options")$total_label,
+            rules = attr(x, "rules")) # for the code of release_report()
 }
 
 suppression_cost <- function(value, cost) {

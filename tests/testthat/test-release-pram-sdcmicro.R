@@ -163,3 +163,15 @@ test_that("pram_certify() refuses sdcMicro's person-level PRAM of a household va
   expect_length(cert2$households$perturbed, 0)
   expect_match(paste(format(cert2), collapse = " "), "persons are the targets", fixed = TRUE)
 })
+
+test_that("with sdcMicro's seed, pram_release() draws the first variable's matrix as sdcMicro::pram() does, not the next (issue 37, pram-risk vignette)", {
+  skip_if_not_installed("sdcMicro")
+  vars <- c("race", "marital")
+  obj <- sdc_pram_obj(seed = 4, variables = vars)
+  set.seed(4)
+  rel <- pram_release(pums_md[seq_len(1500), c(sdc_keys, "puma")], sdc_keys, vars = vars)
+  diff <- vapply(vars, function(v) max(abs(t(rel$plan$matrices[[1]][[v]]) - unclass(obj@pram$params[[v]]$Rs))), 1)
+  # sdcMicro draws the records' new race before the matrix of marital
+  expect_lt(diff[["race"]], 1e-12)
+  expect_gt(diff[["marital"]], 1e-3)
+})

@@ -22,6 +22,23 @@ expect_self_contained <- function(html) {
   expect_false(grepl("<link[^>]*href=\"http", html))
 }
 
+# The code block of "How to reproduce" (or of another class), as R code.
+report_code_block <- function(html, class = "r") {
+  blocks <- regmatches(html, gregexpr(sprintf("<pre class=\"%s\"><code>(.|\n)*?</code></pre>", class), html, perl = TRUE))[[1]]
+  code <- gsub("<[^>]+>", "", blocks)
+  gsub("&quot;", "\"", gsub("&lt;", "<", gsub("&gt;", ">", gsub("&amp;", "&", code, fixed = TRUE), fixed = TRUE), fixed = TRUE), fixed = TRUE)
+}
+
+# Contributions of 80 firms to the sales by sector and area.
+report_firms <- function() {
+  set.seed(3)
+  data.frame(firm = 1:80, sector = sample(c("a", "b", "c", "d"), 80, TRUE),
+             area = sample(c("x", "y", "z"), 80, TRUE), sales = round(rlnorm(80, 5, 1.5)))
+}
+report_firms_sensitivity <- function(firms) {
+  cell_sensitivity(firms, c("sector", "area"), "sales", rules = list(rule_frequency(3), rule_p(15)), contributor = "firm")
+}
+
 test_that("release_report() documents an ifpr() release with its exact certificate", {
   skip_if_no_pandoc()
   set.seed(11)
@@ -145,11 +162,8 @@ test_that("the report of an sdcMicroObj with households says what the certificat
 
 test_that("release_report() documents a protected table and its audit", {
   skip_if_no_pandoc()
-  set.seed(3)
-  firms <- data.frame(firm = 1:80, sector = sample(c("a", "b", "c", "d"), 80, TRUE),
-                      area = sample(c("x", "y", "z"), 80, TRUE), sales = round(rlnorm(80, 5, 1.5)))
-  sens <- cell_sensitivity(firms, c("sector", "area"), "sales",
-                           rules = list(rule_frequency(3), rule_p(15)), contributor = "firm")
+  firms <- report_firms()
+  sens <- report_firms_sensitivity(firms)
   prot <- protect_table(sens)
   html <- report_html(prot, sensitivity = sens)
   expect_self_contained(html)
@@ -213,11 +227,7 @@ test_that("report_deparse() writes arguments with the app's deparser: shortest n
 # ---- the publication for data users (issue 33, item 5) -------------------------
 
 # The code blocks of the publication section, as R code.
-publication_code <- function(html) {
-  blocks <- regmatches(html, gregexpr("<pre class=\"r publication\"><code>(.|\n)*?</code></pre>", html, perl = TRUE))[[1]]
-  code <- gsub("<[^>]+>", "", blocks)
-  gsub("&quot;", "\"", gsub("&lt;", "<", gsub("&gt;", ">", gsub("&amp;", "&", code, fixed = TRUE), fixed = TRUE), fixed = TRUE), fixed = TRUE)
-}
+publication_code <- function(html) report_code_block(html, "r publication")
 
 test_that("the report of an IFPR release says what is published, and its code writes the publication a data user reads", {
   skip_if_no_pandoc()
@@ -237,7 +247,7 @@ test_that("the report of an IFPR release says what is published, and its code wr
                           sum(!is.na(pub$plan$theta)))))
   expect_true(has(sprintf("%s of them hold exactly one record", sum(pub$plan$cells$count == 1))))
   expect_true(has("This report wrote no publication"))
-  expect_true(has("<caption>\nThe keys as published"))
+  expect_true(has("<caption>The keys as published"))
   expect_true(has(paste(pub$keys[[3]]$categories[1:3], collapse = ", ")))
   # the release's own code is still the one block of class r
   expect_length(regmatches(html, gregexpr("<pre class=\"r\"><code>", html))[[1]], 1)
@@ -314,4 +324,54 @@ test_that("a bad publication argument writes nothing; a release publish_plan() r
   unlink(report)
   expect_error(release_report(rel, report, publication = file.path(dir, "p.json")), class = "sdcRisk_error_publication")
   expect_length(list.files(dir), 0)
+})
+
+test_that("the report plots every key's distribution, says where a long one's table is, and prints the seed given (issue 37)", {
+  skip_if_no_pandoc()
+  set.seed(12)
+  keys <- c("sex", "age", "race")
+  rel <- ifpr(pums_md[1:4000, ], keys, xi = 0.3, partition = list(sex = "keep"))
+  expect_message(html <- report_html(rel, seed = 12), "Drawing the plots", class = "cliMessage")
+  expect_self_contained(html)
+  # plot(u) drew only the first variable, sex, which cannot change
+  for (v in keys) {
+    expect_match(html, sprintf("<figcaption>Original against released relative frequencies of <code>%s</code>.</figcaption>", v), fixed = TRUE)
+  }
+  # race's long labels made "figure margins too large"
+  expect_no_match(html, "Plot not drawn", fixed = TRUE)
+  # age's table (more than 30 categories) is not dropped without a word
+  n_age <- length(unique(pums_md$age[1:4000]))
+  expect_match(html, sprintf("<code>age</code> has %s categories: its distribution is shown as the plot above", n_age), fixed = TRUE)
+  expect_match(html, "Distribution of <code>race</code>.", fixed = TRUE)
+  # the seed given is in the code, not a placeholder
+  expect_match(html, "set.seed(12)  # the seed given to release_report()", fixed = TRUE)
+  expect_no_match(html, "set.seed(SEED)", fixed = TRUE)
+  # the age variance table in the key's order, not as text (0, 1, 10, ...)
+  age_table <- regmatches(html, regexpr("counts of <code>age</code>.*?</table>", html))
+  rows <- regmatches(age_table, gregexpr("<tr>\\s*<td[^>]*>[^<]*", age_table, perl = TRUE))[[1]]
+  shown <- trimws(sub(".*>", "", rows))
+  expect_identical(shown, as.character(sort(unique(pums_md$age[1:4000]))))
+  # quiet when asked
+  expect_silent(suppressMessages(release_report(rel, withr::local_tempfile(fileext = ".html"), seed = 12)))
+})
+
+test_that("the code of a table report has every rule with its parameters, and remakes the protection (issue 37)", {
+  skip_if_no_pandoc()
+  firms <- report_firms()
+  sens <- report_firms_sensitivity(firms)
+  prot <- protect_table(sens)
+  for (s in list(sens, NULL)) {
+    html <- report_html(prot, sensitivity = s)
+    code <- report_code_block(html)
+    expect_match(code, "rules = list(rule_frequency(n = 3, convention = \"below\"), rule_p(p = 15))", fixed = TRUE)
+  }
+  # with the sensitivity table at hand, its options too: the code runs as written
+  html <- report_html(prot, sensitivity = sens)
+  code <- report_code_block(html)
+  expect_match(code, "contributor = \"firm\"", fixed = TRUE)
+  env <- new.env()
+  env$data <- firms
+  eval(parse(text = code), env)
+  expect_identical(env$prot$status, prot$status)
+  expect_identical(env$prot$total, prot$total)
 })
