@@ -558,7 +558,9 @@ plot.sdc_release_risk <- function(x, ...) {
     d <- tab[tab$tau == taus[i], ]
     xpos <- match(d$tau_star, stars) + (i - 1) * 0.05
     graphics::lines(xpos, d$mean, type = "b", pch = 19, col = cols[i])
-    ok <- !is.na(d$se) & d$se > 0
+    # an error bar shorter than a thousandth of the axis cannot be drawn
+    # (graphics warns of a zero-length arrow); its point says it all
+    ok <- !is.na(d$se) & 4 * d$se > 1e-3 * diff(graphics::par("usr")[3:4])
     if (any(ok)) {
       graphics::arrows(xpos[ok], d$mean[ok] - 2 * d$se[ok], xpos[ok], d$mean[ok] + 2 * d$se[ok],
         angle = 90, code = 3, length = 0.03, col = cols[i])
