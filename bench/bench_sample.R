@@ -123,6 +123,20 @@ if (1 %in% sections) {
     sum(theta_of(rep(xi, sum(whole)), f_cells[whole]))
   ), 1)
   need$expected_share <- sprintf("%.3f", need$expected_changed_tiered_rule / need$expected_changed_tiered_rule[1])
+  # what no design can go below: under Goal 3 a unit of cell t stays with
+  # probability at most b_t t in any unbiased PRAM meeting the bound b_t
+  # (certificate$design$lower of method = "optimal"; ?ifpr), against
+  # today's expected changes
+  lower <- data.frame(
+    bounds = c("today's: xi for every cell", "sample: min(1, xi F / t), as computed here",
+               "sample: certificate$design$lower of the optimal release"),
+    records_at_least = round(c(
+      sdcRisk:::damage_lower(f_cells, rep(xi, length(f_cells)), "all_matches", 1)[["records"]],
+      sdcRisk:::damage_lower(f_cells, bound_sample, "all_matches", 1)[["records"]],
+      aware_opt$certificate$design$lower[["records"]]
+    ), 1)
+  )
+  lower$share_of_today_expected <- sprintf("%.3f", lower$records_at_least / in_file$certificate$expected_changed)
 
   group_cpu <- cpu_of(function() dt[, .N, by = keys])
   cert_cpu <- cpu_of(function() max_match_risk(aware$plan, population = counts, target_in_file = "unknown"))
@@ -268,6 +282,10 @@ if (1 %in% sections) {
   say("Cells that need protection at all (a design with per-cell bounds leaves the others out of its blocks), and the expected changes of the tiered rule (each cell's theta solving psi(t, theta) = its bound, summed before block padding; today's row is checked by today's plan above):")
   say("")
   say_table(need)
+  say("")
+  say("The least any unbiased PRAM meeting the bounds can change (Goal 3, expected records; a unit of cell t stays with probability at most b_t t, the proof on damage_lower() in R/design-optimal.R), as a share of today's expected changes:")
+  say("")
+  say_table(lower)
   say("")
   say(sprintf("CPU seconds, median of %d; groupings = CPU seconds / those of one grouping of the population in the same run.", reps))
   say("")
