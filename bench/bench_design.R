@@ -120,6 +120,7 @@ total <- cpu({
 })
 res <- do.call(rbind, rows)
 res$n <- vapply(res$file, function(f) nrow(files[[f]]$data), numeric(1))
+res$parameter_xi <- suppressWarnings(as.numeric(sub("^xi = ", "", res$parameter)))
 
 # ---- the Goals: optimal against tiered, same file, xi, seed ----------------------------
 
@@ -173,8 +174,13 @@ styles <- list(tiered = c(pch = 19, col = "grey30"), optimal = c(pch = 17, col =
 for (name in names(files)) {
   r <- res[res$file == name, ]
   plot(r$max_risk, r$expected_keys, type = "n", xlim = c(0, 1.05), ylim = c(0, max(r$expected_keys) * 1.08),
-       xlab = "exact maximum risk (Goal 3)", ylab = "expected key values changed",
+       xlab = "exact maximum risk (Goal 3)", ylab = "expected key values changed", yaxt = "n",
        main = sprintf("%s (%s records)", name, format(r$n[1], big.mark = ",")))
+  at <- pretty(c(0, r$expected_keys))
+  axis(2, at = at, labels = format(at, big.mark = ",", scientific = FALSE, trim = TRUE))
+  # below this no unbiased PRAM meeting the risk can go (Goal 3)
+  lb <- r[r$method == "optimal", ]
+  lines(lb$parameter_xi, lb$lower_keys, col = "grey50", lty = 2, lwd = 1.5)
   for (m in names(styles)) {
     s <- r[r$method == m, ]
     s <- s[order(s$max_risk), ]
@@ -185,8 +191,10 @@ for (name in names(files)) {
   }
   abline(v = xis, col = "grey85", lty = 2)
   if (name == names(files)[1]) {
-    legend("topright", c("tiered (xi)", "optimal (xi)", "sdcMicro::pram() of every key (pd)"),
-           pch = c(19, 17, 1), col = vapply(styles, `[[`, "", "col"), bty = "n", cex = 0.85)
+    legend("topright", c("tiered (xi)", "optimal (xi)", "sdcMicro::pram() of every key (pd)",
+                         "lower bound, any unbiased PRAM"),
+           pch = c(19, 17, 1, NA), lty = c(NA, NA, NA, 2), col = c(vapply(styles, `[[`, "", "col"), "grey50"),
+           bty = "n", cex = 0.85)
   }
 }
 par(op)
