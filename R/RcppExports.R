@@ -41,6 +41,10 @@ cpp_design <- function(what, x, y) {
     .Call(`_sdcRisk_cpp_design`, what, x, y)
 }
 
+cpp_design_optimal <- function(counts, bound, need, codes, values, opts) {
+    .Call(`_sdcRisk_cpp_design_optimal`, counts, bound, need, codes, values, opts)
+}
+
 cpp_cell_risk <- function(plan, targets, a, gamma) {
     .Call(`_sdcRisk_cpp_cell_risk`, plan, targets, a, gamma)
 }
@@ -51,6 +55,10 @@ cpp_max_risk <- function(plan, goal) {
 
 cpp_calibrate_ifpr <- function(plan, goal, target) {
     .Call(`_sdcRisk_cpp_calibrate_ifpr`, plan, goal, target)
+}
+
+cpp_key_damage <- function(plan, codes, values) {
+    .Call(`_sdcRisk_cpp_key_damage`, plan, codes, values)
 }
 
 cpp_draw <- function(plan, cell_id) {
@@ -83,6 +91,26 @@ cpp_block_matrix <- function(plan, block) {
 
 cpp_simulate <- function(plan, reps, target) {
     .Call(`_sdcRisk_cpp_simulate`, plan, reps, target)
+}
+
+cpp_group_moments <- function(group, n_groups, w, y) {
+    .Call(`_sdcRisk_cpp_group_moments`, group, n_groups, w, y)
+}
+
+cpp_group_sums <- function(group, x, n_groups) {
+    .Call(`_sdcRisk_cpp_group_sums`, group, x, n_groups)
+}
+
+cpp_ifpr_sums <- function(block_start, theta, count, d, n_d, tol, cell, g, w, y) {
+    .Call(`_sdcRisk_cpp_ifpr_sums`, block_start, theta, count, d, n_d, tol, cell, g, w, y)
+}
+
+cpp_population <- function(model, f, param) {
+    .Call(`_sdcRisk_cpp_population`, model, f, param)
+}
+
+cpp_population_counts <- function(sample, pop, nlevels, count) {
+    .Call(`_sdcRisk_cpp_population_counts`, sample, pop, nlevels, count)
 }
 
 cpp_relation_components <- function(relation, node, n_relation, n_node) {

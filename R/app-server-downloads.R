@@ -10,6 +10,8 @@ server_downloads <- function(input, output, session, rv, work) {
 
   output$dl_released_info <- shiny::renderText(if (is.null(rv$release)) "No release yet (page Microdata release)." else
     sprintf("%s records; written by utils::write.csv(release$data, ...).", format(nrow(rv$release$data), big.mark = ",")))
+  output$dl_publication_info <- shiny::renderText(if (is.null(rv$release)) "No release yet (page Microdata release)." else
+    "What data users need beside the released file (keys, blocks and theta, certificate; none of the records); written by publish_plan(release, ...), read with read_plan() and estimate_table().")
   output$dl_table_info <- shiny::renderText(if (is.null(rv$prot)) "No protected table yet (page Tables)." else
     sprintf("%s cells with their status (published, primary, secondary) and audit intervals.", nrow(rv$prot)))
 
@@ -18,6 +20,19 @@ server_downloads <- function(input, output, session, rv, work) {
     content = function(file) {
       if (is.null(rv$release)) app_download_fail("No release yet: make one on the page Microdata release.")
       utils::write.csv(rv$release$data, file, row.names = FALSE)
+    }
+  )
+  # the release's own object, never an input: the file name is fixed and
+  # publish_plan() writes JSON by the extension of a file the app names
+  output$dl_publication <- shiny::downloadHandler(
+    filename = "publication.json",
+    content = function(file) {
+      if (is.null(rv$release)) app_download_fail("No release yet: make one on the page Microdata release.")
+      tmp <- tempfile("sdcRisk-publication-", fileext = ".json")
+      on.exit(unlink(tmp), add = TRUE)
+      res <- tryCatch(publish_plan(rv$release, tmp), error = function(e) e)
+      if (inherits(res, "error")) app_download_fail(paste("The publication failed:", app_condition_text(res)), duration = 20)
+      file.copy(tmp, file, overwrite = TRUE)
     }
   )
   output$dl_table <- shiny::downloadHandler(

@@ -380,6 +380,8 @@ ui_downloads <- function() {
     shiny::tags$table(class = "table",
       shiny::tags$tr(shiny::tags$td(shiny::downloadButton("dl_released", "Released data (CSV)")),
                      shiny::tags$td(shiny::textOutput("dl_released_info"))),
+      shiny::tags$tr(shiny::tags$td(shiny::downloadButton("dl_publication", "Publication for data users (JSON)")),
+                     shiny::tags$td(shiny::textOutput("dl_publication_info"))),
       shiny::tags$tr(shiny::tags$td(shiny::downloadButton("dl_table", "Protected table with flags (CSV)")),
                      shiny::tags$td(shiny::textOutput("dl_table_info"))),
       shiny::tags$tr(shiny::tags$td(shiny::downloadButton("dl_report", "Disclosure-review report (HTML)")),

@@ -53,19 +53,24 @@
 #'   unless the driver lets R cancel it). See `vignette("database", package
 #'   = "sdcRisk")`.
 #' @rdname ifpr
+#' @order 3
 #' @export
 ifpr.tbl_lazy <- function(data, keys, xi,
                           goal = c("all_matches", "unique_matches", "sample_uniques"),
-                          partition = NULL, also = NULL, method = c("tiered", "nayak"),
+                          partition = NULL, also = NULL, method = c("tiered", "nayak", "optimal"),
                           calibrate = c("exact", "bound"), on_infeasible = c("error", "merge"),
                           ..., na = c("exclude", "category"), split = FALSE, known = NULL,
-                          id, name, overwrite = FALSE) {
+                          damage = c("keys", "records", "variance", "distance"), weights = NULL, ordered = NULL,
+                          id, name, overwrite = FALSE, population = NULL, target_in_file = c("known", "unknown")) {
   rlang::check_dots_empty()
   check_db_packages()
+  target_in_file <- check_target_in_file(target_in_file, population)
   cols <- db_names_only(data)
   check_names_in(keys, cols)
   goal <- check_choice(goal)
   method <- check_choice(method)
+  design <- list(damage = if (!missing(damage)) check_choice(damage), weights = weights, ordered = ordered)
+  check_design_args(method, design)
   calibrate <- check_choice(calibrate)
   on_infeasible <- check_choice(on_infeasible)
   na <- check_choice(na)
@@ -91,9 +96,11 @@ ifpr.tbl_lazy <- function(data, keys, xi,
     naming <- count_cells_release(db, data, vars, id, na, int32 = ids$int32)
     db_step_hook("counted", db)
   })
+  smp <- sample_of(naming$cells, population, target_in_file)
   d <- ifpr_design(naming$cells, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
-    known = known
+    known = known, bound = if (!is.null(smp)) pmin(1, xi / smp$weight), design = design
   )
+  d <- ifpr_sample_certificate(d, smp, goal, xi, known_subsets(known, vars))
   moves <- draw_moves(d$plan)
   db_failure_classed({
     db_step_hook("drawn", db, n_moves = nrow(moves))
@@ -109,7 +116,7 @@ ifpr.tbl_lazy <- function(data, keys, xi,
   new_sdc_release_db(
     data = db_target_tbl(db$con, target), design = d, cells = naming$cells, moves = moves,
     keys = keys, also = also, xi = xi, goal = goal, method = method, calibrate = calibrate,
-    partition = partition, id = id, table = db_target_label(target), original = data
+    partition = partition, id = id, table = db_target_label(target), original = data, sample = smp
   )
 }
 
@@ -121,11 +128,11 @@ ifpr.tbl_lazy <- function(data, keys, xi,
 # sdc_release: every method of a release in memory that reads only these
 # parts serves it too.
 new_sdc_release_db <- function(data, design, cells, moves, keys, also, xi, goal, method, calibrate,
-                               partition, id, table, original) {
+                               partition, id, table, original, sample = NULL) {
   counts <- cells$cells$count
   s_new <- counts - tabulate(moves$cell, length(counts)) + tabulate(moves$new_cell, length(counts))
   parts <- ifpr_release_parts(design, cells, keys, also, xi, goal, method, calibrate, partition,
-    records_changed = nrow(moves), s_new = s_new
+    records_changed = nrow(moves), s_new = s_new, sample = sample
   )
   structure(
     c(list(data = data), parts, list(moves = moves, id = id, table = table, original = original)),
@@ -163,7 +170,7 @@ validate_release.sdc_release_db <- function(x, arg = "release", call = rlang::ca
 format.sdc_release_db <- function(x, ...) {
   c(
     NextMethod(),
-    paste0("Released table: ", x$table, " (in the database; ", n_of(nrow(x$moves), "record"), " moved)")
+    wrap_lines(paste0("Released table: ", x$table, " (in the database; ", n_of(nrow(x$moves), "record"), " moved)"))
   )
 }
 

@@ -79,10 +79,7 @@ partition_variable <- function(x, spec, v, call) {
     lab <- unique(as.character(spec))
     idx <- match(as.character(spec), lab)[match(as.character(key), names(spec))]
   } else {
-    abort_sdc(c(
-      "{.arg partition}${.field {v}} must be {.val keep}, a named vector mapping values to groups, a list of level sets, or breaks for a numeric variable.",
-      "x" = "It is {.obj_type_friendly {spec}}."
-    ), "partition", call = call, arg = "partition")
+    abort_partition_spec(spec, x, v, call)
   }
   if (anyNA(idx)) {
     miss <- sort(unique(as.character(key[is.na(idx)])), na.last = TRUE)
@@ -93,6 +90,22 @@ partition_variable <- function(x, spec, v, call) {
     ), "partition", call = call, arg = "partition")
   }
   list(index = idx, labels = lab)
+}
+
+# A rule partition_variable() cannot read: the value shown, "keep" suggested
+# for a misspelling of it (issue 37: "kep" was reported as "a string"),
+# and breaks for a variable that is not numeric named as such.
+abort_partition_spec <- function(spec, x, v, call) {
+  word <- is.character(spec) && length(spec) == 1L && !is.na(spec)
+  abort_sdc(c(
+    "{.arg partition}${.field {v}} must be {.val keep}, a named vector mapping values to groups, a list of level sets, or breaks for a numeric variable.",
+    "x" = if (word) "It is the string {.val {spec}}." else "It is {.obj_type_friendly {spec}}.",
+    "i" = if (word && utils::adist(tolower(spec), "keep") <= 2) {
+      "Did you mean {.val keep}?"
+    } else if (is.numeric(spec) && is.null(names(spec))) {
+      "Breaks need a numeric variable, and {.var {v}} is {.obj_type_friendly {x}}: map its values to groups with a named vector or a list of level sets."
+    }
+  ), "partition", call = call, arg = "partition")
 }
 
 # Set id of every cell and one row per set with its group labels.
@@ -117,10 +130,11 @@ partition_sets <- function(groups) {
 # Block design within one partition set
 
 # Which cells a goal needs protected: those whose risk outside every block
-# exceeds xi. Goal 3 (every a): R = 1 / T at a = T, so T * xi < 1. Goals 1
-# and 2 (a = 1 only): only singletons have a unique match when unperturbed.
-needs_protection <- function(counts, xi, goal) {
-  if (goal == "all_matches") counts * xi < 1 else counts == 1
+# exceeds their bound (xi, or one bound per cell). Goal 3 (every a): R = 1 / T
+# at a = T, so T * bound < 1. Goals 1 and 2 (a = 1 only): only singletons
+# have a unique match when unperturbed, with risk 1.
+needs_protection <- function(counts, bound, goal) {
+  if (goal == "all_matches") counts * bound < 1 else counts == 1 & bound < 1
 }
 
 # Sizes of floor(n / size) contiguous blocks of as equal size as possible,
@@ -136,12 +150,13 @@ no_blocks <- function() list(cells = integer(), sizes = integer(), theta = numer
 # Nayak et al.'s Step 4: one theta for every block; blocks of all singleton
 # (Goal 1) or singleton and doubleton (Goals 2, 3) cells of the set, padded
 # with the smallest cells of larger count up to m0, optionally split into
-# blocks of at least m0 cells.
-design_nayak <- function(ids, counts, xi, goal, split) {
-  d <- ifpr_theta(xi, goal)
-  m0 <- d$block_size
-  need <- if (goal == "sample_uniques") counts == 1 else counts <= 2
+# blocks of at least m0 cells. With a bound per cell, theta is that of the
+# smallest bound of those cells, and a cell with bound 1 needs nothing.
+design_nayak <- function(ids, counts, bound, goal, split) {
+  need <- (if (goal == "sample_uniques") counts == 1 else counts <= 2) & bound < 1
   if (!any(need)) return(no_blocks())
+  d <- ifpr_theta(min(bound[need]), goal)
+  m0 <- d$block_size
   block <- ids[need][order(counts[need], ids[need])]
   short <- m0 - length(block)
   if (short > 0) {
@@ -171,28 +186,28 @@ design_nayak <- function(ids, counts, xi, goal, split) {
 # not monotone in T, so every count is checked), taking cells that need
 # protection themselves first, then the smallest safe ones; failing that, its
 # cells join blocks already made in the set (join_block()).
-design_tiered <- function(ids, counts, xi, goal) {
-  need <- needs_protection(counts, xi, goal)
+#
+# `bound` holds the bound of every cell (xi for all of them in the plain
+# case). A tier of count f with cells of several bounds is taken bound by
+# bound, smallest first, each part a tier of its own with xi its bound; it
+# may be padded with cells of count f and a larger bound too. With one bound
+# for every cell this is the design above, step for step.
+design_tiered <- function(ids, counts, bound, goal) {
+  need <- needs_protection(counts, bound, goal)
   assigned <- logical(length(ids))
   pos <- list() # positions within the set, block after block
   sizes <- integer()
   theta <- numeric()
   smallest <- integer() # smallest count of each block
-  extra_pos <- integer()
-  extra_block <- integer()
+  joined <- list(pos = integer(), block = integer())
   min_size <- function(f, th) {
     if (goal == "all_matches") pmax(2, core_call(cpp_design, "ceiling", f / (f - th), numeric())) else rep(2, length(f))
   }
-  # the cells needing protection by count (tiers), each tier in order of
-  # position: one stable radix sort instead of a pass over the set per tier
-  need_pos <- which(need)
-  need_pos <- need_pos[order(counts[need_pos], method = "radix")]
-  tier_size <- tabulate(counts[need_pos]) # counts needing protection are small
-  tier_end <- cumsum(tier_size)
   ids_sorted <- !is.unsorted(ids)
-  for (f in which(tier_size > 0)) {
-    pool <- need_pos[seq.int(tier_end[f] - tier_size[f] + 1L, tier_end[f])]
-    pool <- pool[!assigned[pool]]
+  for (tier in tier_pools(need, counts, bound)) {
+    f <- tier$f
+    xi <- tier$xi
+    pool <- tier$pos[!assigned[tier$pos]]
     if (length(pool) == 0) next
     th <- core_call(cpp_design, "theta_psi", xi, f)
     m <- min_size(f, th)
@@ -201,10 +216,11 @@ design_tiered <- function(ids, counts, xi, goal) {
       new_pos <- pool
       new_sizes <- chunk_sizes(length(pool), m)
     } else {
-      cand <- which(!assigned & counts > f)
+      cand <- which(!assigned & (counts > f | (counts == f & bound > xi)))
       if (goal != "sample_uniques") {
-        # a padding cell of count c keeps R(1) <= psi(c, theta_f): must be <= xi
-        cand <- cand[core_call(cpp_design, "psi", counts[cand], rep(th, length(cand))) <= xi]
+        # a padding cell of count c keeps R(1) <= psi(c, theta_f): must be
+        # within its bound
+        cand <- cand[core_call(cpp_design, "psi", counts[cand], rep(th, length(cand))) <= bound[cand]]
       }
       cand <- cand[order(!need[cand], counts[cand], ids[cand])]
       short <- m - length(pool)
@@ -213,19 +229,15 @@ design_tiered <- function(ids, counts, xi, goal) {
         new_sizes <- length(new_pos)
       } else {
         # too few cells left: join blocks already made in this set
-        for (p in pool) {
-          cur <- sizes + tabulate(extra_block, length(sizes))
-          j <- join_block(cur, theta, smallest, counts[p], xi, min_size)
-          if (is.na(j)) {
-            return(list(lacks = sprintf(
-              "a cell of count %d needs a block of at least %s cells with count >= %d and psi(T, %.4g) <= xi, or a block to join; the set has %d more cell%s and no such block",
-              f, fmt_int(m), f, th, length(cand), if (length(cand) == 1) "" else "s"
-            )))
-          }
-          theta[j] <- max(theta[j], core_call(cpp_design, "theta_psi", xi, counts[p]))
-          extra_pos <- c(extra_pos, p)
-          extra_block <- c(extra_block, j)
+        j <- join_blocks(pool, counts, bound, sizes, theta, smallest, joined, min_size)
+        if (!is.null(j$lacks)) {
+          return(list(lacks = sprintf(
+            "a cell of count %d needs a block of at least %s cells with count >= %d and psi(T, %.4g) <= xi, or a block to join; the set has %d more cell%s and no such block",
+            f, fmt_int(m), f, th, length(cand), if (length(cand) == 1) "" else "s"
+          )))
         }
+        theta <- j$theta
+        joined <- j$joined
         assigned[pool] <- TRUE
         next
       }
@@ -237,11 +249,45 @@ design_tiered <- function(ids, counts, xi, goal) {
     smallest <- c(smallest, rep(f, length(new_sizes)))
   }
   if (length(sizes) == 0) return(no_blocks())
-  all_pos <- c(unlist(pos), extra_pos)
-  block <- c(rep.int(seq_along(sizes), sizes), extra_block)
+  all_pos <- c(unlist(pos), joined$pos)
+  block <- c(rep.int(seq_along(sizes), sizes), joined$block)
   # without joined cells the blocks are in order already
-  if (length(extra_block) > 0) all_pos <- all_pos[order(block, method = "radix")]
+  if (length(joined$block) > 0) all_pos <- all_pos[order(block, method = "radix")]
   list(cells = ids[all_pos], sizes = tabulate(block, length(sizes)), theta = theta)
+}
+
+# The tiers of the tiered design: the positions of the cells needing
+# protection by count f, each tier in order of position (one stable radix
+# sort instead of a pass over the set per tier, counts needing protection
+# being small), and within a count by bound, smallest first: a list of
+# (f, xi, pos).
+tier_pools <- function(need, counts, bound) {
+  need_pos <- which(need)
+  need_pos <- need_pos[order(counts[need_pos], method = "radix")]
+  tier_size <- tabulate(counts[need_pos])
+  tier_end <- cumsum(tier_size)
+  out <- list()
+  for (f in which(tier_size > 0)) {
+    tier <- need_pos[seq.int(tier_end[f] - tier_size[f] + 1L, tier_end[f])]
+    b <- bound[tier]
+    for (xi in sort(unique(b))) out[[length(out) + 1]] <- list(f = f, xi = xi, pos = tier[b == xi])
+  }
+  out
+}
+
+# The cells of `pool` join blocks already made (join_block()), one after
+# another: the blocks' theta and the joined cells with their blocks, or
+# `lacks` when a cell finds no block.
+join_blocks <- function(pool, counts, bound, sizes, theta, smallest, joined, min_size) {
+  for (p in pool) {
+    cur <- sizes + tabulate(joined$block, length(sizes))
+    j <- join_block(cur, theta, smallest, counts[p], bound[p], min_size)
+    if (is.na(j)) return(list(lacks = TRUE))
+    theta[j] <- max(theta[j], core_call(cpp_design, "theta_psi", bound[p], counts[p]))
+    joined$pos <- c(joined$pos, p)
+    joined$block <- c(joined$block, j)
+  }
+  list(theta = theta, joined = joined)
 }
 
 # The existing block a cell of count c joins: theta may rise to the value
@@ -259,15 +305,22 @@ join_block <- function(size, theta, smallest, c, xi, min_size) {
   cand[order(th[cand] - theta[cand], size[cand], cand)[1]]
 }
 
-design_set <- function(ids, counts, xi, goal, method, split) {
-  if (method == "nayak") design_nayak(ids, counts, xi, goal, split) else design_tiered(ids, counts, xi, goal)
+# The blocks of one set. `opts`: what the least-damage design reads
+# (optimal_options()).
+design_set <- function(ids, counts, bound, goal, method, split, opts = NULL) {
+  switch(method,
+    nayak = design_nayak(ids, counts, bound, goal, split),
+    optimal = design_optimal(ids, counts, bound, goal, opts),
+    design_tiered(ids, counts, bound, goal)
+  )
 }
 
 # ---------------------------------------------------------------------------
 # Design over all partition sets, merging infeasible ones when asked.
 
-design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_infeasible,
-                           call = rlang::caller_env()) {
+# `bound`: the risk bound of every cell (rep(xi, cells) in the plain case).
+design_release <- function(cf, set_of_cell, sets, bound, goal, method, split, on_infeasible,
+                           opts = NULL, call = rlang::caller_env()) {
   counts <- cf$cells$count
   members <- split(seq_along(counts), set_factor(set_of_cell, sets$set))
   original <- members
@@ -278,7 +331,7 @@ design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_in
   m_reason <- character()
   alive <- rep(TRUE, n_sets)
   design <- vector("list", n_sets)
-  run <- function(s) design_set(members[[s]], counts[members[[s]]], xi, goal, method, split)
+  run <- function(s) design_set(members[[s]], counts[members[[s]]], bound[members[[s]]], goal, method, split, opts)
   for (s in seq_len(n_sets)) design[[s]] <- run(s)
   lacking <- vapply(design, function(d) !is.null(d$lacks), logical(1))
   # every set's coordinate rows (one per original set), and their owner
@@ -303,7 +356,7 @@ design_release <- function(cf, set_of_cell, sets, xi, goal, method, split, on_in
         } else {
           "Use {.code on_infeasible = \"merge\"} to merge such sets with their most similar set, or coarsen {.arg partition}."
         }
-      ), "infeasible", call = call, arg = "partition")
+      ), "infeasible", call = call, arg = if (n_alive == 1) "xi" else "partition")
     }
     s <- bad[1]
     t <- nearest_owner(s, rows, owner, rows_of[[s]], members, keep, lines)

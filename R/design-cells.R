@@ -108,11 +108,11 @@ cell_frequencies.data.frame <- function(data, keys, na = c("exclude", "category"
 # rarely meant. `distinct` counts each key's distinct non-missing values.
 warn_distinct_keys <- function(keys, distinct, n_records, call = rlang::caller_env()) {
   distinct <- as.numeric(unlist(distinct))
-  bad <- which(n_records >= 50 & distinct >= 0.8 * n_records)
+  bad <- which(key_too_distinct(distinct, n_records))
   for (k in bad) {
     warn_sdc(c(
       "Key {.var {keys[k]}} has {fmt_int(distinct[k])} distinct values in {fmt_int(n_records)} records.",
-      "!" = "Almost every record is alone in its cell, and a release would change most of them.",
+      "!" = "With so many values most cells are small, and a release would change many of their records.",
       "i" = "Group it first (for a number, e.g. with {.fn cut}), or leave it out of the keys."
     ), "key_distinct", call = call)
   }

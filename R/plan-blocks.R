@@ -252,7 +252,9 @@ plan_empty_bound.pram_plan <- function(plan) {
 plan_category_moments.pram_plan <- function(plan, v, call = rlang::caller_env()) {
   cells <- plan$cells$cells
   value <- as.character(cells[[v]])
-  lev <- if (is.factor(cells[[v]])) levels(cells[[v]]) else sort(unique(value))
+  # in the key's order: factor levels, or sorted as numbers for a numeric
+  # key (as text, ages came 0, 1, 10, 100, 11: issue 37)
+  lev <- if (is.factor(cells[[v]])) levels(cells[[v]]) else as.character(sort(unique(cells[[v]])))
   if (anyNA(value)) lev <- c(lev, NA) # the missing category of na = "category"
   mom <- core_call(cpp_category_moments, engine_plan(plan, call = call), match(value, lev), length(lev), 0L,
                    call = call)

@@ -18,6 +18,23 @@ engine_plan.default <- function(plan, arg = "plan", call = rlang::caller_env()) 
 # `known` only (all keys: `ep` itself).
 engine_known <- function(plan, ep, known) UseMethod("engine_known")
 
+# The engine plan `ep` whose certificate is the maximum of w_j R_j(a, t)
+# (the core's per-cell weights, risk.hpp): `weight` NULL (every weight 1,
+# `ep` itself) or one number in (0, 1] per cell. The weights come from the
+# package's own computations (sample_weights(), per-cell bounds), so a
+# broken one is a bug.
+engine_weighted <- function(ep, weight, call = rlang::caller_env()) {
+  if (is.null(weight)) return(ep)
+  if (!is.double(weight) || length(weight) != length(ep$counts) || anyNA(weight) || any(weight <= 0 | weight > 1)) {
+    abort_sdc(c(
+      "Internal error: per-cell weights must be one number in (0, 1] per cell.",
+      "i" = "This is a bug in sdcRisk; please report it with the call that raised it."
+    ), "internal", call = call)
+  }
+  ep$weight <- weight
+  ep
+}
+
 abort_not_plan <- function(plan, arg, call) {
   abort_sdc(c(
     "{.arg {arg}} must be a PRAM plan from {.fn pram_plan}, {.fn pram_plan_vars} or {.fn ifpr}.",

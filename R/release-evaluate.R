@@ -8,12 +8,28 @@
 #' frequencies of the unit's true cell in the original and the released data
 #' (Nayak, Zhang and You 2016, Section 7.1).
 #'
+#' @section Sample releases: With `target_in_file = "unknown"` and the
+#'   `population` the file was sampled from (see [match_risk()]), the target
+#'   is a unit of the population: a unit of the file stands for the
+#'   \eqn{F_j} population units of its cell, of which \eqn{t_j} are in the
+#'   file, so each unit's probability is multiplied by \eqn{t_j / F_j} (its
+#'   estimate under a [population_model()]), and the certificate is the
+#'   maximum of \eqn{(t_j / F_j) R_j(a, t)}. A release certified for a
+#'   sample ([ifpr()], [pram_release()] with `population`) keeps its sample
+#'   case without the arguments.
 #' @param release An `sdc_release` from [ifpr()].
+#' @inheritParams match_risk
 #' @returns An object of class `sdc_release_risk`, a list with
 #'   * `table`: mean correct-match probability by \eqn{\tau} (1, 2, "3+") and
 #'     \eqn{\tau^*} (0, 1, 2, "3+"), with margins (`"all"`), the number of
-#'     units and a Monte Carlo standard error of each mean (Table 3 of the
-#'     paper, whose margins are weighted means over units);
+#'     units, the number of independent clusters they fall in and a
+#'     cluster-robust standard error of each mean (Table 3 of the paper,
+#'     whose margins are weighted means over units). Units are not
+#'     independent: the records of one IFPR block are drawn jointly, so the
+#'     units of a block form one cluster; outside blocks (and for
+#'     per-variable PRAM) each original cell is a cluster, and the weaker
+#'     dependence between cells through records that move in is not
+#'     accounted for;
 #'   * `changes`: by original frequency, the units whose cell changed and the
 #'     cells that became empty, in numbers and percentages, beside their
 #'     exact expected values from the plan (\eqn{1 - p_{jj}} and
@@ -23,8 +39,17 @@
 #'   * `uniques`: the numbers of units in singleton and doubleton cells before
 #'     and after;
 #'   * `certificate`: the exact maximum of \eqn{R_j(a, t)} the release was
-#'     certified with. Empirical means estimate mixtures of the
-#'     \eqn{R_j(a, t)}, so they lie below it up to their standard errors.
+#'     certified with.
+#'
+#' The table describes one realization of the perturbation. The certificate
+#' is an exact probability over the perturbation: \eqn{R_j(a, t)} is the
+#' expected correct-match probability of a unit of cell \eqn{j} given
+#' \eqn{a} matches, so the empirical means are, in expectation, mixtures of
+#' the \eqn{R_j(a, t)}, and their expectations lie below the certificate. A
+#' single release scatters around these expectations: a mean above the
+#' certificate (by a few standard errors or less) is what the certificate
+#' allows, not a failure of it; where the maximum is attained, about half of
+#' all releases show it.
 #' @family evaluation
 #' @export
 #' @examples
@@ -32,10 +57,13 @@
 #' keys <- c("sex", "age", "race", "marital", "puma")
 #' rel <- ifpr(pums_md, keys, 0.395, method = "nayak", calibrate = "bound")
 #' release_risk(rel)
-release_risk <- function(release) {
+release_risk <- function(release, population = NULL, target_in_file = c("known", "unknown")) {
   release <- as_release(release)
   plan <- release$plan
   ep <- engine_plan(plan)
+  # a release made for a sample keeps its sample case unless asked otherwise
+  own <- missing(target_in_file) && is.null(population)
+  smp <- if (own) release$sample else sample_of(release$cells, population, target_in_file, data = release$data)
   counts <- release$cells$cells$count
   u <- release_units(release)
   old <- u$old
@@ -47,13 +75,19 @@ release_risk <- function(release) {
   tau_star <- s_new[old[unit]]
   stayed <- !is.na(new[unit]) & new[unit] == old[unit]
   p <- ifelse(stayed, 1 / pmax(tau_star, 1), 0)
+  # records of one block are drawn jointly: a block (else a cell) is a cluster
+  block <- plan_block_of(plan)[old[unit]]
+  cluster <- ifelse(is.na(block), -old[unit], block)
+  # a target drawn from the population of the unit's cell is in the file
+  # with probability t / F
+  if (!is.null(smp)) p <- p * smp$weight[old[unit]]
   # the exact probabilities that a unit of each cell moves and that a cell
   # whose units can move empties
   p_empty <- numeric(length(counts))
   p_empty[movable] <- plan_p_empty(plan, which(movable), ep)
   structure(
     list(
-      table = risk_table(p, cut_count(tau, c("1", "2", "3+")), cut_count(tau_star, c("0", "1", "2", "3+"))),
+      table = risk_table(p, cut_count(tau, c("1", "2", "3+")), cut_count(tau_star, c("0", "1", "2", "3+")), cluster),
       changes = change_rows(counts, old, unit, tau, stayed, s_new, 1 - plan_cost(plan, ep)$stay, p_empty,
                             plan_empty_bound(plan)),
       uniques = data.frame(
@@ -61,19 +95,28 @@ release_risk <- function(release) {
         units_before = c(sum(counts == 1), 2 * sum(counts == 2)),
         units_after = c(sum(s_new == 1), 2 * sum(s_new == 2))
       ),
-      certificate = release_certificate(release)
+      certificate = release_certificate(release, smp, ep, recertify = !own)
     ),
     class = "sdc_release_risk"
   )
 }
 
 # The certificate a release was made with; the release an sdcMicroObj holds
-# has none yet, so it is certified now.
-release_certificate <- function(release) {
+# has none yet, and with `recertify` one is made now for the sample case
+# `smp` (NULL: a target known to be in the file).
+release_certificate <- function(release, smp = NULL, ep = engine_plan(release$plan), recertify = FALSE) {
   cert <- release$certificate
-  if (is.na(cert$goal %||% NA_character_)) {
-    mx <- max_match_risk(release$plan)
+  if (is.na(cert$goal %||% NA_character_) || recertify) {
+    goal <- if (is.na(cert$goal %||% NA_character_)) "all_matches" else cert$goal
+    # per-variable releases keep the keys their intruder knows (ifpr()'s
+    # `known` holds the table of other intruders)
+    keys <- if (is.character(cert$known)) cert$known else release$plan$cells$keys
+    mx <- add_sample(plan_max_risk(release$plan, goal, keys, ep, weight = smp$weight), smp)
     cert[c("goal", "risk", "cell", "a", "count", "cell_keys")] <- mx[c("goal", "risk", "cell", "a", "count", "keys")]
+    if (recertify) {
+      cert$target_in_file <- mx$target_in_file
+      cert["sample"] <- list(mx$sample)
+    }
   }
   cert
 }
@@ -91,14 +134,13 @@ cut_count <- function(x, labels) {
   factor(labels[idx], levels = labels)
 }
 
-# Mean correct-match probability by (tau, tau*) with margins; units and the
-# standard error of each mean.
-risk_table <- function(p, tau_g, star_g) {
+# Mean correct-match probability by (tau, tau*) with margins; units, the
+# clusters they fall in and the cluster-robust standard error of each mean.
+risk_table <- function(p, tau_g, star_g, cluster = seq_along(p)) {
   cell <- function(sel) {
     n <- sum(sel)
     m <- if (n > 0) mean(p[sel]) else NA_real_
-    se <- if (n > 1) stats::sd(p[sel]) / sqrt(n) else NA_real_
-    c(units = n, mean = m, se = se)
+    c(units = n, clusters = length(unique(cluster[sel])), mean = m, se = cluster_se(p[sel], cluster[sel]))
   }
   rows <- c(levels(tau_g), "all")
   cols <- c(levels(star_g), "all")
@@ -106,9 +148,20 @@ risk_table <- function(p, tau_g, star_g) {
   vals <- t(vapply(seq_len(nrow(out)), function(i) {
     sel <- (out$tau[i] == "all" | tau_g == out$tau[i]) & (out$tau_star[i] == "all" | star_g == out$tau_star[i])
     cell(sel)
-  }, numeric(3)))
+  }, numeric(4)))
   out <- cbind(out, as.data.frame(vals))
   out[out$units > 0 | out$tau == "all" | out$tau_star == "all", , drop = FALSE]
+}
+
+# Cluster-robust (sandwich) standard error of the mean of p: the squared
+# sums of residuals by cluster, with the G / (G - 1) small-sample factor.
+# With one unit per cluster it is sd(p) / sqrt(n); NA with fewer than two
+# clusters, where nothing estimates the spread between them.
+cluster_se <- function(p, cluster) {
+  g <- length(unique(cluster))
+  if (g < 2L) return(NA_real_)
+  s <- rowsum(p - mean(p), cluster, reorder = FALSE)
+  sqrt(g / (g - 1) * sum(s^2)) / length(p)
 }
 
 # Changes by original frequency, observed beside the exact probabilities
@@ -133,6 +186,9 @@ change_rows <- function(counts, old, unit, tau, stayed, s_new, p_move, p_empty, 
   )
 }
 
+# What the certificate's line is, wherever it is drawn beside realized means.
+RISK_CERT_LABEL <- "certificate: max. of the expected risk"
+
 #' @export
 format.sdc_release_risk <- function(x, digits = 4, ...) {
   tab <- x$table
@@ -145,12 +201,22 @@ format.sdc_release_risk <- function(x, digits = 4, ...) {
   }
   cert <- x$certificate
   ch <- x$changes
-  c(
-    "Empirical probability of a correct match (units), by original (tau) and released (tau*) frequency:",
-    utils::capture.output(print(noquote(m))),
-    sprintf("Certified exact maximum of R_j(a, t): %s (goal: %s%s)",
+  smp <- cert$sample
+  head <- c(
+    "Empirical probability of a correct match in this release (one realization)",
+    if (!is.null(smp)) {
+      paste0("  of a target drawn from the population of a unit's cell (",
+             if (isTRUE(smp$exact)) "times t / F" else "times the estimate of t / F", ")")
+    },
+    "  by original (tau) and released (tau*) frequency (units):"
+  )
+  tail <- c(
+    sprintf("Certified %s maximum of %s: %s (goal: %s%s)%s",
+      tolower(risk_kind(smp)), if (is.null(smp)) "R_j(a, t)" else "(t_j / F_j) R_j(a, t)",
       format(cert$risk, digits = 6), cert$goal,
-      if (is.null(cert$xi) || is.na(cert$xi)) "" else paste0(", xi = ", format(cert$xi))),
+      if (is.null(cert$xi) || is.na(cert$xi)) "" else paste0(", xi = ", format(cert$xi)),
+      if (is.null(smp)) "" else paste0(", ", sample_line(smp))),
+    "  (a bound on expected values over the perturbation: one release's means may lie above it)",
     "Changes by original frequency (observed | exact expected | eq. 4.10 bound):",
     sprintf("  tau = %s: %s of %s units changed (%.2f%% | %.2f%%); %s of %s cells emptied (%.2f%% | %.2f%% | %s)",
       ch$tau, fmt_int(ch$units_changed), fmt_int(ch$units), ch$units_changed_pct, ch$expected_changed_pct,
@@ -159,6 +225,7 @@ format.sdc_release_risk <- function(x, digits = 4, ...) {
     sprintf("Units in singleton + doubleton cells: %s before, %s after",
       fmt_int(sum(x$uniques$units_before)), fmt_int(sum(x$uniques$units_after)))
   )
+  c(wrap_lines(head), utils::capture.output(print(noquote(m))), wrap_lines(tail))
 }
 
 #' @export
@@ -186,7 +253,9 @@ as.data.frame.sdc_release_risk <- function(x, ...) x$table
 #'   variance \eqn{V(S_D | T)} of its perturbed count given the original
 #'   counts, from the plan (eq. 3.6; for an IFPR block eq. 6.5), the bound
 #'   \eqn{2 \theta b_R} of eq. 6.7, and the sampling variance
-#'   \eqn{n p (1 - p)}: perturbation variance is of lower order.
+#'   \eqn{n p (1 - p)}: perturbation variance is of lower order as the file
+#'   grows with the probabilities fixed, but need not be small in a given
+#'   file (compare the two columns).
 #'
 #' @param release An `sdc_release` from [ifpr()].
 #' @param vars Variables of the data (keys or not): a character vector, each
@@ -380,7 +449,10 @@ as.data.frame.sdc_utility <- function(x, ...) {
 #'   `n` riskiest cells of the certificate's goal, with the bound \eqn{\xi}.
 #' * `plot(<sdc_release_risk>)`: the empirical probability of a correct match
 #'   by released frequency \eqn{\tau^*}, one line per original frequency
-#'   \eqn{\tau}, with \eqn{\pm 2} standard errors and the certified maximum.
+#'   \eqn{\tau}, with \eqn{\pm 2} cluster-robust standard errors, in one
+#'   realization of the perturbation. The certificate, a bound on the
+#'   expected values, is drawn as a dashed line labelled so: single
+#'   realizations may lie above it (see [release_risk()]).
 #' * `plot(<sdc_utility>)`: original against perturbed relative frequencies
 #'   of the first variable (`which = "distribution"`) or the total variation
 #'   distance of every combination (`which = "tvd"`).
@@ -450,6 +522,12 @@ plot_risk_curves <- function(plan, cand, level, level_label, n, a_max, main, ...
   top <- r1$cell[first][order(-rk[first])][seq_len(min(n, sum(first)))]
   mr <- match_risk(plan, cells = top, a = seq_len(a_max))
   ylim <- c(0, max(c(mr$risk, level), na.rm = TRUE))
+  labels <- c(paste0("cell ", top, " (T = ", plan$cells$cells$count[top], ")"), level_label)
+  # the legend goes in a right margin made wide enough for it: inside the
+  # plot it covered the curves, which start high at a = 1 (issue 37)
+  room <- max(graphics::strwidth(labels, units = "inches")) + 0.6
+  old <- graphics::par(mar = c(5.1, 4.1, 4.1, 1.1 + room / graphics::par("csi")))
+  on.exit(graphics::par(old))
   graphics::plot(NA, xlim = c(1, a_max), ylim = ylim, xlab = "a (released records matching the target)",
     ylab = "R_j(a, t)", main = main, xaxt = "n", ...)
   graphics::axis(1, at = unique(round(pretty(c(1, a_max)))))
@@ -459,9 +537,9 @@ plot_risk_curves <- function(plan, cand, level, level_label, n, a_max, main, ...
     graphics::lines(d$a, d$risk, type = "b", pch = 19, col = cols[i])
   }
   if (!is.na(level)) graphics::abline(h = level, lty = 2, col = "red")
-  graphics::legend("topright", c(paste0("cell ", top, " (T = ", plan$cells$cells$count[top], ")"), level_label),
+  leg <- graphics::legend("topleft", labels, inset = c(1.02, 0), xpd = TRUE,
     col = c(cols, "red"), lty = c(rep(1, length(top)), 2), pch = c(rep(19, length(top)), NA), bty = "n")
-  invisible()
+  invisible(leg)
 }
 
 #' @rdname plot-evaluation
@@ -472,7 +550,7 @@ plot.sdc_release_risk <- function(x, ...) {
   stars <- c("1", "2", "3+")
   ylim <- c(0, max(c(tab$mean + 2 * ifelse(is.na(tab$se), 0, tab$se), x$certificate$risk), na.rm = TRUE))
   graphics::plot(NA, xlim = c(0.8, 3.2), ylim = ylim, xaxt = "n", xlab = "tau* (released frequency)",
-    ylab = "mean probability of a correct match", main = "Empirical risk in the release", ...)
+    ylab = "mean probability of a correct match", main = "Empirical risk in this release (one realization)", ...)
   graphics::axis(1, at = 1:3, labels = stars)
   taus <- unique(tab$tau)
   cols <- grDevices::hcl.colors(max(2, length(taus)), "Dark 3")
@@ -480,14 +558,16 @@ plot.sdc_release_risk <- function(x, ...) {
     d <- tab[tab$tau == taus[i], ]
     xpos <- match(d$tau_star, stars) + (i - 1) * 0.05
     graphics::lines(xpos, d$mean, type = "b", pch = 19, col = cols[i])
-    ok <- !is.na(d$se)
+    # an error bar shorter than a thousandth of the axis cannot be drawn
+    # (graphics warns of a zero-length arrow); its point says it all
+    ok <- !is.na(d$se) & 4 * d$se > 1e-3 * diff(graphics::par("usr")[3:4])
     if (any(ok)) {
       graphics::arrows(xpos[ok], d$mean[ok] - 2 * d$se[ok], xpos[ok], d$mean[ok] + 2 * d$se[ok],
         angle = 90, code = 3, length = 0.03, col = cols[i])
     }
   }
   graphics::abline(h = x$certificate$risk, lty = 2, col = "red")
-  graphics::legend("bottomleft", c(paste("tau =", taus), "certified maximum"), col = c(cols[seq_along(taus)], "red"),
+  graphics::legend("bottomleft", c(paste("tau =", taus), RISK_CERT_LABEL), col = c(cols[seq_along(taus)], "red"),
     lty = c(rep(1, length(taus)), 2), bty = "n")
   invisible(x)
 }
@@ -502,7 +582,10 @@ plot.sdc_utility <- function(x, which = c("distribution", "tvd"), ...) {
     colnames(m) <- ifelse(is.na(d$category), "NA", d$category)
     # room below for the longest category label, above for the legend
     width <- max(graphics::strwidth(colnames(m), units = "inches", cex = graphics::par("cex.axis")))
-    old <- graphics::par(mar = c(min(max(5, width / graphics::par("csi") + 2.5), 25), 4, 4, 1) + 0.1)
+    # at most half the device's height, so that long labels never fail
+    # with "figure margins too large" (race in a report: issue 37)
+    most <- 0.5 * graphics::par("din")[2] / graphics::par("csi")
+    old <- graphics::par(mar = c(min(max(5, width / graphics::par("csi") + 2.5), 25, most), 4, 4, 1) + 0.1)
     on.exit(graphics::par(old))
     graphics::barplot(m, beside = TRUE, las = 2, ylab = "relative frequency",
       ylim = c(0, 1.15 * max(m)), col = c("grey35", "grey75"),
@@ -510,8 +593,13 @@ plot.sdc_utility <- function(x, which = c("distribution", "tvd"), ...) {
     graphics::legend("top", c("original", "perturbed"), fill = c("grey35", "grey75"), horiz = TRUE, bty = "n")
   } else {
     t <- x$tvd
-    graphics::barplot(t$tvd, names.arg = t$variables, horiz = TRUE, las = 1, xlab = "total variation distance",
-      main = "Original against perturbed joint distributions", ...)
+    # room on the left for the longest label (it was cut: issue 37)
+    width <- max(graphics::strwidth(t$variables, units = "inches", cex = graphics::par("cex.axis")))
+    # and the title centred on the whole figure, not on the narrowed plot
+    old <- graphics::par(mar = c(5, min(max(4, width / graphics::par("csi") + 1.5), 30), 2, 1) + 0.1, oma = c(0, 0, 2, 0))
+    on.exit(graphics::par(old))
+    graphics::barplot(t$tvd, names.arg = t$variables, horiz = TRUE, las = 1, xlab = "total variation distance", ...)
+    graphics::title(main = "Original against perturbed joint distributions", outer = TRUE)
   }
   invisible(x)
 }
@@ -536,7 +624,7 @@ summary.sdc_release_risk <- function(object, ...) {
 
 #' @export
 print.summary.sdc_release_risk <- function(x, ...) {
-  cat(sprintf("Certified maximum risk %s%s; largest empirical mean over groups of 30+ units %s\n",
+  cat(sprintf("Certified maximum risk %s%s, a bound on expected values; largest mean in this release (one realization) over groups of 30+ units %s\n",
     format(x$certified, digits = 5),
     if (is.null(x$xi) || is.na(x$xi)) "" else paste0(" (xi = ", format(x$xi), ")"),
     if (is.na(x$largest_empirical)) "none (no group has 30 units)" else format(x$largest_empirical, digits = 4)))

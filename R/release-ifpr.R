@@ -42,6 +42,48 @@
 #'   a tier with too few cells is padded with cells of larger count \eqn{c}
 #'   for which \eqn{\psi(c, \theta_f) \le \xi}, those needing protection
 #'   first. Small blocks give less variance (Section 6, eq. 6.3-6.4).
+#' * **Least damage.** `method = "optimal"` chooses which cells share a block
+#'   and the transition inside each block to damage the data least, in the
+#'   measure `damage` (see [pram_damage()]): the expected number of key
+#'   values changed (`"keys"`, each key weighted by `weights`), of records
+#'   changed (`"records"`), the total perturbation variance (`"variance"`,
+#'   eq. 6.3), or a distance in which the keys named in `ordered` cost the
+#'   difference of their values (`"distance"`: age moved by one year costs
+#'   less than by forty). It searches the unbiased PRAMs in which no unit is
+#'   likelier to move to any one other cell than to stay (\eqn{p_{jj} \ge
+#'   p_{ij}}, so that the released cell stays the intruder's best guess and
+#'   \eqn{R_j(a, t)} is the risk that matters): cells needing protection are
+#'   taken by count; each count's cells are cut into the smallest blocks that
+#'   meet the bound, with the smallest \eqn{\theta} that meets it exactly,
+#'   along the order of the keys in which cells that differ in one key (or,
+#'   ordered, by little) are adjacent; a count with too few cells forms a
+#'   block with the nearest cells, fitted with IFPR or with flows that let
+#'   cells of different counts move different numbers of units
+#'   (\eqn{\phi_{ij} \propto T_i^g T_j^g}, symmetric, hence unbiased). A
+#'   partition set of at most 10 cells is searched exhaustively: its design
+#'   has the least damage of every collection of blocks of its cells (cells
+#'   that need no protection included), each with IFPR or these flows
+#'   (\eqn{g = 1/2} or 1) at any scale with \eqn{p_{jj} \ge p_{ij}}, as the
+#'   tests check against brute force on tables of 4 to 6 cells. Larger sets
+#'   are cut by the steps above, with no proof of optimality. Other unbiased
+#'   matrices are not searched, nor moves likelier than staying: the tiered
+#'   design allows those (\eqn{\theta} up to \eqn{T}), and it can then
+#'   damage less, or reach a `xi` this design cannot: under Goals 1 and 2 on
+#'   tiny tables (the tests), and under Goal 3 for a sample release, whose
+#'   per-cell bounds let the tiered design's larger blocks move units more
+#'   cheaply (on a 5% sample of a census of \eqn{10^7}, 2.5% fewer key values
+#'   and 11% fewer records than this design; `bench/README.md` in the
+#'   sources).
+#'   Every block meets the bound exactly, so `calibrate` does not apply; the
+#'   certificate still recomputes the exact maximum risk on the final plan.
+#'   Under Goal 3 it also states a lower bound on the damage of any unbiased
+#'   PRAM that meets the bound, blocks and matrices alike: a unit of cell
+#'   \eqn{t} stays with probability at most \eqn{b_t T_t}, with \eqn{b_t}
+#'   the cell's bound (`xi`, or for a sample release its own bound) (as
+#'   \eqn{\sum_a a R_t(a, t) P(S_t = a)} is that probability, and at most
+#'   \eqn{b_t E(S_t) = b_t T_t}), so at least \eqn{\sum_t T_t (1 - b_t
+#'   T_t)} records change, over the cells with \eqn{T_t < 1 / b_t}, and at
+#'   least the smallest of `weights` times as many key values.
 #' * **Calibration.** `calibrate = "bound"` keeps the \eqn{\theta} of the bound
 #'   \eqn{\psi}. `calibrate = "exact"` lowers \eqn{\theta} block by block, by
 #'   bisection, to the smallest value found whose exact maximum risk over the
@@ -58,9 +100,19 @@
 #'   [max_match_risk()].
 #' @param partition Named list of partition rules, see the steps above.
 #' @param also Names of non-key variables perturbed jointly with the keys.
-#' @param method `"tiered"` or `"nayak"`.
-#' @param calibrate `"exact"` or `"bound"`.
-#' @param on_infeasible `"error"` or `"merge"`.
+#' @param method How blocks are built (step 4 below): `"tiered"` (the
+#'   default; any `xi`, blocks of the minimum size for each cell count, so
+#'   less variance) or `"nayak"` (the paper's procedure, one block per
+#'   partition set, for `xi > 1/3`; any `xi` under Goal 1) or `"optimal"`
+#'   (least damage: see "Least damage" above and `damage`).
+#' @param calibrate `"exact"` (the default: each block's theta lowered to
+#'   the smallest value whose exact maximum risk still meets the goal, so
+#'   fewer records change) or `"bound"` (the theta of the bound psi).
+#'   `method = "optimal"` fits every block exactly already.
+#' @param on_infeasible What to do with a partition set too small for the
+#'   blocks it needs: `"error"` (the default; the error lists each such
+#'   set and what it lacks) or `"merge"` (merge it into the most similar
+#'   set, and list every merge in the result).
 #' @param ... Passed on to methods; must be empty for data frames.
 #' @param na Missing key values: `"exclude"` (records with a missing key or
 #'   `also` value are never perturbed) or `"category"`; see
@@ -75,6 +127,25 @@
 #'   exact maximum of \eqn{R_D(a, t)} for each of these sets (see
 #'   [max_match_risk_known()]), and `ifpr()` stops with
 #'   `sdcRisk_error_certificate` if any is above `xi`.
+#' @param damage For `method = "optimal"`: the damage to minimise,
+#'   `"keys"` (the default), `"records"`, `"variance"` or `"distance"`; see
+#'   [pram_damage()].
+#' @param weights For `method = "optimal"`: the cost of a change of each
+#'   key, named by keys (others cost 1); see [pram_damage()].
+#' @param ordered For `method = "optimal"` with `damage = "distance"`: keys
+#'   whose values have an order (numbers or ordered factors), a change
+#'   costing the difference of their values.
+#' @param households For an `sdcMicroObj` with households (`hhId`):
+#'   `"error"` (the default) refuses a release that would change a
+#'   household-level variable or a household's head person by person;
+#'   `"ignore"` perturbs them person by person knowingly. See the section
+#'   on households.
+#' @param population,target_in_file For a sample release: the population the
+#'   file was sampled from (its counts by the keys and `also`, or a
+#'   [population_model()]; sampling weights may name a column of `data`)
+#'   and whether the intruder knows that his target is in the file
+#'   (`"known"`, the default) or not (`"unknown"`). See the section on
+#'   sample releases.
 #'
 #' @returns An object of class `sdc_release`: a list with
 #'   * `data`: the released data: same rows in the same order, same columns
@@ -87,7 +158,22 @@
 #'   * `certificate`: goal, `xi`, the exact maximum risk with its cell and
 #'     \eqn{a}, method, calibration, \eqn{\theta} per block (in `plan`),
 #'     records and cells perturbed and changed, and the savings of exact
-#'     calibration.
+#'     calibration; for `method = "optimal"` also `design`: the damage
+#'     minimised, the final plan's damage in every measure (`values`) and,
+#'     under Goal 3, the `lower` bound on records and key values changed.
+#' @section Sample releases:
+#'   With `target_in_file = "unknown"` the intruder draws his target from the
+#'   population: a cell of \eqn{t_j} records and \eqn{F_j} population units
+#'   has the risk \eqn{(t_j / F_j) R_j(a, t)} (see [match_risk()]), so it
+#'   needs \eqn{R_j(a, t) \le \min(1, \xi F_j / t_j)} only: cells whose
+#'   population is large need less protection. The calibration and the
+#'   certificate hold these per-cell bounds exactly (the core's maximum of
+#'   \eqn{(t_j / F_j) R_j(a, t)}); the certificate, print and summary say
+#'   that the release is certified for a target who may not be in the file,
+#'   with the population or model (an estimate when \eqn{F} comes from a
+#'   [population_model()]). The blocks are still those of the in-file design
+#'   in this version; exact calibration lowers \eqn{\theta} (to 0 where the
+#'   population alone protects every cell of a block).
 #' @section sdcMicro objects:
 #'   For an `sdcMicroObj` (package sdcMicro), `keys` default to the object's
 #'   categorical key variables; the perturbed values are written back into
@@ -95,6 +181,39 @@
 #'   object's `pram` slot as sdcMicro's own `pram()` does, the certificate is
 #'   stored with the object's risk results, and the object is returned
 #'   (after `nextSdcObj()`, so that `undolast()` works).
+#' @section Households:
+#'   An `sdcMicroObj` made with `hhId` holds persons in households. IFPR is
+#'   a person-level PRAM: it moves one record at a time, and its certificate
+#'   bounds the risk of matching a *person*. Two kinds of variable tie the
+#'   members of a household together, and a person-level PRAM breaks them:
+#'   a household-level variable (one value in every household of two or
+#'   more records: water, roof, walls) would get several values within a
+#'   household, and a role held by exactly one member of every household
+#'   (the head, a value of the relationship variable) would be lost by some
+#'   households and doubled in others. A careful statistical office releases
+#'   neither: the inconsistency is visible to an intruder (who learns which
+#'   records were changed), breaks household-level analysis, and the
+#'   certificate says nothing about re-identifying a household.
+#'
+#'   So, with `households = "error"` (the default), `ifpr()` finds these
+#'   variables among the keys and `also` (from the data, in the object's
+#'   households) and stops with an error of class
+#'   `sdcRisk_error_households` if the final plan can change any of them
+#'   (an expected number of moved records above zero); no release is
+#'   returned. A household-level key kept fixed (`partition = list(water =
+#'   "keep")`) is allowed. What to do instead: release household variables
+#'   in a household-level file (one record per household, e.g. with
+#'   `ifpr()` on that file) and certify that file; or keep them fixed in
+#'   the person file.
+#'
+#'   `households = "ignore"` perturbs them person by person knowingly: the
+#'   returned object may then have households with several values of a
+#'   household variable and without (or with two) heads.
+#'
+#'   In both cases the certificate (and its print) says what it covers:
+#'   persons as targets, with person-level keys (age, sex) perturbed per
+#'   person; an intruder who knows the composition of a household (and
+#'   matches its members jointly) is not covered.
 #' @section Missing key values:
 #'   With `na = "exclude"` (the default), a record with a missing value in any
 #'   key (or `also` variable) is in no cell: it is released exactly as it is,
@@ -115,6 +234,7 @@
 #' @references Nayak, T. K., Zhang, C. and You, J. (2016), Sections 4-6.
 #'   Ghatak, D. et al. (2018), Sections 2-3.
 #' @family release
+#' @order 1
 #' @export
 #' @examples
 #' set.seed(1)
@@ -132,17 +252,22 @@ ifpr.default <- function(data, ...) {
 }
 
 #' @rdname ifpr
+#' @order 2
 #' @export
 ifpr.data.frame <- function(data, keys, xi,
                             goal = c("all_matches", "unique_matches", "sample_uniques"),
-                            partition = NULL, also = NULL, method = c("tiered", "nayak"),
+                            partition = NULL, also = NULL, method = c("tiered", "nayak", "optimal"),
                             calibrate = c("exact", "bound"), on_infeasible = c("error", "merge"),
-                            ..., na = c("exclude", "category"), split = FALSE, known = NULL) {
+                            ..., na = c("exclude", "category"), split = FALSE, known = NULL,
+                            damage = c("keys", "records", "variance", "distance"), weights = NULL, ordered = NULL,
+                            population = NULL, target_in_file = c("known", "unknown")) {
   rlang::check_dots_empty()
   check_data_frame(data)
   check_names_in(keys, data)
   goal <- check_choice(goal)
   method <- check_choice(method)
+  design <- list(damage = if (!missing(damage)) check_choice(damage), weights = weights, ordered = ordered)
+  check_design_args(method, design)
   calibrate <- check_choice(calibrate)
   on_infeasible <- check_choice(on_infeasible)
   na <- check_choice(na)
@@ -152,10 +277,13 @@ ifpr.data.frame <- function(data, keys, xi,
   bar <- progress_bar(paste("ifpr():", n_of(nrow(data), "record")))
   progress_set(bar, 0, "cross-classifying")
   cf <- cell_frequencies(data, vars, na = na)
+  smp <- sample_of(cf, population, target_in_file, data = data)
   progress_set(bar, 0.3, "designing blocks and certifying")
+  # a sample: cell j needs R_j(a, t) <= xi F_j / t_j only (risk-sample.R)
   d <- ifpr_design(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible, split,
-    known = known
+    known = known, bound = if (!is.null(smp)) pmin(1, xi / smp$weight), design = design
   )
+  d <- ifpr_sample_certificate(d, smp, goal, xi, known_subsets(known, vars))
   plan <- d$plan
   new_cell <- plan_draw(plan, cf$cell_id, ep = d$ep, progress = progress_part(bar, 0.6, 0.8, "drawing"))
   progress_set(bar, 0.8, "writing the keys")
@@ -164,8 +292,28 @@ ifpr.data.frame <- function(data, keys, xi,
   new_sdc_release(
     data = released, design = d, cells = cf, new_cell = new_cell, keys = keys, also = also, xi = xi,
     goal = goal, method = method, calibrate = calibrate, partition = partition,
-    records_changed = length(changed)
+    records_changed = length(changed), sample = smp
   )
+}
+
+# For a sample, the certificate of the designed plan (`d` of ifpr_design())
+# is the maximum of (t_j / F_j) R_j(a, t), the risk of a target who may not
+# be in the file: the design met R_j(a, t) <= bound[j] = min(1, xi F_j /
+# t_j), which is the same, and the certificate reports the sample's own
+# weights (not xi / bound, which is xi where the bound is 1).
+ifpr_sample_certificate <- function(d, smp, goal, xi, subsets, call = rlang::caller_env()) {
+  if (is.null(smp)) return(d)
+  d$mx <- add_sample(plan_max_risk(d$plan, goal, d$plan$cells$keys, d$ep, call = call, weight = smp$weight), smp)
+  if (!is.null(subsets)) d$known <- plan_max_risk_known(d$plan, goal, subsets, d$ep, smp, call = call)
+  risks <- c(d$mx$risk, d$known$risk)
+  worst <- if (all(is.na(risks))) NA_real_ else max(risks, na.rm = TRUE)
+  if (!is.na(worst) && worst > xi) {
+    abort_sdc(c(
+      "The release does not meet its bound for a target who may not be in the file: the exact maximum risk is {format(worst, digits = 8)} > xi = {xi}.",
+      "i" = "No release is returned. Please report this with the data's cell counts and the population."
+    ), "certificate", call = call)
+  }
+  d
 }
 
 # The checks shared by the data frame and database methods of ifpr(), after
@@ -189,9 +337,27 @@ check_ifpr_common <- function(data, keys, xi, also, goal, method, split, call = 
 # Steps 3-4, calibration and the certificate, from the cell counts alone:
 # shared by the data frame and the database methods, so that both build the
 # same plan from the same counts.
+#
+# `bound`: NULL (every cell's risk bound is xi) or one bound per cell in
+# (0, 1]: the design makes R_t(a, t) <= bound[t] for every cell t and a of
+# the goal (a sample's intruder who does not know whether the target is in
+# the file, issue 34, sets bound[t] = min(1, xi F_t / f_t)); calibration and
+# certificate hold it exactly as the maximum of w_t R_t(a, t) <= ref with the
+# core's per-cell weights w_t = ref / bound[t], ref = min(xi, bound) (so
+# every weight is in (0, 1]). With every bound equal to xi the plan is the
+# same as with NULL, bit for bit.
+#
+# `design`: the damage, weights and ordered keys of ifpr() (method "optimal").
 ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, on_infeasible,
-                        split, known = NULL, call = rlang::caller_env()) {
+                        split, known = NULL, call = rlang::caller_env(), bound = NULL, design = NULL) {
+  uniform <- is.null(bound)
+  bound <- risk_bounds(bound, xi, nrow(cf$cells), call = call)
+  ref <- min(xi, bound)
+  weight <- if (!uniform) ref / bound
   subsets <- known_subsets(known, vars, call = call)
+  opts <- if (method == "optimal") {
+    optimal_options(cf, goal, utils::modifyList(list(damage = "keys"), Filter(Negate(is.null), design)), call = call)
+  }
   groups <- partition_groups(cf$cells, vars, partition, call = call)
   if (length(partition) > 0 && all(keys %in% names(partition)) &&
     all(vapply(partition[keys], identical, logical(1), "keep"))) {
@@ -201,14 +367,15 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
     ), "partition", call = call, arg = "partition")
   }
   ps <- partition_sets(groups)
-  des <- design_release(cf, ps$set_of_cell, ps$sets, xi, goal, method, split, on_infeasible,
-    call = call
+  des <- design_release(cf, ps$set_of_cell, ps$sets, bound, goal, method, split, on_infeasible,
+    opts = opts, call = call
   )
   plan_bound <- ifpr_plan(
     cf,
     cells = unlist(lapply(des$design, `[[`, "cells")),
     sizes = unlist(lapply(des$design, `[[`, "sizes")),
-    theta = unlist(lapply(des$design, `[[`, "theta"))
+    theta = unlist(lapply(des$design, `[[`, "theta")),
+    matrix = unlist(lapply(des$design, `[[`, "matrix"))
   )
   plan <- plan_bound
   # the plans as the core reads them: ifpr_plan() has validated plan_bound;
@@ -216,26 +383,22 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
   # checks again (sdcRisk::check_plan(): finite, in [0, min T] of its block)
   # whenever it reads the plan
   ep_bound <- ep <- block_engine_list(plan_bound)
-  if (calibrate == "exact" && length(plan$theta) > 0) {
-    plan$theta <- core_call(cpp_calibrate_ifpr, ep_bound, goal, xi * (1 - 1e-9), call = call)
+  # the least-damage design fits every block exactly already
+  if (calibrate == "exact" && method != "optimal" && length(plan$theta) > 0) {
+    plan$theta <- core_call(cpp_calibrate_ifpr, engine_weighted(ep_bound, weight, call = call), goal, ref * (1 - 1e-9),
+                            call = call)
     ep <- block_engine_list(plan)
   }
-  mx <- plan_max_risk(plan, goal, plan$cells$keys, ep, call = call)
-  if (!is.na(mx$risk) && mx$risk > xi) {
-    abort_sdc(c(
-      "The release does not meet its bound: the exact maximum risk is {format(mx$risk, digits = 8)} > xi = {xi}.",
-      "x" = "At cell {mx$cell} (count {mx$count}), a = {mx$a}.",
-      "i" = "No release is returned. Please report this with the data's cell counts."
-    ), "certificate", call = call)
-  }
+  mx <- plan_max_risk(plan, goal, plan$cells$keys, ep, call = call, weight = weight)
+  check_certificate(mx, ref, call = call)
   kr <- NULL
   if (!is.null(subsets)) {
     # intruders who know fewer keys: R_D(a, t) for every set D of cells that
     # share their known values (max_match_risk(known =))
-    kr <- max_match_risk_known(plan, goal, subsets)
-    if (!is.na(kr$risk[1]) && kr$risk[1] > xi) {
+    kr <- plan_max_risk_known(plan, goal, subsets, ep, call = call, weight = weight)
+    if (!is.na(kr$risk[1]) && kr$risk[1] > ref) {
       abort_sdc(c(
-        "The release does not meet its bound for an intruder who knows only {.val {strsplit(kr$known[1], ', ')[[1]]}}: the exact maximum risk is {format(kr$risk[1], digits = 8)} > xi = {xi}.",
+        "The release does not meet its bound for an intruder who knows only {.val {strsplit(kr$known[1], ', ')[[1]]}}: the exact maximum risk is {format(kr$risk[1], digits = 8)} > xi = {ref}.",
         "x" = "At cell {kr$cell[1]} (T_D = {kr$count_known[1]} records share its known values), a = {kr$a[1]}.",
         "i" = "Blocks whose cells such an intruder cannot tell apart do not protect against them. Let those keys change (see {.arg partition}), or leave that intruder out of {.arg known}.",
         "i" = "No release is returned."
@@ -243,7 +406,31 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
     }
   }
   list(plan = plan, plan_bound = plan_bound, ep = ep, ep_bound = ep_bound, ps = ps, des = des, mx = mx,
-       known = kr)
+       known = kr, bound = if (!uniform) bound, design = if (!is.null(opts)) design_summary(plan, ep, opts, bound))
+}
+
+# The risk bound of every cell: `bound` checked, or xi for every cell.
+risk_bounds <- function(bound, xi, n_cells, call = rlang::caller_env()) {
+  if (is.null(bound)) return(rep(xi, n_cells))
+  if (!is.numeric(bound) || length(bound) != n_cells || anyNA(bound) || any(bound <= 0 | bound > 1)) {
+    abort_sdc(c(
+      "{.arg bound} must hold one risk bound in (0, 1] per cell ({fmt_int(n_cells)}).",
+      "x" = "It is {.obj_type_friendly {bound}} of length {length(bound)}{if (is.numeric(bound) && length(bound)) paste0(', range ', paste(format(range(bound)), collapse = ' to ')) else ''}."
+    ), "bound", call = call, arg = "bound")
+  }
+  as.numeric(bound)
+}
+
+# The certificate on the final plan, or an error: `mx` the exact maximum of
+# w_t R_t(a, t) with the weights ref / bound[t] (plan_max_risk(weight =)),
+# which is at most `ref` iff every cell meets its own bound.
+check_certificate <- function(mx, ref, call = rlang::caller_env()) {
+  if (is.na(mx$risk) || mx$risk <= ref) return(invisible())
+  abort_sdc(c(
+    "The release does not meet its bound: the exact maximum risk is {format(mx$risk, digits = 8)} > xi = {ref}.",
+    "x" = "At cell {mx$cell} (count {mx$count}), a = {mx$a}.",
+    "i" = "No release is returned. Please report this with the data's cell counts."
+  ), "certificate", call = call)
 }
 
 # The sets of keys an intruder may know, from ifpr()'s `known`: NULL (only
@@ -266,20 +453,26 @@ known_subsets <- function(known, keys, call = rlang::caller_env()) {
   lapply(known, check_known, keys = keys, call = call)
 }
 
-# An all-IFPR plan from flat vectors (cells in block order, block sizes):
-# the fast path of pram_plan() for designs with up to millions of blocks.
-# `cf` comes from cell_frequencies() in the same call (ifpr() on a data
-# frame or a database table), so its records' cells are not counted again.
-ifpr_plan <- function(cf, cells, sizes, theta) {
+# A block plan from flat vectors (cells in block order, block sizes, theta
+# with NA for a block given by a matrix, and those blocks' column-major
+# matrices one after another): the fast path of pram_plan() for designs with
+# up to millions of blocks. `cf` comes from cell_frequencies() in the same
+# call (ifpr() on a data frame or a database table), so its records' cells
+# are not counted again.
+ifpr_plan <- function(cf, cells, sizes, theta, matrix = NULL) {
   nb <- length(sizes)
+  theta <- as.numeric(theta %||% numeric())
+  msize <- ifelse(is.na(theta), as.numeric(sizes)^2, 0)
+  matrix_start <- c(0, cumsum(msize))[seq_len(nb)]
+  matrix_start[!is.na(theta)] <- NA_real_
   plan <- structure(
     list(
       cells = cf,
       block_start = as.integer(c(0L, cumsum(sizes))),
       block_cells = as.integer(cells %||% integer()),
-      theta = as.numeric(theta %||% numeric()),
-      matrix = numeric(),
-      matrix_start = rep(NA_real_, nb)
+      theta = theta,
+      matrix = as.numeric(matrix %||% numeric()),
+      matrix_start = matrix_start
     ),
     class = c("pram_plan", "pram_plan_any")
   )
@@ -289,10 +482,10 @@ ifpr_plan <- function(cf, cells, sizes, theta) {
 # A release of ifpr() on a data frame: the released data, the parts of
 # every IFPR release, and the released cell of every record (`new_cell`).
 new_sdc_release <- function(data, design, cells, new_cell, keys, also, xi, goal, method, calibrate,
-                            partition, records_changed) {
+                            partition, records_changed, sample = NULL) {
   s_new <- tabulate(new_cell, nbins = length(cells$cells$count)) # NA ignored
   parts <- ifpr_release_parts(design, cells, keys, also, xi, goal, method, calibrate, partition,
-    records_changed = records_changed, s_new = s_new
+    records_changed = records_changed, s_new = s_new, sample = sample
   )
   first <- c("plan", "cells")
   structure(
@@ -308,9 +501,10 @@ new_sdc_release <- function(data, design, cells, new_cell, keys, also, xi, goal,
 # realised changes come from the caller: `records_changed` and `s_new`, the
 # released count of every cell.
 ifpr_release_parts <- function(design, cells, keys, also, xi, goal, method, calibrate, partition,
-                               records_changed, s_new) {
+                               records_changed, s_new, sample = NULL) {
   plan <- design$plan
   counts <- cells$cells$count
+  bound <- design$bound %||% rep(xi, length(counts))
   members <- design$des$original
   n_blocks_set <- vapply(design$des$design, function(d) length(d$sizes), integer(1))
   set_table <- data.frame(
@@ -318,7 +512,7 @@ ifpr_release_parts <- function(design, cells, keys, also, xi, goal, method, cali
     label = design$ps$sets$label,
     records = vapply(members, function(m) sum(counts[m]), numeric(1)),
     cells = lengths(members),
-    needing_protection = vapply(members, function(m) sum(needs_protection(counts[m], xi, goal)), integer(1)),
+    needing_protection = vapply(members, function(m) sum(needs_protection(counts[m], bound[m], goal)), integer(1)),
     blocks = n_blocks_set,
     merged_into = NA_integer_
   )
@@ -347,12 +541,15 @@ ifpr_release_parts <- function(design, cells, keys, also, xi, goal, method, cali
     total_variance = cost_exact$variance,
     total_variance_bound = cost_bound$variance,
     n_records = cells$n_records,
-    known = design$known
+    n_excluded = cells$n_excluded %||% 0,
+    known = design$known,
+    design = design$design
   )
+  certificate <- certificate_sample(certificate, mx)
   list(
     plan = plan, cells = cells, keys = keys, also = also, partition = partition,
     set_of_cell = design$ps$set_of_cell, sets = set_table, merges = design$des$merges,
-    certificate = certificate
+    certificate = certificate, sample = sample
   )
 }
 
@@ -397,19 +594,15 @@ check_release_columns <- function(x, arg, hint, call) {
 # as on the release (also where ifpr() stores it in an sdcMicroObj).
 new_sdc_certificate <- function(...) structure(list(...), class = "sdc_certificate")
 
-# Lines describing a certificate: goal, risk, blocks, changes, calibration.
+# Lines describing a certificate: goal, risk, blocks, changes, calibration,
+# each within PRINT_WIDTH columns (the cell's keys on lines of their own).
 certificate_lines <- function(cert, n) {
-  risk_txt <- if (is.na(cert$risk)) {
-    "no cell and value of a that the goal covers can occur"
-  } else {
-    keys <- paste0(names(cert$cell_keys), " = ", vapply(cert$cell_keys, format, ""), collapse = ", ")
-    sprintf("R = %s <= xi = %s at cell %d (%s; T = %d), a = %d",
-      format(cert$risk, digits = 6), format(cert$xi), cert$cell, keys, cert$count, cert$a)
-  }
   saved <- cert$expected_changed_bound - cert$expected_changed
-  list(
-    goal = paste0("Goal: ", goal_label(cert$goal), "; method ", cert$method, ", calibration ", cert$calibrate),
-    risk = paste0("Certificate (exact maximum risk): ", risk_txt),
+  lapply(list(
+    goal = paste0("Goal: ", goal_label(cert$goal)),
+    risk = risk_lines(paste0("Certificate (", tolower(risk_kind(cert$sample)), " maximum risk)"), cert,
+                      cert$cell_keys, xi = cert$xi, n_excluded = cert$n_excluded),
+    method = paste0(cert$method, ", calibration ", cert$calibrate),
     blocks = paste0(
       n_of(cert$blocks, "IFPR block"), " over ", fmt_int(cert$cells_in_blocks), " cells (",
       fmt_int(cert$records_in_blocks), " records)",
@@ -424,18 +617,42 @@ certificate_lines <- function(cert, n) {
       sprintf("Also certified for intruders who know fewer keys (%s): worst R = %s when they know %s",
         n_of(nrow(cert$known), "set"), format(w$risk, digits = 6), w$known)
     },
-    calibration = if (cert$calibrate == "exact" && cert$blocks > 0) {
+    design = if (!is.null(cert$design)) design_line(cert$design),
+    calibration = if (cert$calibrate == "exact" && cert$blocks > 0 && is.null(cert$design)) {
       sprintf("Exact calibration saved %.1f expected changed records (%.1f%%) and %.1f%% of the total perturbation variance",
         saved, 100 * saved / max(cert$expected_changed_bound, 1e-300),
         100 * (1 - cert$total_variance / max(cert$total_variance_bound, 1e-300)))
     }
-  )
+  ), function(l) if (is.null(l)) NULL else wrap_lines(l))
 }
 
 #' @export
 format.sdc_certificate <- function(x, ...) {
   l <- certificate_lines(x, x$n_records)
-  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$known, l$blocks, l$changed, l$calibration)
+  c("<sdc_certificate> of an IFPR release", l$goal, l$risk, l$known, households_line(x$households),
+    paste0("Method ", l$method), l$blocks, l$changed, l$design, l$calibration)
+}
+
+# What the certificate of a release of an sdcMicroObj with households
+# (`hhId`) covers: persons, not households (issue 37, item 5).
+households_line <- function(hh) {
+  if (is.null(hh)) return(NULL)
+  wrap_lines(households_text(hh))
+}
+
+households_text <- function(hh) {
+  roles <- paste0(names(hh$roles), " = ", unlist(hh$roles), collapse = ", ")
+  what <- if (length(hh$perturbed) + length(hh$roles) > 0) {
+    paste0("ignored (households = \"ignore\"): ",
+           if (length(hh$perturbed)) paste0("household-level ", paste(hh$perturbed, collapse = ", "),
+                                            " changed person by person (a household may hold several values)"),
+           if (length(hh$perturbed) && length(hh$roles)) "; ",
+           if (length(hh$roles)) paste0(roles, " (one per household) may be lost or doubled"))
+  } else {
+    "no household-level variable or head changes"
+  }
+  paste0("Households (", hh$id, ", ", fmt_int(hh$n), "): ", what,
+         "; persons are the targets: an intruder who knows a household's composition is not covered")
 }
 
 #' @export
@@ -453,7 +670,7 @@ format.sdc_release <- function(x, ...) {
   if (length(x$also)) keys_txt <- paste0(keys_txt, " (jointly with ", paste(x$also, collapse = ", "), ")")
   live <- sum(is.na(x$sets$merged_into))
   l <- certificate_lines(cert, n)
-  c(
+  wrap_lines(c(
     paste0("<sdc_release>: ", n_of(n, "record"), "; keys ", keys_txt),
     l$goal,
     l$risk,
@@ -461,12 +678,24 @@ format.sdc_release <- function(x, ...) {
     paste0(
       "Partition: ", n_of(live, "set"),
       if (nrow(x$merges) > 0) paste0(" (", nrow(x$merges), " merged into others)") else "",
-      "; ", l$blocks
+      "; method ", l$method
     ),
+    l$blocks,
     l$changed,
     missing_key_line(x$cells),
+    l$design,
     l$calibration
-  )
+  ))
+}
+
+# The records a certificate does not cover: those with a missing key value
+# when they are left out of the cells (na = "exclude"), released unchanged
+# and matched by no cell. Lines under the certificate, NULL when none.
+outside_certificate_text <- function(n_excluded) {
+  n <- n_excluded %||% 0
+  if (n == 0) return(NULL)
+  c("  records with complete keys only:",
+    paste0("    ", n_of(n, "record"), " with a missing key ", if (n == 1) "is" else "are", " outside the certificate"))
 }
 
 # What happened to records with a missing key value: left out of the
@@ -480,7 +709,7 @@ missing_key_line <- function(cells) {
   }
   n <- cells$n_excluded %||% 0
   if (n == 0) return(NULL)
-  paste0("Not perturbed: ", n_of(n, "record"), " with a missing key value (na = \"exclude\"), released as they are")
+  paste0("Not perturbed: ", n_of(n, "record"), " with a missing key value (na = \"exclude\"), released as they are, outside the certificate")
 }
 
 #' @export
@@ -511,10 +740,14 @@ summary.sdc_release <- function(object, ...) {
 #' @export
 print.summary.sdc_release <- function(x, ...) {
   cert <- x$certificate
-  cat("Release of ", fmt_int(x$n_records), " records; keys ", paste(c(x$keys, x$also), collapse = ", "), "\n", sep = "")
-  cat("Goal: ", goal_label(cert$goal), ", xi = ", format(cert$xi), "\n", sep = "")
-  cat("Exact maximum risk: ", if (is.na(cert$risk)) "none (no event covered)" else format(cert$risk, digits = 8),
-    if (!is.na(cert$risk)) paste0(" (cell ", cert$cell, ", T = ", cert$count, ", a = ", cert$a, ")"), "\n", sep = "")
+  writeLines(wrap_lines(c(
+    paste0("Release of ", fmt_int(x$n_records), " records; keys ", paste(c(x$keys, x$also), collapse = ", ")),
+    paste0("Goal: ", goal_label(cert$goal), ", xi = ", format(cert$xi)),
+    paste0(risk_kind(cert$sample), " maximum risk", if (!is.null(cert$sample)) paste0(" ", sample_line(cert$sample)), ": ",
+      if (is.na(cert$risk)) "none (no event covered)" else format(cert$risk, digits = 8),
+      if (!is.na(cert$risk)) paste0(" (cell ", cert$cell, ", T = ", cert$count, ", a = ", cert$a, ")")),
+    sample_cell_line(cert)
+  )))
   tab <- data.frame(
     quantity = c("blocks", "cells in blocks", "records in blocks", "records changed", "cells whose count changed",
                  "expected records changed", "expected changed with bound theta",
@@ -525,7 +758,7 @@ print.summary.sdc_release <- function(x, ...) {
               format(cert$total_variance, digits = 6), format(cert$total_variance_bound, digits = 6))
   )
   print(tab, row.names = FALSE, right = FALSE)
-  if (!is.null(x$missing)) cat(x$missing, "\n", sep = "")
+  if (!is.null(x$missing)) writeLines(wrap_lines(x$missing))
   cat("\nPartition sets:\n")
   sets <- x$sets
   # the set each was merged into, only when some set was merged

@@ -40,12 +40,18 @@ release_units <- function(release) UseMethod("release_units")
 # variable of `singles`) and `tvd` (one row per combination).
 release_distributions <- function(release, combos, singles) UseMethod("release_distributions")
 
-# What every release holds: its cells and a valid plan made for them.
+# What every release holds: its cells and a valid plan made for them, and
+# for a release made for a sample, one weight t_j / F_j in (0, 1] per cell.
 validate_release_parts <- function(x, arg, hint, call) {
   validate_sdc_cells(x$cells, paste0(arg, "$cells"), call = call)
   validate_plan(x$plan, paste0(arg, "$plan"), call = call)
   if (!identical(x$plan$cells$cells$count, x$cells$cells$count)) {
     abort_invalid(arg, "its {.field plan} was made for other cells", hint, call)
+  }
+  w <- x$sample$weight
+  if (!is.null(x$sample) && (!inherits(x$sample, "sdc_sample") || !is.double(w) ||
+    length(w) != length(x$cells$cells$count) || anyNA(w) || any(w <= 0 | w > 1))) {
+    abort_invalid(arg, "its {.field sample} must hold one weight in (0, 1] per cell", hint, call)
   }
   invisible(x)
 }

@@ -26,15 +26,42 @@
 #'   A `pd` given as a matrix is used unchanged in every stratum, so such a
 #'   release is certified.
 #'
+#' @section Households: For an object with households (`hhId`),
+#'   `sdcMicro::pram()` perturbs every record on its own, so a
+#'   household-level variable (one value in every household) gets several
+#'   values in a household, and a role held by one member of every
+#'   household (the head) is lost or doubled. The certificate is per person
+#'   and says nothing about households, so with `households = "error"` (the
+#'   default) `pram_certify()` refuses such a release with an error of class
+#'   `sdcRisk_error_households` when a matrix can change such a variable.
+#'   Release household variables in a household-level file and certify that
+#'   file, or certify the person-level risk knowingly with `households =
+#'   "ignore"`. The certificate then says that it covers persons as targets,
+#'   not an intruder who knows a household's composition. See the section
+#'   on households of [ifpr()].
+#'
 #' @param obj An `sdcMicroObj` on which `sdcMicro::pram()` was run on key
-#'   variables.
+#'   variables. The result of `sdcMicro::pram()` on a data frame (a `pram`
+#'   object) names no keys: it is refused with an error of class
+#'   `sdcRisk_error_sdcmicro_pram_data_frame` whose message gives the code
+#'   that certifies its matrices with [pram_plan_vars()] and
+#'   [max_match_risk()].
 #' @param goal The goal, as in [max_match_risk()].
 #' @param known The keys the intruder matches on, as in [max_match_risk()]
 #'   (`NULL`: all keys).
+#' @param population,target_in_file For a sample (most `sdcMicroObj`s hold
+#'   one): the population it was drawn from and whether the intruder knows
+#'   that his target is in the file, as in [max_match_risk()]. A
+#'   [population_model()] may name the object's weight variable as its
+#'   `weights`.
+#' @param households For an object with households (`hhId`): `"error"` or
+#'   `"ignore"`, see the section on households.
 #' @returns `obj`, with `obj@risk$pram` the certificate: a list with the
 #'   goal, the exact maximum risk, its cell, `a`, the cell's count and key
 #'   values, the perturbed variables, the expected number of changed
-#'   records and the total perturbation variance.
+#'   records and the total perturbation variance (for a sample also
+#'   `target_in_file`, `sample` and the arg-max cell's `p_in_file`,
+#'   `population` and `risk_in_file`).
 #' @family per-variable PRAM
 #' @export
 #' @examplesIf rlang::is_installed("sdcMicro")
@@ -46,21 +73,48 @@
 #' obj <- pram_certify(obj)
 #' obj@risk$pram$risk
 pram_certify <- function(obj, goal = c("all_matches", "unique_matches", "sample_uniques"),
-                         known = NULL) {
+                         known = NULL, population = NULL, target_in_file = c("known", "unknown"),
+                         households = c("error", "ignore")) {
   goal <- check_choice(goal)
+  households <- check_choice(households)
   rel <- sdcmicro_release(obj, arg = "obj")
+  hh <- sdcmicro_pram_households(obj, rel, households)
   known <- check_known(known, rel$keys)
-  mx <- max_match_risk(rel$plan, goal, known = known)
-  cost <- plan_cost(rel$plan, stay = FALSE)
+  # sampling weights may name a variable of the object's data
+  smp <- sample_of(rel$cells, population, target_in_file, data = obj@origData)
+  ep <- engine_plan(rel$plan)
+  bar <- progress_bar("Exact maximum risk")
+  mx <- plan_max_risk(rel$plan, goal, known, ep, progress = progress_part(bar), weight = smp$weight)
+  mx <- add_sample(mx, smp)
+  cost <- plan_cost(rel$plan, ep = ep, stay = FALSE)
   risk <- sdcMicro::get.sdcMicroObj(obj, "risk")
-  risk$pram <- structure(list(
+  risk$pram <- structure(certificate_sample(list(
     goal = goal, known = known, risk = mx$risk, cell = mx$cell, a = mx$a, count = mx$count, cell_keys = mx$keys,
-    vars = rel$vars, expected_changed = cost$changed, total_variance = cost$variance
-  ), class = "sdc_pram_certificate")
+    vars = rel$vars, expected_changed = cost$changed, total_variance = cost$variance,
+    n_excluded = rel$cells$n_excluded %||% 0, households = hh
+  ), mx), class = "sdc_pram_certificate")
   sdcMicro::set.sdcMicroObj(obj, "risk", list(risk))
 }
 
+# The households of an object after sdcMicro::pram() (see
+# sdcmicro_households()): the values before pram() are those of the
+# release's cells, and a variable moves as its matrix says (rows: the
+# original value), weighted by the records holding each value.
+sdcmicro_pram_households <- function(obj, rel, policy, call = rlang::caller_env()) {
+  cells <- rel$cells
+  before <- lapply(rel$vars, function(v) cells$cells[[v]][cells$cell_id])
+  names(before) <- rel$vars
+  hh <- sdcmicro_households(obj, before, rel$vars, policy)
+  if (is.null(hh)) return(NULL)
+  check_households(hh, function(v) {
+    rs <- obj@pram$params[[v]]$Rs
+    counts <- tapply(cells$cells$count, factor(as.character(cells$cells[[v]]), levels = rownames(rs)), sum)
+    rs * as.vector(ifelse(is.na(counts), 0, counts))
+  }, keep = function(v) "or run {.fn sdcMicro::pram} without them", call = call)
+}
+
 check_sdcmicro <- function(obj, arg = rlang::caller_arg(obj), call = rlang::caller_env()) {
+  if (inherits(obj, "pram")) abort_pram_data_frame(obj, arg, call)
   if (!inherits(obj, "sdcMicroObj")) {
     abort_sdc(c(
       "{.arg {arg}} must be an {.cls sdcMicroObj}.",
@@ -69,6 +123,26 @@ check_sdcmicro <- function(obj, arg = rlang::caller_arg(obj), call = rlang::call
   }
   rlang::check_installed("sdcMicro", reason = "to read an sdcMicroObj.")
   invisible(obj)
+}
+
+# sdcMicro::pram() on a data frame returns a "pram" object: the data with a
+# column <var>_pram per perturbed variable and the matrices in the
+# attribute "pram_params", but no key variables, so the intruder's keys
+# are unknown (issue 37). The error gives the code that certifies it: the
+# same plan sdcmicro_release() builds from an sdcMicroObj.
+abort_pram_data_frame <- function(obj, arg, call) {
+  vars <- names(attr(obj, "pram_params"))
+  cols <- setdiff(names(obj), paste0(vars, "_pram"))
+  keys <- paste0("keys <- c(", paste0("\"", cols, "\"", collapse = ", "), ")")
+  abort_sdc(c(
+    "{.arg {arg}} is the result of {.fn sdcMicro::pram} on a data frame (a {.cls pram} object), not an {.cls sdcMicroObj}: it does not say which variables are the intruder's keys.",
+    "i" = "Certify its matrices with {.fn pram_plan_vars} and {.fn max_match_risk}, keeping in {.code keys} only the variables the intruder matches on:",
+    " " = "{.code {keys}}",
+    " " = "{.code mats <- lapply(attr({arg}, \"pram_params\"), function(p) p$Rs)}",
+    " " = "{.code cf <- cell_frequencies(as.data.frame(unclass({arg}))[keys], keys)}",
+    " " = "{.code max_match_risk(pram_plan_vars(cf, mats, orientation = \"rows\"))}",
+    "i" = "Or run {.fn sdcMicro::pram} on {.code sdcMicro::createSdcObj(data, keyVars = keys)} and give that object to {.fn pram_certify}."
+  ), "sdcmicro_pram_data_frame", call = call, arg = arg)
 }
 
 # The release an sdcMicroObj holds after pram(), as an sdc_pram_release:

@@ -9,6 +9,14 @@
 #' (`strata_variables` in sdcMicro 5.8 keeps only the last stratum's
 #' matrix).
 #'
+#' `pram_release()` takes a data frame and knows no households: every
+#' record is perturbed on its own and the certificate is per person. For
+#' persons in households, do not give it household-level variables (one
+#' value per household) or the relationship to the head in `vars`: release
+#' those in a household-level file, as the section on households of
+#' [ifpr()] explains (where `ifpr()` and [pram_certify()] on an
+#' `sdcMicroObj` with `hhId` refuse them).
+#'
 #' Without `matrices`, each variable gets, in each stratum, the invariant
 #' matrix of Gouweleeuw et al. (1998) built from the variable's category
 #' frequencies among the stratum's records, [pram_matrix_invariant()] with
@@ -34,6 +42,13 @@
 #' @param goal The goal of the certificate, as in [max_match_risk()].
 #' @param known The keys the intruder matches on, as in [max_match_risk()]
 #'   (`NULL`: all keys).
+#' @param population,target_in_file For a sample release: the population the
+#'   file was sampled from (its counts by the keys, or a
+#'   [population_model()]; sampling weights may name a column of `data`)
+#'   and whether the intruder knows that his target is in the file
+#'   (`"known"`, the default) or not (`"unknown"`); see [match_risk()]. With
+#'   `"unknown"` the certificate is the maximum of \eqn{(t_j / F_j) R_j(a,
+#'   t)} and says so.
 #' @param na How records with a missing key are treated, as in
 #'   [cell_frequencies()]. With `"exclude"` they are released unchanged. With
 #'   `"category"`, `NA` is the last category of each key and its matrices: its
@@ -47,7 +62,9 @@
 #'   variable), `new_cell` (the original cell each released record falls
 #'   in, `NA` if that cell was empty), `keys`, `vars`, `strata` and
 #'   `certificate` (goal, exact maximum risk with its cell and `a`, records
-#'   changed, expected changed records and total perturbation variance).
+#'   changed, expected changed records and total perturbation variance; for
+#'   a sample, `target_in_file` and `sample`, the population or model), and
+#'   for a sample `sample` (the weights \eqn{t_j / F_j} of the cells).
 #' @family per-variable PRAM
 #' @export
 #' @examples
@@ -60,7 +77,8 @@
 pram_release <- function(data, keys, vars = setdiff(keys, strata), strata = NULL,
                          pd = 0.8, alpha = 0.5, matrices = NULL,
                          goal = c("all_matches", "unique_matches", "sample_uniques"),
-                         known = NULL, na = c("exclude", "category")) {
+                         known = NULL, na = c("exclude", "category"), population = NULL,
+                         target_in_file = c("known", "unknown")) {
   check_data_frame(data)
   check_names_in(keys, data)
   goal <- check_choice(goal)
@@ -68,6 +86,7 @@ pram_release <- function(data, keys, vars = setdiff(keys, strata), strata = NULL
   check_pram_vars(vars, strata, keys)
   known <- check_known(known, keys)
   cf <- cell_frequencies(data, keys, na = na)
+  smp <- sample_of(cf, population, target_in_file, data = data)
   if (is.null(matrices)) matrices <- invariant_matrices(cf, vars, strata, pd, alpha)
   plan <- pram_plan_vars(cf, matrices, strata = strata)
   ep <- engine_plan(plan)
@@ -76,12 +95,13 @@ pram_release <- function(data, keys, vars = setdiff(keys, strata), strata = NULL
   released <- write_codes(data, cf, vars, codes)
   new_cell <- released_cell(cf, vars, codes)
   bar <- progress_bar("pram_release(): exact maximum risk")
-  new_sdc_pram_release(released, plan, cf, codes, new_cell, keys, vars, strata,
-                       plan_max_risk(plan, goal, known, ep, progress = progress_part(bar)), ep = ep)
+  mx <- plan_max_risk(plan, goal, known, ep, progress = progress_part(bar), weight = smp$weight)
+  new_sdc_pram_release(released, plan, cf, codes, new_cell, keys, vars, strata, add_sample(mx, smp), ep = ep,
+                       sample = smp)
 }
 
 new_sdc_pram_release <- function(data, plan, cells, codes, new_cell, keys, vars, strata, max_risk,
-                                 ep = engine_plan(plan)) {
+                                 ep = engine_plan(plan), sample = NULL) {
   cost <- plan_cost(plan, ep = ep, stay = FALSE)
   old <- cells$cell_id
   moved <- !is.na(old) & (is.na(new_cell) | new_cell != old)
@@ -96,12 +116,15 @@ new_sdc_pram_release <- function(data, plan, cells, codes, new_cell, keys, vars,
     method = "per-variable PRAM",
     vars = vars,
     records_changed = sum(moved),
+    n_excluded = cells$n_excluded %||% 0,
     expected_changed = cost$changed,
     total_variance = cost$variance
   ), class = "sdc_pram_certificate")
+  certificate <- certificate_sample(certificate, max_risk)
   structure(
     list(data = data, plan = plan, cells = cells, new_codes = codes, new_cell = new_cell,
-         keys = keys, vars = vars, strata = strata %||% character(0), certificate = certificate),
+         keys = keys, vars = vars, strata = strata %||% character(0), certificate = certificate,
+         sample = sample),
     class = c("sdc_pram_release", "sdc_release_any")
   )
 }
@@ -243,30 +266,25 @@ released_cell <- function(cf, vars, codes) {
   out
 }
 
-# The certificate line of a per-variable PRAM release (pram_release(),
+# The certificate lines of a per-variable PRAM release (pram_release(),
 # pram_certify()).
 pram_certificate_line <- function(cert) {
-  risk_txt <- if (is.na(cert$risk)) {
-    "no cell and value of a that the goal covers can occur"
-  } else {
-    keys <- paste0(names(cert$cell_keys), " = ", vapply(cert$cell_keys, format, ""), collapse = ", ")
-    sprintf("R = %s at cell %d (%s; T = %d), a = %d", format(cert$risk, digits = 6), cert$cell, keys,
-            cert$count, cert$a)
-  }
   known <- if (!is.null(cert$known) && length(cert$known) < length(cert$cell_keys)) {
     paste0("; intruder knows ", paste(cert$known, collapse = ", "))
   } else ""
-  paste0("Certificate (exact maximum risk, ", goal_label(cert$goal), known, "): ", risk_txt)
+  risk_lines(paste0("Certificate (", tolower(risk_kind(cert$sample)), " maximum risk)"), cert, cert$cell_keys,
+             goal = cert$goal, known = known, n_excluded = cert$n_excluded)
 }
 
 #' @export
 format.sdc_pram_certificate <- function(x, ...) {
-  c(
+  wrap_lines(c(
     paste0("<sdc_pram_certificate> of a per-variable PRAM of ", paste(x$vars, collapse = ", ")),
     pram_certificate_line(x),
+    households_line(x$households),
     sprintf("Expected changed records %.1f; total perturbation variance %.1f",
             x$expected_changed, x$total_variance)
-  )
+  ))
 }
 
 #' @export
@@ -280,17 +298,17 @@ format.sdc_pram_release <- function(x, ...) {
   x <- as_release(x, arg = "x", call = rlang::current_env())
   cert <- x$certificate
   n <- x$cells$n_records
-  c(
+  wrap_lines(c(
     paste0("<sdc_pram_release>: ", n_of(n, "record"), "; keys ", paste(x$keys, collapse = ", ")),
     paste0("Per-variable PRAM of ", paste(x$vars, collapse = ", "),
            if (length(x$strata)) paste0(" within strata of ", paste(x$strata, collapse = " x "),
                                         " (", fmt_int(length(x$plan$matrices)), " strata)") else ""),
     pram_certificate_line(cert),
-    sprintf("Changed: %s records (%.2f%%; expected %.1f); total perturbation variance %.1f",
-            fmt_int(cert$records_changed), 100 * cert$records_changed / n, cert$expected_changed,
-            cert$total_variance),
+    sprintf("Changed: %s records (%.2f%%; expected %.1f)",
+            fmt_int(cert$records_changed), 100 * cert$records_changed / n, cert$expected_changed),
+    sprintf("Total perturbation variance %.1f", cert$total_variance),
     missing_key_line(x$cells)
-  )
+  ))
 }
 
 #' @export
@@ -354,16 +372,20 @@ format.summary.sdc_pram_release <- function(x, ...) {
     check.names = FALSE
   )
   c(
-    paste0("Per-variable PRAM of ", n_of(x$n_records, "record"), "; keys ", paste(x$keys, collapse = ", "),
-           if (length(x$strata)) paste0("; matrices per stratum of ", paste(x$strata, collapse = " x "),
-                                        " (", fmt_int(x$n_strata), " strata)") else ""),
-    pram_certificate_line(cert),
-    "Perturbed variables (records changed, observed and expected; smallest probability of keeping a category):",
-    utils::capture.output(print(tab, row.names = FALSE)),
-    sprintf("Records changed in any variable: %s (%.2f%%; expected %.1f); total perturbation variance %.1f",
-            fmt_int(x$records_changed), 100 * x$records_changed / x$n_records, cert$expected_changed,
-            cert$total_variance),
-    x$missing
+    wrap_lines(c(
+      paste0("Per-variable PRAM of ", n_of(x$n_records, "record"), "; keys ", paste(x$keys, collapse = ", "),
+             if (length(x$strata)) paste0("; matrices per stratum of ", paste(x$strata, collapse = " x "),
+                                          " (", fmt_int(x$n_strata), " strata)") else ""),
+      pram_certificate_line(cert),
+      "Perturbed variables: records changed, observed and expected; least P(keep), the smallest probability of keeping a category:"
+    )),
+    table_lines(tab)$lines,
+    wrap_lines(c(
+      sprintf("Records changed in any variable: %s (%.2f%%; expected %.1f)",
+              fmt_int(x$records_changed), 100 * x$records_changed / x$n_records, cert$expected_changed),
+      sprintf("Total perturbation variance %.1f", cert$total_variance),
+      x$missing
+    ))
   )
 }
 

@@ -5,13 +5,28 @@
 #' the key variables and the intruder model, the exact certificate and where
 #' it is attained, the design (partition, blocks, theta or the transition
 #' matrices), what changed, the release risk and utility tables with their
-#' plots (for tables: the suppression pattern and its audit), the package
-#' version, the seed and the code that reproduces the release.
+#' plots (for tables: the suppression pattern and its audit), what is
+#' published for the users of the released file, the package version, the
+#' seed and the code that reproduces the release.
+#'
+#' The utility section plots the original against the released distribution
+#' of every variable compared alone, and tables it up to 30 categories; for a
+#' longer one (ages, areas) it says so and gives the call that makes the
+#' table. Categories are in the key's order (factor levels, or numeric order
+#' for a numeric key). The reproduction code sets the `seed` given, and the
+#' code of a protected table names every rule with its parameters. Progress
+#' is shown as cli progress steps (messages: wrap the call in
+#' [suppressMessages()] to silence them).
 #'
 #' Every number in the report is read from `x` or computed from it by the
 #' package's exported functions ([release_risk()], [release_utility()],
 #' [max_match_risk_known()]); nothing is estimated that the object does not
-#' label an estimate.
+#' label an estimate. A release certified for a sample (`target_in_file =
+#' "unknown"`) is reported as such: the intruder who does not know whether
+#' his target is in the file, the population counts or the
+#' [population_model()] of them (its risks called estimates throughout),
+#' the arg-max cell's population and probability of being in the file, and
+#' the code with `population = POPULATION_COUNTS` (or the model) to fill in.
 #'
 #' @param x What was released: an `sdc_release` from [ifpr()], an
 #'   `sdc_pram_release` from [pram_release()], an `sdcMicroObj` certified by
@@ -33,11 +48,32 @@
 #'   (none beyond what the certificate already holds), `TRUE` (every
 #'   nonempty subset of the keys) or a list of character vectors of keys;
 #'   their exact maximum risks come from [max_match_risk_known()].
+#' @param publication For microdata: `NULL` (the default: the report shows
+#'   the code that writes the publication, and writes no file but `file`),
+#'   or a path ending in `.json` (or `.rds`) to which [publish_plan()]
+#'   writes the publication of `x`, once the report has been written. The
+#'   report then names this file and its MD5 checksum, so that a review
+#'   board approves the very file published beside the released data.
 #' @param sensitivity For a protected table: the `sdc_sensitivity` it was
 #'   made from, if at hand; the report then also lists the rules that flag
 #'   each cell and re-runs [audit_table()] on the pattern.
 #'
 #' @returns The path of the report (invisibly).
+#'
+#' @section The publication:
+#' A released file is analysed correctly only with its plan. The report of
+#' a microdata release has a section "Publication for data users" that
+#' says what [publish_plan()] of the release holds (the keys and their
+#' categories, which of them are perturbed, the blocks with their
+#' \eqn{\theta} or the transition matrices, the goal, \eqn{\xi} and the
+#' certificate; none of the records, nor the seed), why publishing it keeps
+#' the certificate (see [publish_plan()]), what it reveals (for IFPR plans:
+#' the block cells and their counts), and how a data user reads it: the
+#' code with [read_plan()] and [estimate_table()]. The report writes no
+#' file but `file` unless `publication` names one: by default it shows the
+#' code that writes the publication, so that what is published is a
+#' deliberate step of the agency. A release whose plan [publish_plan()]
+#' cannot publish is still reported; the section then says why.
 #'
 #' @section Methods:
 #' One method per kind of release: `sdc_release`, `sdc_pram_release`,
@@ -76,30 +112,33 @@ release_report.default <- function(x, file, ...) {
 #' @rdname release_report
 #' @export
 release_report.sdc_release <- function(x, file, ..., title = "Disclosure review: IFPR release",
-                                       seed = NULL, code = NULL, utility = NULL, known = NULL) {
+                                       seed = NULL, code = NULL, utility = NULL, known = NULL,
+                                       publication = NULL) {
   rlang::check_dots_empty()
   report_check_args(file, seed, code)
+  pub <- report_publication(x, publication, file, "release")
+  on.exit(unlink(pub$tmp), add = TRUE)
   cert <- x$certificate
   keys <- x$keys
   vars <- c(keys, x$also)
   utility <- utility %||% report_default_utility(vars, keys)
+  report_step("Computing the risk and utility tables")
   rr <- release_risk(x)
   u <- release_utility(x, utility)
-  kn <- report_known(x$plan, cert$goal, known)
+  kn <- report_known(x$plan, cert$goal, known, x$sample)
   sections <- list(
     report_section("What was released",
       report_text(report_released_text(x$data, keys, x$also, x$cells, "inverse-frequency post-randomization (IFPR, `ifpr()`)")),
       report_table(report_changed_by_var(x$data, x$cells, vars), "Records whose value changed, by variable (all other columns are released unchanged).")
     ),
     report_section("Intruder model and guarantee",
-      report_text(report_intruder_text(keys, cert$goal, cert$xi))
+      report_text(report_intruder_text(keys, cert$goal, cert$xi, cert$sample))
     ),
     report_section("The certificate",
-      report_text(report_certificate_text(cert$risk, cert$xi, cert$a, cert$count, cert$cell)),
-      report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
-                   "The cell and number of matches a where the exact maximum is attained."),
-      if (!is.null(cert$known)) report_table(as.data.frame(cert$known), "Exact maximum risk for intruders who know only some keys (certified by `ifpr(known = )`)."),
-      if (!is.null(kn)) report_table(as.data.frame(kn), "Exact maximum risk for intruders who know only some keys (`max_match_risk_known()`)."),
+      report_text(report_certificate_text(cert$risk, cert$xi, cert$a, cert$count, cert$cell, cert$n_excluded, cert$sample)),
+      report_cell_table(cert),
+      if (!is.null(cert$known)) report_table(as.data.frame(cert$known), report_known_caption(cert$known, "certified by `ifpr(known = )`")),
+      if (!is.null(kn)) report_table(as.data.frame(kn), report_known_caption(kn, "`max_match_risk_known()`")),
       report_plot(function() graphics::plot(x), "Exact R_j(a, t) against a for the riskiest cells, with the bound xi.")
     ),
     report_section("Design",
@@ -113,42 +152,46 @@ release_report.sdc_release <- function(x, file, ..., title = "Disclosure review:
       report_text(report_changes_text(cert))
     ),
     report_section("Release risk (empirical)",
-      report_text("For every unit of the original data whose cell could change, the probability that an intruder who knows its keys and picks one of the matching released records finds it (Nayak, Zhang and You 2016, Section 7.1, Table 3). Means estimate mixtures of the R_j(a, t), so they lie below the certificate up to their standard errors."),
-      report_table(rr$table, "Mean probability of a correct match by original frequency tau and released frequency tau*."),
+      report_text(report_empirical_text()),
+      report_table(rr$table, report_risk_caption(rr)),
       report_table(rr$changes, "Units whose cell changed and cells emptied, with their exact expected values."),
       report_table(rr$uniques, "Units in singleton and doubleton cells before and after."),
-      report_plot(function() graphics::plot(rr), "Empirical probability of a correct match, with +/- 2 standard errors and the certificate.")
+      report_plot(function() graphics::plot(rr), REPORT_EMPIRICAL_CAPTION)
     ),
     report_utility_section(u),
-    report_reproduce_section(seed, code %||% report_code_ifpr(x))
+    pub$section,
+    report_reproduce_section(seed, code %||% report_code_ifpr(x, seed))
   )
-  report_render(sections, file, title)
+  report_render(sections, file, title, pub)
 }
 
 #' @rdname release_report
 #' @export
 release_report.sdc_pram_release <- function(x, file, ..., title = "Disclosure review: per-variable PRAM release",
-                                            seed = NULL, code = NULL, utility = NULL, known = NULL) {
+                                            seed = NULL, code = NULL, utility = NULL, known = NULL,
+                                       publication = NULL) {
   rlang::check_dots_empty()
   report_check_args(file, seed, code)
+  pub <- report_publication(x, publication, file, "release")
+  on.exit(unlink(pub$tmp), add = TRUE)
   cert <- x$certificate
   utility <- utility %||% report_default_utility(x$vars, x$keys)
+  report_step("Computing the risk and utility tables")
   rr <- release_risk(x)
   u <- release_utility(x, utility)
-  kn <- report_known(x$plan, cert$goal, known)
+  kn <- report_known(x$plan, cert$goal, known, x$sample)
   sections <- list(
     report_section("What was released",
       report_text(report_released_text(x$data, x$keys, NULL, x$cells, "per-variable PRAM (`pram_release()`)")),
       report_table(report_changed_by_var(x$data, x$cells, x$vars), "Records whose value changed, by perturbed variable (all other columns are released unchanged).")
     ),
     report_section("Intruder model and guarantee",
-      report_text(report_intruder_text(cert$known %||% x$keys, cert$goal, NULL))
+      report_text(report_intruder_text(cert$known %||% x$keys, cert$goal, NULL, cert$sample))
     ),
     report_section("The certificate",
-      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell)),
-      report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
-                   "The cell and number of matches a where the exact maximum is attained."),
-      if (!is.null(kn)) report_table(as.data.frame(kn), "Exact maximum risk for intruders who know only some keys (`max_match_risk_known()`).")
+      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell, cert$n_excluded, cert$sample)),
+      report_cell_table(cert),
+      if (!is.null(kn)) report_table(as.data.frame(kn), report_known_caption(kn, "`max_match_risk_known()`"))
     ),
     report_section("Design",
       report_text(sprintf("Each of %s is perturbed on its own with a transition matrix%s; the other keys never change. The matrices are written with one column per original category (columns sum to 1).",
@@ -162,20 +205,23 @@ release_report.sdc_pram_release <- function(x, file, ..., title = "Disclosure re
                           report_num(cert$expected_changed), report_num(cert$total_variance)))
     ),
     report_section("Release risk (empirical)",
-      report_table(rr$table, "Mean probability of a correct match by original frequency tau and released frequency tau*."),
+      report_text(report_empirical_text()),
+      report_table(rr$table, report_risk_caption(rr)),
       report_table(rr$changes, "Units whose cell changed and cells emptied, with their exact expected values."),
-      report_plot(function() graphics::plot(rr), "Empirical probability of a correct match, with +/- 2 standard errors and the certificate.")
+      report_plot(function() graphics::plot(rr), REPORT_EMPIRICAL_CAPTION)
     ),
     report_utility_section(u),
-    report_reproduce_section(seed, code %||% report_code_pram(x))
+    pub$section,
+    report_reproduce_section(seed, code %||% report_code_pram(x, seed))
   )
-  report_render(sections, file, title)
+  report_render(sections, file, title, pub)
 }
 
 #' @rdname release_report
 #' @export
 release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review: PRAM of an sdcMicro object",
-                                       seed = NULL, code = NULL, utility = NULL, known = NULL) {
+                                       seed = NULL, code = NULL, utility = NULL, known = NULL,
+                                       publication = NULL) {
   rlang::check_dots_empty()
   report_check_args(file, seed, code)
   cert <- x@risk$pram
@@ -185,6 +231,8 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
       "i" = "Run {.code x <- pram_certify(x)} first."
     ), "argument", arg = "x")
   }
+  pub <- report_publication(x, publication, file, "obj")
+  on.exit(unlink(pub$tmp), add = TRUE)
   orig <- x@origData
   manip <- x@manipKeyVars
   keys <- names(manip)
@@ -192,6 +240,7 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
   released <- orig
   released[keys] <- manip
   utility <- utility %||% report_default_utility(vars, keys)
+  report_step("Computing the risk and utility tables")
   rr <- release_risk(x)
   u <- release_utility(x, utility)
   kn <- report_known(x, cert$goal, known)
@@ -207,31 +256,35 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
       report_table(changed, "Records whose value changed, by perturbed variable.")
     ),
     report_section("Intruder model and guarantee",
-      report_text(report_intruder_text(cert$known %||% keys, cert$goal, NULL))
+      report_text(report_intruder_text(cert$known %||% keys, cert$goal, NULL, cert$sample))
     ),
     report_section("The certificate",
-      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell)),
-      if (!is.null(cert$cell_keys)) report_table(cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk),
-                                                  "The cell and number of matches a where the exact maximum is attained."),
-      if (!is.null(kn)) report_table(as.data.frame(kn), "Exact maximum risk for intruders who know only some keys (`max_match_risk_known()`).")
+      report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell, cert$n_excluded, cert$sample)),
+      if (!is.null(cert$households)) report_text(paste0(households_text(cert$households), ".")),
+      if (!is.null(cert$cell_keys)) report_cell_table(cert),
+      if (!is.null(kn)) report_table(as.data.frame(kn), report_known_caption(kn, "`max_match_risk_known()`"))
     ),
     report_section("Design",
       report_text("The transition matrices sdcMicro stored in the object (one row per original category, as sdcMicro prints them)."),
       report_sdcmicro_matrices(x, vars)
     ),
     report_section("Release risk (empirical)",
-      report_table(rr$table, "Mean probability of a correct match by original frequency tau and released frequency tau*."),
-      report_plot(function() graphics::plot(rr), "Empirical probability of a correct match, with +/- 2 standard errors and the certificate.")
+      report_text(report_empirical_text()),
+      report_table(rr$table, report_risk_caption(rr)),
+      report_plot(function() graphics::plot(rr), REPORT_EMPIRICAL_CAPTION)
     ),
     report_utility_section(u),
+    pub$section,
     report_reproduce_section(seed, code %||% c(
       "# the object as it was before sdcMicro::pram(), then:",
-      if (!is.null(seed)) sprintf("set.seed(%s)", seed),
+      if (!is.null(seed)) report_seed_line(seed),
       sprintf("obj <- sdcMicro::pram(obj, variables = %s)", report_deparse(vars)),
-      sprintf("obj <- sdcRisk::pram_certify(obj, goal = %s)", report_deparse(cert$goal))
+      sprintf("obj <- sdcRisk::pram_certify(obj, goal = %s%s%s)", report_deparse(cert$goal),
+              if (identical(cert$households$policy, "ignore")) ", households = \"ignore\"" else "",
+              paste0(paste0(",\n  ", report_population_args(cert)), collapse = ""))
     ))
   )
-  report_render(sections, file, title)
+  report_render(sections, file, title, pub)
 }
 
 #' @rdname release_report
@@ -255,6 +308,7 @@ release_report.sdc_protection <- function(x, file, ..., title = "Disclosure revi
     }
     audit <- audit_table(sensitivity, df$status != "published")
   }
+  report_step("Auditing the table")
   suppressed <- df[df$status != "published", intersect(c(by, "level", "total", "status", "reason", "protection", "lower", "upper", "protected"), names(df)), drop = FALSE]
   all_protected <- all(df$protected[sens_rows] %in% TRUE)
   sections <- list(
@@ -282,11 +336,7 @@ release_report.sdc_protection <- function(x, file, ..., title = "Disclosure revi
                           format(signif(stats$seconds %||% NA, 3)),
                           if (isTRUE(stats$method == "optimal")) sprintf("; optimality proven: %s", stats$optimal) else ""))
     ),
-    report_reproduce_section(NA, code %||% c(
-      "sens <- sdcRisk::cell_sensitivity(data, by = ..., value = ..., rules = ...)  # as it was made",
-      sprintf("prot <- sdcRisk::protect_table(sens, cost = %s, method = %s)",
-              report_deparse(attr(x, "cost") %||% "value"), report_deparse(stats$method %||% "heuristic"))
-    ))
+    report_reproduce_section(NA, code %||% report_code_table(x, sensitivity))
   )
   report_render(sections, file, title)
 }
@@ -306,7 +356,10 @@ report_table <- function(data, caption) list(type = "table", data = as.data.fram
 report_plot <- function(fun, caption, width = 7, height = 4.5) {
   list(type = "plot", fun = fun, caption = caption, width = width, height = height)
 }
-report_code <- function(code) list(type = "code", code = paste(code, collapse = "\n"))
+# `lang`: "r" for the code that remakes the release (which the tests
+# extract as <pre class="r">), "{.r .publication}" for the code that
+# writes and reads the publication, "" for text shown as is.
+report_code <- function(code, lang = "r") list(type = "code", code = paste(code, collapse = "\n"), lang = lang)
 
 report_check_args <- function(file, seed, code, call = rlang::caller_env()) {
   if (!is.character(file) || length(file) != 1L || is.na(file) || !nzchar(file)) {
@@ -331,8 +384,16 @@ report_list <- function(x) {
   if (length(x) <= 1L) return(x)
   paste(paste(x[-length(x)], collapse = ", "), "and", x[length(x)])
 }
+# An argument's value as R code, with the app's deparser (R/app-calls.R):
+# every double in the shortest form that reads back as the same number
+# (0.1965, not digits17's 0.19650000000000001), strings escaped to ASCII,
+# long calls broken under the argument's 2-space indent. Values it does not
+# write (a matrix with its dimnames) fall back to base deparse().
 report_deparse <- function(x) {
-  paste(deparse(x, width.cutoff = 500L, control = c("keepNA", "keepInteger", "niceNames", "showAttributes", "digits17")), collapse = "")
+  tryCatch(app_deparse(app_lang(x), indent = 2L), sdcRisk_error_internal = function(e) {
+    paste(deparse(x, width.cutoff = 500L,
+                  control = c("keepNA", "keepInteger", "niceNames", "showAttributes", "digits17")), collapse = "")
+  })
 }
 
 report_goal_text <- function(goal) {
@@ -354,19 +415,53 @@ report_released_text <- function(data, keys, also, cells, how) {
   )
 }
 
-report_intruder_text <- function(keys, goal, xi) {
+report_intruder_text <- function(keys, goal, xi, sample = NULL) {
   c(
     sprintf("An intruder knows the values of %s of a target person in the original data, looks for them among the released records, and picks one of the matching records at random. R_j(a, t) is the exact probability that the pick is the target when the target's cell is c_j and a released records match (Nayak, Zhang and You 2016, eq. 4.3-4.4).", report_list(keys)),
+    if (!is.null(sample)) {
+      sprintf("The released file is a sample of a population, and the intruder does not know whether his target is in it: he draws the target from the F_j population units of its cell, of which t_j are in the file, so his probability of a correct match is exactly (t_j / F_j) R_j(a, t) (Nayak, Zhang and You 2016, Section 8; `?match_risk`). F_j: %s.%s",
+              sample$label, if (isTRUE(sample$exact)) "" else " Every risk below is therefore an **estimate** under that model, not an exact value.")
+    },
     sprintf("The guarantee covers %s%s.", report_goal_text(goal),
             if (!is.null(xi)) sprintf(": no such probability exceeds **xi = %s**", format(xi)) else "")
   )
 }
 
-report_certificate_text <- function(risk, xi, a, count, cell) {
+# The empirical section says what its numbers are: one realization, whose
+# means scatter around expectations that the certificate bounds exactly.
+report_empirical_text <- function() {
+  c(
+    "For every unit of the original data whose cell could change, the probability that an intruder who knows its keys and picks one of the matching released records finds it (Nayak, Zhang and You 2016, Section 7.1, Table 3), in **this one release**: one realization of the random perturbation.",
+    "The certificate above is of another kind: an exact probability over the perturbation. R_j(a, t) is the expected correct-match probability of a unit of cell j when a released records match, so the means below are, in expectation, mixtures of the R_j(a, t), and those expectations never exceed the certificate. One release scatters around them: where the maximum is attained, one release shows a mean above it about as often as below. A mean above the certificate by a few standard errors is therefore what the certificate allows, not a failure of it.",
+    "The standard errors are cluster-robust: the records of one IFPR block are drawn jointly, so a block (outside blocks, an original cell) counts as one cluster (`clusters`), not each unit."
+  )
+}
+# A distribution longer than this is plotted, not tabled: a table of 91 ages
+# or 24 PUMAs by 7 columns is pages long, and the plot shows the same.
+REPORT_MAX_TABLE_CATEGORIES <- 30L
+REPORT_EMPIRICAL_CAPTION <- "Mean probability of a correct match in this release (one realization), with +/- 2 cluster-robust standard errors; the dashed line is the certificate, the exact maximum of the expected risk, which one release's means may cross."
+
+report_certificate_text <- function(risk, xi, a, count, cell, n_excluded = 0, sample = NULL) {
   verdict <- if (is.null(xi)) "" else if (isTRUE(risk <= xi)) sprintf(" <= xi = %s", format(xi)) else sprintf(" > xi = %s", format(xi))
-  sprintf("The exact maximum risk is **R = %s**%s, attained at cell %s (%s record%s in the original data) when a = %s released record%s.",
-          format(signif(risk, 10)), verdict, cell, report_num(count), if (isTRUE(count == 1)) "" else "s",
-          a, if (isTRUE(a == 1)) " matches" else "s match")
+  c(sprintf("The %s maximum risk%s is **R = %s**%s, attained at cell %s (%s record%s in the original data) when a = %s released record%s.",
+            tolower(risk_kind(sample)), if (is.null(sample)) "" else " of a target who may not be in the file",
+            format(signif(risk, 10)), verdict, cell, report_num(count), if (isTRUE(count == 1)) "" else "s",
+            a, if (isTRUE(a == 1)) " matches" else "s match"),
+    if (isTRUE(n_excluded > 0)) sprintf("The certificate covers the records with complete keys only: **%s record%s with a missing key %s outside it**, released unchanged and matched by no cell.",
+                                        report_num(n_excluded), if (n_excluded == 1) "" else "s", if (n_excluded == 1) "is" else "are"),
+    "R is computed from the design, not estimated from the draw: it is a probability over the random perturbation, the expected chance of a correct match given the number of matching records, and it holds for every release the design can draw. A single release realizes it only in expectation (see the empirical section).")
+}
+
+# The cell and a where a certificate's maximum is attained (with, for a
+# sample, the cell's population, probability of being in the file and
+# in-file risk).
+report_cell_table <- function(cert) {
+  tab <- cbind(cell = cert$cell, cert$cell_keys, count = cert$count, a = cert$a, risk = cert$risk)
+  if (!is.null(cert$sample)) {
+    tab <- cbind(tab, population = cert$population, p_in_file = cert$p_in_file, risk_in_file = cert$risk_in_file)
+  }
+  report_table(tab, paste0("The cell and number of matches a where the ", tolower(risk_kind(cert$sample)),
+                           " maximum is attained", if (!is.null(cert$sample)) " (population: F, or its estimate)", "."))
 }
 
 report_design_text <- function(x) {
@@ -390,7 +485,7 @@ report_partition_table <- function(partition, vars) {
     r <- partition[[v]]
     if (is.null(r)) "changes freely"
     else if (is.character(r) && length(r) == 1L && identical(r, "keep")) "never changes"
-    else if (is.numeric(r)) paste0("within groups with breaks ", paste(format(r), collapse = ", "))
+    else if (is.numeric(r)) paste0("within groups with breaks ", paste(format(r, trim = TRUE), collapse = ", "))
     else if (is.list(r)) paste0("within the level sets ", paste(vapply(r, function(s) paste0("{", paste(s, collapse = ", "), "}"), ""), collapse = " "))
     else paste0("within groups ", paste(unique(r), collapse = ", "))
   }, character(1))
@@ -426,20 +521,80 @@ report_default_utility <- function(vars, keys) {
   out
 }
 
-report_known <- function(plan, goal, known) {
+# The known-key table the report asks for, for the release's sample case
+# `smp` (its per-cell weights) if it has one.
+report_known <- function(plan, goal, known, smp = NULL) {
   if (is.null(known) || isFALSE(known)) return(NULL)
-  max_match_risk_known(plan, goal, subsets = if (isTRUE(known)) NULL else known)
+  if (is.null(smp)) return(max_match_risk_known(plan, goal, subsets = if (isTRUE(known)) NULL else known))
+  keys <- plan$cells$keys
+  subsets <- if (isTRUE(known)) known_subsets(TRUE, keys) else lapply(known, check_known, keys = keys)
+  plan_max_risk_known(plan, goal, subsets, engine_plan(plan), smp)
 }
 
+# The caption of release_risk()'s table: for a sample, each unit's
+# probability is that of a target drawn from the population of its cell.
+report_risk_caption <- function(rr) {
+  smp <- rr$certificate$sample
+  paste0("Mean probability of a correct match",
+         if (!is.null(smp)) paste0(" of a target drawn from the population of each unit's cell (each unit's probability times t / F", if (isTRUE(smp$exact)) "" else ", estimated", ")"),
+         " by original frequency tau and released frequency tau*.")
+}
+
+# The arguments that remake a certificate's sample case, as code: the
+# population counts are data the report does not hold (the placeholder
+# POPULATION_COUNTS, as SEED for the seed), a model is written out
+# (SAMPLING_WEIGHTS where its weights were a vector).
+report_population_args <- function(cert) {
+  smp <- cert$sample
+  if (is.null(smp)) return(NULL)
+  m <- smp$model
+  population <- if (is.null(m)) {
+    "POPULATION_COUNTS"
+  } else {
+    sprintf("population_model(%s)", paste(c(
+      report_deparse(m$method),
+      if (is.character(m$weights)) sprintf("weights = %s", report_deparse(m$weights)),
+      if (is.numeric(m$weights)) "weights = SAMPLING_WEIGHTS",
+      if (!is.null(m$fraction)) sprintf("fraction = %s", report_deparse(m$fraction)),
+      if (m$method == "loglinear") sprintf("margins = %s", report_deparse(m$margins))
+    ), collapse = ", "))
+  }
+  c("target_in_file = \"unknown\"", paste0("population = ", population))
+}
+
+# The caption of a table of maxima for intruders who know some keys.
+report_known_caption <- function(kn, how) {
+  smp <- attr(kn, "sample")
+  paste0(risk_kind(smp), " maximum risk for intruders who know only some keys, ", sample_line(smp), " (", how, ").")
+}
+
+# Every single variable's distribution is plotted (plot(u) draws only the
+# first, which was `sex`, the one key that cannot change: issue 37) and
+# tabled up to REPORT_MAX_TABLE_CATEGORIES categories; a longer table is
+# not dropped silently: the report says where to get it.
 report_utility_section <- function(u) {
   dists <- u$distributions
-  small <- names(dists)[vapply(dists, nrow, 1L) <= 30L]
+  long <- names(dists)[vapply(dists, nrow, 1L) > REPORT_MAX_TABLE_CATEGORIES]
+  dist_blocks <- lapply(names(dists), function(v) {
+    uv <- u
+    uv$distributions <- dists[v]
+    list(
+      report_plot(function() graphics::plot(uv), sprintf("Original against released relative frequencies of `%s`.", v),
+                  width = min(14, max(7, 0.12 * nrow(dists[[v]]))),
+                  height = max(5, 3.5 + 0.1 * max(nchar(dists[[v]]$category), na.rm = TRUE))),
+      if (v %in% long) {
+        report_text(sprintf("`%s` has %s categories: its distribution is shown as the plot above; the table is `release_utility(x, \"%s\")$distributions$%s`.",
+                            v, report_num(nrow(dists[[v]])), v, v))
+      } else {
+        report_table(dists[[v]], sprintf("Distribution of `%s`.", v))
+      }
+    )
+  })
   blocks <- c(
     list(report_text("Original and released distributions (Nayak, Zhang and You 2016, Sections 6 and 7.2): total variation distance of each combination of variables (eq. 7.1), the distribution of each variable with the sampling standard deviation, and the exact perturbation variance of each category's count against the sampling variance.")),
     list(report_table(u$tvd, "Total variation distance between original and released joint distributions.")),
     list(report_plot(function() graphics::plot(u, which = "tvd"), "Total variation distance by combination.")),
-    list(report_plot(function() graphics::plot(u), "Original against released relative frequencies.")),
-    lapply(small, function(v) report_table(dists[[v]], sprintf("Distribution of `%s`.", v))),
+    unlist(lapply(dist_blocks, Filter, f = Negate(is.null)), recursive = FALSE),
     lapply(names(u$variance), function(v) report_table(u$variance[[v]], sprintf("Perturbation variance of the counts of `%s` (eq. 3.6) against sampling variance.", v)))
   )
   do.call(report_section, c(list("Utility"), blocks))
@@ -493,7 +648,7 @@ report_reproduce_section <- function(seed, code) {
   )
 }
 
-report_code_ifpr <- function(x) {
+report_code_ifpr <- function(x, seed = NULL) {
   cert <- x$certificate
   args <- c(
     sprintf("keys = %s", report_deparse(x$keys)),
@@ -505,13 +660,24 @@ report_code_ifpr <- function(x) {
     sprintf("calibrate = %s", report_deparse(cert$calibrate)),
     sprintf("on_infeasible = %s", report_deparse(if (nrow(x$merges) > 0) "merge" else "error")),
     sprintf("na = %s", report_deparse(x$cells$na)),
-    if (!is.null(cert$known)) sprintf("known = %s", report_deparse(lapply(strsplit(cert$known$known, ", ", fixed = TRUE), identity)))
+    if (!is.null(cert$known)) sprintf("known = %s", report_deparse(lapply(strsplit(cert$known$known, ", ", fixed = TRUE), identity))),
+    report_population_args(cert)
   )
-  c("library(sdcRisk)", "# data: the original data frame", "set.seed(SEED)  # the seed used for the release",
+  c("library(sdcRisk)", "# data: the original data frame", report_seed_line(seed),
     paste0("release <- ifpr(data,\n  ", paste(args, collapse = ",\n  "), "\n)"))
 }
 
-report_code_pram <- function(x) {
+# The set.seed() line of the code: the seed given to release_report(), or a
+# placeholder that says what goes there (issue 37: the seed was given and
+# the code still said SEED).
+report_seed_line <- function(seed, note = NULL) {
+  if (is.null(seed)) {
+    return(paste0("set.seed(SEED)  # the seed used for the release", if (!is.null(note)) paste0(" (", note, ")")))
+  }
+  paste0("set.seed(", report_deparse(seed), ")  # the seed given to release_report()")
+}
+
+report_code_pram <- function(x, seed = NULL) {
   mats <- x$plan$matrices
   m <- if (length(x$strata)) {
     stats::setNames(mats, x$plan$stratum_labels %||% names(mats))
@@ -520,15 +686,172 @@ report_code_pram <- function(x) {
   }
   c("library(sdcRisk)", "# data: the original data frame",
     sprintf("matrices <- %s", report_deparse(m)),
-    "set.seed(SEED)  # the seed used for the release (the draw is the same with the same pd and alpha)",
-    sprintf("release <- pram_release(data, keys = %s, vars = %s, strata = %s, matrices = matrices, goal = %s)",
+    report_seed_line(seed, "the draw is the same with the same pd and alpha"),
+    sprintf("release <- pram_release(data, keys = %s, vars = %s, strata = %s, matrices = matrices, goal = %s%s)",
             report_deparse(x$keys), report_deparse(x$vars), report_deparse(if (length(x$strata)) x$strata else NULL),
-            report_deparse(x$certificate$goal)))
+            report_deparse(x$certificate$goal),
+            paste0(paste0(",\n  ", report_population_args(x$certificate)), collapse = "")))
+}
+
+# The code of a protected table: cell_sensitivity() with the table's `by`,
+# `value` and every rule with its parameters (issue 37: the report printed
+# `rules = ...`), then protect_table().
+report_code_table <- function(x, sensitivity = NULL) {
+  rules <- attr(sensitivity, "rules") %||% attr(x, "rules")
+  rules_code <- if (is.null(rules)) {
+    "...  # the rules the table was made with"
+  } else {
+    paste0("list(", paste(vapply(rules, report_rule_call, ""), collapse = ", "), ")")
+  }
+  stats <- attr(x, "stats")
+  c(sprintf("sens <- sdcRisk::cell_sensitivity(data, by = %s, value = %s,\n  rules = %s%s)",
+            report_deparse(attr(x, "by")), report_deparse(attr(x, "value")), rules_code,
+            report_sensitivity_options(attr(sensitivity, "options"))),
+    sprintf("prot <- sdcRisk::protect_table(sens, cost = %s, method = %s)",
+            report_deparse(attr(x, "cost") %||% "value"), report_deparse(stats$method %||% "heuristic")))
+}
+
+# The options of cell_sensitivity() that differ from its defaults, as
+# arguments (none when the sensitivity table is not at hand).
+report_sensitivity_options <- function(opts) {
+  if (is.null(opts)) return("")
+  defaults <- list(negative = "error", weights_known = TRUE, na = "error", total_label = "Total")
+  given <- c(Filter(is.character, opts[c("contributor", "weight", "waiver", "lower", "upper")]),
+             Filter(Negate(is.null), Map(function(v, d) if (!identical(v, d)) v, opts[names(defaults)], defaults)))
+  out <- paste0(vapply(names(given), function(a) paste0(",\n  ", a, " = ", report_deparse(given[[a]])), ""), collapse = "")
+  if (!is.null(opts$hierarchy)) out <- paste0(out, ",\n  hierarchy = HIERARCHY  # the hierarchy the table was made with")
+  out
+}
+
+# A rule as the call of its constructor with every parameter it takes.
+report_rule_call <- function(rule) {
+  ctor <- paste0("rule_", rule$type)
+  args <- rule$params[intersect(names(formals(getExportedValue("sdcRisk", ctor))), names(rule$params))]
+  args <- vapply(names(args), function(a) paste0(a, " = ", report_deparse(args[[a]])), "")
+  paste0(ctor, "(", paste(args, collapse = ", "), ")")
+}
+
+# ---- the publication --------------------------------------------------------
+
+# What is published for the data users beside the released file: the
+# report's section and, when the user named a file in `publication`, the
+# file publish_plan() writes: first to `tmp`, which report_render() copies
+# to `file` once the report that reviews it is written. Without
+# `publication` nothing is written, and a release publish_plan() refuses
+# is still reported (the section says why).
+report_publication <- function(x, publication, file, name, call = rlang::caller_env()) {
+  if (is.null(publication)) {
+    pub <- tryCatch(publish_plan(x), sdcRisk_error = function(e) e)
+    return(list(section = report_publication_section(pub, name, NULL)))
+  }
+  ok <- is.character(publication) && length(publication) == 1L && !is.na(publication) &&
+    grepl("[.](json|rds)$", publication, ignore.case = TRUE)
+  if (!ok || identical(normalizePath(publication, mustWork = FALSE), normalizePath(file, mustWork = FALSE))) {
+    abort_sdc(c("{.arg publication} must be {.code NULL} or one path ending in {.file .json} or {.file .rds}, other than {.arg file}.",
+                "x" = "It is {show_value(publication)}."), "argument", call = call, arg = "publication")
+  }
+  tmp <- tempfile("sdcRisk-publication-", fileext = tolower(sub(".*([.][^.]+)$", "\\1", publication)))
+  pub <- publish_plan(x, tmp)
+  written <- list(file = basename(publication), md5 = unname(tools::md5sum(tmp)))
+  list(section = report_publication_section(pub, name, written), tmp = tmp, file = publication)
+}
+
+# The section: what publish_plan() of the release holds, why publishing it
+# keeps the certificate and what it reveals, the agency's code (unless the
+# file was `written`) and the data user's; or why there is no publication.
+report_publication_section <- function(pub, name, written) {
+  title <- "Publication for data users"
+  if (inherits(pub, "error")) {
+    return(report_section(title,
+      report_text("**No publication can be made of this release**: `publish_plan()` refused it (below), so the users of the released file cannot compute estimates corrected for the perturbation with `estimate_table()` or `estimate_glm()`."),
+      report_code(cli::ansi_strip(conditionMessage(pub)), lang = "")
+    ))
+  }
+  json <- written$file %||% "publication.json"
+  report_section(title,
+    report_text(c(
+      "Beside the released file, the agency publishes the plan of the release (`publish_plan()`, `?publish_plan`), so that its users can compute estimates corrected for the perturbation, with their standard errors (`estimate_table()`, `estimate_glm()`). It holds the keys and their categories (below), the released count of every category of every key (to recognise the file), and:",
+      report_publication_plan_text(pub),
+      sprintf("Not published: the seed, the original cell of any record%s and everything else the release object holds.",
+              if (pub$kind == "blocks") ", the cells outside the blocks" else ""),
+      "Publishing it keeps the certificate: the certificate bounds the probability of a correct match given the original frequencies, which holds even for an intruder who knows them (Nayak, Zhang and You 2016, below eq. 2.8), and every published field is a function of those frequencies and the transition probabilities, or can be read in the released file.",
+      report_publication_reveals(pub),
+      if (is.null(written)) {
+        sprintf("This report wrote no publication: the agency writes it with the code below (or `release_report(..., publication = \"%s\")`) and publishes it beside the released file.", json)
+      } else {
+        sprintf("Written with this report: **`%s`** (MD5 `%s`), the file to publish beside the released file.", written$file, written$md5)
+      }
+    )),
+    report_table(report_publication_keys(pub), "The keys as published: their categories, and whether the release perturbed them."),
+    if (is.null(written)) report_code(c("library(sdcRisk)", sprintf("publish_plan(%s, %s)", name, report_deparse(json))), lang = "{.r .publication}"),
+    report_text("A data user reads it with the released file, and gets estimates with standard errors:"),
+    report_code(report_publication_user_code(pub, json), lang = "{.r .publication}")
+  )
+}
+
+# The plan and the certificate as published, as a markdown list (names in
+# code spans, as everywhere in the report).
+report_publication_plan_text <- function(pub) {
+  p <- pub$plan
+  cert <- pub$certificate
+  plan <- if (pub$kind == "blocks") {
+    ifpr <- !is.na(p$theta)
+    sprintf("- a block plan: %s blocks over %s cells (%s records), %s of them IFPR blocks with their theta%s, %s with a transition matrix;",
+            report_num(length(p$theta)), report_num(sum(p$size)), report_num(sum(p$cells$count)), report_num(sum(ifpr)),
+            if (any(ifpr)) sprintf(" (%s to %s)", format(signif(min(p$theta[ifpr]), 4)), format(signif(max(p$theta[ifpr]), 4))) else "",
+            report_num(sum(!ifpr)))
+  } else {
+    sprintf("- a per-variable plan: %s perturbed%s, with one transition matrix per perturbed key%s;", report_list(p$vars),
+            if (length(p$strata)) sprintf(" within %s strata of %s", report_num(length(p$strata_cells$records)), report_list(p$strata)) else "",
+            if (length(p$strata)) " and stratum" else "")
+  }
+  paste0(plan, "\n", sprintf("- the certificate: goal `%s`%s, maximum risk %s (as certified above).", cert$goal,
+                             if (!is.na(cert$xi)) sprintf(", xi = %s", format(cert$xi)) else "", format(signif(cert$risk, 10))))
+}
+
+# What the publication tells beyond the released file (?publish_plan,
+# "Why publishing keeps the certificate").
+report_publication_reveals <- function(pub) {
+  if (pub$kind == "vars") {
+    return("It publishes no cell count: the matrices, and the strata (combinations of keys that are not perturbed) with their numbers of records, which can be counted in the released file.")
+  }
+  count <- pub$plan$cells$count
+  sprintf("What it reveals: the original count of each of its %s block cells (IFPR's transition probabilities are made of them), so it tells anyone that each of these combinations of keys occurs in the original data; %s of them hold exactly one record. An agency that must also hide whether a combination occurs at all (response knowledge) should weigh this before publishing.",
+          report_num(length(count)), report_num(sum(count == 1)))
+}
+
+report_publication_keys <- function(pub) {
+  shown <- function(x) {
+    x[is.na(x)] <- "NA"
+    if (length(x) > 12L) paste(c(utils::head(x, 12L), "..."), collapse = ", ") else paste(x, collapse = ", ")
+  }
+  data.frame(
+    key = vapply(pub$keys, `[[`, "", "name"),
+    type = vapply(pub$keys, `[[`, "", "type"),
+    perturbed = ifelse(vapply(pub$keys, `[[`, TRUE, "perturbed"), "yes", "no"),
+    categories = vapply(pub$keys, function(k) length(k$categories), 1L),
+    values = vapply(pub$keys, function(k) shown(k$categories), ""),
+    row.names = NULL
+  )
+}
+
+# The data user's code: the released CSV and the publication, and a table
+# of the first two keys (a perturbed one first).
+report_publication_user_code <- function(pub, json) {
+  keys <- vapply(pub$keys, `[[`, "", "name")
+  perturbed <- vapply(pub$keys, `[[`, TRUE, "perturbed")
+  by <- utils::head(unique(c(keys[perturbed][1], keys)), 2L)
+  c("library(sdcRisk)",
+    "released <- read.csv(\"released.csv\")  # the released file",
+    sprintf("publication <- read_plan(%s)", report_deparse(json)),
+    "# counts corrected for the perturbation, with standard errors; see ?estimate_table for",
+    "# totals, means and proportions of other variables, and ?estimate_glm for models",
+    sprintf("estimate_table(released, publication, by = %s)", report_deparse(by)))
 }
 
 # ---- rendering --------------------------------------------------------------
 
-report_render <- function(sections, file, title, call = rlang::caller_env()) {
+report_render <- function(sections, file, title, pub = NULL, call = rlang::caller_env()) {
   for (pkg in c("rmarkdown", "knitr")) {
     if (!requireNamespace(pkg, quietly = TRUE)) {
       abort_sdc(c(
@@ -543,6 +866,7 @@ report_render <- function(sections, file, title, call = rlang::caller_env()) {
       "i" = "Install it (Debian: {.code apt-get install pandoc})."
     ), "missing_package", call = call)
   }
+  report_step("Drawing the plots and writing the HTML (pandoc)", .envir = parent.frame())
   work <- tempfile("sdcRisk-report-")
   dir.create(work)
   on.exit(unlink(work, recursive = TRUE), add = TRUE)
@@ -556,7 +880,17 @@ report_render <- function(sections, file, title, call = rlang::caller_env()) {
   if (!file.copy(out, file, overwrite = TRUE)) {
     abort_sdc("Cannot write the report to {.file {file}}.", "argument", call = call, arg = "file")
   }
+  # the publication the user named, once the report that reviews it is there
+  if (!is.null(pub$tmp) && !file.copy(pub$tmp, pub$file, overwrite = TRUE)) {
+    abort_sdc("Cannot write the publication to {.file {pub$file}}.", "argument", call = call, arg = "publication")
+  }
   invisible(normalizePath(file))
+}
+
+# A progress step (a cli message: suppressMessages() silences it), in the
+# frame of the method, so that each step ends the one before.
+report_step <- function(msg, .envir = parent.frame()) {
+  cli::cli_progress_step(msg, .envir = .envir)
 }
 
 # Called by the template: one section's blocks as markdown and HTML.
@@ -565,16 +899,16 @@ report_emit <- function(section) {
   for (b in section$blocks) {
     switch(b$type,
       text = cat(b$text, "\n\n", sep = ""),
-      table = cat(report_html_table(b$data, b$caption), "\n\n", sep = ""),
-      plot = cat(report_plot_html(b), "\n\n", sep = ""),
-      code = cat("```r\n", b$code, "\n```\n\n", sep = "")
+      table = cat(report_raw_html(report_html_table(b$data, b$caption)), sep = ""),
+      plot = cat(report_raw_html(report_plot_html(b)), sep = ""),
+      code = cat("```", b$lang, "\n", b$code, "\n```\n\n", sep = "")
     )
   }
   invisible()
 }
 
 report_html_table <- function(data, caption) {
-  if (nrow(data) == 0L) return(paste0("<p><em>", report_escape(caption), " (none)</em></p>"))
+  if (nrow(data) == 0L) return(paste0("<p><em>", report_caption(caption), " (none)</em></p>"))
   shown <- utils::head(data, 200L)
   cols <- lapply(shown, function(col) {
     if (is.numeric(col)) {
@@ -594,9 +928,19 @@ report_html_table <- function(data, caption) {
                           report_escape(vapply(cols, `[`, "", i)), "</td>", collapse = ""), "</tr>")
   }, "")
   more <- if (nrow(data) > nrow(shown)) sprintf("<p><em>First %s of %s rows.</em></p>", nrow(shown), report_num(nrow(data))) else ""
-  paste0('<table class="table table-sm table-striped"><caption>', report_escape(caption), "</caption><thead><tr>",
+  paste0('<table class="table table-sm table-striped"><caption>', report_caption(caption), "</caption><thead><tr>",
          head, "</tr></thead><tbody>", paste(rows, collapse = ""), "</tbody></table>", more)
 }
+
+# HTML that pandoc passes through without parsing it as markdown (captions'
+# `code` is made HTML by report_caption()): parsing the tables as markdown
+# took pandoc 35 to 40 s of a report on pums_md, and under a second now
+# (issue 37).
+report_raw_html <- function(html) paste0("\n```{=html}\n", html, "\n```\n\n")
+
+# A caption: escaped, with markdown's `code` as <code> (the raw HTML is not
+# read as markdown).
+report_caption <- function(x) gsub("`([^`]*)`", "<code>\\1</code>", report_escape(x))
 
 report_escape <- function(x) {
   x <- gsub("&", "&amp;", x, fixed = TRUE)
@@ -604,15 +948,16 @@ report_escape <- function(x) {
   gsub(">", "&gt;", x, fixed = TRUE)
 }
 
+# The plot as a PNG file beside the document (knitr renders in its
+# directory), which pandoc embeds when it makes the file self-contained.
 report_plot_html <- function(b) {
-  png_file <- tempfile(fileext = ".png")
-  on.exit(unlink(png_file), add = TRUE)
+  png_file <- basename(tempfile("figure-", tmpdir = ".", fileext = ".png"))
   grDevices::png(png_file, width = b$width, height = b$height, units = "in", res = 96)
   ok <- tryCatch({
     suppressWarnings(b$fun())
     TRUE
   }, error = function(e) conditionMessage(e), finally = grDevices::dev.off())
   if (!isTRUE(ok)) return(paste0("<p><em>Plot not drawn: ", report_escape(ok), "</em></p>"))
-  paste0('<figure><img alt="', report_escape(b$caption), '" src="', knitr::image_uri(png_file),
-         '" style="max-width:100%"><figcaption>', report_escape(b$caption), "</figcaption></figure>")
+  paste0('<figure><img alt="', report_escape(b$caption), '" src="', png_file,
+         '" style="max-width:100%"><figcaption>', report_caption(b$caption), "</figcaption></figure>")
 }

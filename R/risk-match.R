@@ -47,9 +47,40 @@
 #'   not be safe for one who knows fewer: two units that PRAM only swaps
 #'   between cells the intruder cannot tell apart keep the risk
 #'   \eqn{1 / T_D}. [max_match_risk_known()] checks every subset of the keys.
+#' @section Sample releases:
+#'   Most released files are samples: \eqn{t_j} of the \eqn{F_j} units of
+#'   cell \eqn{c_j} of a population. With `target_in_file = "unknown"` the
+#'   intruder does not know whether his target is in the file: he draws it
+#'   from the \eqn{F_j} population units of its cell. It is one of the
+#'   \eqn{t_j} sampled units, which the plan treats alike, with probability
+#'   \eqn{t_j / F_j}, and otherwise no match is correct, so his risk is
+#'   exactly
+#'   \deqn{P(CM | X_B = c_j, S_j = a) = (t_j / F_j) R_j(a, t)}
+#'   for every \eqn{a}, whatever the sampling design (Nayak, Zhang and You
+#'   2016, Section 8: "the probability of a typical intruder's match being
+#'   correct would be much smaller than \eqn{\xi}"). Without
+#'   perturbation it is \eqn{1 / F_j} at \eqn{a = t_j}. `population` gives
+#'   the \eqn{F_j}: the population counts by the keys (exact), or a
+#'   [population_model()] of them given the sample (an estimate, labelled
+#'   as such, with its model). The maximum is then that of
+#'   \eqn{w_j R_j(a, t)}, \eqn{w_j = t_j / F_j}, over the goal, computed
+#'   exactly by the same search with every bound multiplied by its cell's
+#'   weight. For an intruder who knows some keys only, \eqn{w_j} is that of
+#'   the target's own cell; a target drawn from all population units that
+#'   share the known keys has a risk that averages these over the cells of
+#'   \eqn{D}, so it is covered too.
 #' @param plan A `pram_plan`, a `pram_plan_vars`, or an `sdcMicroObj` after
 #'   `sdcMicro::pram()` on key variables (its release is read as in
 #'   [pram_certify()]).
+#' @param population `NULL`, or the population the file was sampled from:
+#'   its counts by the keys (a data frame, an `sdc_cells` or a lazy database
+#'   table with a column for every key and `count`; rows with the same keys
+#'   add up; every cell of the file must be in it with at least its count),
+#'   or a [population_model()] that estimates them.
+#' @param target_in_file Does the intruder know that his target is in the
+#'   file? `"known"` (the default: the conservative case of the paper) or
+#'   `"unknown"` (then `population` is needed; see the section on sample
+#'   releases).
 #' @param cells Cell ids (rows of `plan$cells$cells`); `NULL` for all cells.
 #' @param a Values of \eqn{S_j} (whole numbers \eqn{\ge 1}).
 #' @param known `NULL` (the intruder knows every key) or the keys the
@@ -64,7 +95,13 @@
 #'   gives \eqn{T_D}, the original records in \eqn{D}. For a
 #'   `pram_plan_vars`, `block` is `NA`. A cell outside
 #'   every block keeps \eqn{S_j = T_j}: its risk is \eqn{1 / T_j} at
-#'   \eqn{a = T_j} and `NA` elsewhere.
+#'   \eqn{a = T_j} and `NA` elsewhere. With `target_in_file = "unknown"`,
+#'   `risk` and `gamma` are those of a target who may not be in the file
+#'   (times \eqn{t_j / F_j}), and the columns `risk_in_file` (the risk of a
+#'   target known to be in the file), `p_in_file` (\eqn{t_j / F_j}, or its
+#'   estimate \eqn{t_j E[1 / F_j | t_j]}) and `population` (\eqn{F_j}, or
+#'   its estimate) are added; the attribute `sample` describes the
+#'   population or model.
 #' @seealso [max_match_risk()] for the maximum over a goal.
 #' @family risk
 #' @export
@@ -75,7 +112,8 @@
 #' plan <- pram_plan(cell_frequencies(df, "k"), list(1:3), theta = 0.8)
 #' match_risk(plan, cells = 1, a = 1:3)
 #' psi(1, 0.8)
-match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
+match_risk <- function(plan, cells = NULL, a = 1, known = NULL, population = NULL,
+                       target_in_file = c("known", "unknown")) {
   plan <- as_plan(plan)
   ep <- engine_plan(plan)
   ncell <- nrow(plan$cells$cells)
@@ -84,6 +122,7 @@ match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
   check_count(a, min = 1)
   check_count_int(a)
   known <- check_known(known, plan$cells$keys)
+  smp <- sample_of(plan$cells, population, target_in_file)
   ep <- engine_known(plan, ep, known)
   cells <- as.integer(cells)
   a <- as.integer(a)
@@ -111,7 +150,7 @@ match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
   if (length(known) < length(plan$cells$keys)) {
     out$count_known <- rep(known_counts(plan$cells, known)[cells], each = na)
   }
-  out
+  sample_rows(out, smp, cells)
 }
 
 #' Exact maximum correct-match risk of a plan over a disclosure control goal
@@ -158,15 +197,40 @@ match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
 #' @param plan A `pram_plan`, a `pram_plan_vars`, or an `sdcMicroObj` after
 #'   `sdcMicro::pram()` on key variables (its release is read as in
 #'   [pram_certify()]).
+#' @section Sample releases:
+#'   Most released files are samples: \eqn{t_j} of the \eqn{F_j} units of
+#'   cell \eqn{c_j} of a population. With `target_in_file = "unknown"` the
+#'   intruder does not know whether his target is in the file: he draws it
+#'   from the \eqn{F_j} population units of its cell. It is one of the
+#'   \eqn{t_j} sampled units, which the plan treats alike, with probability
+#'   \eqn{t_j / F_j}, and otherwise no match is correct, so his risk is
+#'   exactly
+#'   \deqn{P(CM | X_B = c_j, S_j = a) = (t_j / F_j) R_j(a, t)}
+#'   for every \eqn{a}, whatever the sampling design (Nayak, Zhang and You
+#'   2016, Section 8: "the probability of a typical intruder's match being
+#'   correct would be much smaller than \eqn{\xi}"). Without
+#'   perturbation it is \eqn{1 / F_j} at \eqn{a = t_j}. `population` gives
+#'   the \eqn{F_j}: the population counts by the keys (exact), or a
+#'   [population_model()] of them given the sample (an estimate, labelled
+#'   as such, with its model). The maximum is then that of
+#'   \eqn{w_j R_j(a, t)}, \eqn{w_j = t_j / F_j}, over the goal, computed
+#'   exactly by the same search with every bound multiplied by its cell's
+#'   weight. For an intruder who knows some keys only, \eqn{w_j} is that of
+#'   the target's own cell; a target drawn from all population units that
+#'   share the known keys has a risk that averages these over the cells of
+#'   \eqn{D}, so it is covered too.
 #' @param goal `"all_matches"`, `"unique_matches"` or `"sample_uniques"`.
 #' @param known `NULL` (the intruder knows every key) or the keys the
 #'   intruder matches on.
+#' @inheritParams match_risk
 #' @returns An object of class `sdc_max_risk`: a list with `goal`, `risk` (the
 #'   exact maximum; `NA` if the goal covers no possible event), `cell`, `a`,
 #'   `count` (\eqn{T} of the arg-max cell), `block`, `keys` (the arg-max
 #'   cell's key values), `known` (the keys the intruder matches on),
-#'   `count_known` (\eqn{T_D} of the arg-max cell under a partial `known`)
-#'   and `targets_evaluated`.
+#'   `count_known` (\eqn{T_D} of the arg-max cell under a partial `known`),
+#'   `targets_evaluated` and `target_in_file`; for a target who may not be
+#'   in the file also `sample` (the population or model), and at the
+#'   arg-max cell `p_in_file`, `population` and `risk_in_file`.
 #' @family risk
 #' @export
 #' @examples
@@ -176,19 +240,24 @@ match_risk <- function(plan, cells = NULL, a = 1, known = NULL) {
 #' max_match_risk(plan, "all_matches")
 #' max_match_risk(plan, "sample_uniques")
 max_match_risk <- function(plan, goal = c("all_matches", "unique_matches", "sample_uniques"),
-                           known = NULL) {
+                           known = NULL, population = NULL, target_in_file = c("known", "unknown")) {
   plan <- as_plan(plan)
   ep <- engine_plan(plan)
   goal <- check_choice(goal)
+  known <- check_known(known, plan$cells$keys)
+  smp <- sample_of(plan$cells, population, target_in_file)
   bar <- progress_bar("Exact maximum risk")
-  plan_max_risk(plan, goal, check_known(known, plan$cells$keys), ep, progress = progress_part(bar))
+  mx <- plan_max_risk(plan, goal, known, ep, progress = progress_part(bar), weight = smp$weight)
+  add_sample(mx, smp)
 }
 
 # The exact maximum for the keys `known` (checked), from the engine plan of
-# `plan`: an sdc_max_risk object.
-plan_max_risk <- function(plan, goal, known, ep, call = rlang::caller_env(), progress = NULL) {
+# `plan`: an sdc_max_risk object. `weight`: NULL, or per-cell weights w_j in
+# (0, 1], and the maximum is that of w_j R_j(a, t) (engine_weighted()).
+plan_max_risk <- function(plan, goal, known, ep, call = rlang::caller_env(), progress = NULL, weight = NULL) {
   partial <- length(known) < length(plan$cells$keys)
-  res <- core_call(cpp_max_risk, engine_known(plan, ep, known), goal, progress = progress, call = call)
+  ep <- engine_weighted(engine_known(plan, ep, known), weight, call = call)
+  res <- core_call(cpp_max_risk, ep, goal, progress = progress, call = call)
   value <- if (is.nan(res$value)) NA_real_ else res$value
   cell <- res$cell
   structure(
@@ -219,9 +288,6 @@ goal_label <- function(goal) {
 
 #' @export
 format.sdc_max_risk <- function(x, ...) {
-  head <- paste0("Exact maximum correct-match risk over ", goal_label(x$goal))
-  if (is.na(x$risk)) return(c(head, "no cell and value of a that the goal covers can occur"))
-  keys <- paste0(names(x$keys), " = ", vapply(x$keys, function(v) format(v), ""), collapse = ", ")
   where <- if (!is.null(x$count_known)) {
     paste0(", T_D = ", x$count_known, " for an intruder who knows ", paste(x$known, collapse = ", "))
   } else if (is.na(x$block)) {
@@ -229,13 +295,30 @@ format.sdc_max_risk <- function(x, ...) {
   } else {
     paste0(", block ", x$block)
   }
-  c(
-    head,
-    sprintf(
-      "R = %s at cell %d (%s; T = %d%s), a = %d",
-      format(x$risk, digits = 6), x$cell, keys, x$count, where, x$a
-    )
-  )
+  risk_lines(paste(risk_kind(x$sample), "maximum correct-match risk"), x, x$keys, goal = x$goal, where = where)
+}
+
+# The lines of an exact maximum wherever one is printed (max_match_risk(),
+# the certificates of ifpr(), pram_release() and pram_certify()), each
+# within PRINT_WIDTH columns: `head` with R (and xi), then indented the
+# goal, the sample case, the arg-max cell with T and a, its keys on lines
+# of their own, the figures of a sample's cell and the records left outside.
+# `x`: risk, cell, count, a, sample (and the sample cell's figures).
+risk_lines <- function(head, x, keys, xi = NULL, goal = NULL, known = "", where = "", n_excluded = 0) {
+  found <- !is.na(x$risk)
+  first <- if (!found) {
+    paste0(head, ": none; no cell and value of a that the goal covers can occur")
+  } else {
+    paste0(head, ": R = ", format(x$risk, digits = 6), if (!is.null(xi)) paste0(" <= xi = ", format(xi)))
+  }
+  wrap_lines(c(
+    first,
+    if (!is.null(goal)) paste0("  goal: ", goal_label(goal), known),
+    if (!is.null(x$sample)) paste0("  ", sample_line(x$sample)),
+    if (found) c(sprintf("  at cell %d (T = %d%s), a = %d:", x$cell, x$count, where, x$a), key_lines(keys)),
+    sample_cell_line(x),
+    outside_certificate_text(n_excluded)
+  ))
 }
 
 #' @export
@@ -270,10 +353,14 @@ known_sets <- function(cells, known) {
 #' @inheritParams max_match_risk
 #' @param subsets `NULL` for every nonempty subset of the keys, or a list of
 #'   character vectors of keys.
+#' @inheritParams match_risk
 #' @returns An object of class `sdc_max_risk_known`: a data frame with one row
 #'   per subset, the worst first: `known` (the keys, comma-separated),
 #'   `n_known`, `risk`, `cell`, `a` and `count_known` (\eqn{T_D} of the
-#'   arg-max cell). Its attribute `goal` holds the goal.
+#'   arg-max cell); for a target who may not be in the file, `risk` is that
+#'   of such a target (see [max_match_risk()]) and `p_in_file` gives the
+#'   arg-max cell's \eqn{t_j / F_j}. Its attribute `goal` holds the goal and
+#'   `sample` the population or model.
 #' @family risk
 #' @export
 #' @examples
@@ -284,7 +371,7 @@ known_sets <- function(cells, known) {
 #' plan <- pram_plan_vars(cf, list(y = matrix(c(0, 1, 1, 0), 2)))
 #' max_match_risk_known(plan)
 max_match_risk_known <- function(plan, goal = c("all_matches", "unique_matches", "sample_uniques"),
-                                 subsets = NULL) {
+                                 subsets = NULL, population = NULL, target_in_file = c("known", "unknown")) {
   plan <- as_plan(plan)
   ep <- engine_plan(plan)
   goal <- check_choice(goal)
@@ -302,13 +389,22 @@ max_match_risk_known <- function(plan, goal = c("all_matches", "unique_matches",
   }
   call <- rlang::current_env()
   subsets <- lapply(subsets, check_known, keys = keys, call = call, arg = "subsets")
+  smp <- sample_of(plan$cells, population, target_in_file, call = call)
+  plan_max_risk_known(plan, goal, subsets, ep, smp, call = call)
+}
+
+# The exact maximum for every set of known keys in `subsets` (checked), with
+# the sample case `smp` (sample_of()): an sdc_max_risk_known object.
+# `weight`: the core's per-cell weights (those of `smp`, or per-cell bounds').
+plan_max_risk_known <- function(plan, goal, subsets, ep, smp = NULL, call = rlang::caller_env(),
+                                weight = smp$weight) {
   bar <- progress_bar("Exact maximum risk for each set of known keys")
   n_sets <- length(subsets)
   rows <- lapply(seq_len(n_sets), function(i) {
     k <- subsets[[i]]
-    mx <- plan_max_risk(plan, goal, k, ep, call = call,
+    mx <- plan_max_risk(plan, goal, k, ep, call = call, weight = weight,
                         progress = progress_part(bar, (i - 1) / n_sets, i / n_sets, paste(k, collapse = ", ")))
-    data.frame(
+    row <- data.frame(
       known = paste(k, collapse = ", "),
       n_known = length(k),
       risk = mx$risk,
@@ -316,26 +412,30 @@ max_match_risk_known <- function(plan, goal = c("all_matches", "unique_matches",
       a = mx$a,
       count_known = if (is.na(mx$cell)) NA_integer_ else known_counts(plan$cells, k)[mx$cell]
     )
+    if (!is.null(smp)) row$p_in_file <- if (is.na(mx$cell)) NA_real_ else smp$weight[mx$cell]
+    row
   })
   out <- do.call(rbind, rows)
   out <- out[order(-out$risk, out$n_known, na.last = TRUE), , drop = FALSE]
   rownames(out) <- NULL
-  structure(out, goal = goal, class = c("sdc_max_risk_known", "data.frame"))
+  structure(out, goal = goal, sample = sample_summary(smp), class = c("sdc_max_risk_known", "data.frame"))
 }
 
 #' @export
 format.sdc_max_risk_known <- function(x, ...) {
   worst <- x[1, ]
-  c(
-    paste0("Exact maximum correct-match risk over ", goal_label(attr(x, "goal")), ", for ",
-           nrow(x), " sets of known keys"),
+  smp <- attr(x, "sample")
+  wrap_lines(c(
+    paste0(risk_kind(smp), " maximum correct-match risk for ", nrow(x), " sets of known keys"),
+    paste0("  goal: ", goal_label(attr(x, "goal"))),
+    if (!is.null(smp)) paste0("  ", sample_line(smp)),
     if (is.na(worst$risk)) {
       "no cell and value of a that the goal covers can occur"
     } else {
       sprintf("worst: R = %s when the intruder knows %s (cell %d, a = %d, T_D = %d)",
               format(worst$risk, digits = 6), worst$known, worst$cell, worst$a, worst$count_known)
     }
-  )
+  ))
 }
 
 #' @export
@@ -343,6 +443,9 @@ print.sdc_max_risk_known <- function(x, ...) {
   writeLines(format(x, ...))
   df <- as.data.frame(unclass(x), stringsAsFactors = FALSE)
   attr(df, "goal") <- NULL
-  print(df, row.names = FALSE, digits = 6)
+  attr(df, "sample") <- NULL
+  # risks from 1 down to 1e-5 in one column: fixed notation, not 1.00000e+00
+  for (v in intersect(c("risk", "p_in_file"), names(df))) df[[v]] <- fmt_prob(df[[v]])
+  print(df, row.names = FALSE)
   invisible(x)
 }

@@ -14,12 +14,17 @@
 #   design-blocks.R     partition of the keys, which cells need protection,
 #                       blocks (tiered, Nayak) and their θ
 #   design-theta.R      ψ, θ and block sizes of the papers (Goals 1-3)
+#   design-optimal.R    the least-damage design (ifpr(method = "optimal"))
 #   plan-interface.R    the generics every kind of plan answers
 #   plan-blocks.R       block plans (IFPR and matrix blocks): pram_plan()
 #   plan-vars.R         per-variable plans with strata: pram_plan_vars()
 #   plan-matrices.R     sdcMicro's and ARGUS's per-variable matrices
+#   plan-damage.R       what a plan costs in data quality: pram_damage()
 #   risk-match.R        the exact risk R_j(a, t): match_risk(),
 #                       max_match_risk(), max_match_risk_known()
+#   risk-sample.R       sample releases: the risk of a target who may not
+#                       be in the file, from the population counts
+#   risk-sample-model.R population_model(): F estimated from the sample
 #   risk-simulate.R     simulated intruders: simulate_release()
 #   release-interface.R the generics every kind of release answers
 #   release-ifpr.R      ifpr() on a data frame, the release and certificate
@@ -28,6 +33,8 @@
 #   release-pram-sdcmicro.R  pram_certify(): sdcMicro::pram() certified
 #   release-draw.R      drawing a release from a plan
 #   release-evaluate.R  release_risk(), release_utility() and their plots
+#   release-publish.R   publish_plan(), read_plan(): what the data users
+#                       get beside the released file
 #   db-release.R        the same release inside a database: ifpr() on a
 #                       lazy table, in one transaction, and its release
 #   db-cells.R          the cells counted by the database
@@ -39,6 +46,19 @@
 #                       and other DBI backends: methods of a dialect
 #   db-utils.R          what every backend needs beyond dplyr verbs (names,
 #                       the tables a query reads, the transaction)
+# The data user's side, from a released file and its publication:
+#   estimate-data.R     the released file checked against its publication
+#                       and aggregated by cell and group in one pass
+#   estimate-table.R    estimate_table(): counts, totals, means and
+#                       proportions with the perturbation's standard error
+#   estimate-blocks.R   its moment estimator for block plans (IFPR blocks in
+#                       closed form, matrix blocks inverted)
+#   estimate-vars.R     ... for per-variable plans (Kronecker inverse per
+#                       stratum, one key of `by` at a time)
+#   estimate-ml.R       the maximum likelihood estimator (EM) where the
+#                       moment estimator leaves the parameter space
+#   estimate-models.R   estimate_glm(): linear, logistic and Poisson
+#                       regression by a corrected estimating equation
 # Tables:
 #   table-sensitivity.R cell_sensitivity(), ptn_sensitivity()
 #   table-rules.R       the rules (frequency, zero, nk, p%, pq, PTN)
@@ -65,7 +85,8 @@
 #
 # The C++ core (inst/include/sdcRisk/, no R header) mirrors the areas:
 # cells, design, plan, plan_vars, perturb (draws), risk, risk_known,
-# risk_vars, simulate, table_sensitivity, table_components; src/ holds only
+# risk_vars, population (E[1 / F | f] of the models of a population),
+# simulate, table_sensitivity, table_components; src/ holds only
 # the Rcpp glue (rcpp_<area>.cpp, engine.cpp for the kinds of plan).
 
 #' @keywords internal
@@ -91,5 +112,6 @@
 #' @useDynLib sdcRisk, .registration = TRUE
 #' @importFrom Rcpp sourceCpp
 #' @importFrom rlang %||%
+#' @importFrom stats coef confint family formula nobs vcov
 ## usethis namespace: end
 NULL

@@ -58,8 +58,12 @@
 #'   `x`, or a data frame whose `by` columns name the suppressed cells (with
 #'   the total label for margins), e.g. read in from sdcTable or tau-ARGUS.
 #' @param ... Must be empty.
-#' @param lower,upper A priori bounds on the cell totals: `NULL` (see
-#'   Details), one number, or one number per row of `x`.
+#' @param lower,upper A priori bounds on the cell totals: one number, one
+#'   number per row of `x`, or `NULL` (the default): the columns
+#'   `lower_bound` and `upper_bound` of `x` when it has them, else 0 below
+#'   for a table of non-negative values (as [cell_sensitivity()] checks
+#'   them by default) and `-Inf` otherwise, and `Inf` above. Every bound
+#'   must contain its cell's total.
 #' @param freq_protection Protection level, in percent of the cell value, of
 #'   cells flagged by the frequency rule.
 #' @param intervals Which suppressed cells get their exact interval:
@@ -183,16 +187,20 @@ format.sdc_audit <- function(x, n = 10, ...) {
   fail <- which(x$sensitive & !x$protected)
   df <- as.data.frame(unclass(x))
   shown <- if (length(fail)) df[fail, , drop = FALSE] else df
-  body <- if (nrow(shown)) utils::capture.output(print(utils::head(shown, n), row.names = FALSE))
-  c(sprintf("<sdc_audit> %s of %s, %s; %s",
-            plural(sum(x$suppressed), "suppressed cell"), attr(x, "value"),
-            paste(format(sum(x$sensitive), big.mark = ","), "sensitive"),
-            plural(attr(x, "n_lp"), "linear program")),
-    if (!nrow(x)) "No cell is sensitive or suppressed: nothing to audit." else
-      if (attr(x, "passed")) "Every sensitive cell is protected." else
-      sprintf("NOT PROTECTED: %s (shown below).", plural(length(fail), "sensitive cell")),
-    body,
-    if (nrow(shown) > n) sprintf("# ... %d more rows", nrow(shown) - n))
+  body <- if (nrow(shown)) protection_table_lines(utils::head(shown, n))
+  c(wrap_lines(c(
+      sprintf("<sdc_audit> %s of %s, %s; %s",
+              plural(sum(x$suppressed), "suppressed cell"), attr(x, "value"),
+              paste(format(sum(x$sensitive), big.mark = ","), "sensitive"),
+              plural(attr(x, "n_lp"), "linear program")),
+      if (!nrow(x)) "No cell is sensitive or suppressed: nothing to audit." else
+        if (attr(x, "passed")) "Every sensitive cell is protected." else
+        sprintf("NOT PROTECTED: %s (shown below).", plural(length(fail), "sensitive cell")))),
+    body$lines,
+    wrap_lines(c(
+      if (nrow(shown) > n) sprintf("# ... %d more rows", nrow(shown) - n),
+      if (length(body$dropped)) sprintf("# %s not shown; as.data.frame() gives all columns",
+                                        paste(body$dropped, collapse = ", ")))))
 }
 
 #' @export
@@ -221,8 +229,7 @@ format.summary.sdc_audit <- function(x, ...) {
       sprintf("Verdict: FAILED, %s narrower than required.", plural(nrow(x$failing), "sensitive cell")),
     sprintf("%s (%s)", plural(x$n_lp, "linear program"),
             if (x$exact) "exact intervals" else "protection decided, intervals not reported"),
-    if (nrow(x$failing)) c("Cells not protected:", utils::capture.output(
-      print(utils::head(x$failing, 10), row.names = FALSE)))
+    if (nrow(x$failing)) c("Cells not protected:", protection_table_lines(utils::head(x$failing, 10))$lines)
   )
 }
 

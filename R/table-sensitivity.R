@@ -659,11 +659,18 @@ format.sdc_sensitivity <- function(x, n = 10, ...) {
     sprintf("Sensitive cells: %d of %d", sum(x$sensitive), nrow(x))
   )
   df <- as.data.frame(x)
-  keep <- c(by, "n_contributors", "total", grep("^S_", names(df), value = TRUE), "rules")
-  shown <- utils::head(df[keep], n)
-  body <- utils::capture.output(print(shown, row.names = FALSE))
-  more <- if (nrow(x) > n) sprintf("# ... %d more cells; as.data.frame() gives all columns", nrow(x) - n)
-  c(head_lines, body, more)
+  s_cols <- grep("^S_", names(df), value = TRUE)
+  shown <- utils::head(df[c(by, "n_contributors", "total", s_cols, "rules")], n)
+  shown[s_cols] <- lapply(shown[s_cols], fmt_column)
+  # S columns that do not fit are left out and named, the rules kept beside
+  # their cell
+  body <- table_lines(shown, optional = s_cols)
+  more <- c(
+    if (nrow(x) > n) sprintf("... %d more cells", nrow(x) - n),
+    if (length(body$dropped)) sprintf("%s not shown", paste(body$dropped, collapse = ", "))
+  )
+  if (length(more)) more <- paste0("# ", paste(more, collapse = "; "), "; as.data.frame() gives all columns")
+  c(wrap_lines(head_lines), body$lines, wrap_lines(more))
 }
 
 #' @export
@@ -744,8 +751,9 @@ print.summary.sdc_sensitivity <- function(x, ...) {
 #' @param rows,cols `by` variables shown in rows and columns (`cols = NULL`
 #'   for a one-way table).
 #' @param col_sensitive,col_safe Fill colours.
-#' @param digits `NULL` (the default) to show every total exactly, or a
-#'   number of significant digits to round them to.
+#' @param digits `NULL` (the default) to show whole totals exactly and
+#'   others to 6 significant digits of the largest (in fixed notation), or
+#'   a number of significant digits to round them to.
 #' @param main Title; by default names the table's value.
 #' @param ... Further graphical parameters passed to [graphics::plot.default()].
 #' @returns `x`, invisibly.

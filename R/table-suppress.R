@@ -300,7 +300,8 @@ new_sdc_protection <- function(x, prep, supp, reason, targets, final, cost, stat
   out$upper[targets] <- final$upper
   out$protected <- ifelse(prep$sensitive, TRUE, NA)
   structure(out, class = c("sdc_protection", "data.frame"), by = by, value = attr(x, "value"),
-            cost = cost, stats = stats, total_label = attr(x, "options")$total_label)
+            cost = cost, stats = stats, total_label = attr(x, "options")$total_label,
+            rules = attr(x, "rules")) # for the code of release_report()
 }
 
 suppression_cost <- function(value, cost) {
@@ -632,22 +633,45 @@ format.sdc_protection <- function(x, n = 10, ...) {
   validate_sdc_protection(x)
   st <- attr(x, "stats")
   status <- x$status
-  lost <- sum(abs(x$total[status != "published"]))
+  inner <- interior_cells(x)
+  value <- abs(x$total) * inner
+  share <- if (sum(value) > 0) sprintf("%.2f%%", 100 * sum(value[status != "published"]) / sum(value)) else "0%"
   df <- as.data.frame(unclass(x))
   shown <- df[status != "published", , drop = FALSE]
+  body <- if (nrow(shown)) protection_table_lines(utils::head(shown, n))
   c(
-    sprintf("<sdc_protection> %s of %s by %s", plural(nrow(x), "cell"),
-            attr(x, "value"), paste(attr(x, "by"), collapse = " x ")),
-    if (!nrow(shown)) "No sensitive cell: every cell is published." else
-      sprintf("Suppressed: %d primary, %d secondary (%s of the value); cost = \"%s\"%s",
-              sum(status == "primary"), sum(status == "secondary"),
-              format(lost, big.mark = ",", scientific = FALSE), attr(x, "cost"), optimality_note(st)),
-    if (nrow(shown)) sprintf("Audit passed: every sensitive cell protected (%s, %.2f s)",
-                             plural(st$n_lp, "linear program"), st$seconds),
-    if (nrow(shown)) utils::capture.output(print(utils::head(shown, n), row.names = FALSE)),
-    if (nrow(shown) > n) sprintf("# ... %d more suppressed cells", nrow(shown) - n)
+    wrap_lines(c(
+      sprintf("<sdc_protection> %s of %s by %s", plural(nrow(x), "cell"),
+              attr(x, "value"), paste(attr(x, "by"), collapse = " x ")),
+      if (!nrow(shown)) "No sensitive cell: every cell is published." else
+        sprintf("Suppressed: %d primary, %d secondary (%s of the value); cost = \"%s\"%s",
+                sum(status == "primary"), sum(status == "secondary"), share, attr(x, "cost"),
+                optimality_note(st)),
+      if (nrow(shown)) sprintf("Audit passed: every sensitive cell protected (%s, %.2f s)",
+                               plural(st$n_lp, "linear program"), st$seconds)
+    )),
+    body$lines,
+    wrap_lines(c(
+      if (nrow(shown) > n) sprintf("# ... %d more suppressed cells", nrow(shown) - n),
+      if (length(body$dropped)) sprintf("# %s not shown; as.data.frame() gives all columns",
+                                        paste(body$dropped, collapse = ", "))
+    ))
   )
 }
+
+# The cells of a protection or an audit as printed: numbers in fixed
+# notation at the table's precision, within PRINT_WIDTH columns (`protected`,
+# `suppressed`, `level` and last `reason` left out while they do not fit).
+protection_table_lines <- function(df) {
+  df$total <- fmt_column(df$total)
+  for (v in intersect(c("protection", "lower", "upper"), names(df))) df[[v]] <- fmt_column(df[[v]], digits = 5L)
+  table_lines(df, optional = c("reason", "level", "suppressed", "protected"))
+}
+
+# The interior cells of a table (every `by` variable at its most detailed
+# level): the cells whose values add up to the table's value once. The
+# margins repeat that value and are left out of its shares.
+interior_cells <- function(x) x$level == paste(attr(x, "by"), collapse = ":")
 
 optimality_note <- function(st) {
   if (!identical(st$method, "optimal")) return("")
@@ -666,9 +690,14 @@ print.sdc_protection <- function(x, n = 10, ...) {
 summary.sdc_protection <- function(object, ...) {
   validate_sdc_protection(object)
   status <- object$status
-  value <- abs(object$total)
+  # shares of the value over the interior cells only: every margin repeats
+  # the value of the cells it adds up (issue 37: 2,441 of 6,280, where the
+  # grand total is 1,570)
+  inner <- interior_cells(object)
+  value <- abs(object$total) * inner
   counts <- data.frame(status = levels(status),
                        cells = as.vector(table(status)),
+                       interior = as.vector(table(status[inner])),
                        value = as.vector(tapply(value, status, sum, default = 0)))
   levels_tab <- as.data.frame.matrix(table(factor(object$level, levels = unique(object$level)), status))
   by_level <- data.frame(level = rownames(levels_tab), cells = rowSums(levels_tab),
@@ -678,7 +707,7 @@ summary.sdc_protection <- function(object, ...) {
   sens <- status == "primary"
   new_summary_sdc_protection(list(
     value = attr(object, "value"), by = attr(object, "by"), cost = attr(object, "cost"),
-    counts = counts, by_level = by_level, total_value = sum(value),
+    counts = counts, by_level = by_level, total_value = sum(value), n_interior = sum(inner),
     suppressed_value = sum(value[status != "published"]),
     n_sensitive = sum(sens), n_protected = sum(object$protected[sens]),
     exact = any(!is.na(object$lower[sens])), stats = st))
@@ -691,11 +720,12 @@ format.summary.sdc_protection <- function(x, ...) {
   pct <- function(a, b) if (b > 0) sprintf("%.2f%%", 100 * a / b) else "0%"
   num <- function(v) format(v, big.mark = ",", scientific = FALSE, trim = TRUE)
   st <- x$stats
-  c(
+  wrap_lines(c(
     sprintf("Secondary cell suppression of %s by %s (cost = \"%s\")", x$value,
             paste(x$by, collapse = " x "), x$cost),
-    sprintf("  %-10s %13s  %s of the value", x$counts$status, plural(x$counts$cells, "cell"),
-            vapply(x$counts$value, pct, "", b = x$total_value)),
+    sprintf("The value: the sum of the %s interior cells (margins repeat it)", num(x$n_interior)),
+    sprintf("  %-10s %13s  %7s of the value (%s interior)", x$counts$status, plural(x$counts$cells, "cell"),
+            vapply(x$counts$value, pct, "", b = x$total_value), num(x$counts$interior)),
     sprintf("Suppressed: %s cells, %s of %s (%s of the value)",
             num(sum(x$counts$cells[-1])), num(x$suppressed_value), num(x$total_value),
             pct(x$suppressed_value, x$total_value)),
@@ -708,7 +738,7 @@ format.summary.sdc_protection <- function(x, ...) {
     "By level of aggregation:",
     sprintf("  %-24s %s, %s primary, %s secondary", x$by_level$level, plural(x$by_level$cells, "cell"),
             num(x$by_level$primary), num(x$by_level$secondary))
-  )
+  ))
 }
 
 #' @export
@@ -721,10 +751,10 @@ print.summary.sdc_protection <- function(x, ...) {
 plural <- function(n, word) sprintf("%s %s%s", format(n, big.mark = ",", scientific = FALSE),
                                     word, ifelse(n == 1, "", "s"))
 
-# Totals as published: every digit, thousands separated.
-format_total <- function(v) {
-  vapply(v, function(z) format(z, big.mark = ",", scientific = FALSE, digits = 15, trim = TRUE), "")
-}
+# Totals as drawn in a table's cells, thousands separated: whole totals
+# with every digit, others in fixed notation to 6 significant digits of the
+# largest (47,985.4, not 47,985.3669508889), never scientific.
+format_total <- function(v) fmt_column(v, big.mark = ",")
 
 #' Plot a suppression pattern
 #'
@@ -736,8 +766,9 @@ format_total <- function(v) {
 #' @param rows,cols `by` variables shown in rows and columns (`cols = NULL`
 #'   for a one-way table).
 #' @param col Fill colours of published, primary and secondary cells.
-#' @param digits `NULL` (the default) to show every total exactly as
-#'   published, or a number of significant digits to round them to.
+#' @param digits `NULL` (the default) to show whole totals exactly and
+#'   others to 6 significant digits of the largest (in fixed notation), or
+#'   a number of significant digits to round them to.
 #' @param main Title.
 #' @param ... Further graphical parameters passed to [graphics::plot.default()].
 #' @returns `x`, invisibly.

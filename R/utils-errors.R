@@ -91,6 +91,14 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_error_release_mismatch`: a release whose data, cells and
 #'   released cells disagree in their numbers of records (rows dropped or
 #'   added).
+#' * `sdcRisk_error_publication`: a publication (from [publish_plan()] or
+#'   [read_plan()]) that does not hang together (edited categories, codes,
+#'   counts, theta, matrices or margins), or a file that is not one.
+#' * `sdcRisk_error_publication_mismatch`: a released file that does not
+#'   match its publication: other keys, categories the plan does not have,
+#'   or other numbers of records (in all, by category of a key, in a block
+#'   or a stratum); or the data given to [publish_plan()] with a plan is not
+#'   the data of the plan.
 #' * `sdcRisk_error_plan_mismatch`: [pram_apply()] or [simulate_release()]
 #'   got data or keys other than those the plan was built on.
 #' * `sdcRisk_error_block`: the blocks of [pram_plan()] are malformed (not
@@ -108,8 +116,19 @@ show_value <- function(x, n = 5) {
 #'   with), or blocks that would need more than 2,147,483,647 cells.
 #' * `sdcRisk_error_partition`: a `partition` rule of [ifpr()] is malformed
 #'   or keeps every key fixed.
+#' * `sdcRisk_error_bound`: per-cell risk bounds given to the design are not
+#'   one number in (0, 1] per cell.
+#' * `sdcRisk_error_weights`: `weights` of [ifpr()] (`method = "optimal"`)
+#'   or [pram_damage()] are not nonnegative numbers, one per key or named by
+#'   distinct keys.
+#' * `sdcRisk_error_ordered`: `ordered` of [ifpr()] or [pram_damage()] names
+#'   something that is not a key, or a key whose values have no order.
 #' * `sdcRisk_error_also`: an `also` variable repeats a key, or is not a
 #'   PRAM variable of an `sdcMicroObj`.
+#' * `sdcRisk_error_households`: [ifpr()] or [pram_certify()] on an
+#'   `sdcMicroObj` with households (`hhId`) whose release would change, one
+#'   person at a time, a household-level variable or which member heads a
+#'   household (`households = "error"`).
 #' * `sdcRisk_error_certificate`: the exact maximum risk of the final plan
 #'   exceeds `xi`; no release is returned (this would be a bug).
 #' * `sdcRisk_error_rules`: `rules` is not a rule or a list of rules with
@@ -124,13 +143,31 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_error_ptn_length`: `pt`, `noise` and `self_noise` have
 #'   different lengths.
 #' * `sdcRisk_error_value_type`: the `value` column of [cell_sensitivity()]
-#'   is missing, not numeric or not finite.
+#'   is missing, not numeric or not finite; the `value` of
+#'   [estimate_table()] is missing, not a numeric or logical column, a key
+#'   of the publication, or not 0/1 for a proportion.
 #' * `sdcRisk_error_missing_value`: a column of [cell_sensitivity()] has
-#'   missing values where none are allowed.
+#'   missing values where none are allowed, or the `value` of
+#'   [estimate_table()] has missing values and `na_rm` is `FALSE`.
 #' * `sdcRisk_error_negative_values`: negative contributions under rules that
 #'   assume non-negative ones (`negative = "error"`).
 #' * `sdcRisk_error_weight`: the `weight` column is not a column of finite
-#'   weights in range.
+#'   weights in range; the `weights` of [estimate_table()] are not a
+#'   numeric column that the release did not perturb, or have missing,
+#'   infinite or negative values.
+#' * `sdcRisk_error_by`: `by` of [estimate_table()] is not a character
+#'   vector of distinct columns, or names a column the table adds
+#'   (`estimate`, `se`, ...).
+#' * `sdcRisk_error_model`: the `formula` or `family` of [estimate_glm()]
+#'   is not one it fits (a one-sided formula, a family other than
+#'   `gaussian()`, `binomial()` or `poisson()` with its canonical link, a
+#'   response out of range), or the corrected model cannot be fitted (a
+#'   category that no record has by the corrected weights, collinear
+#'   covariates, no convergence), or would need too many rows.
+#' * `sdcRisk_error_singular_block`: a block of the published plan has a
+#'   singular transition matrix (some of its cells cannot be told apart
+#'   from the released file), so no unbiased estimator exists for a table
+#'   by keys.
 #' * `sdcRisk_error_waiver`: the `waiver` column is not logical.
 #' * `sdcRisk_error_bounds`: the `lower` / `upper` columns are not numeric or
 #'   do not contain the contributions.
@@ -138,6 +175,25 @@ show_value <- function(x, n = 5) {
 #'   variable.
 #' * `sdcRisk_error_known`: `known` (the keys an intruder matches on) is not
 #'   `NULL` or a set of distinct keys of the plan.
+#' * `sdcRisk_error_population`: `population` (of a sample release) is not
+#'   population counts by the keys (a data frame, an `sdc_cells` or a lazy
+#'   table with every key and a `count` column of whole numbers of at least
+#'   0) or a [population_model()], is missing while `target_in_file =
+#'   "unknown"`, or is given while the intruder knows that the target is in
+#'   the file.
+#' * `sdcRisk_error_population_categories`: a key of the population has
+#'   another type than the sample's, or lacks categories the sample has.
+#' * `sdcRisk_error_population_missing`: cells of the sample have no
+#'   population count.
+#' * `sdcRisk_error_population_counts`: population counts are smaller than
+#'   the sample's.
+#' * `sdcRisk_error_population_model`: a [population_model()] without (or
+#'   with both) sampling weights and fraction, a fraction outside (0, 1],
+#'   margins that are not 1, 2 or sets of keys, a log-linear table beyond
+#'   10^7 combinations, or a log-linear fit that does not converge.
+#' * `sdcRisk_error_sampling_weights`: sampling weights that are missing,
+#'   not finite or not positive, not one per record, not a column of the
+#'   data, or that add up to less than a cell's sample count.
 #' * `sdcRisk_error_strata`: `strata` of [pram_plan_vars()] or
 #'   [pram_release()] does not name keys outside the perturbed ones, or the
 #'   matrices given per stratum do not match the strata of the cells.
@@ -148,6 +204,10 @@ show_value <- function(x, n = 5) {
 #'   a computation needs.
 #' * `sdcRisk_error_sdcmicro_no_pram`: an `sdcMicroObj` given to
 #'   [pram_certify()] or the risk functions holds no PRAM of key variables.
+#' * `sdcRisk_error_sdcmicro_pram_data_frame`: the result of
+#'   `sdcMicro::pram()` on a data frame (a `pram` object) was given where an
+#'   `sdcMicroObj` is needed; the message gives the code that certifies its
+#'   matrices with [pram_plan_vars()] and [max_match_risk()].
 #' * `sdcRisk_error_sdcmicro_history`: the key values before `pram()` cannot
 #'   be recovered from the `sdcMicroObj` (other methods changed the keys).
 #' * `sdcRisk_error_sdcmicro_strata`: `sdcMicro::pram()` was run within strata:
@@ -217,6 +277,15 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_warning_percent`: a percentage below 1 given to [rule_p()],
 #'   [rule_pq()] or [rule_nk()] (`rule_p(0.1)` is the 0.1% rule; 10% is
 #'   `rule_p(10)`). The warning has fields `arg` and `value`.
+#' * `sdcRisk_warning_not_estimable`: the maximum likelihood fit of
+#'   [estimate_table()] leaves a row of a mean (or proportion) no released
+#'   record: its estimate is `NA`.
+#' * `sdcRisk_warning_ml_too_large`: rows of [estimate_table()] outside the
+#'   parameter space whose systems have more than 2,000 states keep their
+#'   moment estimate.
+#' * `sdcRisk_warning_variance_negative`: an unbiased variance estimate of
+#'   [estimate_table()] is negative for some rows (their `se` is reported
+#'   as 0).
 #' * `sdcRisk_warning_rule_nk`: [rule_nk()] with `n >= 10` and `k < n`, such
 #'   as `rule_nk(60, 1)`, which reads as `rule_nk(1, 60)` with its
 #'   arguments swapped. The warning has fields `n` and `k`.

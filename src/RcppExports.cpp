@@ -135,6 +135,22 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_design_optimal
+SEXP cpp_design_optimal(const Rcpp::IntegerVector& counts, const Rcpp::NumericVector& bound, const Rcpp::LogicalVector& need, const Rcpp::List& codes, const Rcpp::List& values, const Rcpp::List& opts);
+RcppExport SEXP _sdcRisk_cpp_design_optimal(SEXP countsSEXP, SEXP boundSEXP, SEXP needSEXP, SEXP codesSEXP, SEXP valuesSEXP, SEXP optsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type counts(countsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type bound(boundSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type need(needSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type codes(codesSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type values(valuesSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type opts(optsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_design_optimal(counts, bound, need, codes, values, opts));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_cell_risk
 SEXP cpp_cell_risk(const Rcpp::List& plan, const Rcpp::IntegerVector& targets, const Rcpp::IntegerVector& a, bool gamma);
 RcppExport SEXP _sdcRisk_cpp_cell_risk(SEXP planSEXP, SEXP targetsSEXP, SEXP aSEXP, SEXP gammaSEXP) {
@@ -171,6 +187,19 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const std::string& >::type goal(goalSEXP);
     Rcpp::traits::input_parameter< double >::type target(targetSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_calibrate_ifpr(plan, goal, target));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_key_damage
+SEXP cpp_key_damage(const Rcpp::List& plan, const Rcpp::List& codes, const Rcpp::List& values);
+RcppExport SEXP _sdcRisk_cpp_key_damage(SEXP planSEXP, SEXP codesSEXP, SEXP valuesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type plan(planSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type codes(codesSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type values(valuesSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_key_damage(plan, codes, values));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -273,6 +302,80 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_group_moments
+SEXP cpp_group_moments(const Rcpp::IntegerVector& group, int n_groups, const Rcpp::Nullable<Rcpp::NumericVector>& w, const Rcpp::Nullable<Rcpp::NumericVector>& y);
+RcppExport SEXP _sdcRisk_cpp_group_moments(SEXP groupSEXP, SEXP n_groupsSEXP, SEXP wSEXP, SEXP ySEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type group(groupSEXP);
+    Rcpp::traits::input_parameter< int >::type n_groups(n_groupsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type w(wSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type y(ySEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_group_moments(group, n_groups, w, y));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_group_sums
+SEXP cpp_group_sums(const Rcpp::IntegerVector& group, const Rcpp::NumericMatrix& x, int n_groups);
+RcppExport SEXP _sdcRisk_cpp_group_sums(SEXP groupSEXP, SEXP xSEXP, SEXP n_groupsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type group(groupSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type n_groups(n_groupsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_group_sums(group, x, n_groups));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_ifpr_sums
+SEXP cpp_ifpr_sums(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVector& theta, const Rcpp::IntegerVector& count, const Rcpp::IntegerVector& d, int n_d, double tol, const Rcpp::IntegerVector& cell, const Rcpp::IntegerVector& g, const Rcpp::Nullable<Rcpp::NumericVector>& w, const Rcpp::Nullable<Rcpp::NumericVector>& y);
+RcppExport SEXP _sdcRisk_cpp_ifpr_sums(SEXP block_startSEXP, SEXP thetaSEXP, SEXP countSEXP, SEXP dSEXP, SEXP n_dSEXP, SEXP tolSEXP, SEXP cellSEXP, SEXP gSEXP, SEXP wSEXP, SEXP ySEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type block_start(block_startSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type theta(thetaSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type count(countSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type d(dSEXP);
+    Rcpp::traits::input_parameter< int >::type n_d(n_dSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type g(gSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type w(wSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type y(ySEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ifpr_sums(block_start, theta, count, d, n_d, tol, cell, g, w, y));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_population
+SEXP cpp_population(const std::string& model, const Rcpp::NumericVector& f, const Rcpp::NumericVector& param);
+RcppExport SEXP _sdcRisk_cpp_population(SEXP modelSEXP, SEXP fSEXP, SEXP paramSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const std::string& >::type model(modelSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type f(fSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type param(paramSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_population(model, f, param));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_population_counts
+SEXP cpp_population_counts(const Rcpp::List& sample, const Rcpp::List& pop, const Rcpp::IntegerVector& nlevels, const Rcpp::NumericVector& count);
+RcppExport SEXP _sdcRisk_cpp_population_counts(SEXP sampleSEXP, SEXP popSEXP, SEXP nlevelsSEXP, SEXP countSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type sample(sampleSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type pop(popSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type nlevels(nlevelsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type count(countSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_population_counts(sample, pop, nlevels, count));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_relation_components
 SEXP cpp_relation_components(const Rcpp::IntegerVector& relation, const Rcpp::IntegerVector& node, int n_relation, int n_node);
 RcppExport SEXP _sdcRisk_cpp_relation_components(SEXP relationSEXP, SEXP nodeSEXP, SEXP n_relationSEXP, SEXP n_nodeSEXP) {
@@ -357,9 +460,11 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_theta_outside", (DL_FUNC) &_sdcRisk_cpp_theta_outside, 4},
     {"_sdcRisk_cpp_int_sum", (DL_FUNC) &_sdcRisk_cpp_int_sum, 1},
     {"_sdcRisk_cpp_design", (DL_FUNC) &_sdcRisk_cpp_design, 3},
+    {"_sdcRisk_cpp_design_optimal", (DL_FUNC) &_sdcRisk_cpp_design_optimal, 6},
     {"_sdcRisk_cpp_cell_risk", (DL_FUNC) &_sdcRisk_cpp_cell_risk, 4},
     {"_sdcRisk_cpp_max_risk", (DL_FUNC) &_sdcRisk_cpp_max_risk, 2},
     {"_sdcRisk_cpp_calibrate_ifpr", (DL_FUNC) &_sdcRisk_cpp_calibrate_ifpr, 3},
+    {"_sdcRisk_cpp_key_damage", (DL_FUNC) &_sdcRisk_cpp_key_damage, 3},
     {"_sdcRisk_cpp_draw", (DL_FUNC) &_sdcRisk_cpp_draw, 2},
     {"_sdcRisk_cpp_draw_changes", (DL_FUNC) &_sdcRisk_cpp_draw_changes, 2},
     {"_sdcRisk_cpp_moments", (DL_FUNC) &_sdcRisk_cpp_moments, 1},
@@ -368,6 +473,11 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_category_transitions", (DL_FUNC) &_sdcRisk_cpp_category_transitions, 3},
     {"_sdcRisk_cpp_block_matrix", (DL_FUNC) &_sdcRisk_cpp_block_matrix, 2},
     {"_sdcRisk_cpp_simulate", (DL_FUNC) &_sdcRisk_cpp_simulate, 3},
+    {"_sdcRisk_cpp_group_moments", (DL_FUNC) &_sdcRisk_cpp_group_moments, 4},
+    {"_sdcRisk_cpp_group_sums", (DL_FUNC) &_sdcRisk_cpp_group_sums, 3},
+    {"_sdcRisk_cpp_ifpr_sums", (DL_FUNC) &_sdcRisk_cpp_ifpr_sums, 10},
+    {"_sdcRisk_cpp_population", (DL_FUNC) &_sdcRisk_cpp_population, 3},
+    {"_sdcRisk_cpp_population_counts", (DL_FUNC) &_sdcRisk_cpp_population_counts, 4},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},

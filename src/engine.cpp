@@ -126,6 +126,17 @@ Rcpp::List simulation_list(const std::vector<double>& s1, const std::vector<doub
                             Rcpp::Named("moved") = moved);
 }
 
+// The per-cell weights of the certificate (sdcRisk::max_risk()): the
+// plan's element `weight` when engine_weighted() in R has set it (checked
+// there), else none (every weight 1).
+std::vector<double> read_weights(const Rcpp::List& plan, int n_cells) {
+  if (!plan.containsElementNamed("weight")) return {};
+  Rcpp::NumericVector w = plan["weight"];
+  std::vector<double> out(w.begin(), w.end());
+  sdcRisk::check_weights(out, n_cells);
+  return out;
+}
+
 void check_cells(const std::vector<int>& cells, int n_cells) {
   for (int c : cells)
     if (c >= n_cells) throw std::invalid_argument("cell id out of range");
@@ -143,14 +154,14 @@ inline int record_cell(const int* id, int n_cells, std::size_t i) {
 
 class BlockEngine : public EnginePlan {
  public:
-  explicit BlockEngine(const Rcpp::List& plan) : h_(plan) {}
+  explicit BlockEngine(const Rcpp::List& plan) : h_(plan), weight_(read_weights(plan, h_.view.n_cells)) {}
   int n_cells() const override { return h_.view.n_cells; }
 
   sdcRisk::CellRiskTable cell_risk(const std::vector<int>& targets, const std::vector<int>& a, bool) override {
     return sdcRisk::cell_risk(h_.view, targets, a, interrupt_callback());
   }
   sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) override {
-    return sdcRisk::max_risk(h_.view, goal, interrupt_callback());
+    return sdcRisk::max_risk(h_.view, goal, weight_, interrupt_callback());
   }
   // Reads R's 1-based cell ids in place and writes the released ids
   // straight into the result: no 0-based copies of 10^7 ids. A mover's
@@ -235,7 +246,21 @@ class BlockEngine : public EnginePlan {
     return simulation_list(r.s1, r.s2, r.s3, r.s4, r.cm_sum, r.cm_sq, static_cast<double>(r.moved_out));
   }
   std::vector<double> calibrate(sdcRisk::Goal goal, double target) override {
-    return sdcRisk::calibrate_ifpr(h_.view, goal, target, interrupt_callback());
+    return sdcRisk::calibrate_ifpr(h_.view, goal, target, weight_, interrupt_callback());
+  }
+  sdcRisk::KeyDamage key_damage(const std::vector<std::vector<int>>& codes,
+                                const std::vector<std::vector<double>>& values) override {
+    if (codes.size() != values.size()) throw std::invalid_argument("key damage: codes and values per key");
+    sdcRisk::KeySpace ks;
+    ks.n_cells = n_cells();
+    for (std::size_t k = 0; k < codes.size(); ++k) {
+      if (static_cast<int>(codes[k].size()) != n_cells() ||
+          (!values[k].empty() && static_cast<int>(values[k].size()) != n_cells()))
+        throw std::invalid_argument("key damage: one code and value per cell");
+      ks.codes.push_back(codes[k].data());
+      ks.value.push_back(values[k].empty() ? nullptr : values[k].data());
+    }
+    return sdcRisk::block_key_damage(h_.view, ks);
   }
   Rcpp::NumericMatrix block_matrix(int block) override {
     if (block < 0 || block >= h_.view.n_blocks) throw std::invalid_argument("block out of range");
@@ -261,6 +286,7 @@ class BlockEngine : public EnginePlan {
       if (c < 0 || c >= n_cat) throw std::invalid_argument("category out of range");
   }
   PlanHolder h_;
+  std::vector<double> weight_;
 };
 
 // A block plan for an intruder who knows only some keys: the risks are
@@ -278,7 +304,7 @@ class BlockKnownEngine : public BlockEngine {
     return sdcRisk::block_known_cell_risk(h_.view, sets_, targets, a, interrupt_callback());
   }
   sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) override {
-    return sdcRisk::block_known_max_risk(h_.view, sets_, goal, interrupt_callback());
+    return sdcRisk::block_known_max_risk(h_.view, sets_, goal, weight_, interrupt_callback());
   }
 
  private:
@@ -289,14 +315,15 @@ class BlockKnownEngine : public BlockEngine {
 
 class VarsEngine : public EnginePlan {
  public:
-  explicit VarsEngine(const Rcpp::List& plan) : h_(plan), ix_(h_.view) {}
+  explicit VarsEngine(const Rcpp::List& plan)
+      : h_(plan), ix_(h_.view), weight_(read_weights(plan, h_.view.n_cells)) {}
   int n_cells() const override { return h_.view.n_cells; }
 
   sdcRisk::CellRiskTable cell_risk(const std::vector<int>& targets, const std::vector<int>& a, bool gamma) override {
     return sdcRisk::vars_cell_risk(h_.view, targets, a, gamma, interrupt_callback());
   }
   sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) override {
-    return sdcRisk::vars_max_risk(h_.view, goal, interrupt_callback());
+    return sdcRisk::vars_max_risk(h_.view, goal, weight_, interrupt_callback());
   }
   SEXP draw(const Rcpp::IntegerVector& cell_id) override {
     const std::vector<int> cells = zero_based(cell_id);
@@ -335,6 +362,7 @@ class VarsEngine : public EnginePlan {
  private:
   VarsPlanHolder h_;
   sdcRisk::VarsIndex ix_;
+  std::vector<double> weight_;
 };
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "sdcRisk/design_optimal.hpp"
 #include "sdcRisk/errors.hpp"
 #include "sdcRisk/memory.hpp"
 #include "sdcRisk/plan.hpp"
@@ -157,6 +158,8 @@ class EnginePlan {
   // R_j(a, t), P(S_j = a), P(S_j = 0), gamma of target cells (0-based).
   virtual sdcRisk::CellRiskTable cell_risk(const std::vector<int>& targets, const std::vector<int>& a,
                                            bool gamma) = 0;
+  // The maximum of w_j R_j(a, t) over a goal, w_j the plan's per-cell
+  // weights (its element `weight`; 1 without it).
   virtual sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) = 0;
   // The released cell (block plans) or categories (per-variable plans) of
   // every record; `cell_id` 1-based as R holds it (NA: a record in no
@@ -181,6 +184,11 @@ class EnginePlan {
   // Operations of block plans only.
   virtual std::vector<double> calibrate(sdcRisk::Goal, double) { return unsupported<std::vector<double>>("calibrate"); }
   virtual Rcpp::NumericMatrix block_matrix(int) { return unsupported<Rcpp::NumericMatrix>("block_matrix"); }
+  // Expected records changed and distance moved on each key (block plans):
+  // `codes` 0-based per key and cell, `values` per key (empty: unordered).
+  virtual sdcRisk::KeyDamage key_damage(const std::vector<std::vector<int>>&, const std::vector<std::vector<double>>&) {
+    return unsupported<sdcRisk::KeyDamage>("key_damage");
+  }
   virtual Rcpp::NumericMatrix category_transitions(const std::vector<int>&, int) {
     return unsupported<Rcpp::NumericMatrix>("category_transitions");
   }

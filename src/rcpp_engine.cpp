@@ -38,6 +38,25 @@ SEXP cpp_calibrate_ifpr(const Rcpp::List& plan, const std::string& goal, double 
   return run_engine([&] { return make_engine_plan(plan)->calibrate(sdcRisk::parse_goal(goal), target); });
 }
 
+// Expected records changed and distance moved on each key of a block plan
+// (sdcRisk::block_key_damage): `codes` a list of 1-based category codes per
+// key, `values` a list of the cells' values (NULL for an unordered key).
+// [[Rcpp::export]]
+SEXP cpp_key_damage(const Rcpp::List& plan, const Rcpp::List& codes, const Rcpp::List& values) {
+  return run_engine([&] {
+    std::vector<std::vector<int>> cd;
+    std::vector<std::vector<double>> vl;
+    for (R_xlen_t k = 0; k < codes.size(); ++k) {
+      cd.push_back(zero_based(Rcpp::IntegerVector(codes[k])));
+      if (Rf_isNull(values[k])) vl.emplace_back();
+      else vl.push_back(Rcpp::as<std::vector<double>>(values[k]));
+    }
+    const sdcRisk::KeyDamage d = make_engine_plan(plan)->key_damage(cd, vl);
+    return Rcpp::List::create(Rcpp::Named("changed") = Rcpp::wrap(d.changed),
+                              Rcpp::Named("distance") = Rcpp::wrap(d.distance));
+  });
+}
+
 // The released cell (block plan: an integer vector) or categories
 // (per-variable plan: a matrix, one column per perturbed key) of every
 // record, NA for records in no cell. One uniform of R's generator per

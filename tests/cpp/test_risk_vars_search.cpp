@@ -10,6 +10,9 @@
 //    and random matrices, some keys kept, strata, known subsets, strong
 //    perturbation so that a >= 2 matters): the certificate against the
 //    maximum over every target and every a evaluated exactly.
+// 5. The same with per-cell weights (max of w_j R_D(a, t)): random, tied
+//    and tiny weights, against every cell and a evaluated exactly; weights
+//    1 give the unweighted certificate bit for bit.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -148,22 +151,40 @@ int total_units(const VarsPlan& pl) {
   return n;
 }
 
-// The maximum over the goal by evaluating every cell and every a exactly.
-sdcRisk::MaxRisk exhaustive(const VarsPlan& pl, sdcRisk::Goal goal, int A) {
+// The maximum over the goal of w_j R_D(a, t) (weights empty: 1) by
+// evaluating every cell and every a exactly; `at(cell, a)` the weighted
+// risk of (cell, a), NaN where impossible or beyond A.
+struct Exhaustive {
+  sdcRisk::MaxRisk best;
+  std::vector<double> risk;
+  int A = 0;
+  double at(int cell, int a) const {
+    return a < 1 || a > A ? std::nan("") : risk[static_cast<std::size_t>(cell) * A + a - 1];
+  }
+};
+
+Exhaustive exhaustive_at(const VarsPlan& pl, sdcRisk::Goal goal, int A, const std::vector<double>& weight) {
   const sdcRisk::VarsPlanView v = pl.view();
   sdcRisk::VarsRisk eng(v);
-  sdcRisk::MaxRisk best;
+  Exhaustive out;
+  out.A = A;
+  out.risk.assign(pl.counts.size() * static_cast<std::size_t>(A), std::nan(""));
   for (int j = 0; j < static_cast<int>(pl.counts.size()); ++j) {
     if (goal == sdcRisk::Goal::SampleUniques && pl.counts[j] != 1) continue;
     const sdcRisk::TargetRisk tr = eng.evaluate(j, goal == sdcRisk::Goal::AllMatches ? A : 1, false);
     const int top = goal == sdcRisk::Goal::AllMatches ? A : 1;
     for (int a = 1; a <= top; ++a) {
-      const double r = tr.risk[a - 1];
+      const double r = sdcRisk::cell_weight(weight, j) * tr.risk[a - 1];
       if (std::isnan(r)) continue;
-      if (std::isnan(best.value) || r > best.value) best.value = r;
+      out.risk[static_cast<std::size_t>(j) * A + a - 1] = r;
+      if (std::isnan(out.best.value) || r > out.best.value) out.best.value = r;
     }
   }
-  return best;
+  return out;
+}
+
+sdcRisk::MaxRisk exhaustive(const VarsPlan& pl, sdcRisk::Goal goal, int A) {
+  return exhaustive_at(pl, goal, A, {}).best;
 }
 
 const sdcRisk::Goal kGoals[] = {sdcRisk::Goal::AllMatches, sdcRisk::Goal::UniqueMatches,
@@ -212,10 +233,38 @@ void test_tiny_plans_enumerated() {
   }
 }
 
+// 5. the plan's certificate with random per-cell weights (random, tied,
+// tiny) against every cell and a; weights 1 are no weights, bit for bit
+void check_weighted(Lcg& rng, const VarsPlan& pl, int seed, int& pruned) {
+  auto none = [] {};
+  const sdcRisk::VarsPlanView v = pl.view();
+  const int n = static_cast<int>(pl.counts.size());
+  std::vector<double> w(n);
+  for (double& x : w) {
+    const double u = rng.uniform();
+    x = std::min(1.0, u < 0.2 ? 1.0 : u < 0.35 ? 1e-7 : u < 0.5 ? 0.25 : 1e-12 + rng.uniform());
+  }
+  for (int g = 0; g < 3; ++g) {
+    const std::string what = "weighted seed " + std::to_string(seed) + " goal " + std::to_string(g);
+    const Exhaustive ref = exhaustive_at(pl, kGoals[g], std::min(total_units(pl), 400), w);
+    const auto mx = sdcRisk::vars_max_risk(v, kGoals[g], w, none);
+    const bool attained = std::isnan(ref.best.value) || close(ref.at(mx.cell, mx.a), mx.value, 1e-9);
+    check(close(mx.value, ref.best.value, 1e-9) && attained,
+          what + ": certificate equals exhaustive search (" + std::to_string(mx.value) + " vs " +
+              std::to_string(ref.best.value) + ") at its cell and a");
+    const auto plain = sdcRisk::vars_max_risk(v, kGoals[g], none);
+    const auto ones = sdcRisk::vars_max_risk(v, kGoals[g], std::vector<double>(n, 1.0), none);
+    const bool same = ones.value == plain.value || (std::isnan(ones.value) && std::isnan(plain.value));
+    check(same && ones.cell == plain.cell && ones.a == plain.a && ones.targets_evaluated == plain.targets_evaluated,
+          what + ": weights 1 give the unweighted certificate bit for bit");
+    if (mx.targets_evaluated < static_cast<std::int64_t>(n) / 2) ++pruned;
+  }
+}
+
 // 2. larger plans against exhaustive exact evaluation
 void test_larger_plans_exhaustive() {
   auto none = [] {};
-  int pruned_somewhere = 0;
+  int pruned_somewhere = 0, pruned_weighted = 0;
   for (int seed = 1; seed <= 40; ++seed) {
     Lcg rng(5000 + seed);
     std::vector<int> levels = {2 + rng.below(2), 3 + rng.below(8), 2 + rng.below(5)};
@@ -234,8 +283,10 @@ void test_larger_plans_exhaustive() {
                 std::to_string(mx.value) + " vs " + std::to_string(ref.value) + ")");
       if (mx.targets_evaluated < static_cast<std::int64_t>(pl.counts.size()) / 2) ++pruned_somewhere;
     }
+    check_weighted(rng, pl, seed, pruned_weighted);
   }
   check(pruned_somewhere > 0, "the bounds prune targets on some plans");
+  check(pruned_weighted > 0, "the weighted bounds prune targets on some plans");
 }
 
 // 3. a unit that surely lands in D (a column with an entry 1) and a kept

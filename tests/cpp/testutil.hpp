@@ -96,6 +96,36 @@ struct BlockPlan {
   }
 };
 
+// P(S_j = a) and P(S_j = a, B stays) by enumerating every outcome of block
+// b (j: a position within the block, B the first unit of its cell).
+inline void enumerate(const sdcRisk::PlanView& plan, int b, int j, std::vector<double>& total,
+                      std::vector<double>& joint) {
+  const int m = plan.block_size(b);
+  std::vector<int> unit_pos;
+  for (int c = 0; c < m; ++c)
+    for (int u = 0; u < plan.counts[plan.block_cells[plan.block_start[b] + c]]; ++u) unit_pos.push_back(c);
+  const int n = static_cast<int>(unit_pos.size());
+  int B = 0;
+  while (unit_pos[B] != j) ++B;
+  total.assign(n + 1, 0.0);
+  joint.assign(n + 1, 0.0);
+  std::vector<int> dest(n, 0);
+  while (true) {
+    double w = 1.0;
+    int s = 0;
+    for (int u = 0; u < n; ++u) {
+      w *= plan.p(b, dest[u], unit_pos[u]);
+      s += dest[u] == j;
+    }
+    total[s] += w;
+    if (dest[B] == j) joint[s] += w;
+    int u = 0;
+    while (u < n && dest[u] == m - 1) dest[u++] = 0;
+    if (u == n) break;
+    ++dest[u];
+  }
+}
+
 // A per-variable plan that owns its vectors: codes[k][cell], one
 // column-major k_v x k_v matrix per (stratum, variable) at
 // matrices[s * n_vars + v].

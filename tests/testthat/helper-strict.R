@@ -15,9 +15,12 @@ skip_if_not_installed <- function(pkg, minimum_version = NULL) {
 
 # The real ACS excerpts the tests use (key columns only), shipped in
 # tests/testthat/fixtures/acs2019 (see the README there): "ma2019" or
-# "national2019".
-load_acs <- function(name) {
-  readRDS(testthat::test_path("fixtures", "acs2019", paste0(name, ".rds")))
+# "national2019"; with `values = TRUE` also the non-key variables PINCP,
+# EDU and PWGTP of the same records (`<name>_values.rds`).
+load_acs <- function(name, values = FALSE) {
+  keys <- readRDS(testthat::test_path("fixtures", "acs2019", paste0(name, ".rds")))
+  if (!values) return(keys)
+  cbind(keys, readRDS(testthat::test_path("fixtures", "acs2019", paste0(name, "_values.rds"))))
 }
 
 # sdcMicro's testdata, from sdcMicro itself (a test dependency).

@@ -447,6 +447,41 @@ test_that("an sdcMicroObj written as CSV files (vignette('app')) is certified as
   })
 })
 
+test_that("the Downloads page offers the publication of the current release, which reads back as publish_plan() of it (issue 33)", {
+  skip_if_not_installed("shiny")
+  skip_if_not_installed("jsonlite")
+  people <- pums_md[1:3000, c("sex", "age", "race", "marital", "weight")]
+  # the download, as a .json file for read_plan()
+  as_json <- function(path) {
+    f <- withr::local_tempfile(fileext = ".json", .local_envir = parent.frame(2))
+    file.copy(path, f)
+    f
+  }
+  shiny::testServer(sdcRisk:::app_server(people, quote(people), FALSE), {
+    session$setInputs(data_source = "given", data_sep = ",", na = "exclude", keys = c("sex", "age", "race"))
+    # no release yet: a message, no file, as for the released data
+    expect_identical(output$dl_publication_info, output$dl_released_info)
+    expect_match(output$dl_publication_info, "No release yet", fixed = TRUE)
+    expect_error(output$dl_publication, "No release yet: make one on the page Microdata release")
+    expect_error(output$dl_released, "No release yet: make one on the page Microdata release")
+    session$setInputs(xi = 0.3, seed = 33, goal = "all_matches", method = "tiered", calibrate = "exact",
+                      on_infeasible = "error", release_known = "none", part_1 = "keep", release_go = 1)
+    expect_null(rv$messages$release)
+    expect_match(output$dl_publication_info, "publish_plan(release, ...)", fixed = TRUE)
+    pub <- read_plan(as_json(output$dl_publication))
+    expect_identical(pub, publish_plan(rv$release))
+    expect_identical(pub$certificate$risk, rv$release$certificate$risk)
+    expect_identical(pub$keys[[1]]$perturbed, TRUE)
+    # a new release replaces it; new data take it away
+    session$setInputs(xi = 0.2, release_go = 2)
+    expect_identical(read_plan(as_json(output$dl_publication)), publish_plan(rv$release))
+    expect_identical(read_plan(as_json(output$dl_publication))$certificate$xi, 0.2)
+    session$setInputs(data_source = "pums_md")
+    expect_null(rv$release)
+    expect_error(output$dl_publication, "No release yet: make one on the page Microdata release")
+  })
+})
+
 # ---- attacked in the browser (issue 36) ----------------------------------------
 
 test_that("in the browser: the four attacks of issue 36 run nothing, in the app or the script; forged inputs get messages", {

@@ -139,6 +139,23 @@ test_that("errors of the database path are worded as documented", {
 
 # Issue 19: a release never destroys or changes a table it reads, and its
 # working columns and tables never collide with the user's.
+test_that("SQLite: ifpr() for a sample gives the in-memory plan and certificate of a target who may not be in the file", {
+  con <- local_db("SQLite")
+  df <- db_people(3000, seed = 5)
+  tb <- local_table(con, df)
+  cells <- cell_frequencies(df, db_keys)$cells
+  pop <- transform(cells, count = count * 3L + 1L)
+  set.seed(6)
+  rel <- ifpr(tb, db_keys, xi = 0.2, id = "pid", name = local_name(con, "out"),
+    population = pop, target_in_file = "unknown")
+  mem <- ifpr(df, db_keys, xi = 0.2, population = pop, target_in_file = "unknown")
+  expect_identical(rel$plan$theta, mem$plan$theta)
+  expect_identical(certificate_of_plan(rel$certificate), certificate_of_plan(mem$certificate))
+  expect_identical(rel$certificate$target_in_file, "unknown")
+  expect_error(ifpr(tb, db_keys, xi = 0.2, id = "pid", name = local_name(con, "out2"), target_in_file = "unknown"),
+               class = "sdcRisk_error_population")
+})
+
 for (backend in c("SQLite", "PostgreSQL")) {
   test_that(paste0(backend, ": a table the source query reads is refused as output, whatever its form or case"), {
     con <- local_db(backend)

@@ -195,6 +195,23 @@ test_that("plots draw without error and return their object", {
   expect_identical(plot(u, which = "tvd"), u)
 })
 
+test_that("plot() of a release puts its legend beside the curves, not over them (issue 37)", {
+  set.seed(1)
+  rel <- ifpr(pums_md[1:5000, ], c("sex", "age", "race", "marital"), 0.3, partition = list(sex = "keep"))
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off())
+  plan <- rel$plan
+  leg <- sdcRisk:::plot_risk_curves(plan, unique(plan$block_cells), 0.3, "xi", 5, 8, "risk")
+  usr <- graphics::par("usr")
+  # the legend's box lies right of the plotting region, where no curve is
+  expect_gte(leg$rect$left, usr[2])
+  expect_length(leg$text$x, 6)
+  # and plot() itself restores the margins it widened
+  mar <- graphics::par("mar")
+  plot(rel)
+  expect_identical(graphics::par("mar"), mar)
+})
+
 test_that("summaries of empirical risk and utility are compact tables", {
   s <- small_release(7)
   rr <- release_risk(s$rel)
@@ -210,4 +227,74 @@ test_that("summaries of empirical risk and utility are compact tables", {
   expect_output(print(su), "Total variation distances")
   expect_identical(names(as.data.frame(u))[1:2], c("variable", "category"))
   expect_identical(as.data.frame(rr), rr$table)
+})
+
+test_that("the standard errors of Table 3 are cluster-robust: a block's units are one cluster (issue 37)", {
+  # brute force: the sandwich variance of a mean, cluster by cluster
+  brute <- function(p, g) {
+    m <- mean(p)
+    G <- length(unique(g))
+    s <- vapply(split(p - m, g), sum, numeric(1))
+    sqrt(G / (G - 1) * sum(s^2)) / length(p)
+  }
+  set.seed(37)
+  for (i in 1:20) {
+    n <- sample(5:60, 1)
+    p <- runif(n)
+    g <- sample(seq_len(sample(2:8, 1)), n, TRUE)
+    if (length(unique(g)) < 2) next
+    expect_equal(sdcRisk:::cluster_se(p, g), brute(p, g), info = paste("case", i))
+    # one unit per cluster: the usual sd / sqrt(n)
+    expect_equal(sdcRisk:::cluster_se(p, seq_len(n)), stats::sd(p) / sqrt(n), info = paste("case", i))
+  }
+  expect_identical(sdcRisk:::cluster_se(c(0, 1, 0.5), c(1, 1, 1)), NA_real_)
+
+  s <- small_release(3)
+  rel <- s$rel
+  rr <- release_risk(rel)
+  cf <- rel$cells
+  old <- cf$cell_id
+  S <- tabulate(rel$new_cell, nrow(cf$cells))
+  block_of <- sdcRisk:::plan_block_of(rel$plan)
+  units <- which(cf$cells$count[old] <= 2 | !is.na(block_of[old]))
+  p <- ifelse(rel$new_cell[units] == old[units], 1 / S[old[units]], 0)
+  cl <- ifelse(is.na(block_of[old[units]]), paste0("cell", old[units]), paste0("block", block_of[old[units]]))
+  all <- rr$table[rr$table$tau == "all" & rr$table$tau_star == "all", ]
+  expect_equal(all$clusters, length(unique(cl)))
+  expect_equal(all$se, brute(p, cl))
+})
+
+test_that("the empirical risk is labelled as one realization, the certificate as a bound on expectations (issue 37)", {
+  s <- small_release(4)
+  rr <- release_risk(s$rel)
+  out <- format(rr)
+  expect_match(out[1], "in this release (one realization)", fixed = TRUE)
+  expect_true(any(grepl("a bound on expected values over the perturbation", out, fixed = TRUE)))
+  expect_output(print(summary(rr)), "a bound on expected values; largest mean in this release (one realization)", fixed = TRUE)
+  # the plot's dashed line says what it is
+  drawn <- plotted_strings(plot(rr))
+  expect_true("certificate: max. of the expected risk" %in% drawn)
+  expect_false("certified maximum" %in% drawn)
+  expect_true("Empirical risk in this release (one realization)" %in% drawn)
+})
+
+test_that("release_risk() for a sample: every unit's probability times t / F, and the certificate of (t / F) R", {
+  set.seed(1)
+  keys <- c("sex", "age", "race", "marital", "puma")
+  rel <- ifpr(pums_md[1:3000, ], keys, 0.3, partition = list(sex = "keep"))
+  cells <- rel$cells$cells
+  plain <- release_risk(rel)
+  # a population of exactly twice the file in every cell: t / F = 1 / 2
+  twice <- transform(cells, count = 2L * count)
+  half <- release_risk(rel, population = twice, target_in_file = "unknown")
+  expect_equal(half$table$mean, plain$table$mean / 2)
+  expect_equal(half$table$units, plain$table$units)
+  expect_equal(half$certificate$risk, plain$certificate$risk / 2)
+  expect_identical(half$certificate$target_in_file, "unknown")
+  # uneven populations: the certificate is max_match_risk()'s
+  pop <- transform(cells, count = count + (seq_len(nrow(cells)) %% 7L))
+  uneven <- release_risk(rel, population = pop, target_in_file = "unknown")
+  expect_identical(uneven$certificate$risk,
+                   max_match_risk(rel$plan, population = pop, target_in_file = "unknown")$risk)
+  expect_snapshot(print(half))
 })

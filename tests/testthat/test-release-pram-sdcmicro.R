@@ -91,3 +91,87 @@ test_that("the certificate stored by pram_certify() prints as a certificate, not
   expect_match(out[2], "Certificate \\(exact maximum risk")
   expect_equal(cert$risk, max_match_risk(obj)$risk)
 })
+
+test_that("pram_certify() for a sample: weights of the object's data, and the certificate says it is an estimate", {
+  skip_if_not_installed("sdcMicro")
+  d <- pums_md[seq_len(1500), c(sdc_keys, "puma")]
+  d$w <- stats::runif(1500, 20, 60)
+  obj <- sdcMicro::createSdcObj(d, keyVars = sdc_keys, weightVar = "w")
+  set.seed(2)
+  obj <- suppressWarnings(sdcMicro::pram(obj, variables = c("race", "marital")))
+  obj <- pram_certify(obj, population = population_model("negbin", weights = "w"), target_in_file = "unknown")
+  cert <- obj@risk$pram
+  want <- max_match_risk(obj, population = population_model("negbin", weights = d$w), target_in_file = "unknown")
+  expect_identical(cert$risk, want$risk)
+  expect_identical(cert$target_in_file, "unknown")
+  expect_false(cert$sample$exact)
+  expect_lt(cert$risk, pram_certify(obj)@risk$pram$risk)
+  # the certificate and the lines under it (one line before issue 37, item 9)
+  expect_match(certificate_text(format(cert)), "estimated maximum risk.*may not be in the file.*negative binomial")
+})
+
+test_that("sdcMicro::pram() on a data frame: a classed error whose code certifies it as pram_certify() would (issue 37)", {
+  skip_if_not_installed("sdcMicro")
+  d <- pums_md[1:1500, sdc_keys]
+  set.seed(11)
+  pr <- suppressWarnings(sdcMicro::pram(d, variables = c("race", "marital")))
+  expect_s3_class(pr, "pram")
+  cnd <- expect_error(pram_certify(pr), class = "sdcRisk_error_sdcmicro_pram_data_frame")
+  expect_error(max_match_risk(pr), class = "sdcRisk_error")
+  # the message's code, run as written, gives the risk pram_certify() gives
+  # for the same draw made on an sdcMicroObj
+  msg <- cli::ansi_strip(conditionMessage(cnd))
+  code <- regmatches(msg, gregexpr("`[^`]+`", msg))[[1]]
+  code <- gsub("`", "", code[grepl("<-|^`max_match_risk\\(pram", code)])
+  expect_length(code, 4)
+  env <- new.env()
+  assign("obj", pr, envir = env)
+  res <- NULL
+  for (line in code) res <- eval(parse(text = line), envir = env)
+  obj <- sdcMicro::createSdcObj(d, keyVars = sdc_keys)
+  set.seed(11)
+  obj <- pram_certify(suppressWarnings(sdcMicro::pram(obj, variables = c("race", "marital"))))
+  expect_identical(sort(get("keys", env)), sort(sdc_keys))
+  expect_equal(res$risk, obj@risk$pram$risk)
+  expect_identical(res$keys, obj@risk$pram$cell_keys)
+  expect_snapshot(pram_certify(pr), error = TRUE)
+})
+
+test_that("pram_certify() refuses sdcMicro's person-level PRAM of a household variable unless told (issue 37)", {
+  td <- sdcmicro_testdata()
+  for (v in c("urbrur", "water", "sex", "hhcivil")) td[[v]] <- factor(td[[v]])
+  keys <- c("urbrur", "water", "sex", "hhcivil")
+  obj <- sdcMicro::createSdcObj(td, keyVars = keys, hhId = "ori_hid")
+  set.seed(2)
+  pr <- suppressWarnings(sdcMicro::pram(obj, variables = c("water", "sex")))
+  cnd <- expect_error(pram_certify(pr), class = "sdcRisk_error_households")
+  expect_match(cli::ansi_strip(conditionMessage(cnd)), "\"water\"", fixed = TRUE)
+  expect_snapshot(error = TRUE, pram_certify(pr))
+  # the opt-out certifies persons, as without hhId, and says so
+  cert <- pram_certify(pr, households = "ignore")@risk$pram
+  obj0 <- sdcMicro::createSdcObj(td, keyVars = keys)
+  set.seed(2)
+  pr0 <- suppressWarnings(sdcMicro::pram(obj0, variables = c("water", "sex")))
+  expect_identical(pr@manipKeyVars, pr0@manipKeyVars)
+  expect_identical(cert$risk, pram_certify(pr0)@risk$pram$risk)
+  expect_identical(cert$households$perturbed, "water")
+  expect_match(gsub("\\s+", " ", paste(format(cert), collapse = " ")), "household-level water changed person by person", fixed = TRUE)
+  # person-level variables only: certified, with what the certificate covers
+  set.seed(2)
+  pr2 <- suppressWarnings(sdcMicro::pram(obj, variables = c("sex", "hhcivil")))
+  cert2 <- pram_certify(pr2)@risk$pram
+  expect_length(cert2$households$perturbed, 0)
+  expect_match(paste(format(cert2), collapse = " "), "persons are the targets", fixed = TRUE)
+})
+
+test_that("with sdcMicro's seed, pram_release() draws the first variable's matrix as sdcMicro::pram() does, not the next (issue 37, pram-risk vignette)", {
+  skip_if_not_installed("sdcMicro")
+  vars <- c("race", "marital")
+  obj <- sdc_pram_obj(seed = 4, variables = vars)
+  set.seed(4)
+  rel <- pram_release(pums_md[seq_len(1500), c(sdc_keys, "puma")], sdc_keys, vars = vars)
+  diff <- vapply(vars, function(v) max(abs(t(rel$plan$matrices[[1]][[v]]) - unclass(obj@pram$params[[v]]$Rs))), 1)
+  # sdcMicro draws the records' new race before the matrix of marital
+  expect_lt(diff[["race"]], 1e-12)
+  expect_gt(diff[["marital"]], 1e-3)
+})

@@ -273,6 +273,21 @@ test_that("a per-variable release's certificate prints as a certificate", {
   expect_equal(rel$certificate$risk, max_match_risk(rel$plan)$risk)
 })
 
+test_that("a per-variable release, its summary and certificate print within 80 columns (issue 37)", {
+  keys <- c("sex", "age", "race", "marital", "puma")
+  set.seed(4)
+  rel <- pram_release(pums_md[1:3000, ], keys, vars = c("race", "marital"), pd = 0.8,
+                      population = cell_frequencies(pums_md, keys), target_in_file = "unknown")
+  outs <- list(format(rel), format(summary(rel)), format(rel$certificate))
+  for (out in outs) expect_true(all(nchar(out) <= 80), info = out[nchar(out) > 80][1])
+  cert <- rel$certificate
+  # the cell with T and a on a line, its keys under it
+  at <- grep("^  at cell ", outs[[1]])
+  expect_identical(outs[[1]][at], sprintf("  at cell %d (T = %d), a = %d:", cert$cell, cert$count, cert$a))
+  expect_match(outs[[1]][at + 1], paste0("^    sex = ", format(cert$cell_keys$sex), ", age = "))
+  expect_match(certificate_text(outs[[1]]), "for a target who may not be in the file (population counts known", fixed = TRUE)
+})
+
 test_that("pram_release() checks strata as pram_plan_vars() does", {
   df <- data.frame(a = c("x", "y", "y", "z"), b = c(1, 1, 2, 2))
   expect_error(pram_release(df, c("a", "b"), vars = "a", strata = "zz"), class = "sdcRisk_error_strata")
@@ -335,4 +350,34 @@ test_that("release_risk() of a per-variable release has no xi to print, and no g
   s <- expect_no_warning(summary(release_risk(tiny)))
   expect_true(is.na(s$largest_empirical))
   expect_output(print(s), "no group has 30 units")
+})
+
+test_that("pram_release() for a sample certifies the risk of a target who may not be in the file, and says so", {
+  set.seed(3)
+  pop <- pums_md[, c("sex", "race", "marital")]
+  d <- pop[sample(nrow(pop), 3000), ]
+  d$w <- nrow(pop) / nrow(d)
+  counts <- cell_frequencies(pop, c("sex", "race", "marital"))
+  set.seed(4)
+  rel <- pram_release(d, c("sex", "race", "marital"), vars = c("race", "marital"), pd = 0.8,
+                      population = counts, target_in_file = "unknown")
+  want <- max_match_risk(rel$plan, population = counts, target_in_file = "unknown")
+  expect_identical(rel$certificate$risk, want$risk)
+  expect_identical(rel$certificate$target_in_file, "unknown")
+  expect_true(rel$certificate$risk < max_match_risk(rel$plan)$risk)
+  # the same draws as the release for a target known to be in the file
+  set.seed(4)
+  in_file <- pram_release(d, c("sex", "race", "marital"), vars = c("race", "marital"), pd = 0.8)
+  expect_identical(in_file$data, rel$data)
+  expect_null(in_file$certificate$sample)
+  # an estimate from the weights column, labelled as such
+  set.seed(4)
+  est <- pram_release(d, c("sex", "race", "marital"), vars = c("race", "marital"), pd = 0.8,
+                      population = population_model("negbin", weights = "w"), target_in_file = "unknown")
+  expect_false(est$certificate$sample$exact)
+  expect_snapshot({
+    rel
+    est$certificate
+    summary(rel)
+  })
 })

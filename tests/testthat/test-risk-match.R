@@ -96,16 +96,26 @@ test_that("exact risk equals brute-force enumeration for IFPR blocks", {
   }
 })
 
+# A random matrix block (numerators over D) and three cells outside it.
+random_block_case <- function(D) {
+  counts <- random_counts()
+  m <- length(counts)
+  Pnum <- random_stochastic_numerators(m, D)
+  outside <- sample(1:4, 3, TRUE)
+  plan <- pram_plan(cells_for(counts, outside), list(seq_len(m)), matrix = list(Pnum / D))
+  list(counts = counts, m = m, Pnum = Pnum, outside = outside, plan = plan)
+}
+
 test_that("max_match_risk equals the brute-force maximum for every goal", {
   D <- 12
   for (seed in 1:40) {
     set.seed(seed)
-    counts <- random_counts()
-    m <- length(counts)
-    Pnum <- random_stochastic_numerators(m, D)
-    outside <- sample(1:4, 3, TRUE)
-    cf <- cells_for(counts, outside)
-    plan <- pram_plan(cf, list(seq_len(m)), matrix = list(Pnum / D))
+    case <- random_block_case(D)
+    counts <- case$counts
+    m <- case$m
+    Pnum <- case$Pnum
+    outside <- case$outside
+    plan <- case$plan
     bf <- lapply(seq_len(m), function(j) brute_force_block(counts, Pnum, D, j)$risk)
     r1 <- vapply(bf, `[`, numeric(1), 1)
     all_max <- max(c(unlist(bf), 1 / outside), na.rm = TRUE)
@@ -119,6 +129,75 @@ test_that("max_match_risk equals the brute-force maximum for every goal", {
     # the reported arg-max attains the maximum
     mx <- max_match_risk(plan, "all_matches")
     expect_equal(match_risk(plan, mx$cell, mx$a)$risk, mx$risk, tolerance = 1e-12, info = info)
+  }
+})
+
+# max over (cell, a) of w_j R_j(a, t) for the goal, from per-cell risks
+# (`risk`: a list with, per cell, its risks at a = 1, 2, ...) and counts.
+weighted_max <- function(risk, counts, w, goal) {
+  top <- vapply(seq_along(risk), function(j) {
+    r <- risk[[j]]
+    if (goal != "all_matches") r <- r[1]
+    if (goal == "sample_uniques" && counts[j] != 1) r <- NA
+    if (all(is.na(r))) NA_real_ else w[j] * max(r, na.rm = TRUE)
+  }, numeric(1))
+  if (all(is.na(top))) NA_real_ else max(top, na.rm = TRUE)
+}
+
+test_that("the weighted maximum (per-cell weights of the core) equals brute force", {
+  D <- 12
+  goals <- c("all_matches", "unique_matches", "sample_uniques")
+  for (seed in 1:30) {
+    set.seed(seed)
+    case <- random_block_case(D)
+    m <- case$m
+    plan <- case$plan
+    # cells outside the block: R = 1 / T at a = T only
+    risk <- c(
+      lapply(seq_len(m), function(j) brute_force_block(case$counts, case$Pnum, D, j)$risk),
+      lapply(case$outside, function(t) c(rep(NA, t - 1), 1 / t))
+    )
+    all_counts <- c(case$counts, case$outside)
+    w <- sample(c(1, 0.5, runif(3, 1e-6, 1)), m + 3, TRUE)
+    ep <- sdcRisk:::engine_plan(plan)
+    for (goal in goals) {
+      mx <- sdcRisk:::plan_max_risk(plan, goal, "k", ep, weight = w)
+      info <- paste("seed", seed, goal)
+      expect_equal(mx$risk, weighted_max(risk, all_counts, w, goal), tolerance = 1e-12, info = info)
+      if (!is.na(mx$risk)) {
+        expect_equal(w[mx$cell] * match_risk(plan, mx$cell, mx$a)$risk, mx$risk, tolerance = 1e-12, info = info)
+      }
+      # weights 1 are no weights, bit for bit
+      expect_identical(sdcRisk:::plan_max_risk(plan, goal, "k", ep, weight = rep(1, m + 3)),
+                       sdcRisk:::plan_max_risk(plan, goal, "k", ep), info = info)
+    }
+  }
+})
+
+test_that("the weighted maximum for partial-key intruders and per-variable plans equals every cell's risk", {
+  goals <- c("all_matches", "unique_matches", "sample_uniques")
+  for (seed in 1:12) {
+    set.seed(seed)
+    df <- data.frame(x = sample(c("a", "b", "c"), 14, TRUE), y = sample(1:3, 14, TRUE))
+    cf <- cell_frequencies(df, c("x", "y"))
+    n <- nrow(cf$cells)
+    plans <- list(
+      pram_plan(cf, list(seq_len(n)), theta = min(cf$cells$count) * 0.9),
+      pram_plan_vars(cf, list(y = matrix(c(0.7, 0.2, 0.1, 0.1, 0.8, 0.1, 0.3, 0.3, 0.4), 3)))
+    )
+    w <- runif(n, 0.01, 1)
+    for (plan in plans) {
+      ep <- sdcRisk:::engine_plan(plan)
+      for (known in list(c("x", "y"), "x", "y")) {
+        mr <- match_risk(plan, a = seq_len(sum(cf$cells$count)), known = known)
+        risk <- split(mr$risk, mr$cell)
+        for (goal in goals) {
+          info <- paste("seed", seed, class(plan)[1], paste(known, collapse = "+"), goal)
+          mx <- sdcRisk:::plan_max_risk(plan, goal, known, ep, weight = w)
+          expect_equal(mx$risk, weighted_max(risk, cf$cells$count, w, goal), tolerance = 1e-10, info = info)
+        }
+      }
+    }
   }
 })
 
@@ -322,6 +401,22 @@ test_that("print of the maximum names the cell, its keys and a", {
   expect_snapshot(print(max_match_risk(plan)))
 })
 
+test_that("max_match_risk_known() prints risks from 1 to 4e-4 in fixed notation, within 80 columns (issue 37)", {
+  keys <- c("sex", "age", "race", "marital", "puma")
+  set.seed(5)
+  rel <- pram_release(pums_md[1:5000, ], keys, vars = c("race", "marital"), pd = 0.8)
+  kn <- max_match_risk_known(rel$plan, subsets = list(c("sex", "age"), "sex", "marital"))
+  out <- utils::capture.output(print(kn))
+  expect_true(all(nchar(out) <= 80))
+  expect_false(any(grepl("[0-9]e[-+][0-9]", out)))
+  # 1 prints as 1, and the smallest risk (sex alone: about 1 / 2,500) with its digits
+  expect_identical(kn$risk[1], 1)
+  expect_true(any(grepl(" 1 ", out[-(1:3)])))
+  expect_true(any(grepl(format(signif(min(kn$risk), 6), scientific = FALSE), out, fixed = TRUE)))
+  # a long certificate line of max_match_risk() is wrapped too
+  expect_true(all(nchar(format(max_match_risk(rel$plan))) <= 80))
+})
+
 test_that("bad input to the risk functions gets classed errors", {
   cf <- cells_for(c(1, 1, 2))
   plan <- pram_plan(cf, list(1:3), theta = 0.5)
@@ -333,4 +428,21 @@ test_that("bad input to the risk functions gets classed errors", {
   expect_error(max_match_risk(plan, "everything"))
   expect_snapshot(error = TRUE, match_risk(plan, cells = c(1, 99)))
   expect_snapshot(error = TRUE, match_risk(plan, a = -1))
+})
+
+test_that("max_match_risk_known() for a sample: each set's maximum is max_match_risk()'s with the population", {
+  df <- data.frame(x = c("a", "a", "b", "b", "b", "c"), y = c("u", "v", "u", "v", "v", "u"))
+  cf <- cell_frequencies(df, c("x", "y"))
+  plan <- pram_plan_vars(cf, list(y = matrix(c(0.6, 0.4, 0.3, 0.7), 2)))
+  pop <- transform(cf$cells, count = count * c(3L, 1L, 5L, 2L, 4L))
+  kn <- max_match_risk_known(plan, population = pop, target_in_file = "unknown")
+  for (i in seq_len(nrow(kn))) {
+    k <- strsplit(kn$known[i], ", ")[[1]]
+    mx <- max_match_risk(plan, known = k, population = pop, target_in_file = "unknown")
+    expect_identical(kn$risk[i], mx$risk)
+    expect_identical(kn$p_in_file[i], mx$p_in_file)
+  }
+  # under the head line since issue 37 (item 9: lines within 80 columns)
+  expect_match(paste(format(kn), collapse = " "), "for a target who may not be in the file")
+  expect_null(max_match_risk_known(plan)$p_in_file)
 })

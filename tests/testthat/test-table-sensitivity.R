@@ -551,6 +551,27 @@ test_that("rules, PTN results and tables print", {
   expect_error(plot(res, rows = "nope"), class = "sdcRisk_error_argument")
 })
 
+test_that("print() of a table with five rules fits 80 columns, the rules beside their cells (issue 37)", {
+  set.seed(2024)
+  d <- random_firms(600, 10, 6)
+  d$firm <- sample(400, 600, TRUE)
+  rules <- list(freq = rule_frequency(3), dom1 = rule_nk(1, 60), dom2 = rule_nk(2, 90),
+                p10 = rule_p(10), pq = rule_pq(10, 50))
+  sens <- cell_sensitivity(d, c("a", "b"), "v", rules, contributor = "firm")
+  out <- format(sens, n = 77)
+  expect_true(all(nchar(out) <= 80), info = out[nchar(out) > 80][1])
+  # one header, the rules column in it: no second block of columns
+  head <- grep("n_contributors", out)
+  expect_length(head, 1)
+  expect_match(out[head], "rules$")
+  expect_length(out, head + nrow(sens) + 1)
+  # the S columns left out are named; none is printed in e-notation
+  shown <- strsplit(trimws(out[head]), " +")[[1]]
+  left_out <- setdiff(paste0("S_", c("dom1", "dom2", "p10", "pq")), shown)
+  if (length(left_out)) expect_match(out[length(out)], paste(left_out, collapse = ", "), fixed = TRUE)
+  expect_false(any(grepl("[0-9]e[-+][0-9]", out)))
+})
+
 test_that("cell_sensitivity() handles 10^5 records in a 3-way table with margins", {
   # timing is measured in bench/tabular.R, not asserted here
   set.seed(5)

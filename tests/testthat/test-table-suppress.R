@@ -159,6 +159,55 @@ test_that("printing and plotting a protected table", {
   expect_invisible(plot(prot))
 })
 
+test_that("summary() counts the shares of the value over interior cells only, margins apart (issue 37)", {
+  set.seed(8)
+  d <- random_records(300, c(5, 4), 4, 1.5)
+  sens <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(20)))
+  prot <- protect_table(sens)
+  s <- summary(prot)
+  inner <- prot$level == "a:b"
+  # the value is the grand total, which the interior cells add up to
+  grand <- prot$total[prot$level == "(total)"]
+  expect_equal(s$total_value, grand)
+  expect_equal(sum(abs(prot$total[inner])), grand)
+  expect_equal(s$suppressed_value, sum(prot$total[inner & prot$status != "published"]))
+  expect_equal(sum(s$counts$value), grand)
+  expect_identical(s$counts$interior, as.vector(table(prot$status[inner])))
+  out <- format(s)
+  pct <- sprintf("%.2f%%", 100 * s$suppressed_value / grand)
+  expect_match(out[grep("^Suppressed:", out)], paste0("(", pct, " of the value)"), fixed = TRUE)
+  expect_match(format(prot)[2], paste0("(", pct, " of the value)"), fixed = TRUE)
+  expect_true(any(grepl("sum of the 20 interior cells", out, fixed = TRUE)))
+})
+
+test_that("a protected table prints within 80 columns and draws its totals without 16 digits (issue 37)", {
+  set.seed(2024)
+  d <- random_firms(600, 10, 6)
+  d$v <- d$v * 1.0731
+  rules <- list(freq = rule_frequency(3), dom1 = rule_nk(1, 60), dom2 = rule_nk(2, 90),
+                p10 = rule_p(10), pq = rule_pq(10, 50))
+  sens <- cell_sensitivity(d, c("a", "b"), "v", rules)
+  prot <- protect_table(sens)
+  for (out in list(format(prot, n = 50), format(summary(prot)), format(audit_table(sens, sens$sensitive), n = 50))) {
+    expect_true(all(nchar(out) <= 80), info = out[nchar(out) > 80][1])
+    expect_false(any(grepl("[0-9]e[-+][0-9]", out)))
+  }
+  # the published totals drawn: fixed notation, to 6 significant digits of
+  # the largest (47,985.4, not 47,985.3669508889)
+  set.seed(8)
+  d <- random_records(300, c(5, 4), 4, 1.5)
+  d$v <- d$v * 1.0731
+  d$a <- letters[d$a]
+  d$b <- LETTERS[d$b]
+  prot <- protect_table(cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(20))))
+  drawn <- plotted_strings(plot(prot))
+  nums <- grep("^-?[0-9][0-9,]*(\\.[0-9]+)?$", drawn, value = TRUE)
+  grand <- prot$total[prot$level == "(total)"]
+  expect_true(grand >= 1e4 && grand < 1e5)
+  expect_true(format(round(grand, 1), big.mark = ",", nsmall = 1) %in% nums)
+  expect_true(all(grepl("\\.[0-9]$", nums)))
+})
+
 test_that("every pattern protect_table() returns passes a fresh audit, whatever the box", {
   for (seed in 1:6) {
     set.seed(seed)

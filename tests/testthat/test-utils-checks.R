@@ -75,23 +75,31 @@ test_that("argument errors carry the argument's name and value", {
 })
 
 # Every class of error the package can raise, read from its functions: the
-# class given to abort_sdc() (a string, or any string in the expression
-# that computes it) and the default `class` of every check_*().
+# class given to abort_sdc() or to its wrapper abort_population() (a string,
+# or any string in the expression that computes it; the wrapper's default
+# "population" when none is given), the default `class` of every check_*()
+# and the `class` given to a check_*() where it is called. An `if` in such
+# an expression contributes its branches, not its condition.
 raised_classes <- function() {
   ns <- asNamespace("sdcRisk")
   out <- character()
   strings_in <- function(e) {
     if (is.character(e)) return(e)
+    if (is.call(e) && identical(e[[1]], as.name("if"))) return(unlist(lapply(as.list(e)[-(1:2)], strings_in)))
     if (is.call(e)) return(unlist(lapply(as.list(e)[-1], strings_in)))
     character()
   }
   walk <- function(e) {
     if (!is.call(e)) return()
-    if (identical(e[[1]], as.name("abort_sdc"))) {
+    if (identical(e[[1]], as.name("abort_sdc")) || identical(e[[1]], as.name("abort_population"))) {
       a <- as.list(e)[-1]
       nm <- names(a) %||% rep("", length(a))
-      w <- if ("what" %in% nm) a[["what"]] else a[which(nm == "")[2]][[1]]
+      positional <- which(nm == "")
+      w <- if ("what" %in% nm) a[["what"]] else if (length(positional) >= 2) a[positional[2]][[1]] else "population"
       out <<- c(out, strings_in(w))
+    }
+    if (is.name(e[[1]]) && startsWith(as.character(e[[1]]), "check_") && "class" %in% names(e)) {
+      out <<- c(out, strings_in(e[["class"]]))
     }
     for (x in as.list(e)) if (!missing(x)) walk(x)
   }
@@ -113,4 +121,25 @@ test_that("?sdcRisk_errors lists every error class the package raises", {
   expect_true(length(raised) >= 25)
   expect_identical(setdiff(raised, documented), character())
   expect_identical(setdiff(documented, raised), character())
+})
+
+test_that("a key with many distinct values for its records warns: income and a 5,000-value integer (issue 37)", {
+  set.seed(37)
+  n <- 20000
+  d <- data.frame(sex = sample(c("F", "M"), n, TRUE),
+                  # an income in steps of $5: over half as many values as records
+                  income = 5 * sample.int(14000, n, TRUE),
+                  code5000 = sample.int(5000, n, TRUE),
+                  code500 = sample.int(500, n, TRUE))
+  expect_lt(length(unique(d$income)) / n, 0.8) # the old rule's threshold
+  w <- tryCatch(cell_frequencies(d, c("sex", "income")), sdcRisk_warning = function(w) w)
+  expect_s3_class(w, "sdcRisk_warning_key_distinct")
+  expect_match(conditionMessage(w), "income")
+  expect_warning(cell_frequencies(d, c("sex", "code5000")), class = "sdcRisk_warning_key_distinct")
+  # 500 values, and the package's own keys, are what keys look like: silent
+  expect_no_warning(cell_frequencies(d, c("sex", "code500")))
+  expect_no_warning(cell_frequencies(pums_md, c("sex", "age", "race", "marital", "puma")))
+  # the rule itself, at its edges
+  expect_identical(sdcRisk:::key_too_distinct(c(1000, 1001, 1001, 40, 49), c(1e4, 1e4, 20020, 50, 49)),
+                   c(FALSE, TRUE, FALSE, TRUE, FALSE))
 })

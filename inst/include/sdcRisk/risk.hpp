@@ -262,6 +262,18 @@ CellRiskTable cell_risk(const PlanView& plan, const std::vector<int>& targets,
 // Only (cell, a) with P(S_j = a | T) > 0 count. The search over a stops
 // exactly: R_j(a, t) <= 1 / a, and R_j(a, t) <= 1 / t_j for every a because
 // the units of c_j are exchangeable and at most a of them can stay.
+//
+// Per-cell weights. The certified value may be max over (cell, a) of
+// w_j R_j(a, t) with weights w_j in (0, 1] (empty: 1 for every cell, the
+// same search bit for bit). For a sample release w_j = t_j / F_j, the
+// probability that a target drawn from the F_j population units of c_j is
+// in the file: the match is correct only then, and the sampled units of c_j
+// are exchangeable under the plan, so the risk of a target who may not be
+// in the file is w_j R_j(a, t). For per-cell bounds b_j, w_j = xi / b_j.
+// The pruning stays exact with every bound multiplied by its cell's
+// weight (w_j / a, w_j / t_j); cells that share a target model form one
+// group that carries the largest weight among them and reports the cell
+// of that weight (the smallest such cell on ties).
 
 enum class Goal { SampleUniques, UniqueMatches, AllMatches };
 
@@ -279,9 +291,34 @@ struct MaxRisk {
   std::int64_t targets_evaluated = 0;  // distinct target models computed
 };
 
+// The weight of cell j (1 without weights).
+inline double cell_weight(const std::vector<double>& weight, int j) { return weight.empty() ? 1.0 : weight[j]; }
+
+// Weights are empty or one per cell, each in (0, 1].
+inline void check_weights(const std::vector<double>& weight, int n_cells) {
+  if (weight.empty()) return;
+  if (static_cast<int>(weight.size()) != n_cells) throw std::invalid_argument("weights: one per cell expected");
+  for (double w : weight)
+    if (!(w > 0.0 && w <= 1.0)) throw std::invalid_argument("weights: outside (0, 1]");
+}
+
 namespace detail {
 
-struct TargetGroup { int block, cell, count, pos; };
+// Cells with the same target model: `cell` is the cell reported (the one of
+// the largest weight), `weight` that weight.
+struct TargetGroup {
+  int block, cell, count, pos;
+  double weight = 1.0;
+};
+
+// Makes (w, cell) the group's reported cell if its weight is larger, or
+// equal with a smaller cell.
+inline void take_heavier(TargetGroup& g, double w, int cell) {
+  if (w > g.weight || (w == g.weight && cell < g.cell)) {
+    g.weight = w;
+    g.cell = cell;
+  }
+}
 
 inline void offer(MaxRisk& best, double r, int cell, int a) {
   if (std::isnan(r)) return;
@@ -305,7 +342,14 @@ inline std::int64_t search_limit(double best, std::int64_t max_s) {
   return a;
 }
 
-// Raise `best` to the maximum of R_j(a, t) over the target groups and the
+// The maximum a group's unweighted risk must beat: best / w, rounded down
+// (a larger search range) so that no a with w / a > best is cut off.
+inline double scaled_best(double best, double w) {
+  if (w == 1.0 || std::isnan(best)) return best;
+  return best / w * (1.0 - 4.0 * std::numeric_limits<double>::epsilon());
+}
+
+// Raise `best` to the maximum of w R_j(a, t) over the target groups and the
 // values of a the goal covers. `eval(group, A)` gives a group's TargetRisk on
 // a = 1..A (with max_s, the largest possible S_j).
 template <class Eval, class Interrupt>
@@ -314,34 +358,35 @@ void search_targets_eval(std::vector<TargetGroup> todo, const Eval& eval, Goal g
   if (goal == Goal::SampleUniques)
     todo.erase(std::remove_if(todo.begin(), todo.end(), [](const TargetGroup& g) { return g.count != 1; }),
                todo.end());
-  // Smallest counts first: their bound 1 / t_j is the largest.
+  // Largest bound w / t_j first (without weights: smallest counts first).
+  auto cap = [](const TargetGroup& g) { return g.weight / g.count; };
   std::stable_sort(todo.begin(), todo.end(),
-                   [](const TargetGroup& x, const TargetGroup& y) { return x.count < y.count; });
+                   [&cap](const TargetGroup& x, const TargetGroup& y) { return cap(x) > cap(y); });
   // Pass 1: a = 1 everywhere (cheap), which raises the bar for pass 2.
   std::vector<std::int64_t> max_s(todo.size(), -1);
   std::size_t done = 0;
   for (std::size_t t = 0; t < todo.size(); ++t) {
     const TargetGroup& g = todo[t];
     if (++done % 64 == 0) interrupt();
-    if (goal == Goal::AllMatches && !std::isnan(best.value) && 1.0 / g.count <= best.value) continue;
+    if (goal == Goal::AllMatches && !std::isnan(best.value) && cap(g) <= best.value) continue;
     const TargetRisk tr = eval(g, 1);
     max_s[t] = tr.max_s;
     ++best.targets_evaluated;
-    offer(best, tr.risk[0], g.cell, 1);
+    offer(best, g.weight * tr.risk[0], g.cell, 1);
   }
   if (goal != Goal::AllMatches) return;
-  // Pass 2: a >= 2 while 1 / a and 1 / t_j can still beat the maximum.
+  // Pass 2: a >= 2 while w / a and w / t_j can still beat the maximum.
   for (std::size_t t = 0; t < todo.size(); ++t) {
     const TargetGroup& g = todo[t];
     if (++done % 64 == 0) interrupt();
-    if (!std::isnan(best.value) && 1.0 / g.count <= best.value) break;  // sorted by count
+    if (!std::isnan(best.value) && cap(g) <= best.value) break;  // sorted by cap
     if (max_s[t] < 0) continue;
-    const std::int64_t A = search_limit(best.value, max_s[t]);
+    const std::int64_t A = search_limit(scaled_best(best.value, g.weight), max_s[t]);
     if (A < 2) continue;
     if (A > std::numeric_limits<int>::max()) throw std::invalid_argument("max_risk: search range too large");
     const TargetRisk tr = eval(g, static_cast<int>(A));
     ++best.targets_evaluated;
-    for (int a = 2; a <= static_cast<int>(A); ++a) offer(best, tr.risk[a - 1], g.cell, a);
+    for (int a = 2; a <= static_cast<int>(A); ++a) offer(best, g.weight * tr.risk[a - 1], g.cell, a);
   }
 }
 
@@ -354,54 +399,57 @@ void search_targets(std::vector<TargetGroup> todo, const Model& model, Goal goal
 
 }  // namespace detail
 
+// The maximum of w_j R_j(a, t) over what the goal covers (`weight` empty:
+// w_j = 1).
 template <class Interrupt>
-MaxRisk max_risk(const PlanView& plan, Goal goal, Interrupt&& interrupt) {
+MaxRisk max_risk(const PlanView& plan, Goal goal, const std::vector<double>& weight, Interrupt&& interrupt) {
   std::vector<int> block_of, pos_of;
   locate_cells(plan, block_of, pos_of);
+  check_weights(weight, plan.n_cells);
   MaxRisk best;
 
   // Cells outside every block keep S_j = T_j.
   for (int j = 0; j < plan.n_cells; ++j) {
     if (block_of[j] >= 0) continue;
     const int tj = plan.counts[j];
-    if (goal == Goal::AllMatches) detail::offer(best, 1.0 / tj, j, tj);
-    else if (tj == 1) detail::offer(best, 1.0, j, 1);
+    const double w = cell_weight(weight, j);
+    if (goal == Goal::AllMatches) detail::offer(best, w * (1.0 / tj), j, tj);
+    else if (tj == 1) detail::offer(best, w, j, 1);
   }
 
   // Target groups: one per distinct count of an IFPR block, one per cell of a
   // matrix block. IFPR blocks with the same size, theta and counts have the
-  // same risks (a tiered design makes many), so they share their groups. The
-  // representative is the smallest cell id of all cells a group stands for.
+  // same risks (a tiered design makes many), so they share their groups. A
+  // group reports the heaviest of the cells it stands for (without weights:
+  // the smallest cell id).
   std::vector<detail::TargetGroup> todo;
   std::map<std::tuple<int, double, std::vector<std::pair<int, std::int64_t>>>, std::map<int, std::size_t>> seen;
   for (int b = 0; b < plan.n_blocks; ++b) {
     if (plan.is_ifpr(b)) {
-      std::map<int, int> rep;
+      std::map<int, detail::TargetGroup> rep;  // by count
       for (int k = plan.block_start[b]; k < plan.block_start[b + 1]; ++k) {
         const int c = plan.block_cells[k];
+        const double w = cell_weight(weight, c);
         auto it = rep.find(plan.counts[c]);
-        if (it == rep.end()) rep.emplace(plan.counts[c], c);
-        else it->second = std::min(it->second, c);
+        if (it == rep.end()) rep.emplace(plan.counts[c], detail::TargetGroup{b, c, plan.counts[c], -1, w});
+        else detail::take_heavier(it->second, w, c);
       }
       auto key = std::make_tuple(plan.block_size(b), plan.theta[b], count_groups(plan, b));
       auto hit = seen.find(key);
       if (hit != seen.end()) {
-        for (const auto& r : rep) {
-          detail::TargetGroup& g = todo[hit->second.at(r.first)];
-          g.cell = std::min(g.cell, r.second);
-        }
+        for (const auto& r : rep) detail::take_heavier(todo[hit->second.at(r.first)], r.second.weight, r.second.cell);
         continue;
       }
       std::map<int, std::size_t> where;
       for (const auto& r : rep) {
         where.emplace(r.first, todo.size());
-        todo.push_back({b, r.second, r.first, -1});
+        todo.push_back(r.second);
       }
       seen.emplace(std::move(key), std::move(where));
     } else {
       for (int k = plan.block_start[b]; k < plan.block_start[b + 1]; ++k) {
         const int c = plan.block_cells[k];
-        todo.push_back({b, c, plan.counts[c], k - plan.block_start[b]});
+        todo.push_back({b, c, plan.counts[c], k - plan.block_start[b], cell_weight(weight, c)});
       }
     }
   }
@@ -418,18 +466,44 @@ MaxRisk max_risk(const PlanView& plan, Goal goal, Interrupt&& interrupt) {
   return best;
 }
 
-// The exact maximum of R_j(a, t) over the cells of one IFPR block of m cells
-// (counts given as (count, number of cells) groups) and the values of a the
-// goal covers. `cell` of the result is the count of the arg-max cell.
+template <class Interrupt>
+MaxRisk max_risk(const PlanView& plan, Goal goal, Interrupt&& interrupt) {
+  return max_risk(plan, goal, std::vector<double>(), interrupt);
+}
+
+// The exact maximum of w R_j(a, t) over the cells of one IFPR block of m
+// cells (counts given as (count, number of cells) groups) and the values of
+// a the goal covers. `cell` of the result is the count of the arg-max cell.
+// `weight`: empty, or the weight of each count group (the largest weight of
+// its cells).
 template <class Interrupt>
 MaxRisk ifpr_block_max(int m, double theta, const std::vector<std::pair<int, std::int64_t>>& groups,
-                       Goal goal, Interrupt&& interrupt) {
+                       Goal goal, Interrupt&& interrupt, const std::vector<double>& weight = {}) {
+  if (!weight.empty() && weight.size() != groups.size()) throw std::invalid_argument("ifpr_block_max: weights");
   std::vector<detail::TargetGroup> todo;
-  for (const auto& g : groups) todo.push_back({0, g.first, g.first, -1});
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    todo.push_back({0, groups[i].first, groups[i].first, -1, weight.empty() ? 1.0 : weight[i]});
   MaxRisk best;
   auto model = [&](const detail::TargetGroup& g) { return ifpr_target_model(m, theta, groups, g.count); };
   detail::search_targets(std::move(todo), model, goal, best, interrupt);
   return best;
+}
+
+// The largest weight among the cells of each count group of IFPR block b
+// (empty without weights).
+inline std::vector<double> group_weights(const PlanView& plan, int b,
+                                         const std::vector<std::pair<int, std::int64_t>>& groups,
+                                         const std::vector<double>& weight) {
+  if (weight.empty()) return {};
+  std::map<int, double> heaviest;
+  for (int k = plan.block_start[b]; k < plan.block_start[b + 1]; ++k) {
+    const int c = plan.block_cells[k];
+    double& h = heaviest[plan.counts[c]];
+    h = std::max(h, weight[c]);
+  }
+  std::vector<double> out;
+  for (const auto& g : groups) out.push_back(heaviest[g.first]);
+  return out;
 }
 
 // Exact calibration (ifpr(calibrate = "exact")): for each IFPR block, the
@@ -437,24 +511,30 @@ MaxRisk ifpr_block_max(int m, double theta, const std::vector<std::pair<int, std
 // over the goal is at most `target`, starting from the plan's theta_b (which
 // must meet it), unless it would raise the block's total variance (eq. 6.3).
 // So no block changes more records in expectation, or has more variance,
-// than with theta_b. Blocks with the same size and counts share the result.
+// than with theta_b. Blocks with the same size, counts (and weights of
+// their count groups) share the result. With per-cell weights the target
+// is met by max w_j R_j(a, t).
 template <class Interrupt>
-std::vector<double> calibrate_ifpr(const PlanView& plan, Goal goal, double target, Interrupt&& interrupt) {
+std::vector<double> calibrate_ifpr(const PlanView& plan, Goal goal, double target, const std::vector<double>& weight,
+                                   Interrupt&& interrupt) {
+  check_weights(weight, plan.n_cells);
   std::vector<double> out(plan.theta, plan.theta + plan.n_blocks);
-  std::map<std::pair<std::vector<std::pair<int, std::int64_t>>, std::pair<int, double>>, double> cache;
+  using Groups = std::vector<std::pair<int, std::int64_t>>;
+  std::map<std::tuple<Groups, std::vector<double>, int, double>, double> cache;
   for (int b = 0; b < plan.n_blocks; ++b) {
     if (!plan.is_ifpr(b)) continue;
     interrupt();
     const int m = plan.block_size(b);
-    const auto groups = count_groups(plan, b);
-    const auto key = std::make_pair(groups, std::make_pair(m, plan.theta[b]));
+    const Groups groups = count_groups(plan, b);
+    const std::vector<double> gw = group_weights(plan, b, groups, weight);
+    const auto key = std::make_tuple(groups, gw, m, plan.theta[b]);
     auto hit = cache.find(key);
     if (hit != cache.end()) {
       out[b] = hit->second;
       continue;
     }
     auto meets = [&](double th) {
-      const MaxRisk r = ifpr_block_max(m, th, groups, goal, interrupt);
+      const MaxRisk r = ifpr_block_max(m, th, groups, goal, interrupt, gw);
       return std::isnan(r.value) || r.value <= target;
     };
     const double bound = plan.theta[b];
@@ -483,6 +563,11 @@ std::vector<double> calibrate_ifpr(const PlanView& plan, Goal goal, double targe
     cache.emplace(key, hi);
   }
   return out;
+}
+
+template <class Interrupt>
+std::vector<double> calibrate_ifpr(const PlanView& plan, Goal goal, double target, Interrupt&& interrupt) {
+  return calibrate_ifpr(plan, goal, target, std::vector<double>(), interrupt);
 }
 
 }  // namespace sdcRisk

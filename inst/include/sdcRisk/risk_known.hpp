@@ -118,18 +118,38 @@ CellRiskTable block_known_cell_risk(const PlanView& plan, const std::vector<int>
       [&](int r, int A) { return evaluate_target(eng.model(r), A, true); }, interrupt);
 }
 
+// The maximum of w_j R_D(a, t) (`weight` empty: w_j = 1; see max_risk()).
+// A group of cells with one representative (`pos` holds it) reports its
+// heaviest cell. For a sample, w_j = t_j / F_j bounds the risk of a target
+// drawn from the population units of c_j; one drawn from those of D has a
+// risk that averages these over the cells of D, so it is covered too.
 template <class Interrupt>
 MaxRisk block_known_max_risk(const PlanView& plan, const std::vector<int>& set_of, Goal goal,
-                             Interrupt&& interrupt) {
+                             const std::vector<double>& weight, Interrupt&& interrupt) {
+  check_weights(weight, plan.n_cells);
   BlockKnownRisk eng(plan, set_of);
   const std::vector<int> rep = eng.representatives();
   std::vector<detail::TargetGroup> todo;
-  for (int i = 0; i < plan.n_cells; ++i)
-    if (rep[i] == i) todo.push_back({0, i, plan.counts[i], -1});
+  std::vector<int> group_of(static_cast<std::size_t>(plan.n_cells), -1);
+  for (int i = 0; i < plan.n_cells; ++i) {
+    const double w = cell_weight(weight, i);
+    if (rep[i] == i) {
+      group_of[i] = static_cast<int>(todo.size());
+      todo.push_back({0, i, plan.counts[i], i, w});
+    } else {
+      detail::take_heavier(todo[group_of[rep[i]]], w, i);
+    }
+  }
   MaxRisk best;
-  auto model = [&](const detail::TargetGroup& g) { return eng.model(g.cell); };
+  auto model = [&](const detail::TargetGroup& g) { return eng.model(g.pos); };
   detail::search_targets(std::move(todo), model, goal, best, interrupt);
   return best;
+}
+
+template <class Interrupt>
+MaxRisk block_known_max_risk(const PlanView& plan, const std::vector<int>& set_of, Goal goal,
+                             Interrupt&& interrupt) {
+  return block_known_max_risk(plan, set_of, goal, std::vector<double>(), interrupt);
 }
 
 }  // namespace sdcRisk

@@ -254,16 +254,31 @@ class VarsRisk {
     return out;
   }
 
-  // The exact maximum of R_D(a, t) over what a goal covers (see max_risk()
-  // in risk.hpp), by bounds and exact evaluation (see the header).
+  // The exact maximum of w_j R_D(a, t) over what a goal covers (see
+  // max_risk() in risk.hpp; `weight` empty: w_j = 1), by bounds and exact
+  // evaluation (see the header). Every bound of a target class is
+  // multiplied by the largest weight of its cells (rounding is monotone, so
+  // a pruned class's computed weighted risk cannot beat the maximum either),
+  // and the class reports the cell of that weight.
   template <class Interrupt>
-  MaxRisk max_risk(Goal goal, Interrupt& interrupt) const {
+  MaxRisk max_risk(Goal goal, const std::vector<double>& weight, Interrupt& interrupt) const {
+    check_weights(weight, p_.n_cells);
     ProgressMeter<Interrupt> progress(interrupt);
     MaxRisk best;
     const std::vector<int> rep = representatives();
-    std::vector<int> targets;
-    for (int i = 0; i < p_.n_cells; ++i)
-      if (rep[i] == i && (goal != Goal::SampleUniques || p_.counts[i] == 1)) targets.push_back(i);
+    std::vector<int> targets, slot(static_cast<std::size_t>(p_.n_cells), -1);
+    std::vector<detail::TargetGroup> heavy;  // reported cell and weight of each target class
+    for (int i = 0; i < p_.n_cells; ++i) {
+      if (goal == Goal::SampleUniques && p_.counts[i] != 1) continue;
+      const double w = cell_weight(weight, i);
+      if (rep[i] != i) {
+        detail::take_heavier(heavy[slot[rep[i]]], w, i);
+        continue;
+      }
+      slot[i] = static_cast<int>(targets.size());
+      targets.push_back(i);
+      heavy.push_back({0, i, p_.counts[i], i, w});
+    }
     const std::size_t nt = targets.size();
     if (nt == 0) {
       progress.done();
@@ -277,7 +292,7 @@ class VarsRisk {
       const int j = targets[t];
       target_alpha(j, stay[t], leave[t]);
       lam[t] = others_lower(j, lam_d[d_of_[j]], mino);
-      bound[t] = bound_a1(p_.counts[j], stay[t], leave[t], lam[t]);
+      bound[t] = heavy[t].weight * bound_a1(p_.counts[j], stay[t], leave[t], lam[t]);
     }
     // Pass 1: a = 1, largest bounds first.
     std::size_t done = 0;
@@ -291,30 +306,34 @@ class VarsRisk {
       tick(remaining, 0.4, pass1_end);
       const TargetRisk tr = risk_a1(targets[t]);
       ++best.targets_evaluated;
-      detail::offer(best, tr.risk[0], targets[t], 1);
+      detail::offer(best, heavy[t].weight * tr.risk[0], heavy[t].cell, 1);
       return true;
     });
     if (goal == Goal::AllMatches) {
-      // Pass 2: a >= 2 where 1 / a and 1 / T_j can still beat the maximum.
+      // Pass 2: a >= 2 where w / a and w / T_j can still beat the maximum.
       std::vector<double> bound2(nt, -1.0);
       for (std::size_t t = 0; t < nt; ++t) {
         const int j = targets[t];
-        if (!std::isnan(best.value) && 1.0 / p_.counts[j] <= best.value) continue;
-        const std::int64_t A = detail::search_limit(best.value, group_units_[group_of_[j]] + 1);
+        const double w = heavy[t].weight;
+        if (!std::isnan(best.value) && w / p_.counts[j] <= best.value) continue;
+        const std::int64_t A =
+            detail::search_limit(detail::scaled_best(best.value, w), group_units_[group_of_[j]] + 1);
         if (A < 2) continue;
-        bound2[t] = bound_a2(j, stay[t], leave[t], lam[t], A);
+        bound2[t] = w * bound_a2(j, stay[t], leave[t], lam[t], A);
       }
       done = 0;
       in_bound_order(bound2, targets, [&](std::size_t t, std::size_t remaining) {
         if (bound2[t] < 0.0 || (!std::isnan(best.value) && bound2[t] <= best.value)) return false;
         tick(remaining, pass1_end, 1.0);
         const int j = targets[t];
-        const std::int64_t A = detail::search_limit(best.value, group_units_[group_of_[j]] + 1);
+        const double w = heavy[t].weight;
+        const std::int64_t A =
+            detail::search_limit(detail::scaled_best(best.value, w), group_units_[group_of_[j]] + 1);
         if (A < 2) return true;
         if (A > std::numeric_limits<int>::max()) throw std::invalid_argument("max_risk: search range too large");
         const TargetRisk tr = evaluate(j, static_cast<int>(A), false);
         ++best.targets_evaluated;
-        for (int a = 2; a <= static_cast<int>(A); ++a) detail::offer(best, tr.risk[a - 1], j, a);
+        for (int a = 2; a <= static_cast<int>(A); ++a) detail::offer(best, w * tr.risk[a - 1], heavy[t].cell, a);
         return true;
       });
     }
@@ -1032,11 +1051,17 @@ CellRiskTable vars_cell_risk(const VarsPlanView& plan, const std::vector<int>& t
       [&](int r, int A) { return eng.evaluate(r, A, want_gamma); }, interrupt);
 }
 
-// The exact maximum of R_D(a, t) over what a goal covers (see max_risk()).
+// The exact maximum of w_j R_D(a, t) over what a goal covers (see
+// max_risk(); `weight` empty: w_j = 1).
+template <class Interrupt>
+MaxRisk vars_max_risk(const VarsPlanView& plan, Goal goal, const std::vector<double>& weight, Interrupt&& interrupt) {
+  VarsRisk eng(plan);
+  return eng.max_risk(goal, weight, interrupt);
+}
+
 template <class Interrupt>
 MaxRisk vars_max_risk(const VarsPlanView& plan, Goal goal, Interrupt&& interrupt) {
-  VarsRisk eng(plan);
-  return eng.max_risk(goal, interrupt);
+  return vars_max_risk(plan, goal, std::vector<double>(), interrupt);
 }
 
 }  // namespace sdcRisk

@@ -1,0 +1,266 @@
+# The moment estimator of a block plan, block by block (estimate_table()).
+#
+# The records of a released file are aggregated by released cell z and group
+# g (a combination of the non-key `by` variables): M(z, g) = sum of c over
+# them, for each column c of moments (weights, weighted values, their
+# squares). For a row of the table, the keys of `by` taking values d (the
+# cells D with those values), the estimate and its variance estimate are
+#   sum_z M(z, g) h_d(z)  and  sum_z M2(z, g) (h_d(z)^2 - h_d(z)),
+# h_d = Q' 1_D, Q the inverse of the transition matrix P (see
+# ?estimate_table for why). Q is block diagonal: a cell outside the blocks
+# has h_d(z) = 1 if z in D, 0 otherwise, and contributes no variance. An
+# IFPR block is a diagonal matrix plus a matrix of rank one, so its h_d
+# has a closed form and the sums above are a few sums over its cells
+# (linear in the block's size, never a matrix over its cells); a block given
+# by a matrix is inverted.
+
+# Below this, the determinant-like quantities of an IFPR block (its
+# diagonal a_z and the denominator of the rank-one update) are taken as
+# zero: the block's matrix is singular and no unbiased estimator exists.
+# An IFPR block whose columns are almost equal gives a_z near 1e-3 at worst
+# in the designs of ifpr() (bench/README.md); 1e-10 is far below any design
+# and far above rounding.
+estimate_singular_tol <- 1e-10
+
+# What the estimator needs of the blocks given by a matrix: the block of
+# every cell, whether it is an IFPR block, and the inverse of each matrix
+# block (IFPR blocks are handled in closed form by the core).
+block_parts <- function(pub, call = rlang::caller_env()) {
+  p <- pub$plan
+  nb <- length(p$size)
+  ifpr_b <- !is.na(p$theta)
+  block <- rep.int(seq_len(nb), p$size)
+  inverse <- vector("list", nb)
+  for (b in which(!ifpr_b)) inverse[[b]] <- block_inverse(p$matrices[[b]], b, call)
+  list(block = block, ifpr_b = ifpr_b, ifpr = ifpr_b[block], inverse = inverse)
+}
+
+block_inverse <- function(p, b, call) {
+  if (rcond(p) < estimate_singular_tol) abort_singular(b, NULL, call)
+  solve(p)
+}
+
+abort_singular <- function(blocks, p, call) {
+  what <- if (length(blocks) == 1) "block" else "blocks"
+  msg <- c(
+    "The transition matrix of {what} {show_value(blocks)} of the publication is singular.",
+    x = "The released records cannot tell some of its cells apart: no unbiased estimator exists.",
+    i = paste("An IFPR block is singular when theta m / (m - 1) equals the count of two of its cells",
+              "(their records then move alike)."),
+    i = "Estimate for groups that hold the whole block (fewer keys in {.arg by}), or ask the agency for another plan."
+  )
+  abort_sdc(msg, "singular_block", call = call, arg = "publication")
+}
+
+# The sums of the table's rows for a block plan: `rec` the records (their
+# key codes, group g, weights w and values y), `by_keys` the keys of `by`.
+# Returns d (the ids of the rows' key values, with `d_codes` the codes of
+# each id), g, and the matrices `lin` (estimates of the moments w, w y) and
+# `quad` (variance estimates, from the moments w^2, w^2 y, w^2 y^2).
+#' @export
+estimate_sums.sdc_publication_blocks <- function(pub, rec, by_keys, call = rlang::caller_env()) {
+  p <- pub$plan
+  rc <- released_cells(pub, rec$codes, call)
+  kk <- match(by_keys, names(rec$codes))
+  # the key values d of `by` of every released cell and every block cell
+  dk <- shared_ids(list(rc$codes[kk]), rc$nlevels[kk], n = length(rc$count))
+  d_rec <- dk$ids[[1]][rc$cell_id]
+  d_cell <- dk$ids[[1]][rc$cell_of_block_cell]
+  # records outside the blocks, and all records when `by` has no key, count
+  # as they are
+  cell <- if (length(by_keys) > 0) rc$block_cell[rc$cell_id] else rep(NA_integer_, length(rc$cell_id))
+  direct <- is.na(cell)
+  parts <- if (!all(direct)) block_parts(pub, call = call)
+  pieces <- list(
+    direct_sums(d_rec, rec, direct, dk$n),
+    if (!all(direct)) ifpr_block_sums(pub, parts, cell, d_cell, rec, call),
+    if (!all(direct)) matrix_block_sums(parts, cell, d_cell, rec)
+  )
+  out <- combine_sums(pieces, dk$n, rec$n_groups)
+  out$d_codes <- dk$codes
+  out$perturbed <- !all(direct)
+  out$exact_count <- function() exact_block_counts(out, pieces[[1]], p$cells$count, d_cell, dk$n)
+  out$ml_systems <- function(d, g) block_ml_systems(pub, cell, d_cell, rec, d, g)
+  out
+}
+
+# The systems of the maximum likelihood estimator for the rows (d, g): each
+# block that has a cell of d, with group g. For each, its dense transition
+# matrix, the moments of its records by released cell and, for each of its
+# rows, the indicator of the row's cells.
+block_ml_systems <- function(pub, cell, d_cell, rec, d, g) {
+  p <- pub$plan
+  block <- rep.int(seq_along(p$size), p$size)
+  start <- c(0L, cumsum(p$size))
+  ng <- rec$n_groups
+  cells_of_d <- split(seq_along(d_cell), factor(d_cell, seq_len(max(d_cell))))
+  # system key (b - 1) ng + (g - 1)
+  pairs <- do.call(rbind, lapply(seq_along(d), function(i) {
+    bs <- unique(block[cells_of_d[[d[i]]]])
+    if (length(bs)) data.frame(row = i, key = (bs - 1) * ng + g[i] - 1)
+  }))
+  if (is.null(pairs)) return(list())
+  sel <- which(((block[cell] - 1) * ng + rec$g - 1) %in% pairs$key)
+  cc <- cross_classify_codes(list(cell[sel], rec$g[sel]), c(length(d_cell), ng))
+  mom <- core_call(cpp_group_moments, cc$cell_id, length(cc$counts), rec$w[sel], rec$y[sel])
+  systems <- split(pairs$row, pairs$key)
+  Map(function(rows, key) {
+    b <- key %/% ng + 1
+    cells <- start[b] + seq_len(p$size[b])
+    at <- which(cc$codes[[2]] == key %% ng + 1 & block[cc$codes[[1]]] == b)
+    ml_system_parts(block_dense_p(p, b), match(cc$codes[[1]][at], cells), mom[at, , drop = FALSE],
+                    rows, lapply(rows, function(r) as.numeric(d_cell[cells] == d[r])))
+  }, systems, as.numeric(names(systems)))
+}
+
+# The transition matrix of block b, dense (Section 3.3 for IFPR).
+block_dense_p <- function(p, b) {
+  if (is.na(p$theta[b])) return(p$matrices[[b]])
+  t <- p$cells$count[sum(p$size[seq_len(b - 1)]) + seq_len(p$size[b])]
+  m <- length(t)
+  out <- matrix(rep(p$theta[b] / ((m - 1) * t), each = m), m)
+  diag(out) <- 1 - p$theta[b] / t
+  out
+}
+
+# The released cell (every key) of every record, and the block cell of every
+# released cell (NA outside the blocks), checked: no cell twice in the
+# blocks, as many records in each block as published.
+released_cells <- function(pub, codes, call) {
+  p <- pub$plan
+  ext <- extended_codes(codes, pub)
+  n <- length(ext$codes[[1]])
+  nc <- length(p$cells$count)
+  # the records and the block cells cross-classified together: one numbering
+  # of the cells for both
+  cc <- cross_classify_codes(lapply(seq_along(ext$codes), function(k) c(ext$codes[[k]], p$cells$codes[[k]])),
+                             ext$nlevels)
+  rec_cell <- cc$cell_id[seq_len(n)]
+  cell_of_block_cell <- cc$cell_id[n + seq_len(nc)]
+  if (anyDuplicated(cell_of_block_cell)) {
+    abort_sdc("{.arg publication} is not a valid publication: a cell is in its blocks twice.", "publication",
+              call = call, arg = "publication")
+  }
+  count <- cc$counts
+  count[cell_of_block_cell] <- count[cell_of_block_cell] - 1L
+  in_cell <- Reduce(`&`, lapply(seq_along(cc$codes), function(k) cc$codes[[k]] <= ext$categories[k]), TRUE)
+  block_cell <- rep(NA_integer_, length(count))
+  block_cell[cell_of_block_cell] <- seq_len(nc)
+  block_cell[!in_cell] <- NA_integer_
+  block <- rep.int(seq_along(p$size), p$size)
+  check_released_parts(sum_by(as.numeric(count), block[block_cell], length(p$size)),
+                       sum_by(p$cells$count, block, length(p$size)), "block", "data", call)
+  codes <- cc$codes
+  names(codes) <- names(ext$codes)
+  list(cell_id = rec_cell, codes = codes, count = count, block_cell = block_cell,
+       cell_of_block_cell = cell_of_block_cell, nlevels = ext$nlevels)
+}
+
+# The moments of the records `keep` by (d, g), and no variance: a piece of
+# combine_sums().
+direct_sums <- function(d, rec, keep, n_d) {
+  ng <- rec$n_groups
+  if (as.numeric(n_d) * ng <= estimate_dense_groups) {
+    id <- (d - 1L) * ng + rec$g
+    id[!keep] <- NA_integer_
+    n <- n_d * ng
+  } else {
+    cc <- cross_classify_codes(list(ifelse(keep, d, NA_integer_), rec$g), c(n_d, ng))
+    id <- cc$cell_id
+    n <- length(cc$counts)
+  }
+  m <- moments_by(id, n, rec)
+  there <- which(tabulate(id, n) > 0)
+  if (as.numeric(n_d) * ng <= estimate_dense_groups) {
+    dd <- (there - 1L) %/% ng + 1L
+    gg <- (there - 1L) %% ng + 1L
+  } else {
+    dd <- cc$codes[[1]][there]
+    gg <- cc$codes[[2]][there]
+  }
+  list(d = dd, g = gg, lin = m$lin[there, , drop = FALSE], quad = 0 * m$quad[there, , drop = FALSE])
+}
+
+# Groups counted in one array of sums rather than cross-classified: up to
+# 2^20 groups (8 MB a column of sums), far more than any table's rows.
+estimate_dense_groups <- 2^20
+
+# The moments (cpp_group_moments()) of the records by group id: lin (w, w y)
+# and quad (w^2, w^2 y, w^2 y^2).
+moments_by <- function(id, n, rec) {
+  mom <- core_call(cpp_group_moments, id, as.integer(n), rec$w, rec$y)
+  lin_cols <- if (is.null(rec$y)) 1L else 1:2
+  list(lin = mom[, lin_cols, drop = FALSE], quad = mom[, -lin_cols, drop = FALSE])
+}
+
+estimate_sums <- function(pub, rec, by_keys, call = rlang::caller_env()) UseMethod("estimate_sums")
+
+# Sum pieces (d, g, lin, quad) by (d, g); the first piece is the records
+# that count as they are, whose sums are kept apart (`direct_lin`) for the
+# maximum likelihood estimator.
+combine_sums <- function(pieces, n_d, n_groups) {
+  n_rows <- vapply(pieces, function(x) if (is.null(x)) 0L else length(x$d), 1L)
+  pieces <- pieces[n_rows > 0]
+  d <- unlist(lapply(pieces, `[[`, "d"))
+  g <- unlist(lapply(pieces, `[[`, "g"))
+  ids <- shared_ids(list(list(d, g)), c(n_d, n_groups))
+  id <- ids$ids[[1]]
+  lin <- do.call(rbind, lapply(pieces, `[[`, "lin"))
+  direct <- seq_len(n_rows[1])
+  list(
+    d = ids$codes[[1]], g = ids$codes[[2]],
+    lin = sum_by(lin, id, ids$n),
+    quad = sum_by(do.call(rbind, lapply(pieces, `[[`, "quad")), id, ids$n),
+    direct_lin = sum_by(lin[direct, , drop = FALSE], id[direct], ids$n)
+  )
+}
+
+# IFPR blocks, in closed form (sdcRisk::ifpr_sums() in the core, whose
+# comment gives the formulas): for every (block, group, d) of the rows in
+# IFPR blocks, the sums of M h_d and of M2 (h_d^2 - h_d).
+ifpr_block_sums <- function(pub, parts, cell, d_cell, rec, call) {
+  if (!any(parts$ifpr_b)) return(NULL)
+  p <- pub$plan
+  # records outside the blocks (cell NA) and in matrix blocks are skipped there
+  res <- core_call(cpp_ifpr_sums, c(0L, cumsum(p$size)), as.numeric(p$theta), p$cells$count, d_cell,
+                   max(d_cell), estimate_singular_tol, cell, rec$g, rec$w, rec$y, call = call)
+  if (length(res$singular) > 0) abort_singular(res$singular, p, call)
+  list(d = res$d, g = res$g, lin = res$lin, quad = res$quad)
+}
+
+# Blocks given by a matrix: h_d(z) = sum over the cells x of D of Q[x, z],
+# explicitly for every cell z of the block and every d of its cells.
+matrix_block_sums <- function(parts, cell, d_cell, rec) {
+  mb <- which(!parts$ifpr_b)
+  if (length(mb) == 0) return(NULL)
+  keep <- !is.na(cell) & !parts$ifpr[cell]
+  if (!any(keep, na.rm = TRUE)) return(NULL)
+  # the records of matrix blocks by (cell, group)
+  cc <- cross_classify_codes(list(ifelse(keep, cell, NA_integer_), rec$g), c(length(parts$block), rec$n_groups))
+  m <- moments_by(cc$cell_id, length(cc$counts), rec)
+  start <- c(0L, cumsum(tabulate(parts$block, length(parts$ifpr_b))))
+  pairs <- do.call(rbind, lapply(mb, function(b) {
+    cells <- start[b] + seq_len(start[b + 1L] - start[b])
+    ds <- unique(d_cell[cells])
+    ind <- outer(d_cell[cells], ds, `==`) * 1
+    h <- crossprod(parts$inverse[[b]], ind)
+    data.frame(cell = rep(cells, length(ds)), d = rep(ds, each = length(cells)), h = as.vector(h))
+  }))
+  pairs <- pairs[order(pairs$cell), ]
+  n_of <- tabulate(pairs$cell, length(parts$block))
+  first <- cumsum(n_of) - n_of
+  x <- cc$codes[[1]]
+  r <- rep.int(seq_along(x), n_of[x])
+  pos <- sequence(n_of[x], from = first[x] + 1L)
+  h <- pairs$h[pos]
+  list(d = pairs$d[pos], g = cc$codes[[2]][r], lin = m$lin[r, , drop = FALSE] * h,
+       quad = m$quad[r, , drop = FALSE] * (h^2 - h))
+}
+
+# The count of records of every row whose records are all unweighted and
+# whose groups are keys only: exact for a block plan, whose block cells'
+# counts are published (cells outside the blocks are released unchanged).
+exact_block_counts <- function(out, direct, counts, d_cell, n_d) {
+  exact <- sum_by(direct$lin[, 1], direct$d, n_d) + sum_by(as.numeric(counts), d_cell, n_d)
+  exact[out$d]
+}

@@ -1,0 +1,460 @@
+#' Estimates with standard errors from a released file
+#'
+#' Counts, totals, means and proportions by groups of a file released by
+#' post-randomization, corrected for the perturbation, with the standard
+#' error the perturbation adds given the original file. Works from the
+#' released file and its publication ([publish_plan()], [read_plan()]) only.
+#'
+#' @section Why naive tables are biased:
+#' An unbiased PRAM such as IFPR keeps the expected count of every cell of
+#' the keys (\eqn{E(S \mid T) = T}, Nayak, Zhang and You 2016, eq. 3.3), so a
+#' table of keys by keys computed from the released file as if it were the
+#' original is unbiased. Any statistic that joins a perturbed key with a
+#' variable that is not a key is not: a record that moves takes its income,
+#' education and weight to another cell.
+#'
+#' @section The estimator:
+#' Each record \eqn{r} moved from its original cell \eqn{x_r} to its
+#' released cell \eqn{z_r} with probability \eqn{P[z_r, x_r]},
+#' independently (Section 3.1); all other columns are unchanged. Every
+#' estimand here is a sum over the original records,
+#' \eqn{\theta = \sum_r c_r f(x_r)}, with \eqn{c_r} made of columns that
+#' were not perturbed (the weight, the value, the non-key groups of `by`)
+#' and \eqn{f} the indicator of the key values of a row of the table. With
+#' \eqn{Q = P^{-1}} and \eqn{h = Q' f},
+#' \deqn{\hat\theta = \sum_r c_r h(z_r)}
+#' is unbiased given the original file, because
+#' \eqn{E[h(z_r) \mid x_r] = (Q P)' f (x_r) = f(x_r)}; it is the moment
+#' estimator \eqn{P^{-1}} applied to the released table (van den Hout and
+#' van der Heijden 2002), summed over the cells of the row. Its variance
+#' given the original file, \eqn{\sum_r c_r^2 (\sum_z h(z)^2 P[z, x_r] -
+#' f(x_r)^2)}, is estimated without bias by
+#' \deqn{\hat V = \sum_r c_r^2 (h(z_r)^2 - h(z_r))}
+#' (the same argument with \eqn{f^2 = f}: the expectation of
+#' \eqn{h(z_r)^2 - (Q' f^2)(z_r)} is \eqn{\sum_z h(z)^2 P[z, x_r] -
+#' f(x_r)^2}). `se` is \eqn{\sqrt{\hat V}}. \eqn{\hat V} can be negative in
+#' rare cases (a small true variance estimated with error); it is then
+#' reported as 0 with a warning. For unbiased PRAM the released counts have
+#' the covariance \eqn{D_T - \sum_i T_i P_i P_i'} (eq. 3.6); \eqn{\hat V}
+#' estimates the corresponding variance of any linear estimator from the
+#' released file alone.
+#'
+#' \eqn{Q} is block diagonal: records of cells outside every block count as
+#' they are; an IFPR block's inverse has a closed form (a diagonal matrix
+#' and a matrix of rank one), so the estimator is linear in the records and
+#' the cells, never a matrix over the cells of a block; a block given by a
+#' matrix is inverted; a per-variable plan's inverse is the Kronecker
+#' product of its matrices' inverses within each stratum, applied one key
+#' of `by` at a time (keys not in `by` do not matter, as the columns of
+#' their inverses sum to 1).
+#'
+#' A mean or a proportion within a row is a ratio \eqn{\hat t / \hat n}; its
+#' variance is the delta method's, \eqn{(\hat V_{tt} - 2 R \hat V_{tn} + R^2
+#' \hat V_{nn}) / \hat n^2}, with the covariances estimated as above. A
+#' proportion of all records (`stat = "proportion"` without `value`)
+#' divides by the number (or weight) of all records, which the perturbation
+#' does not change.
+#'
+#' For a block plan the publication holds the original count of every block
+#' cell (its transition probabilities are made of them): an unweighted
+#' count by keys only is then known exactly (`estimator = "exact"`,
+#' `se = 0`), and so is the denominator of an unweighted mean by keys only.
+#'
+#' @section At the boundary:
+#' The moment estimator can leave the parameter space: a negative count, a
+#' negative total of a non-negative value, a mean whose count is not
+#' positive or that lies outside the range of the value. With
+#' `estimator = "auto"` (the default) such rows get the maximum likelihood
+#' estimator instead, which equals the moment estimator inside the
+#' parameter space (van den Hout and van der Heijden 2002): for each system
+#' of the row (a block and a group of the other `by` columns; for a
+#' per-variable plan a stratum, the unperturbed keys and a group, over the
+#' combinations of the perturbed keys of `by`), the multinomial likelihood
+#' of its released counts, maximized by EM (accelerated by SQUAREM, which
+#' keeps EM's fixed point); weighted counts and amounts \eqn{w (y - \min
+#' y)} enter as if they were counts, and a mean is the ratio of the two.
+#' Its standard error is the delta method's given the original file (the
+#' derivative of the fixed point with respect to the released counts,
+#' which is \eqn{Q} in the interior, times their covariance given the
+#' original file with the fitted counts). At the boundary the estimator is
+#' biased and its delta-method standard error, taken where some fitted
+#' counts are zero, too small (an interval of \eqn{\pm 1.96} of it can
+#' have a length of almost zero): such rows are marked
+#' `estimator = "ml"`, and their `lower` and `upper` are the moment
+#' estimator's limits cut to the parameter space (\eqn{[0, \infty)} for
+#' counts and totals, \eqn{[0, 1]} for proportions of all records, the
+#' range of the value for means), which cover as often as the moment
+#' estimator's, since the truth lies in the parameter space. Systems of more
+#' than 2,000 states keep the moment estimate, with a warning. `estimator = "moment"` never switches;
+#' `estimator = "ml"` uses maximum likelihood for every row.
+#'
+#' @section Sampling variance:
+#' `se` is the perturbation's standard error given the original file. If the
+#' file is a sample, the total variance of the estimate is the sampling
+#' variance of the estimate the original file would give plus the expected
+#' perturbation variance (law of total variance); pass an estimate of the
+#' first as `sampling_var` (for example from the `survey` package computed
+#' on the released file, which approximates it: the perturbation changes
+#' few records) and the result adds `se_sampling` and `se_total`, and its
+#' confidence limits use `se_total`.
+#'
+#' @param data The released file: a data frame with every record and every
+#'   key as released (read with the types of the original, e.g. a CSV read
+#'   with `read.csv()`).
+#' @param publication The `sdc_publication` of the release, from
+#'   [publish_plan()] or [read_plan()].
+#' @param by Columns whose combinations form the rows of the table: keys,
+#'   other columns, or both; `NULL` for one row of all records.
+#' @param value For `"total"` and `"mean"`, a numeric (or logical) column
+#'   that the release did not perturb; for `"proportion"`, an optional
+#'   logical (or 0/1) column: the share of its `TRUE` within each row.
+#' @param stat `"count"` (of records, or of their weights), `"total"` of
+#'   `value`, `"mean"` of `value`, or `"proportion"`: of `value` within each
+#'   row, or without `value` the share of each row among all records.
+#' @param weights `NULL`, or a column of non-negative survey weights that the
+#'   release did not perturb.
+#' @param na_rm With a `value` that has missing values: `FALSE` (an error) or
+#'   `TRUE` (estimate over the records that have a value).
+#' @param sampling_var `NULL`, or the sampling variance of every row: a
+#'   numeric vector in the order of the rows, or a data frame with the `by`
+#'   columns and a column `var`.
+#' @param level Confidence level of `lower` and `upper`.
+#' @param estimator `"auto"` (the moment estimator, and maximum likelihood
+#'   for the rows where it leaves the parameter space), `"moment"` or
+#'   `"ml"` (see the section "At the boundary").
+#' @returns An object of class `c("sdc_estimate", "data.frame")`: the `by`
+#'   columns (rows sorted by them), `estimate`, `se`, `lower`, `upper` (a
+#'   normal interval at `level`), `estimator` (`"exact"`, `"moment"` or
+#'   `"ml"`), and
+#'   with `sampling_var` also `se_sampling` and `se_total`. Attribute
+#'   `variance` holds the unbiased variance estimates as computed (negative
+#'   ones included), for combining rows.
+#' @references Nayak, T. K., Zhang, C. and You, J. (2016). Measuring
+#'   identification risk in microdata release and its control by
+#'   post-randomization. U.S. Census Bureau, Research Report Series
+#'   (Disclosure Avoidance #2016-02), Sections 3 and 6.
+#'
+#'   van den Hout, A. and van der Heijden, P. G. M. (2002). Randomized
+#'   response, statistical disclosure control and misclassification: a
+#'   review. *International Statistical Review* 70(2), 269-288.
+#'
+#'   Varadhan, R. and Roland, C. (2008). Simple and globally convergent
+#'   methods for accelerating the convergence of any EM algorithm.
+#'   *Scandinavian Journal of Statistics* 35(2), 335-353.
+#' @family estimation
+#' @export
+#' @examples
+#' set.seed(1)
+#' rel <- ifpr(pums_md, c("sex", "age", "race", "marital", "puma"), xi = 0.3,
+#'   partition = list(sex = "keep"))
+#' pub <- publish_plan(rel)
+#' released <- rel$data
+#' estimate_table(released, pub, by = "race", value = "weight", stat = "mean")
+#' released$degree <- released$education >= "Bachelor's degree"
+#' estimate_table(released, pub, by = "marital", value = "degree", stat = "proportion")
+#' estimate_table(released, pub, by = c("race", "sex"), weights = "weight")
+estimate_table <- function(data, publication, by = NULL, value = NULL,
+                           stat = c("count", "total", "mean", "proportion"), weights = NULL,
+                           na_rm = FALSE, sampling_var = NULL, level = 0.95,
+                           estimator = c("auto", "moment", "ml")) {
+  call <- rlang::current_env()
+  check_data_frame(data, call = call)
+  validate_sdc_publication(publication, call = call, deep = FALSE)
+  stat <- check_choice(stat)
+  estimator <- check_choice(estimator)
+  check_flag(na_rm, call = call)
+  check_probability(level, call = call)
+  spec <- estimate_spec(data, publication, by, value, stat, weights, na_rm, call)
+  codes <- released_codes(publication, data, call = call)
+  grp <- column_groups(data, spec$by_other)
+  rec <- list(codes = codes, g = grp$g, n_groups = grp$n, w = spec$w, y = spec$y)
+  sums <- estimate_sums(publication, rec, spec$by_keys, call = call)
+  exact <- spec$exact_counts && !is.null(sums$exact_count)
+  if (exact) sums <- exact_sums(sums)
+  res <- estimate_stat(sums, spec, call)
+  exact <- !sums$perturbed || (exact && spec$stat %in% c("count", "proportion") && is.null(spec$y))
+  res$estimator <- rep(if (exact) "exact" else "moment", length(res$estimate))
+  if (!exact && estimator != "moment") res <- switch_to_ml(res, sums, spec, estimator, call)
+  out <- estimate_frame(res, sums, spec, publication, data, grp)
+  finish_estimate(out, spec, sampling_var, level, call)
+}
+
+# The checked arguments: the keys and the other columns of `by`, the
+# weights and values as doubles (NULL when absent), and whether the counts
+# of the rows can be exact (unweighted, keys only, no record left out).
+estimate_spec <- function(data, pub, by, value, stat, weights, na_rm, call) {
+  key_names <- vapply(pub$keys, `[[`, "", "name")
+  if (!is.null(by)) {
+    check_names_in(by, data, arg = "by", what = "column", call = call, class = "by")
+    check_names_free(by, estimate_columns, arg = "by", call = call, class = "by")
+    check_atomic_columns(data, by, arg = "by", call = call, class = "by")
+  }
+  by <- by %||% character()
+  y <- estimate_value(data, value, stat, key_names, na_rm, call)
+  w <- NULL
+  if (!is.null(weights)) {
+    w <- estimate_column(data, weights, "weights", key_names, call)
+    if (anyNA(w) || any(!is.finite(w)) || any(w < 0)) {
+      bad <- w[is.na(w) | !is.finite(w) | w < 0]
+      abort_sdc(c("{.arg weights} must be finite and non-negative in every record.",
+                  "x" = "Column {.var {weights}} has {show_value(unique(bad))}."), "weight", call = call, arg = "weights")
+    }
+  }
+  list(
+    by = by, by_keys = by[by %in% key_names], by_other = by[!by %in% key_names], stat = stat, value = value,
+    weights = weights, w = w, y = y, n_total = if (is.null(w)) nrow(data) else sum(w),
+    exact_counts = is.null(w) && all(by %in% key_names) && (is.null(y) || !anyNA(y))
+  )
+}
+
+# Names of the columns estimate_table() adds.
+estimate_columns <- c("estimate", "se", "lower", "upper", "estimator", "se_sampling", "se_total")
+
+estimate_value <- function(data, value, stat, key_names, na_rm, call) {
+  if (stat == "count") {
+    if (!is.null(value)) {
+      abort_sdc(c("{.arg value} is for {.val total}, {.val mean} and {.val proportion}.",
+                  "i" = "A count counts records (or their {.arg weights})."), "argument", call = call, arg = "value")
+    }
+    return(NULL)
+  }
+  if (is.null(value)) {
+    if (stat == "proportion") return(NULL)
+    abort_sdc("{.arg value} must name the column whose {stat} is estimated.", "value_type", call = call, arg = "value")
+  }
+  y <- estimate_column(data, value, "value", key_names, call)
+  if (stat == "proportion" && any(!is.na(y) & y != 0 & y != 1)) {
+    abort_sdc(c("For a proportion, {.arg value} must be logical or 0/1.",
+                "x" = "Column {.var {value}} has {show_value(utils::head(unique(y[!is.na(y) & y != 0 & y != 1])))}."),
+              "value_type", call = call, arg = "value")
+  }
+  if (anyNA(y) && !na_rm) {
+    abort_sdc(c("{.arg value} has missing values: {fmt_int(sum(is.na(y)))} record{?s}.",
+                "i" = "Use {.code na_rm = TRUE} to estimate over the records that have a value."),
+              "missing_value", call = call, arg = "value")
+  }
+  if (any(is.infinite(y))) {
+    abort_sdc("{.arg value} must be finite where it is not missing.", "value_type", call = call, arg = "value")
+  }
+  y
+}
+
+# One numeric column that the release did not perturb, as a double vector.
+estimate_column <- function(data, name, arg, key_names, call) {
+  if (!is.character(name) || length(name) != 1 || is.na(name) || !name %in% names(data)) {
+    abort_sdc(c("{.arg {arg}} must name one column of {.arg data}.", "x" = "It is {show_value(name)}."),
+              if (arg == "weights") "weight" else "value_type", call = call, arg = arg)
+  }
+  if (name %in% key_names) {
+    abort_sdc(c("{.arg {arg}} must be a column that the release did not perturb.",
+                "x" = "{.var {name}} is a key of the publication."),
+              if (arg == "weights") "weight" else "value_type", call = call, arg = arg)
+  }
+  x <- data[[name]]
+  if (!(is.numeric(x) || is.logical(x)) || is.object(x) || !is.null(dim(x))) {
+    abort_sdc(c("{.arg {arg}} must be a numeric or logical column.", "x" = "{.var {name}} is {.obj_type_friendly {x}}."),
+              if (arg == "weights") "weight" else "value_type", call = call, arg = arg)
+  }
+  as.numeric(x)
+}
+
+# The groups of the columns of `by` that are not keys: one id per record
+# (1 when there are none), and the value of every column in every group.
+column_groups <- function(data, cols) {
+  n <- nrow(data)
+  if (length(cols) == 0) return(list(g = rep.int(1L, n), n = 1L, values = list(), codes = list()))
+  coded <- lapply(cols, function(v) code_key(data[[v]], v, na_category = TRUE))
+  cc <- cross_classify_codes(lapply(coded, `[[`, "codes"), vapply(coded, `[[`, 1L, "nlevels"))
+  values <- lapply(seq_along(cols), function(k) coded[[k]]$values[cc$codes[[k]]])
+  names(values) <- cols
+  names(cc$codes) <- cols
+  list(g = cc$cell_id, n = length(cc$counts), values = values, codes = cc$codes)
+}
+
+# Unweighted counts by keys of a block plan are exact: the estimate of the
+# count column is replaced by the count and its variance and covariances
+# by 0.
+exact_sums <- function(sums) {
+  sums$lin[, 1] <- sums$exact_count()
+  sums$quad[, seq_len(min(2L, ncol(sums$quad)))] <- 0
+  sums
+}
+
+# Rows outside the parameter space (estimator = "auto"), or every row
+# (estimator = "ml"), get the maximum likelihood estimate and its standard
+# error (estimate-ml.R); rows whose systems are too large keep theirs.
+switch_to_ml <- function(res, sums, spec, estimator, call) {
+  rows <- if (estimator == "ml") seq_along(res$estimate) else outside_parameter_space(res, spec)
+  if (length(rows) == 0) return(res)
+  ml <- estimate_ml(sums, spec, rows, call)
+  ok <- !ml$kept
+  none <- ok & is.na(ml$estimate)
+  if (any(none)) {
+    n_none <- sum(none)
+    warn_sdc(c("The {spec$stat} of {n_none} row{?s} cannot be estimated (NA).",
+               "x" = "The maximum likelihood fit leaves no released record in such a row.",
+               "i" = "The released file holds too little evidence of such a row: ask for fewer keys in {.arg by}."),
+             "not_estimable", call = call)
+  }
+  # the moment estimate and its variance stay for the confidence limits
+  res$moment_estimate <- res$estimate
+  res$moment_var <- res$var
+  res$estimate[rows[ok]] <- ml$estimate[ok]
+  res$var[rows[ok]] <- ml$var[ok]
+  res$count[rows[ok]] <- ml$count[ok]
+  res$estimator[rows[ok]] <- "ml"
+  res
+}
+
+# The parameter space of the statistic: [lo, hi] for every row.
+parameter_space <- function(spec) {
+  if (is.null(spec$y)) return(c(0, if (spec$stat == "proportion") 1 else Inf))
+  if (spec$stat == "total") return(c(0, Inf))
+  range(spec$y, na.rm = TRUE)
+}
+
+# The statistic of every row and its variance estimate.
+estimate_stat <- function(sums, spec, call) {
+  L <- sums$lin
+  V <- sums$quad
+  if (is.null(spec$y)) {
+    est <- L[, 1]
+    var <- V[, 1]
+    if (spec$stat == "proportion") {
+      est <- est / spec$n_total
+      var <- var / spec$n_total^2
+    }
+  } else if (spec$stat == "total") {
+    est <- L[, 2]
+    var <- V[, 3]
+  } else {
+    cnt <- L[, 1]
+    ratio <- L[, 2] / cnt
+    est <- ratio
+    var <- (V[, 3] - 2 * ratio * V[, 2] + ratio^2 * V[, 1]) / cnt^2
+  }
+  list(estimate = est, var = var, count = L[, 1])
+}
+
+# The table: the `by` columns (keys in the type of the released file's
+# column, categories in the publication's order), the estimates and their
+# standard errors, rows sorted by the `by` columns.
+estimate_frame <- function(res, sums, spec, pub, data, grp) {
+  key_names <- vapply(pub$keys, `[[`, "", "name")
+  # rows in the order of the categories: the publication's for keys, sorted
+  # values for other columns (whatever the types the file was read with)
+  codes <- lapply(spec$by, function(v) {
+    if (v %in% spec$by_keys) sums$d_codes[[match(v, spec$by_keys)]][sums$d] else grp$codes[[v]][sums$g]
+  })
+  cols <- lapply(seq_along(spec$by), function(j) {
+    v <- spec$by[j]
+    if (!v %in% spec$by_keys) return(grp$values[[v]][sums$g])
+    key <- pub$keys[[match(v, key_names)]]
+    category_values(key$categories[codes[[j]]], key$categories, data[[v]])
+  })
+  names(cols) <- spec$by
+  out <- as.data.frame(cols, stringsAsFactors = FALSE, optional = TRUE)
+  if (length(cols) == 0) out <- data.frame(row.names = seq_along(res$estimate))
+  out$estimate <- unname(res$estimate)
+  out$var <- unname(res$var)
+  out$estimator <- res$estimator
+  out$moment_estimate <- unname(res$moment_estimate %||% res$estimate)
+  out$moment_var <- unname(res$moment_var %||% res$var)
+  if (length(cols) > 0) out <- out[do.call(order, unname(codes)), , drop = FALSE]
+  rownames(out) <- NULL
+  out
+}
+
+# Categories (text) as values of the type of the released column `x`.
+category_values <- function(text, categories, x) {
+  if (is.factor(x)) return(factor(text, levels = categories[!is.na(categories)]))
+  if (is.logical(x)) return(as.logical(text))
+  if (is.integer(x)) return(as.integer(text))
+  if (is.numeric(x)) return(as.numeric(text))
+  text
+}
+
+# Standard errors, confidence limits and the sampling variance if given.
+finish_estimate <- function(out, spec, sampling_var, level, call) {
+  var <- out$var
+  neg <- var < -1e-8 * max(1, abs(var), na.rm = TRUE)
+  if (any(neg, na.rm = TRUE)) {
+    warn_sdc(c("The variance estimate of {sum(neg, na.rm = TRUE)} row{?s} is negative; its {.field se} is reported as 0.",
+               "i" = "The unbiased variance estimate can be negative when the perturbation variance is small against its estimation error."),
+             "variance_negative", call = call)
+  }
+  out$se <- sqrt(pmax(var, 0))
+  out$var <- NULL
+  raw_var <- var
+  se <- out$se
+  sv <- 0
+  if (!is.null(sampling_var)) {
+    sv <- align_sampling_var(sampling_var, out, spec$by, call)
+    out$se_sampling <- sqrt(sv)
+    out$se_total <- sqrt(out$se^2 + sv)
+    se <- out$se_total
+  }
+  z <- stats::qnorm(1 - (1 - level) / 2)
+  out$lower <- out$estimate - z * se
+  out$upper <- out$estimate + z * se
+  ml <- which(out$estimator == "ml")
+  if (length(ml) > 0) {
+    # maximum likelihood at the boundary is biased and its delta-method
+    # error too small: the limits are the moment estimator's, cut to the
+    # parameter space (which holds the truth, so they cover as often)
+    space <- parameter_space(spec)
+    half <- z * sqrt(pmax(out$moment_var[ml], 0) + rep_len(sv, nrow(out))[ml])
+    out$lower[ml] <- pmin(pmax(out$moment_estimate[ml] - half, space[1]), space[2])
+    out$upper[ml] <- pmax(pmin(out$moment_estimate[ml] + half, space[2]), out$lower[ml])
+  }
+  out$lower[is.na(out$estimate)] <- NA_real_
+  out$upper[is.na(out$estimate)] <- NA_real_
+  out$moment_estimate <- NULL
+  out$moment_var <- NULL
+  first <- c(spec$by, "estimate", "se", "lower", "upper", "estimator")
+  out <- out[c(first, setdiff(names(out), first))]
+  structure(out, class = c("sdc_estimate", "data.frame"), stat = spec$stat, value = spec$value,
+            weights = spec$weights, by = spec$by, level = level, variance = raw_var)
+}
+
+align_sampling_var <- function(sampling_var, out, by, call) {
+  if (is.numeric(sampling_var) && is.null(dim(sampling_var)) && length(sampling_var) == nrow(out)) {
+    sv <- sampling_var
+  } else if (is.data.frame(sampling_var) && "var" %in% names(sampling_var) && all(by %in% names(sampling_var))) {
+    key <- function(d) if (length(by)) do.call(paste, c(lapply(d[by], as.character), sep = "\r")) else rep("", nrow(d))
+    sv <- sampling_var$var[match(key(out), key(sampling_var))]
+  } else {
+    abort_sdc(c(
+      "{.arg sampling_var} must be one number per row of the table ({nrow(out)}), or a data frame with the {.arg by} columns and {.field var}.",
+      "x" = "It is {.obj_type_friendly {sampling_var}}{if (is.null(dim(sampling_var))) paste0(' of length ', length(sampling_var)) else ''}."
+    ), "argument", call = call, arg = "sampling_var")
+  }
+  if (anyNA(sv) || any(!is.finite(sv)) || any(sv < 0)) {
+    abort_sdc(c("{.arg sampling_var} must give a finite, non-negative variance for every row of the table.",
+                "x" = "Missing or invalid for {sum(is.na(sv) | !is.finite(sv) | sv < 0)} row{?s}."),
+              "argument", call = call, arg = "sampling_var")
+  }
+  sv
+}
+
+#' @export
+format.sdc_estimate <- function(x, ...) {
+  stat <- attr(x, "stat")
+  value <- attr(x, "value")
+  by <- attr(x, "by")
+  head <- paste0(
+    "<sdc_estimate>: ", stat, if (!is.null(value)) paste0(" of ", value) else "",
+    if (!is.null(attr(x, "weights"))) paste0(", weighted by ", attr(x, "weights")) else "",
+    if (length(by)) paste0(", by ", paste(by, collapse = " x ")) else "",
+    "; se: the perturbation's, given the original file",
+    if ("se_total" %in% names(x)) "; se_total adds the sampling variance" else ""
+  )
+  df <- as.data.frame(unclass(x), stringsAsFactors = FALSE, optional = TRUE)
+  c(head, utils::capture.output(print(df, digits = 4, row.names = FALSE)))
+}
+
+#' @export
+print.sdc_estimate <- function(x, ...) {
+  writeLines(format(x, ...))
+  invisible(x)
+}

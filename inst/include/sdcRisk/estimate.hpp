@@ -1,0 +1,288 @@
+// The one pass over the records of a released file that estimation needs:
+// the sums, in each group of records, of the weights and values whose
+// linear combinations are the estimates and their variance estimates
+// (R/estimate-table.R). Everything after it works on the groups.
+#ifndef SDCRISK_ESTIMATE_HPP
+#define SDCRISK_ESTIMATE_HPP
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+namespace sdcRisk {
+
+// Sums by group of c = w (or w y) and c^2, or with values of w, w y, w^2,
+// w^2 y and w^2 y^2: the first and second moments of a count, a total and a
+// ratio of the two. `group[i]` is the record's group, 1-based in
+// [1, n_groups] (as R numbers them), or below 1 (R's NA is INT_MIN) for a
+// record that counts in no group; `w` and
+// `y` may be null (every weight 1; no value). A record whose value is NaN
+// counts in no group. `out` holds n_groups * n_columns doubles, column
+// after column (as R stores a matrix), set to zero here.
+inline std::size_t moment_columns(bool has_value) { return has_value ? 5 : 2; }
+
+inline void group_moments(const int* group, std::size_t n, const double* w, const double* y,
+                          std::size_t n_groups, double* out) {
+  const std::size_t nc = moment_columns(y != nullptr);
+  std::fill(out, out + n_groups * nc, 0.0);
+  double* s[5];
+  for (std::size_t c = 0; c < nc; ++c) s[c] = out + c * n_groups;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (group[i] < 1) continue;
+    const std::size_t g = static_cast<std::size_t>(group[i]) - 1;
+    if (g >= n_groups) throw std::invalid_argument("group_moments: group out of range");
+    const double wi = w ? w[i] : 1.0;
+    if (!y) {
+      s[0][g] += wi;
+      s[1][g] += wi * wi;
+      continue;
+    }
+    const double yi = y[i];
+    if (std::isnan(yi)) continue;
+    const double w2 = wi * wi;
+    s[0][g] += wi;
+    s[1][g] += wi * yi;
+    s[2][g] += w2;
+    s[3][g] += w2 * yi;
+    s[4][g] += w2 * yi * yi;
+  }
+}
+
+// Sums by group of the rows of a matrix x (n rows, `ncol` columns, column
+// after column): out[g, c] = sum of x[i, c] over the rows i of group g.
+// Groups are 1-based as above; rows of group below 1 count nowhere.
+inline void group_sums(const int* group, std::size_t n, const double* x, std::size_t ncol, std::size_t n_groups,
+                       double* out) {
+  std::fill(out, out + n_groups * ncol, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (group[i] < 1) continue;
+    const std::size_t g = static_cast<std::size_t>(group[i]) - 1;
+    if (g >= n_groups) throw std::invalid_argument("group_sums: group out of range");
+    for (std::size_t c = 0; c < ncol; ++c) out[c * n_groups + g] += x[c * n + i];
+  }
+}
+
+// The moment estimator's sums over the IFPR blocks of a block plan (see
+// R/estimate-blocks.R). A block of m cells with parameter theta has the
+// transition matrix P = A + c 1 v', A = diag(a), v_z = 1 / T_z,
+// c = theta / (m - 1), a_z = 1 - c m v_z. For the key values d of a row of
+// the table (the cells D with them), h_d = Q' 1_D solves P' h = 1_D: with k
+// the cell of smallest |a| and, for the other cells, alpha = 1 / a and
+// w = v / a,
+//   h_d(z) = 1_D(z) alpha_z - c w_z s_d (z != k),  h_d(k) = s_d (1 + c V') - F'_d,
+//   F'_d = sum of alpha over the cells of D other than k, V' = sum of w,
+//   s_d = (1_D(k) + a_k F'_d) / den,  den = a_k (1 + c V') + c v_k,
+// which divides by no a_k (zero when T_k = c m). For every group g of
+// released records of the block and every d of its cells, the sums over
+// the records of M h_d (for each moment M of `lin`) and of M h_d and
+// M h_d^2 (for each moment of `quad`, whose difference is the variance
+// estimate) are sums over the records of D, over the block and over the
+// records of cell k: linear in the records and cells.
+struct IfprSums {
+  std::vector<int> block, g, d;   // one target per (block, group, d), 1-based
+  std::vector<double> lin, quad;  // targets x columns, row after row
+  std::vector<int> singular;      // 1-based blocks whose matrix is singular
+};
+
+struct IfprBlockInput {
+  const int* block_start;  // nb + 1 offsets of the blocks' cells
+  const double* theta;     // per block; NaN: not an IFPR block (skipped)
+  std::size_t nb;
+  const int* count;        // T of every cell
+  const int* d;            // d id of every cell, 1-based, below n_d + 1
+  std::size_t n_d;
+  double tol;              // below it, |a_z| (z != k) and |den| count as 0
+};
+
+// The records of the released file: their moments are those of
+// group_moments() (lin: w, or w and w y; quad: w^2, or w^2, w^2 y and
+// w^2 y^2), a record whose value is NaN counting nowhere.
+struct IfprRowInput {
+  const int* cell;  // 1-based cell of every record; records below 1 (R's NA)
+                    // or in a block that is not IFPR are skipped
+  const int* g;     // 1-based group
+  std::size_t n;
+  const double* w;  // weights, or null (1)
+  const double* y;  // values, or null
+};
+
+// The second part of ifpr_sums(): the rows, grouped by block and group
+// (a counting sort by block, then by group within each block).
+inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, const std::vector<int>& block_of,
+                          const std::vector<double>& alpha, const std::vector<double>& w, const std::vector<int>& k_of,
+                          const std::vector<double>& c, const std::vector<int>& slot, const std::vector<int>& slot_start,
+                          const std::vector<int>& slot_d, const std::vector<double>& slot_s,
+                          const std::vector<double>& slot_hk, IfprSums& out) {
+  const std::size_t nl = rows.y ? 2 : 1, nq = rows.y ? 3 : 1, n = rows.n;
+  // the block of every kept record (-1: skipped), read once from the cells:
+  // the records of a block lie anywhere in the file, and every look-up of a
+  // cell by record is a cache miss
+  std::vector<int> rec_block(n, -1);
+  std::vector<std::size_t> first(in.nb + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int z = rows.cell[i];
+    if (z < 1 || (rows.y && std::isnan(rows.y[i]))) continue;
+    if (z > static_cast<int>(block_of.size())) throw std::invalid_argument("ifpr_sums: cell out of range");
+    const int b = block_of[z - 1];
+    if (b < 0) continue;
+    rec_block[i] = b;
+    ++first[b + 1];
+  }
+  std::partial_sum(first.begin(), first.end(), first.begin());
+  // the kept records packed block after block, each record's cell, group and
+  // moments side by side (the records of a block lie anywhere in the file)
+  const std::size_t width = 2 + nl + nq;
+  std::vector<double> packed(first[in.nb] * width);
+  {
+    std::vector<std::size_t> next(first.begin(), first.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (rec_block[i] < 0) continue;
+      double* r = &packed[next[rec_block[i]]++ * width];
+      const double wi = rows.w ? rows.w[i] : 1.0;
+      r[0] = rows.cell[i] - 1;
+      r[1] = rows.g[i];
+      r[2] = wi;
+      r[2 + nl] = wi * wi;
+      if (rows.y) {
+        const double yi = rows.y[i];
+        r[3] = wi * yi;
+        r[5] = wi * wi * yi;
+        r[6] = wi * wi * yi * yi;
+      }
+    }
+  }
+  std::size_t max_ns = 1;
+  for (std::size_t b = 0; b < in.nb; ++b) max_ns = std::max(max_ns, static_cast<std::size_t>(slot_start[b + 1] - slot_start[b]));
+  // block sums B1, B1q, B2q and the row of cell k; per slot A1, A1q, A2q, A3q
+  std::vector<double> B1(nl), Mk(nl), B1q(nq), B2q(nq), Mkq(nq);
+  std::vector<double> A1(max_ns * nl), A1q(max_ns * nq), A2q(max_ns * nq), A3q(max_ns * nq);
+  std::vector<std::size_t> order;
+  for (std::size_t b = 0; b < in.nb; ++b) {
+    if (first[b] == first[b + 1]) continue;
+    // few rows per block: insertion sort of their positions by group
+    order.clear();
+    for (std::size_t i = first[b]; i < first[b + 1]; ++i) order.push_back(i);
+    const auto grp = [&](std::size_t i) { return packed[i * width + 1]; };
+    for (std::size_t it = 1; it < order.size(); ++it) {
+      const std::size_t v = order[it];
+      std::size_t j = it;
+      for (; j > 0 && grp(order[j - 1]) > grp(v); --j) order[j] = order[j - 1];
+      order[j] = v;
+    }
+    const int ns = slot_start[b + 1] - slot_start[b];
+    for (auto run = order.begin(); run != order.end();) {
+      const double gv = grp(*run);
+      auto end = run;
+      while (end != order.end() && grp(*end) == gv) ++end;
+      const int g = static_cast<int>(gv);
+      for (auto* v : {&B1, &Mk, &B1q, &B2q, &Mkq}) std::fill(v->begin(), v->end(), 0.0);
+      std::fill(A1.begin(), A1.begin() + ns * static_cast<std::ptrdiff_t>(nl), 0.0);
+      for (auto* v : {&A1q, &A2q, &A3q}) std::fill(v->begin(), v->begin() + ns * static_cast<std::ptrdiff_t>(nq), 0.0);
+      for (auto it = run; it != end; ++it) {
+        const double* r = &packed[*it * width];
+        const int z = static_cast<int>(r[0]);
+        const bool is_k = z == k_of[b];
+        const int sl = slot[z];
+        for (std::size_t j = 0; j < nl; ++j) {
+          const double m = r[2 + j];
+          if (is_k) Mk[j] += m;
+          B1[j] += m * w[z];
+          A1[sl * nl + j] += m * alpha[z];
+        }
+        for (std::size_t j = 0; j < nq; ++j) {
+          const double m = r[2 + nl + j];
+          if (is_k) Mkq[j] += m;
+          B1q[j] += m * w[z];
+          B2q[j] += m * w[z] * w[z];
+          A1q[sl * nq + j] += m * alpha[z];
+          A2q[sl * nq + j] += m * alpha[z] * alpha[z];
+          A3q[sl * nq + j] += m * alpha[z] * w[z];
+        }
+      }
+      for (int sl = 0; sl < ns; ++sl) {
+        const std::size_t t = static_cast<std::size_t>(slot_start[b] + sl);
+        const double cs = c[b] * slot_s[t], hk = slot_hk[t];
+        out.block.push_back(static_cast<int>(b) + 1);
+        out.g.push_back(g);
+        out.d.push_back(slot_d[t]);
+        for (std::size_t j = 0; j < nl; ++j) out.lin.push_back(A1[sl * nl + j] - cs * B1[j] + hk * Mk[j]);
+        for (std::size_t j = 0; j < nq; ++j) {
+          const double lin_q = A1q[sl * nq + j] - cs * B1q[j] + hk * Mkq[j];
+          const double sq = A2q[sl * nq + j] - 2 * cs * A3q[sl * nq + j] + cs * cs * B2q[j] + hk * hk * Mkq[j];
+          out.quad.push_back(sq - lin_q);
+        }
+      }
+      run = end;
+    }
+  }
+}
+
+inline IfprSums ifpr_sums(const IfprBlockInput& in, const IfprRowInput& rows) {
+  const std::size_t ncell = static_cast<std::size_t>(in.block_start[in.nb]);
+  // the block of every cell, -1 for a block that is not IFPR
+  std::vector<int> block_of(ncell);
+  for (std::size_t b = 0; b < in.nb; ++b)
+    for (int z = in.block_start[b]; z < in.block_start[b + 1]; ++z) block_of[z] = std::isnan(in.theta[b]) ? -1 : static_cast<int>(b);
+  // per cell: a, alpha, w, whether it is k, its slot (its d among the
+  // block's distinct d); per block: c, k, den, V', the slots' d, s and h(k)
+  std::vector<double> a(ncell), alpha(ncell, 0.0), w(ncell, 0.0), c(in.nb, 0.0), den(in.nb, 0.0), vp(in.nb, 0.0);
+  std::vector<int> k_of(in.nb, -1), slot(ncell), slot_start(in.nb + 1, 0), slot_of_d(in.n_d + 1, -1);
+  std::vector<int> slot_d;
+  std::vector<double> slot_s, slot_hk;
+  IfprSums out;
+
+  std::vector<double> fp;
+  for (std::size_t b = 0; b < in.nb; ++b) {
+    slot_start[b] = static_cast<int>(slot_d.size());
+    const int lo = in.block_start[b], hi = in.block_start[b + 1];
+    if (std::isnan(in.theta[b])) continue;
+    const double m = hi - lo;
+    c[b] = in.theta[b] / (m - 1);
+    int k = lo;
+    for (int z = lo; z < hi; ++z) {
+      a[z] = 1.0 - c[b] * m / in.count[z];
+      if (std::fabs(a[z]) < std::fabs(a[k])) k = z;
+    }
+    k_of[b] = k;
+    bool singular = false;
+    for (int z = lo; z < hi; ++z) {
+      if (z == k) continue;
+      if (std::fabs(a[z]) < in.tol) singular = true;
+      alpha[z] = 1.0 / a[z];
+      w[z] = alpha[z] / in.count[z];
+      vp[b] += w[z];
+    }
+    den[b] = a[k] * (1.0 + c[b] * vp[b]) + c[b] / in.count[k];
+    if (singular || std::fabs(den[b]) < in.tol) out.singular.push_back(static_cast<int>(b) + 1);
+    // slots: the distinct d of the block, F'_d, then s_d and h_d(k)
+    fp.clear();
+    for (int z = lo; z < hi; ++z) {
+      const int dz = in.d[z];
+      if (dz < 1 || static_cast<std::size_t>(dz) > in.n_d) throw std::invalid_argument("ifpr_sums: d out of range");
+      if (slot_of_d[dz] < 0) {
+        slot_of_d[dz] = static_cast<int>(slot_d.size()) - slot_start[b];
+        slot_d.push_back(dz);
+        fp.push_back(0.0);
+      }
+      slot[z] = slot_of_d[dz];
+      fp[slot[z]] += alpha[z];
+    }
+    for (std::size_t j = 0; j < fp.size(); ++j) {
+      const double s = ((slot[k] == static_cast<int>(j) ? 1.0 : 0.0) + a[k] * fp[j]) / den[b];
+      slot_s.push_back(s);
+      slot_hk.push_back(s * (1.0 + c[b] * vp[b]) - fp[j]);
+    }
+    for (int z = lo; z < hi; ++z) slot_of_d[in.d[z]] = -1;
+  }
+  slot_start[in.nb] = static_cast<int>(slot_d.size());
+  if (!out.singular.empty()) return out;
+  ifpr_row_sums(in, rows, block_of, alpha, w, k_of, c, slot, slot_start, slot_d, slot_s, slot_hk, out);
+  return out;
+}
+
+}  // namespace sdcRisk
+
+#endif  // SDCRISK_ESTIMATE_HPP

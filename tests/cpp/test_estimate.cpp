@@ -1,0 +1,138 @@
+// Standalone test of the records' pass of estimation, without R:
+//   g++ -std=c++17 -O2 -I../../inst/include test_estimate.cpp -o build/test_estimate
+// group_moments() and group_sums() against sums written out record by
+// record, with and without weights and values, records in no group and
+// values that are NaN; ifpr_sums() against the dense inverse of a block.
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+#include "testutil.hpp"
+
+namespace {
+
+using testutil::check;
+
+void check_moments() {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<int> group = {1, 3, 3, 0, 2, 1, 3};
+  const std::vector<double> w = {1.5, 2.0, 0.5, 9.0, 3.0, 1.0, 4.0};
+  const std::vector<double> y = {10.0, -1.0, 2.0, 5.0, nan, 3.0, 0.5};
+  std::vector<double> out(3 * 5);
+  sdcRisk::group_moments(group.data(), group.size(), w.data(), y.data(), 3, out.data());
+  // group 1: records 0 and 5; group 2: record 4 (NaN value, left out);
+  // group 3: records 1, 2 and 6; record 3 in no group (0)
+  const double expected[5][3] = {
+      {2.5, 0.0, 6.5},                                      // w
+      {15.0 + 3.0, 0.0, -2.0 + 1.0 + 2.0},                  // w y
+      {2.25 + 1.0, 0.0, 4.0 + 0.25 + 16.0},                 // w^2
+      {22.5 + 3.0, 0.0, -4.0 + 0.5 + 8.0},                  // w^2 y
+      {225.0 + 9.0, 0.0, 4.0 + 1.0 + 4.0}                   // w^2 y^2
+  };
+  for (int c = 0; c < 5; ++c)
+    for (int g = 0; g < 3; ++g) check(std::fabs(out[c * 3 + g] - expected[c][g]) < 1e-12, "group_moments with values");
+  std::vector<double> counts(3 * 2);
+  sdcRisk::group_moments(group.data(), group.size(), nullptr, nullptr, 3, counts.data());
+  const double n_expected[2][3] = {{2, 1, 3}, {2, 1, 3}};
+  for (int c = 0; c < 2; ++c)
+    for (int g = 0; g < 3; ++g) check(counts[c * 3 + g] == n_expected[c][g], "group_moments of counts");
+  bool thrown = false;
+  const std::vector<int> bad = {1, 4};
+  try {
+    sdcRisk::group_moments(bad.data(), bad.size(), nullptr, nullptr, 3, counts.data());
+  } catch (const std::invalid_argument&) {
+    thrown = true;
+  }
+  check(thrown, "a group out of range throws");
+}
+
+void check_sums() {
+  const std::vector<int> group = {2, 1, 0, 2, 3, -5};
+  // two columns of six rows, column after column
+  const std::vector<double> x = {1, 2, 3, 4, 5, 6, 10, 20, 30, 40, 50, 60};
+  std::vector<double> out(3 * 2);
+  sdcRisk::group_sums(group.data(), group.size(), x.data(), 2, 3, out.data());
+  const std::vector<double> expected = {2, 5, 5, 20, 50, 50};
+  for (std::size_t i = 0; i < out.size(); ++i) check(out[i] == expected[i], "group_sums");
+}
+
+// The inverse of a small dense matrix (row after row) by Gauss-Jordan
+// elimination with partial pivoting.
+std::vector<double> inverse(std::vector<double> a, int m) {
+  std::vector<double> inv(m * m, 0.0);
+  for (int i = 0; i < m; ++i) inv[i * m + i] = 1.0;
+  for (int col = 0; col < m; ++col) {
+    int piv = col;
+    for (int r = col + 1; r < m; ++r)
+      if (std::fabs(a[r * m + col]) > std::fabs(a[piv * m + col])) piv = r;
+    for (int j = 0; j < m; ++j) {
+      std::swap(a[col * m + j], a[piv * m + j]);
+      std::swap(inv[col * m + j], inv[piv * m + j]);
+    }
+    const double p = a[col * m + col];
+    for (int j = 0; j < m; ++j) {
+      a[col * m + j] /= p;
+      inv[col * m + j] /= p;
+    }
+    for (int r = 0; r < m; ++r) {
+      if (r == col) continue;
+      const double f = a[r * m + col];
+      for (int j = 0; j < m; ++j) {
+        a[r * m + j] -= f * a[col * m + j];
+        inv[r * m + j] -= f * inv[col * m + j];
+      }
+    }
+  }
+  return inv;
+}
+
+// ifpr_sums() of one IFPR block against the dense inverse: cells of counts
+// 1, 2, 2 and 3 with theta = 0.75, so that a = 0 for the singleton (the
+// cell k the closed form eliminates); d pairs the cells as {0, 1}, {2, 3};
+// two groups of rows.
+void check_ifpr_sums() {
+  const std::vector<int> start = {0, 4};
+  const std::vector<double> theta = {0.75};
+  const std::vector<int> count = {1, 2, 2, 3}, d = {1, 1, 2, 2};
+  const int m = 4;
+  std::vector<double> p(m * m);  // p[i][j] = P(released i | original j)
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < m; ++j) p[i * m + j] = i == j ? 1 - 0.75 / count[j] : 0.75 / ((m - 1) * count[j]);
+  const std::vector<double> q = inverse(p, m);
+  // records: cell (1-based; 0 outside the blocks), group, weight, value
+  const std::vector<int> cell = {1, 2, 3, 4, 2, 4, 0}, g = {1, 1, 1, 1, 2, 2, 1};
+  const std::vector<double> w = {1.5, 2, 0.5, 4, 3, 1, 7}, y = {2, -1, 3, 0.5, 1, 2, 5};
+  const sdcRisk::IfprBlockInput in{start.data(), theta.data(), 1, count.data(), d.data(), 2, 1e-10};
+  const sdcRisk::IfprRowInput rows{cell.data(), g.data(), cell.size(), w.data(), y.data()};
+  const sdcRisk::IfprSums out = sdcRisk::ifpr_sums(in, rows);
+  check(out.singular.empty() && out.block.size() == 4, "ifpr_sums: one target per group and d");
+  for (std::size_t t = 0; t < out.block.size(); ++t) {
+    std::vector<double> el(2, 0.0), eq(3, 0.0);
+    for (std::size_t r = 0; r < cell.size(); ++r) {
+      if (g[r] != out.g[t] || cell[r] < 1) continue;
+      const int z = cell[r] - 1;
+      double h = 0;
+      for (int x = 0; x < m; ++x)
+        if (d[x] == out.d[t]) h += q[x * m + z];
+      const double lin[2] = {w[r], w[r] * y[r]}, quad[3] = {w[r] * w[r], w[r] * w[r] * y[r], w[r] * w[r] * y[r] * y[r]};
+      for (int j = 0; j < 2; ++j) el[j] += lin[j] * h;
+      for (int j = 0; j < 3; ++j) eq[j] += quad[j] * (h * h - h);
+    }
+    for (int j = 0; j < 2; ++j) check(std::fabs(out.lin[t * 2 + j] - el[j]) < 1e-10, "ifpr_sums (lin) against the dense inverse");
+    for (int j = 0; j < 3; ++j) check(std::fabs(out.quad[t * 3 + j] - eq[j]) < 1e-10, "ifpr_sums (quad) against the dense inverse");
+  }
+  // two cells of count 1 at theta 0.75: a = 0 twice, the matrix is singular
+  const std::vector<int> count2 = {1, 1, 2, 3};
+  const sdcRisk::IfprBlockInput in2{start.data(), theta.data(), 1, count2.data(), d.data(), 2, 1e-10};
+  check(sdcRisk::ifpr_sums(in2, rows).singular.size() == 1, "ifpr_sums finds a singular block");
+}
+
+}  // namespace
+
+int main() {
+  check_ifpr_sums();
+  check_moments();
+  check_sums();
+  return testutil::report("test_estimate");
+}

@@ -1,0 +1,210 @@
+# estimate_table(): the moment estimator and its variance estimate, against
+# brute force (every possible release of a tiny file, with its probability)
+# and against a dense reference (the inverse of the whole transition matrix,
+# record by record).
+
+# A tiny file with keys a, b, a non-key group g, a value y and a weight w.
+tiny_file <- function() {
+  data.frame(
+    a = c("p", "p", "q", "q", "r", "r", "r", "r"),
+    b = c(1, 2, 1, 2, 1, 2, 2, 2),
+    g = c("u", "v", "u", "v", "v", "u", "v", "u"),
+    y = c(3, 5, 1, 8, 4, 6, 7, 2),
+    w = c(1, 2, 1.5, 3, 2, 1, 1, 2.5)
+  )
+}
+
+test_that("brute force: the estimates and their variance estimates are unbiased over every release (IFPR and matrix blocks)", {
+  df <- tiny_file()
+  cf <- cell_frequencies(df, c("a", "b"))
+  # cells (p,1), (p,2), (q,1), (q,2), (r,1) of one record and (r,2) of three:
+  # an IFPR block of three cells and a block given by a matrix; 3^3 x 2^2
+  # releases
+  pm <- matrix(c(0.7, 0.3, 0.2, 0.8), 2)
+  plan <- pram_plan(cf, list(1:3, 4:5), theta = c(0.8, NA), matrix = list(NULL, pm))
+  released <- pram_apply(df, c("a", "b"), plan)
+  pub <- publish_plan(plan, released = released)
+  rel <- all_releases(df, c("a", "b"), plan)
+  expect_equal(sum(vapply(rel, `[[`, 0, "prob")), 1, tolerance = 1e-12)
+  cases <- list(
+    list(by = c("a", "g"), args = list(), fun = nrow),
+    list(by = "b", args = list(weights = "w"), fun = function(d) sum(d$w)),
+    list(by = "a", args = list(value = "y", stat = "total"), fun = function(d) sum(d$y)),
+    list(by = c("b", "g"), args = list(value = "y", stat = "total", weights = "w"), fun = function(d) sum(d$w * d$y))
+  )
+  for (case in cases) {
+    m <- do.call(exact_moments, c(list(rel, pub, by = case$by), case$args))
+    truth <- original_stat(df, m$table, case$by, case$fun)
+    expect_equal(m$mean, unname(truth), tolerance = 1e-10, info = paste(case$by, collapse = ","))
+    expect_equal(m$mean_var, m$var, tolerance = 1e-10, info = paste(case$by, collapse = ","))
+  }
+})
+
+# Dense reference: h = Q' 1_D record by record, with Q the inverse of the
+# whole transition matrix.
+dense_estimate <- function(plan, released, keys, by, c1, c2) {
+  q <- solve(dense_p(plan))
+  cells <- plan$cells$cells
+  z <- match(do.call(paste, released[keys]), do.call(paste, cells[keys]))
+  key_of <- function(d) do.call(paste, c(lapply(d[by], as.character), sep = "|"))
+  rows <- sort(unique(key_of(cells)))
+  t(vapply(rows, function(r) {
+    f <- as.numeric(key_of(cells) == r)
+    h <- drop(crossprod(q, f))[z]
+    c(estimate = sum(c1 * h), var = sum(c2 * (h^2 - h)))
+  }, numeric(2)))
+}
+
+test_that("the closed form of IFPR blocks equals the inverse of the dense matrix, a_z = 0 included", {
+  for (seed in 1:6) {
+    set.seed(seed)
+    n <- 300
+    df <- data.frame(a = sample(letters[1:6], n, TRUE, prob = (6:1)^2), b = sample(1:4, n, TRUE),
+                     y = stats::rnorm(n), w = stats::runif(n, 1, 3))
+    cf <- cell_frequencies(df, c("a", "b"))
+    tt <- cf$cells$count
+    small <- which(tt <= 4)
+    nb <- length(small) %/% 4
+    blocks <- split(small[seq_len(4 * nb)], rep(seq_len(nb), each = 4))
+    theta <- vapply(blocks, function(b) min(tt[b], 0.9), 0)
+    if (seed == 1) {
+      # a block of one singleton and three doubletons at theta 0.75: a = 0
+      # for the singleton (theta m / (m - 1) = 1), the matrix is regular
+      one <- which(tt == 1)[1]
+      two <- which(tt >= 2)[1:3]
+      blocks <- list(c(one, two))
+      theta <- 0.75
+    }
+    plan <- pram_plan(cf, unname(blocks), theta = unname(theta))
+    released <- pram_apply(df, c("a", "b"), plan)
+    pub <- publish_plan(plan, released = released)
+    for (by in list("a", "b", c("a", "b"))) {
+      est <- estimate_table(released, pub, by = by, value = "y", stat = "total", weights = "w", estimator = "moment")
+      ref <- dense_estimate(plan, released, c("a", "b"), by, released$w * released$y, (released$w * released$y)^2)
+      expect_equal(est$estimate, unname(ref[, "estimate"]), tolerance = 1e-9, info = paste("seed", seed))
+      expect_equal(attr(est, "variance"), unname(ref[, "var"]), tolerance = 1e-9, info = paste("seed", seed))
+    }
+  }
+})
+
+test_that("unweighted counts by keys of a block plan are exact; means by keys divide by the exact count", {
+  set.seed(1)
+  rel <- ifpr(pums_md[1:4000, ], c("sex", "age", "race"), xi = 0.3)
+  pub <- publish_plan(rel)
+  est <- estimate_table(rel$data, pub, by = "race")
+  expect_identical(est$estimator, rep("exact", nrow(est)))
+  expect_identical(est$estimate, as.numeric(table(pums_md$race[1:4000]))[match(est$race, levels(pums_md$race))])
+  expect_identical(est$se, rep(0, nrow(est)))
+  m <- estimate_table(rel$data, pub, by = "race", value = "weight", stat = "mean", estimator = "moment")
+  tot <- estimate_table(rel$data, pub, by = "race", value = "weight", stat = "total", estimator = "moment")
+  expect_equal(m$estimate, tot$estimate / est$estimate)
+  expect_equal(m$se, tot$se / est$estimate)
+  # a rare race's mean is outside the range of the weights: maximum
+  # likelihood for it, the moment estimator for the others
+  # (one of them cannot be estimated: the fit leaves it no released record)
+  expect_warning(auto <- estimate_table(rel$data, pub, by = "race", value = "weight", stat = "mean"),
+                 class = "sdcRisk_warning_not_estimable")
+  out <- m$estimate < min(pums_md$weight[1:4000]) | m$estimate > max(pums_md$weight[1:4000])
+  expect_true(any(out))
+  expect_identical(auto$estimator, ifelse(out, "ml", "moment"))
+  expect_identical(auto$estimate[!out], m$estimate[!out])
+  inside <- auto$estimate >= min(pums_md$weight[1:4000]) & auto$estimate <= max(pums_md$weight[1:4000])
+  expect_true(all(inside | is.na(auto$estimate)))
+  expect_true(any(is.na(auto$estimate)))
+  expect_true(all(is.na(auto$lower[is.na(auto$estimate)]) & is.na(auto$upper[is.na(auto$estimate)])))
+  # no key in by: nothing is perturbed
+  ed <- estimate_table(rel$data, pub, by = "education", value = "weight", stat = "mean")
+  expect_identical(ed$estimator, rep("exact", nrow(ed)))
+  expect_equal(ed$estimate, as.vector(tapply(pums_md$weight[1:4000], pums_md$education[1:4000], mean)))
+})
+
+test_that("bad input is a classed error that says what is wrong, never an estimate", {
+  set.seed(1)
+  rel <- ifpr(pums_md[1:3000, ], c("sex", "age", "race"), xi = 0.3)
+  pub <- publish_plan(rel)
+  d <- rel$data
+  expect_error(estimate_table(d, pub, by = "nothing"), class = "sdcRisk_error_unknown_key")
+  expect_error(estimate_table(d, pub, by = 3), class = "sdcRisk_error_by")
+  expect_error(estimate_table(d, pub, by = "estimate"), class = "sdcRisk_error_unknown_key")
+  d2 <- d
+  d2$estimate <- 1
+  expect_error(estimate_table(d2, pub, by = "estimate"), class = "sdcRisk_error_by")
+  expect_error(estimate_table(d, pub, by = "race", value = "puma", stat = "mean"), class = "sdcRisk_error_value_type")
+  expect_error(estimate_table(d, pub, by = "race", value = "age", stat = "mean"), class = "sdcRisk_error_value_type")
+  expect_error(estimate_table(d, pub, by = "race", stat = "mean"), class = "sdcRisk_error_value_type")
+  expect_error(estimate_table(d, pub, by = "race", value = "weight"), class = "sdcRisk_error_argument")
+  expect_error(estimate_table(d, pub, by = "race", value = "weight", stat = "proportion"), class = "sdcRisk_error_value_type")
+  d2 <- d
+  d2$weight[5] <- NA
+  expect_error(estimate_table(d2, pub, by = "race", weights = "weight"), class = "sdcRisk_error_weight")
+  expect_error(estimate_table(d2, pub, by = "race", value = "weight", stat = "mean"), class = "sdcRisk_error_missing_value")
+  d2$weight[5] <- -1
+  expect_error(estimate_table(d2, pub, by = "race", weights = "weight"), class = "sdcRisk_error_weight")
+  expect_error(estimate_table(d, pub, by = "race", weights = "race"), class = "sdcRisk_error_weight")
+  expect_error(estimate_table(d, pub, by = "race", sampling_var = 1:2), class = "sdcRisk_error_argument")
+  expect_error(estimate_table(d, rel, by = "race"), class = "sdcRisk_error_publication")
+  expect_error(estimate_table(d, pub, by = "race", stat = "median"), class = "sdcRisk_error_argument")
+})
+
+test_that("a file other than the published one is refused: keys, categories, records", {
+  set.seed(1)
+  rel <- ifpr(pums_md[1:3000, ], c("sex", "age", "race"), xi = 0.3)
+  pub <- publish_plan(rel)
+  d <- rel$data
+  expect_error(estimate_table(d[-1], pub, by = "race"), class = "sdcRisk_error_publication_mismatch")
+  expect_error(estimate_table(d[-5, ], pub, by = "race"), class = "sdcRisk_error_publication_mismatch")
+  d2 <- d
+  d2$race <- as.character(d2$race)
+  d2$race[1] <- "Martian"
+  expect_snapshot(error = TRUE, estimate_table(d2, pub, by = "race"))
+  d2 <- d
+  d2$age[d2$age == 40][1] <- 41L
+  expect_snapshot(error = TRUE, estimate_table(d2, pub, by = "race"))
+  # another release of another file with the same keys
+  set.seed(2)
+  other <- ifpr(pums_md[3001:6000, ], c("sex", "age", "race"), xi = 0.3)
+  expect_error(estimate_table(other$data, pub, by = "race"), class = "sdcRisk_error_publication_mismatch")
+  # read back from CSV: types change, the estimates do not
+  f <- withr::local_tempfile(fileext = ".csv")
+  utils::write.csv(d, f, row.names = FALSE)
+  csv <- utils::read.csv(f)
+  a <- estimate_table(d, pub, by = c("race", "sex"), value = "weight", stat = "total")
+  b <- estimate_table(csv, pub, by = c("race", "sex"), value = "weight", stat = "total")
+  expect_equal(b$estimate, a$estimate)
+  expect_equal(b$se, a$se)
+  expect_type(b$race, "character")
+  expect_identical(b$race, as.character(a$race))
+})
+
+test_that("a singular block is an error, not an estimate", {
+  df <- data.frame(k = c("a", "b", "c", "d", "e", "f", "f"), y = 1:7)
+  cf <- cell_frequencies(df, "k")
+  # five singletons at theta = 0.8: every column of the block is the same
+  plan <- pram_plan(cf, list(1:5), theta = 0.8)
+  released <- pram_apply(df, "k", plan)
+  pub <- publish_plan(plan, released = released)
+  expect_error(estimate_table(released, pub, by = "k"), class = "sdcRisk_error_singular_block")
+  expect_snapshot(error = TRUE, estimate_table(released, pub, by = "k", value = "y", stat = "total"))
+  # a matrix block with two equal columns
+  plan <- pram_plan(cf, list(1:2), matrix = list(matrix(0.5, 2, 2)))
+  released <- pram_apply(df, "k", plan)
+  pub <- publish_plan(plan, released = released)
+  expect_error(estimate_table(released, pub, by = "k"), class = "sdcRisk_error_singular_block")
+  # no key in by: the block does not matter
+  expect_equal(estimate_table(released, pub, value = "y", stat = "total")$estimate, 28)
+})
+
+test_that("sampling variance adds to the perturbation variance", {
+  set.seed(1)
+  rel <- ifpr(pums_md[1:3000, ], c("sex", "age", "race"), xi = 0.3)
+  pub <- publish_plan(rel)
+  est <- estimate_table(rel$data, pub, by = "sex", value = "weight", stat = "total")
+  sv <- data.frame(sex = rev(est$sex), var = c(4e6, 9e6))
+  tot <- estimate_table(rel$data, pub, by = "sex", value = "weight", stat = "total", sampling_var = sv)
+  expect_equal(tot$se_sampling, sqrt(c(9e6, 4e6)))
+  expect_equal(tot$se_total, sqrt(est$se^2 + c(9e6, 4e6)))
+  expect_equal(tot$upper - tot$lower, 2 * stats::qnorm(0.975) * tot$se_total)
+  tot2 <- estimate_table(rel$data, pub, by = "sex", value = "weight", stat = "total", sampling_var = c(9e6, 4e6))
+  expect_identical(tot2, tot)
+  expect_snapshot(print(tot))
+})
