@@ -32,7 +32,10 @@
 #'   records) and one transition matrix per perturbed key and stratum, one
 #'   column per original category (columns sum to 1). No cell count is
 #'   published: none is needed.
-#' * `certificate`: the goal, \eqn{\xi}, the exact maximum risk, the
+#' * `certificate`: the goal, \eqn{\xi}, the maximum risk with what it is
+#'   (`risk_kind`: `"exact"`, or `"estimated"` from a [population_model()];
+#'   `target`: a target known to be in the file, or for a sample release one
+#'   who may not be, with the population it was computed from), the
 #'   \eqn{a} and the cell (its key values and count) where it is attained,
 #'   the method and calibration, and the maxima for intruders who know fewer
 #'   keys when the release was certified for them.
@@ -320,6 +323,10 @@ publication_certificate <- function(cert) {
     goal = cert$goal %||% NA_character_,
     xi = as.numeric(cert$xi %||% NA_real_),
     risk = as.numeric(cert$risk %||% NA_real_),
+    # what the risk is: exact or estimated, and for which target (a sample
+    # release certifies a target who may not be in the file)
+    risk_kind = tolower(risk_kind(cert$sample)),
+    target = sample_line(cert$sample),
     a = as.numeric(cert$a %||% NA_real_),
     count = as.numeric(cert$count %||% NA_real_),
     cell = as.list(cell),
@@ -388,6 +395,10 @@ validate_sdc_publication <- function(pub, arg = "publication", call = rlang::cal
   cert <- pub$certificate
   if (!is.list(cert) || !is.character(cert$goal) || !is.numeric(cert$risk) || !is.numeric(cert$xi)) {
     broken("its {.field certificate} must hold the goal, xi and the risk")
+  }
+  if (!is.character(cert$risk_kind) || length(cert$risk_kind) != 1 || !cert$risk_kind %in% c("exact", "estimated") ||
+      !is.character(cert$target) || length(cert$target) != 1 || is.na(cert$target)) {
+    broken("its {.field certificate} must say whether the risk is exact or estimated, and for which target")
   }
   invisible(pub)
 }
@@ -636,6 +647,7 @@ certificate_from_json <- function(cert, chr) {
   one <- function(v, as) if (is.null(v)) as(NA) else as(v)
   out <- list(
     goal = one(cert$goal, as.character), xi = one(cert$xi, as.numeric), risk = one(cert$risk, as.numeric),
+    risk_kind = one(cert$risk_kind, as.character), target = one(cert$target, as.character),
     a = one(cert$a, as.numeric), count = one(cert$count, as.numeric),
     cell = if (length(cert$cell)) lapply(cert$cell, function(v) one(v, as.character)) else NULL,
     method = one(cert$method, as.character), calibrate = one(cert$calibrate, as.character),
@@ -682,7 +694,8 @@ format.sdc_publication <- function(x, ...) {
     paste0("Keys: ", paste(keys, collapse = ", "), "; missing keys: ", x$na),
     plan,
     paste0("Certificate: goal ", cert$goal, if (!is.na(cert$xi)) paste0(", xi = ", format(cert$xi)) else "",
-           ", exact maximum risk ", format(cert$risk, digits = 6), if (!is.na(cert$a)) paste0(" (a = ", cert$a, ")") else "")
+           ", ", cert$risk_kind, " maximum risk ", format(cert$risk, digits = 6), if (!is.na(cert$a)) paste0(" (a = ", cert$a, ")") else ""),
+    paste0("  ", cert$target)
   )
 }
 

@@ -170,3 +170,30 @@ test_that("a publication prints what it holds", {
   pub$made_with <- "sdcRisk (version)"
   expect_snapshot(print(pub))
 })
+
+test_that("a publication says whether its risk is exact or estimated, and for which target", {
+  d <- pums_md[1:3000, ]
+  keys <- c("sex", "race", "marital")
+  set.seed(4)
+  rel <- pram_release(d, keys, vars = c("race", "marital"), pd = 0.8)
+  pub <- publish_plan(rel)
+  expect_identical(pub$certificate$risk_kind, "exact")
+  expect_identical(pub$certificate$target, "for a target known to be in the file")
+  set.seed(4)
+  est <- pram_release(d, keys, vars = c("race", "marital"), pd = 0.8,
+                      population = population_model("negbin", fraction = 0.05), target_in_file = "unknown")
+  pub_est <- publish_plan(est)
+  expect_identical(pub_est$certificate$risk_kind, "estimated")
+  expect_match(pub_est$certificate$target, "may not be in the file (estimated", fixed = TRUE)
+  expect_equal(pub_est$certificate$risk, est$certificate$risk)
+  shown <- paste(format(pub_est), collapse = " ")
+  expect_match(shown, "estimated maximum risk", fixed = TRUE)
+  expect_no_match(shown, "exact maximum risk", fixed = TRUE)
+  # the JSON file keeps both, and a hand-edited label is refused
+  f <- withr::local_tempfile(fileext = ".json")
+  publish_plan(est, f)
+  expect_identical(read_plan(f), pub_est)
+  bad <- pub_est
+  bad$certificate$risk_kind <- "certain"
+  expect_error(estimate_table(est$data, bad, by = "race"), class = "sdcRisk_error_publication")
+})
