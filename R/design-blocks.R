@@ -192,7 +192,7 @@ design_nayak <- function(ids, counts, bound, goal, split) {
 # bound, smallest first, each part a tier of its own with xi its bound; it
 # may be padded with cells of count f and a larger bound too. With one bound
 # for every cell this is the design above, step for step.
-design_tiered <- function(ids, counts, bound, goal) {
+design_tiered <- function(ids, counts, bound, goal, avoid = NULL) {
   need <- needs_protection(counts, bound, goal)
   assigned <- logical(length(ids))
   pos <- list() # positions within the set, block after block
@@ -212,6 +212,25 @@ design_tiered <- function(ids, counts, bound, goal) {
     th <- core_call(cpp_design, "theta_psi", xi, f)
     m <- min_size(f, th)
     if (!ids_sorted) pool <- pool[order(ids[pool])]
+    if (!is.null(avoid)) {
+      # intruders who know fewer keys (design-known.R): blocks whose cells
+      # such an intruder can tell apart, padded where the tier cannot
+      cand <- which(!assigned & (counts > f | (counts == f & bound > xi)))
+      if (goal != "sample_uniques") {
+        cand <- cand[core_call(cpp_design, "psi", counts[cand], rep(th, length(cand))) <= bound[cand]]
+      }
+      cand <- cand[order(!need[cand], counts[cand], avoid$rank[cand])]
+      tb <- avoid_blocks(pool[order(avoid$rank[pool])], m, cand, avoid$group)
+      for (b in tb$blocks) {
+        assigned[b] <- TRUE
+        pos[[length(pos) + 1]] <- b
+        sizes <- c(sizes, length(b))
+        theta <- c(theta, th)
+        smallest <- c(smallest, f)
+      }
+      pool <- tb$rest
+      if (length(pool) == 0) next
+    }
     if (length(pool) >= m) {
       new_pos <- pool
       new_sizes <- chunk_sizes(length(pool), m)
@@ -307,11 +326,11 @@ join_block <- function(size, theta, smallest, c, xi, min_size) {
 
 # The blocks of one set. `opts`: what the least-damage design reads
 # (optimal_options()).
-design_set <- function(ids, counts, bound, goal, method, split, opts = NULL) {
+design_set <- function(ids, counts, bound, goal, method, split, opts = NULL, avoid = NULL) {
   switch(method,
     nayak = design_nayak(ids, counts, bound, goal, split),
     optimal = design_optimal(ids, counts, bound, goal, opts),
-    design_tiered(ids, counts, bound, goal)
+    design_tiered(ids, counts, bound, goal, avoid)
   )
 }
 
@@ -319,8 +338,10 @@ design_set <- function(ids, counts, bound, goal, method, split, opts = NULL) {
 # Design over all partition sets, merging infeasible ones when asked.
 
 # `bound`: the risk bound of every cell (rep(xi, cells) in the plain case).
+# `avoid`: NULL, or what the tiered design avoids for intruders who know
+# fewer keys (known_avoid(), design-known.R), over all cells.
 design_release <- function(cf, set_of_cell, sets, bound, goal, method, split, on_infeasible,
-                           opts = NULL, call = rlang::caller_env()) {
+                           opts = NULL, call = rlang::caller_env(), avoid = NULL) {
   counts <- cf$cells$count
   members <- split(seq_along(counts), set_factor(set_of_cell, sets$set))
   original <- members
@@ -331,7 +352,13 @@ design_release <- function(cf, set_of_cell, sets, bound, goal, method, split, on
   m_reason <- character()
   alive <- rep(TRUE, n_sets)
   design <- vector("list", n_sets)
-  run <- function(s) design_set(members[[s]], counts[members[[s]]], bound[members[[s]]], goal, method, split, opts)
+  run <- function(s) {
+    ids <- members[[s]]
+    # a set the least-damage design could not repair for an intruder who
+    # knows fewer keys is designed by the tiered design (design-known.R)
+    m <- if (method == "optimal" && any(avoid$tiered[ids])) "tiered" else method
+    design_set(ids, counts[ids], bound[ids], goal, m, split, opts, avoid = avoid_subset(avoid, ids))
+  }
   for (s in seq_len(n_sets)) design[[s]] <- run(s)
   lacking <- vapply(design, function(d) !is.null(d$lacks), logical(1))
   # every set's coordinate rows (one per original set), and their owner

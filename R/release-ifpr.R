@@ -367,46 +367,79 @@ ifpr_design <- function(cf, vars, keys, xi, goal, partition, method, calibrate, 
     ), "partition", call = call, arg = "partition")
   }
   ps <- partition_sets(groups)
-  des <- design_release(cf, ps$set_of_cell, ps$sets, bound, goal, method, split, on_infeasible,
-    opts = opts, call = call
-  )
-  plan_bound <- ifpr_plan(
-    cf,
-    cells = unlist(lapply(des$design, `[[`, "cells")),
-    sizes = unlist(lapply(des$design, `[[`, "sizes")),
-    theta = unlist(lapply(des$design, `[[`, "theta")),
-    matrix = unlist(lapply(des$design, `[[`, "matrix"))
-  )
-  plan <- plan_bound
-  # the plans as the core reads them: ifpr_plan() has validated plan_bound;
-  # the calibrated plan differs in theta only, which the core computed and
-  # checks again (sdcRisk::check_plan(): finite, in [0, min T] of its block)
-  # whenever it reads the plan
-  ep_bound <- ep <- block_engine_list(plan_bound)
-  # the least-damage design fits every block exactly already
-  if (calibrate == "exact" && method != "optimal" && length(plan$theta) > 0) {
-    plan$theta <- core_call(cpp_calibrate_ifpr, engine_weighted(ep_bound, weight, call = call), goal, ref * (1 - 1e-9),
-                            call = call)
-    ep <- block_engine_list(plan)
+  # steps 3-4 and calibration with design bounds `dbound` (the bounds
+  # themselves, or tighter ones for intruders who know fewer keys) and what
+  # the design avoids for them (design-known.R); the full-key certificate
+  # always holds the bounds themselves
+  build <- function(dbound, avoid = NULL) {
+    o <- opts
+    if (!is.null(avoid$weights)) o$core$weights <- avoid$weights
+    des <- design_release(cf, ps$set_of_cell, ps$sets, dbound, goal, method, split, on_infeasible,
+      opts = o, call = call, avoid = avoid
+    )
+    plan_bound <- ifpr_plan(
+      cf,
+      cells = unlist(lapply(des$design, `[[`, "cells")),
+      sizes = unlist(lapply(des$design, `[[`, "sizes")),
+      theta = unlist(lapply(des$design, `[[`, "theta")),
+      matrix = unlist(lapply(des$design, `[[`, "matrix"))
+    )
+    plan <- plan_bound
+    # the plans as the core reads them: ifpr_plan() has validated plan_bound;
+    # the calibrated plan differs in theta only, which the core computed and
+    # checks again (sdcRisk::check_plan(): finite, in [0, min T] of its block)
+    # whenever it reads the plan
+    ep_bound <- ep <- block_engine_list(plan_bound)
+    # the least-damage design fits every block exactly already
+    if (calibrate == "exact" && method != "optimal" && length(plan$theta) > 0) {
+      dref <- ref
+      dweight <- weight
+      if (!identical(dbound, bound)) {
+        dref <- min(xi, dbound)
+        dweight <- dref / dbound
+      }
+      plan$theta <- core_call(cpp_calibrate_ifpr, engine_weighted(ep_bound, dweight, call = call), goal,
+                              dref * (1 - 1e-9), call = call)
+      ep <- block_engine_list(plan)
+    }
+    mx <- plan_max_risk(plan, goal, plan$cells$keys, ep, call = call, weight = weight)
+    list(plan = plan, plan_bound = plan_bound, ep = ep, ep_bound = ep_bound, des = des, mx = mx)
   }
-  mx <- plan_max_risk(plan, goal, plan$cells$keys, ep, call = call, weight = weight)
-  check_certificate(mx, ref, call = call)
+  b <- build(bound)
+  check_certificate(b$mx, ref, call = call)
   kr <- NULL
   if (!is.null(subsets)) {
     # intruders who know fewer keys: R_D(a, t) for every set D of cells that
-    # share their known values (max_match_risk(known =))
-    kr <- plan_max_risk_known(plan, goal, subsets, ep, call = call, weight = weight)
-    if (!is.na(kr$risk[1]) && kr$risk[1] > ref) {
-      abort_sdc(c(
-        "The release does not meet its bound for an intruder who knows only {.val {strsplit(kr$known[1], ', ')[[1]]}}: the exact maximum risk is {format(kr$risk[1], digits = 8)} > xi = {ref}.",
-        "x" = "At cell {kr$cell[1]} (T_D = {kr$count_known[1]} records share its known values), a = {kr$a[1]}.",
-        "i" = "Blocks whose cells such an intruder cannot tell apart do not protect against them. Let those keys change (see {.arg partition}), or leave that intruder out of {.arg known}.",
-        "i" = "No release is returned."
-      ), "certificate", call = call, arg = "known")
+    # share their known values (max_match_risk(known =)); when one is above
+    # the bound, the design is repaired for him (design-known.R)
+    kr <- plan_max_risk_known(b$plan, goal, subsets, b$ep, call = call, weight = weight)
+    if (!known_met(kr, ref)) {
+      rebuild <- function(dbound, avoid) {
+        tryCatch(build(dbound, avoid), sdcRisk_error_infeasible = function(e) NULL)
+      }
+      fixed <- known_repair(b, kr, rebuild, cf, goal, subsets, bound, ref, weight, opts = opts,
+                            method = method, call = call)
+      if (is.null(fixed)) abort_known_certificate(kr, ref, call)
+      kr <- fixed$kr
+      b <- fixed[names(b)]
     }
   }
-  list(plan = plan, plan_bound = plan_bound, ep = ep, ep_bound = ep_bound, ps = ps, des = des, mx = mx,
+  plan <- b$plan
+  ep <- b$ep
+  list(plan = plan, plan_bound = b$plan_bound, ep = ep, ep_bound = b$ep_bound, ps = ps, des = b$des, mx = b$mx,
        known = kr, bound = if (!uniform) bound, design = if (!is.null(opts)) design_summary(plan, ep, opts, bound))
+}
+
+# The certificate error of an intruder who knows fewer keys (`kr`, above
+# `ref` in its first row) whom no design of known_repair() met.
+abort_known_certificate <- function(kr, ref, call) {
+  abort_sdc(c(
+    "The release does not meet its bound for an intruder who knows only {.val {strsplit(kr$known[1], ', ')[[1]]}}: the exact maximum risk is {format(kr$risk[1], digits = 8)} > xi = {ref}.",
+    "x" = "At cell {kr$cell[1]} (T_D = {kr$count_known[1]} records share its known values), a = {kr$a[1]}.",
+    "i" = "The design was repaired for such intruders (blocks across the values they know, tighter bounds) in up to {known_repair_rounds} rounds, and no round met every one of them.",
+    "i" = "Let more keys change (see {.arg partition}), use a larger {.arg xi}, or leave that intruder out of {.arg known}.",
+    "i" = "No release is returned."
+  ), "certificate", call = call, arg = "known")
 }
 
 # The risk bound of every cell: `bound` checked, or xi for every cell.
@@ -448,6 +481,16 @@ known_subsets <- function(known, keys, call = rlang::caller_env()) {
     abort_sdc(c(
       "{.arg known} must be {.code NULL}, {.code TRUE}, a character vector of keys or a list of them.",
       "x" = "It is {.obj_type_friendly {known}}."
+    ), "known", call = call, arg = "known")
+  }
+  # a set that names no key is no intruder (check_known() would read NULL
+  # as every key)
+  empty <- which(lengths(known) == 0)
+  if (length(empty) > 0) {
+    abort_sdc(c(
+      "Every set of {.arg known} must name at least one key.",
+      "x" = "Set{?s} {empty} name{?s/} no key.",
+      "i" = "The keys are {.val {keys}}; use {.code NULL} for an intruder who knows every key."
     ), "known", call = call, arg = "known")
   }
   lapply(known, check_known, keys = keys, call = call)

@@ -1,0 +1,141 @@
+# Reference: the exact maximum of R_D(a, t) of a whole tiny plan for an
+# intruder who knows the keys `known`, by enumerating every outcome of every
+# unit (units of cells outside blocks stay). D is the set of cells that
+# share the target's known values; R_D(a, t) = P(the target lands in D,
+# S_D = a) / (a P(S_D = a)).
+brute_known_max <- function(plan, known, goal = "all_matches") {
+  cells <- plan$cells$cells
+  counts <- cells$count
+  m <- length(counts)
+  P <- diag(m)
+  sizes <- diff(plan$block_start)
+  for (b in seq_along(sizes)) {
+    ids <- plan$block_cells[plan$block_start[b] + seq_len(sizes[b])]
+    P[ids, ids] <- pram_matrix(plan, b)
+  }
+  units <- rep(seq_len(m), counts)
+  support <- lapply(units, function(c) which(P[, c] > 0))
+  stopifnot(prod(lengths(support)) <= 2e5)
+  grid <- as.matrix(expand.grid(support, KEEP.OUT.ATTRS = FALSE))
+  w <- rep(1, nrow(grid))
+  for (u in seq_along(units)) w <- w * P[cbind(grid[, u], units[u])]
+  set <- as.integer(interaction(cells[known], drop = TRUE))
+  best <- -Inf
+  for (j in seq_len(m)) {
+    if (goal == "sample_uniques" && counts[j] != 1) next
+    D <- which(set == set[j])
+    B <- match(j, units)
+    S <- rowSums(matrix(grid %in% D, nrow(grid)))
+    stay <- grid[, B] %in% D
+    a_values <- if (goal == "all_matches") seq_len(length(units)) else 1
+    for (a in a_values) {
+      p <- sum(w[S == a])
+      if (p <= 1e-15) next
+      best <- max(best, sum(w[S == a & stay]) / (a * p))
+    }
+  }
+  best
+}
+
+# A file of the given cell counts over keys x, y, z (one row per record).
+known_file <- function(cells) {
+  cells[rep(seq_len(nrow(cells)), cells$n), setdiff(names(cells), "n")]
+}
+
+test_that("ifpr(known =) repairs a design whose blocks only an intruder who knows more keys can see (brute force)", {
+  # four singletons that differ in x and y: the tiered design pairs cells
+  # that differ in y alone, which an intruder who knows only x cannot see
+  cells <- data.frame(x = c("a", "a", "b", "b", "c"), y = c("u", "v", "u", "v", "u"), n = c(1, 1, 1, 1, 6))
+  d <- known_file(cells)
+  set.seed(1)
+  old <- ifpr(d, c("x", "y"), xi = 0.4)
+  expect_gt(max_match_risk(old$plan, known = "x")$risk, 0.4)
+  for (method in c("tiered", "optimal")) {
+    set.seed(1)
+    rel <- ifpr(d, c("x", "y"), xi = 0.4, known = list("x"), method = method)
+    kr <- max_match_risk_known(rel$plan, subsets = list("x"))
+    expect_lte(kr$risk, 0.4)
+    expect_equal(rel$certificate$known$risk, kr$risk)
+    expect_equal(kr$risk, brute_known_max(rel$plan, "x"), tolerance = 1e-10, info = method)
+    expect_lte(max_match_risk(rel$plan)$risk, 0.4)
+    expect_equal(max_match_risk(rel$plan)$risk, brute_known_max(rel$plan, c("x", "y")), tolerance = 1e-10)
+    # no block holds two cells of one value of x among the repaired ones
+    sizes <- diff(rel$plan$block_start)
+    blk <- rep(seq_along(sizes), sizes)
+    xs <- as.character(rel$cells$cells$x[rel$plan$block_cells])
+    if (method == "tiered") expect_false(any(duplicated(paste(blk, xs))))
+  }
+})
+
+test_that("the brute-force reference agrees with max_match_risk(known =) on tiny plans", {
+  cells <- data.frame(x = c("a", "a", "b", "b"), y = c("u", "v", "u", "v"), n = c(1, 2, 1, 2))
+  cf <- cell_frequencies(known_file(cells), c("x", "y"))
+  for (theta in c(0.3, 0.8)) {
+    plan <- pram_plan(cf, list(c(1, 3), c(2, 4)), theta = theta)
+    for (k in list("x", "y", c("x", "y"))) {
+      expect_equal(max_match_risk(plan, known = k)$risk, brute_known_max(plan, k), tolerance = 1e-10,
+                   info = paste(theta, paste(k, collapse = "+")))
+    }
+  }
+})
+
+test_that("ifpr(known =) keeps every release the design for the full-key intruder made, and certifies every repair (60 random files)", {
+  gained <- 0
+  for (seed in 1:64) {
+    set.seed(seed)
+    nx <- sample(2:3, 1)
+    ny <- sample(2:3, 1)
+    nz <- sample(1:2, 1)
+    n <- sample(12:40, 1)
+    d <- data.frame(
+      x = sample(letters[1:nx], n, TRUE, prob = stats::runif(nx)),
+      y = sample(LETTERS[1:ny], n, TRUE, prob = stats::runif(ny)),
+      z = sample(c("p", "q")[1:nz], n, TRUE)
+    )
+    keys <- c("x", "y", "z")
+    xi <- sample(c(0.25, 0.3, 0.4, 0.5), 1)
+    known <- if (seed %% 3 == 0) TRUE else sample(list("x", "y", c("x", "z"), c("y", "z")), sample(1:2, 1))
+    subsets <- if (isTRUE(known)) NULL else known
+    goal <- c("all_matches", "unique_matches")[1 + (seed %% 4 == 1)]
+    for (method in c("tiered", "optimal")) {
+      info <- paste("seed", seed, method, "xi", xi, goal)
+      set.seed(seed)
+      old <- tryCatch(ifpr(d, keys, xi, goal = goal, method = method, on_infeasible = "merge"), sdcRisk_error = function(e) NULL)
+      old_ok <- !is.null(old) && max(max_match_risk_known(old$plan, goal, subsets = subsets)$risk, na.rm = TRUE) <= xi
+      set.seed(seed)
+      new <- tryCatch(ifpr(d, keys, xi, goal = goal, method = method, on_infeasible = "merge", known = known),
+                      sdcRisk_error = function(e) NULL)
+      if (old_ok) {
+        expect_false(is.null(new), info = info)
+        # the same plan, bit for bit
+        expect_identical(new$plan, old$plan, info = info)
+        expect_identical(new$data, old$data, info = info)
+      }
+      if (!is.null(new)) {
+        kr <- max_match_risk_known(new$plan, goal, subsets = subsets)
+        expect_true(all(is.na(kr$risk) | kr$risk <= xi), info = info)
+        expect_lte(max_match_risk(new$plan, goal)$risk, xi)
+        if (!old_ok) gained <- gained + 1
+      }
+    }
+  }
+  # the repair met intruders the design for the full-key intruder did not
+  expect_gt(gained, 0)
+})
+
+test_that("avoid_blocks() keeps the cells of one S-projection apart, padding where the tier cannot", {
+  # positions 1-4: two S-projections (1, 1, 2, 2); 5-6 free candidates
+  group <- matrix(c(1L, 1L, 2L, 2L, NA, 3L), ncol = 1)
+  tb <- sdcRisk:::avoid_blocks(1:4, 2, integer(), group)
+  expect_length(tb$blocks, 2)
+  expect_true(all(vapply(tb$blocks, function(b) !anyDuplicated(group[b, 1]), logical(1))))
+  # one S-projection only: each cell padded with a candidate of another
+  tb <- sdcRisk:::avoid_blocks(1:2, 2, 5:6, group)
+  expect_length(tb$blocks, 2)
+  expect_setequal(unlist(tb$blocks), c(1, 2, 5, 6))
+  expect_length(tb$rest, 0)
+  # no candidate: the cells are left to the tiered design's own way
+  tb <- sdcRisk:::avoid_blocks(1:2, 2, integer(), group)
+  expect_length(tb$blocks, 0)
+  expect_identical(tb$rest, 1:2)
+})
