@@ -489,7 +489,7 @@ known_subsets <- function(known, keys, call = rlang::caller_env()) {
   if (length(empty) > 0) {
     abort_sdc(c(
       "Every set of {.arg known} must name at least one key.",
-      "x" = "Set{?s} {empty} name{?s/} no key.",
+      "x" = "{if (length(empty) == 1) 'Set' else 'Sets'} {empty} name{if (length(empty) == 1) 's' else ''} no key.",
       "i" = "The keys are {.val {keys}}; use {.code NULL} for an intruder who knows every key."
     ), "known", call = call, arg = "known")
   }

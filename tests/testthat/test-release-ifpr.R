@@ -338,6 +338,26 @@ test_that("ifpr(known =) rejects keys that are not keys", {
   expect_error(ifpr(df, c("x", "y"), 0.4, known = "z"), class = "sdcRisk_error_known")
   expect_error(ifpr(df, c("x", "y"), 0.4, known = 3), class = "sdcRisk_error_known")
   expect_error(ifpr(df, c("x", "y"), 0.4, known = list()), class = "sdcRisk_error_known")
+  # a set that names no key (NULL would otherwise read as every key)
+  for (bad in list(list(NULL), list("x", character()), character())) {
+    expect_error(ifpr(df, c("x", "y"), 0.4, known = bad), class = "sdcRisk_error_known", regexp = "`known`")
+  }
+  expect_error(ifpr(df, c("x", "y"), 0.4, known = list("x", NULL)), "Set 2 names no key", class = "sdcRisk_error_known")
+})
+
+test_that("ifpr(known =) returns nothing above xi when no repair meets the intruder: the certificate error names `known`", {
+  cells <- data.frame(
+    x = c("a", "b", "d", "a", "b", "c", "a", "b", "c", "d", "a", "b", "c", "d"),
+    y = rep(c("A", "A", "A", "B", "B", "B", "A", "A", "A", "A", "B", "B", "B", "B")),
+    z = rep(c("p", "q"), c(6, 8)),
+    n = c(8, 1, 1, 2, 8, 3, 3, 3, 2, 1, 2, 2, 1, 1)
+  )
+  d <- cells[rep(seq_len(nrow(cells)), cells$n), c("x", "y", "z")]
+  e <- tryCatch(ifpr(d, c("x", "y", "z"), 0.15, method = "optimal", known = list("x")), error = function(e) e)
+  expect_s3_class(e, "sdcRisk_error_certificate")
+  expect_identical(e$arg, "known")
+  expect_match(conditionMessage(e), "knows only \"x\"")
+  expect_match(conditionMessage(e), "No release is returned")
 })
 
 test_that("records with a missing key are counted out loud; the missing category can be kept apart", {
