@@ -119,14 +119,12 @@
 #'   [cell_frequencies()] and the section on missing key values.
 #' @param split For `method = "nayak"`: split each set's block into blocks of
 #'   at least \eqn{m_0} cells.
-#' @param known Intruders who know only some of the keys, for whom the
-#'   release is certified too: `NULL` (the default: only an intruder who
-#'   knows every key), a character vector of keys (one such intruder), a list
-#'   of them, or `TRUE` (every nonempty subset of the keys). The design aims
-#'   at an intruder who knows every key; the certificate then also holds the
-#'   exact maximum of \eqn{R_D(a, t)} for each of these sets (see
-#'   [max_match_risk_known()]), and `ifpr()` stops with
-#'   `sdcRisk_error_certificate` if any is above `xi`.
+#' @param known Intruders who know only some of the keys, whom the release
+#'   is designed and certified for too: `NULL` (the default: only an intruder
+#'   who knows every key), a character vector of keys (one such intruder), a
+#'   list of them, or `TRUE` (every nonempty subset of the keys); a set that
+#'   names no key is an error. See the section on intruders who know fewer
+#'   keys.
 #' @param damage For `method = "optimal"`: the damage to minimise,
 #'   `"keys"` (the default), `"records"`, `"variance"` or `"distance"`; see
 #'   [pram_damage()].
@@ -161,6 +159,38 @@
 #'     calibration; for `method = "optimal"` also `design`: the damage
 #'     minimised, the final plan's damage in every measure (`values`) and,
 #'     under Goal 3, the `lower` bound on records and key values changed.
+#' @section Intruders who know fewer keys:
+#'   An intruder who knows only the keys \eqn{S} of his target cannot tell
+#'   apart the cells that share their \eqn{S}-values: his cell is their set
+#'   \eqn{D}, a move between two cells of \eqn{D} is no move for him, and
+#'   his risk is \eqn{R_D(a, t)} (see [max_match_risk_known()]). A block of
+#'   cells that differ only in keys he does not know does not protect
+#'   against him. A necessary condition (Goal 3): a unit of cell \eqn{j} in
+#'   \eqn{D} must stay in \eqn{D} with probability at most \eqn{\xi T_D}
+#'   (as \eqn{\sum_a a R_D(a, t) P(S_D = a)} is that probability and at most
+#'   \eqn{\xi E(S_D) = \xi T_D}), so the units of a small \eqn{D} must
+#'   leave it, which partners in other sets \eqn{D} give them.
+#'
+#'   With `known`, `ifpr()` first designs for the intruder who knows every
+#'   key, as without it, and certifies every declared intruder exactly; if
+#'   all are met, that is the release (the same plan, bit for bit, as
+#'   without `known`). Otherwise it repairs the design, in up to 6 rounds,
+#'   each certified again exactly: the cells whose own \eqn{R_D(a, t)} is
+#'   above the bound are found, and the cells of their sets \eqn{D} are kept
+#'   in different blocks (the tiered design: a tier that cannot keep them
+#'   apart is padded with cells of other sets \eqn{D}; the least-damage
+#'   design, whose search does not see the sets, is steered by costlier
+#'   moves in the keys such an intruder does not know); from the second round
+#'   on, these cells also get tighter bounds of their own, by the excess
+#'   found, so that more of their units leave \eqn{D}. When the
+#'   least-damage design cannot be repaired so, the repair starts again
+#'   with the partition sets that hold those cells designed by the tiered
+#'   design. The first plan that meets the bound for every declared
+#'   intruder, and for the intruder who knows every key, is the release; if
+#'   no round meets them, `ifpr()` stops with `sdcRisk_error_certificate`
+#'   and returns nothing. A design that meets every declared intruder as it
+#'   is stays unchanged; the repair only turns some certificate errors into
+#'   releases.
 #' @section Sample releases:
 #'   With `target_in_file = "unknown"` the intruder draws his target from the
 #'   population: a cell of \eqn{t_j} records and \eqn{F_j} population units
