@@ -212,7 +212,7 @@ design_tiered <- function(ids, counts, bound, goal, avoid = NULL) {
     th <- core_call(cpp_design, "theta_psi", xi, f)
     m <- min_size(f, th)
     if (!ids_sorted) pool <- pool[order(ids[pool])]
-    if (!is.null(avoid)) {
+    if (!is.null(avoid) && !all(is.na(avoid$group[pool, ]))) {
       # intruders who know fewer keys (design-known.R): blocks whose cells
       # such an intruder can tell apart, padded where the tier cannot
       cand <- which(!assigned & (counts > f | (counts == f & bound > xi)))

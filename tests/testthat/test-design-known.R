@@ -164,3 +164,25 @@ test_that("avoid_blocks() keeps the cells of one S-projection apart, padding whe
   expect_length(tb$blocks, 0)
   expect_identical(tb$rest, 1:2)
 })
+
+test_that("known_failures() finds the S-projections above their bound, with the certificate's worst ratio", {
+  cells <- data.frame(
+    x = c("a", "b", "c", "b", "a", "b", "c", "a", "c"),
+    y = c("A", "A", "A", "B", "A", "A", "A", "B", "B"),
+    z = rep(c("p", "q"), c(4, 5)),
+    n = c(8, 1, 8, 1, 8, 1, 8, 8, 3)
+  )
+  set.seed(1)
+  old <- ifpr(known_file(cells), c("x", "y", "z"), xi = 0.25)
+  f <- sdcRisk:::known_failures(old$plan, sdcRisk:::engine_plan(old$plan), "all_matches", "x",
+                                rep(0.25, nrow(old$cells$cells)))
+  # only the S-projection x = "b" fails, by the ratio of the exact maximum
+  failing <- unique(as.character(old$cells$cells$x[f$set %in% as.integer(names(f$ratio))]))
+  expect_identical(failing, "b")
+  expect_equal(max(f$ratio), max_match_risk(old$plan, known = "x")$risk / 0.25, tolerance = 1e-12)
+  # one round's tighter bounds: only the cells of "b", by 0.98 / ratio
+  db <- sdcRisk:::known_tighten(rep(0.25, nrow(old$cells$cells)), list(f))
+  in_b <- old$cells$cells$x == "b"
+  expect_equal(db[!in_b], rep(0.25, sum(!in_b)))
+  expect_equal(db[in_b], rep(0.25 * 0.98 / max(f$ratio), sum(in_b)))
+})
