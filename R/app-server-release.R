@@ -44,8 +44,17 @@ server_release <- function(input, output, session, rv, work) {
     shiny::checkboxGroupInput("ordered", "Ordered keys: a change costs how far the value moves (age by one year costs 1, by forty 40)",
                               cand, selected = cand)
   })
-  # kept up to date while hidden, so that it never holds keys of earlier data
+  output$weights_ui <- shiny::renderUI({
+    keys <- rv$keys
+    if (!length(keys)) return(NULL)
+    shiny::div(
+      shiny::h6("What a change of each key costs (weights; 1 for each by default)"),
+      lapply(seq_along(keys), function(i) shiny::numericInput(paste0("weight_", i), keys[i], value = 1, min = 0, step = 0.5))
+    )
+  })
+  # kept up to date while hidden, so that they never hold keys of earlier data
   shiny::outputOptions(output, "ordered_ui", suspendWhenHidden = FALSE)
+  shiny::outputOptions(output, "weights_ui", suspendWhenHidden = FALSE)
 
   shiny::observeEvent(input$release_go, app_guard(rv, "release", app_release(input, rv, work)))
 
@@ -112,6 +121,7 @@ app_release_steps <- function(input, keys, d) {
   # only, as the page shows them
   damage <- if (optimal) app_in_choice(input$damage %||% "keys", app_damage_choices, "The damage to make least")
   ordered <- if (identical(damage, "distance")) app_in_columns(input$ordered, app_ordered_candidates(keys, d), "Ordered keys")
+  weights <- if (isTRUE(damage %in% c("keys", "distance"))) app_weights(input, keys)
   release <- app_call(quote(sdcRisk::ifpr), .first = list(quote(data)),
     keys = keys, xi = xi,
     goal = app_in_choice(input$goal, app_goals, "The goal"),
@@ -122,6 +132,7 @@ app_release_steps <- function(input, keys, d) {
     na = app_in_choice(input$na, c("exclude", "category"), "Missing key values"),
     known = if (known == "all") TRUE,
     damage = damage,
+    weights = weights,
     ordered = if (length(ordered)) ordered
   )
   utility_vars <- c(as.list(keys), if (length(keys) > 1L) list(keys))
@@ -168,6 +179,20 @@ app_design_words <- function(design) {
               num(design$lower[["records"]]), v[["records"]] / max(design$lower[["records"]], 1e-300))
     }
   )
+}
+
+# The weights of the keys (what a change of each costs), from the inputs,
+# each a nonnegative number (1 when the page has not shown it): NULL when
+# every key costs 1, else the keys that do not, named.
+app_weights <- function(input, keys) {
+  w <- vapply(seq_along(keys), function(i) {
+    what <- sprintf("The weight of %s", keys[i])
+    x <- app_in_number(input[[paste0("weight_", i)]] %||% 1, what)
+    if (x < 0) app_reject(sprintf("%s must be 0 or more; the page sent %s.", what, app_show(x)))
+    x
+  }, 0)
+  if (all(w == 1)) return(NULL)
+  stats::setNames(w, keys)[w != 1]
 }
 
 # The partition list ifpr() takes, from the inputs (each checked).

@@ -261,7 +261,8 @@ ui_release <- function() {
                                                "least damage (optimal)" = "optimal")),
       shiny::conditionalPanel("input.method == 'optimal'",
         shiny::selectInput("damage", "Damage to make least", app_damage_choices),
-        shiny::conditionalPanel("input.damage == 'distance'", shiny::uiOutput("ordered_ui"))
+        shiny::conditionalPanel("input.damage == 'distance'", shiny::uiOutput("ordered_ui")),
+        shiny::conditionalPanel("input.damage == 'keys' || input.damage == 'distance'", shiny::uiOutput("weights_ui"))
       ),
       shiny::conditionalPanel("input.method != 'optimal'",
         shiny::selectInput("calibrate", "Calibration", c("exact (fewer changes)" = "exact", "bound" = "bound"))),

@@ -50,23 +50,41 @@ test_that("the least-damage design is chosen on the page, with its damage and or
     expect_match(words, "minimises the distance on the ordered keys", fixed = TRUE)
     expect_match(words, format(round(cert$design$lower[["records"]], 1), big.mark = ",", nsmall = 1), fixed = TRUE)
 
-    # another damage: ordered keys are not read, the script has no `ordered`
-    session$setInputs(damage = "records", release_go = 2)
+    expect_null(cl$weights)
+    # a key that costs more: its weight reaches ifpr() and the script; with
+    # the records as damage, no weight is read
+    session$setInputs(damage = "keys", weight_2 = 2, weight_4 = 0.5, release_go = 2)
+    expect_null(rv$messages$release)
+    cl <- release_call(rv$release_code)
+    expect_identical(cl$weights, quote(c(age = 2, marital = 0.5)))
+    expect_identical(rv$release$certificate$design$weights, c(sex = 1, age = 2, race = 1, marital = 0.5))
+    set.seed(35)
+    by_hand <- ifpr(people, c("sex", "age", "race", "marital"), xi = 0.3, goal = "all_matches", method = "optimal",
+                    on_infeasible = "error", na = "exclude", damage = "keys", weights = c(age = 2, marital = 0.5))
+    expect_identical(rv$release$data, by_hand$data)
+    s <- app_script(lapply(stats::setNames(nm = app_code_fields), function(f) rv[[f]]))
+    expect_true(s$ok)
+    expect_true(any(grepl("weights = c(age = 2, marital = 0.5)", s$lines, fixed = TRUE)))
+
+    # another damage: ordered keys and weights are not read, the script has neither
+    session$setInputs(damage = "records", release_go = 3)
     expect_null(rv$messages$release)
     cl <- release_call(rv$release_code)
     expect_identical(cl$damage, "records")
     expect_null(cl$ordered)
+    expect_null(cl$weights)
     expect_identical(rv$release$certificate$design$damage, "records")
     expect_identical(rv$release$certificate$design$ordered, character())
 
     # the tiered design: no damage, the calibration instead
-    session$setInputs(method = "tiered", damage = "distance", release_go = 3)
+    session$setInputs(method = "tiered", damage = "distance", release_go = 4)
     expect_null(rv$messages$release)
     cl <- release_call(rv$release_code)
     expect_identical(cl$method, "tiered")
     expect_identical(cl$calibrate, "exact")
     expect_null(cl$damage)
     expect_null(cl$ordered)
+    expect_null(cl$weights)
     expect_null(rv$release$certificate$design)
     expect_no_match(as.character(output$cert_words$html), "cert_design_text", fixed = TRUE)
   })
@@ -80,8 +98,10 @@ test_that("a damage or ordered key the page did not offer gets a message, and no
     clicks <- 0
     bad <- list(
       damage = list("bogus", c("keys", "records"), list("keys"), NA_character_, character(0), 1),
-      ordered = list("race", "weight", "marital", c("age", "age"), list("age"), 1, NA_character_)
+      ordered = list("race", "weight", "marital", c("age", "age"), list("age"), 1, NA_character_),
+      weight_2 = list(-1, "1", NA_real_, Inf, c(1, 2), list(1), TRUE)
     )
+    what <- c(damage = "The damage to make least", ordered = "Ordered keys", weight_2 = "The weight of age")
     for (id in names(bad)) {
       for (v in bad[[id]]) {
         rv$messages <- list()
@@ -89,7 +109,8 @@ test_that("a damage or ordered key the page did not offer gets a message, and no
         args <- release_inputs(method = "optimal", damage = "distance", ordered = "age", release_go = (clicks <- clicks + 1))
         args[id] <- list(v)
         do.call(session$setInputs, args)
-        expect_match(rv$messages$release$text, if (id == "damage") "The damage to make least" else "Ordered keys")
+        session$setInputs(weight_2 = 1)
+        expect_match(rv$messages$release$text, what[[id]], fixed = TRUE)
         expect_null(rv$release)
       }
     }

@@ -170,6 +170,8 @@ test_that("in the browser: the least-damage design with a distance on age; the p
   browser_wait(b, "document.querySelector('#ordered input[value=\"age\"]') !== null")
   expect_true(browser_js(b, "document.querySelector('#ordered input[value=\"age\"]').checked"))
   expect_false(browser_js(b, "document.querySelector('#ordered input[value=\"race\"]') !== null"))
+  # a weight per key, 1 by default
+  expect_true(browser_js(b, paste0(shown("weight_2"), " && document.getElementById('weight_2').value === '1'")))
   browser_set(b, "xi", 0.2)
   browser_set(b, "seed", 35)
   browser_click(b, "#release_go")
