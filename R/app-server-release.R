@@ -2,6 +2,21 @@
 
 app_goals <- c("all_matches", "unique_matches", "sample_uniques")
 
+# The damage ifpr(method = "optimal") can make least (pram_damage()'s
+# measures), as the page offers them.
+app_damage_choices <- c(
+  "key values changed" = "keys",
+  "records changed" = "records",
+  "variance of the cell counts (eq. 6.3)" = "variance",
+  "distance: ordered keys cost how far they move" = "distance"
+)
+
+# The keys whose values have an order (numbers, ordered factors): those a
+# distance can be declared for.
+app_ordered_candidates <- function(keys, d) {
+  keys[vapply(keys, function(k) has_order(d[[k]]), NA)]
+}
+
 server_release <- function(input, output, session, rv, work) {
   output$release_message <- app_render_message(rv, "release")
 
@@ -19,6 +34,27 @@ server_release <- function(input, output, session, rv, work) {
       )
     })
   })
+
+  output$ordered_ui <- shiny::renderUI({
+    keys <- rv$keys
+    d <- shiny::isolate(rv$data)
+    if (!length(keys) || is.null(d)) return(NULL)
+    cand <- app_ordered_candidates(keys, d)
+    if (!length(cand)) return(app_help("No key has ordered values (numbers or an ordered factor): every change costs 1, as for key values changed."))
+    shiny::checkboxGroupInput("ordered", "Ordered keys: a change costs how far the value moves (age by one year costs 1, by forty 40)",
+                              cand, selected = cand)
+  })
+  output$weights_ui <- shiny::renderUI({
+    keys <- rv$keys
+    if (!length(keys)) return(NULL)
+    shiny::div(
+      shiny::h6("What a change of each key costs (weights; 1 for each by default)"),
+      lapply(seq_along(keys), function(i) shiny::numericInput(paste0("weight_", i), keys[i], value = 1, min = 0, step = 0.5))
+    )
+  })
+  # kept up to date while hidden, so that they never hold keys of earlier data
+  shiny::outputOptions(output, "ordered_ui", suspendWhenHidden = FALSE)
+  shiny::outputOptions(output, "weights_ui", suspendWhenHidden = FALSE)
 
   shiny::observeEvent(input$release_go, app_guard(rv, "release", app_release(input, rv, work)))
 
@@ -79,15 +115,25 @@ app_release_steps <- function(input, keys, d) {
                    sdcRisk_app_input = function(e) app_reject("The seed must be a whole number."))
   partition <- app_partition(input, keys, d)
   known <- app_in_choice(input$release_known, c("none", "all"), "Intruders who know only some keys")
+  method <- app_in_choice(input$method, c("tiered", "nayak", "optimal"), "The method")
+  optimal <- method == "optimal"
+  # the damage and its ordered keys are read by the least-damage design
+  # only, as the page shows them
+  damage <- if (optimal) app_in_choice(input$damage %||% "keys", app_damage_choices, "The damage to make least")
+  ordered <- if (identical(damage, "distance")) app_in_columns(input$ordered, app_ordered_candidates(keys, d), "Ordered keys")
+  weights <- if (isTRUE(damage %in% c("keys", "distance"))) app_weights(input, keys)
   release <- app_call(quote(sdcRisk::ifpr), .first = list(quote(data)),
     keys = keys, xi = xi,
     goal = app_in_choice(input$goal, app_goals, "The goal"),
     partition = if (length(partition)) partition,
-    method = app_in_choice(input$method, c("tiered", "nayak"), "The method"),
-    calibrate = app_in_choice(input$calibrate, c("exact", "bound"), "The calibration"),
+    method = method,
+    calibrate = if (!optimal) app_in_choice(input$calibrate, c("exact", "bound"), "The calibration"),
     on_infeasible = app_in_choice(input$on_infeasible, c("error", "merge"), "A partition set too small"),
     na = app_in_choice(input$na, c("exclude", "category"), "Missing key values"),
-    known = if (known == "all") TRUE
+    known = if (known == "all") TRUE,
+    damage = damage,
+    weights = weights,
+    ordered = if (length(ordered)) ordered
   )
   utility_vars <- c(as.list(keys), if (length(keys) > 1L) list(keys))
   structure(list(
@@ -111,8 +157,42 @@ app_certificate_words <- function(rel) {
     shiny::p(sprintf("This is proven, not estimated: the exact maximum of R_j(a, t) is %s, attained in the cell %s (%s record%s) when %s released record%s.",
                      format(signif(c$risk, 6)), where, c$count, if (c$count == 1) "" else "s", c$a, if (c$a == 1) " matches" else "s match")),
     if (!is.null(c$known)) shiny::p(sprintf("For intruders who know only some keys the worst is %s (%s).",
-                                            format(signif(max(c$known$risk), 6)), c$known$known[which.max(c$known$risk)]))
+                                            format(signif(max(c$known$risk), 6)), c$known$known[which.max(c$known$risk)])),
+    if (!is.null(c$design)) shiny::p(id = "cert_design_text", app_design_words(c$design))
   )
+}
+
+# What the least-damage design costs, beside the certificate: its expected
+# damage (pram_damage()) and, under Goal 3, the lower bound of any design.
+app_design_words <- function(design) {
+  v <- design$values
+  num <- function(x) format(round(x, 1), big.mark = ",", nsmall = 1)
+  paste0(
+    sprintf("The design minimises the %s: in expectation %s records change and %s key values (%.2f per changed record)%s, and the variance of the cell counts is %s.",
+            switch(design$damage, keys = "key values changed", records = "records changed",
+                   variance = "variance of the cell counts", distance = "distance on the ordered keys"),
+            num(v[["records"]]), num(v[["keys"]]),
+            v[["keys"]] / max(v[["records"]], 1e-300),
+            if (design$damage == "distance") sprintf(", %s in distance", num(v[["distance"]])) else "", num(v[["variance"]])),
+    if (!is.null(design$lower) && !is.na(design$lower[["records"]])) {
+      sprintf(" No unbiased PRAM that meets \u03be changes fewer than %s records (this design: %.3f times that).",
+              num(design$lower[["records"]]), v[["records"]] / max(design$lower[["records"]], 1e-300))
+    }
+  )
+}
+
+# The weights of the keys (what a change of each costs), from the inputs,
+# each a nonnegative number (1 when the page has not shown it): NULL when
+# every key costs 1, else the keys that do not, named.
+app_weights <- function(input, keys) {
+  w <- vapply(seq_along(keys), function(i) {
+    what <- sprintf("The weight of %s", keys[i])
+    x <- app_in_number(input[[paste0("weight_", i)]] %||% 1, what)
+    if (x < 0) app_reject(sprintf("%s must be 0 or more; the page sent %s.", what, app_show(x)))
+    x
+  }, 0)
+  if (all(w == 1)) return(NULL)
+  stats::setNames(w, keys)[w != 1]
 }
 
 # The partition list ifpr() takes, from the inputs (each checked).

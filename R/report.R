@@ -3,7 +3,11 @@
 #' Writes a self-contained HTML file (images embedded, no other file needed)
 #' that documents a release for a disclosure review board: what was released,
 #' the key variables and the intruder model, the exact certificate and where
-#' it is attained, the design (partition, blocks, theta or the transition
+#' it is attained, what it costs (the expected damage of [pram_damage()]:
+#' records and key values changed, distance, variance; for
+#' `ifpr(method = "optimal")` under Goal 3 also the lower bound of any
+#' unbiased PRAM that meets the bound, and the design's ratio to it), the
+#' design (partition, blocks, theta or the transition
 #' matrices), what changed, the release risk and utility tables with their
 #' plots (for tables: the suppression pattern and its audit), what is
 #' published for the users of the released file, the package version, the
@@ -126,6 +130,7 @@ release_report.sdc_release <- function(x, file, ..., title = "Disclosure review:
   rr <- release_risk(x)
   u <- release_utility(x, utility)
   kn <- report_known(x$plan, cert$goal, known, x$sample)
+  dmg <- pram_damage(x, weights = cert$design$weights, ordered = cert$design$ordered)
   sections <- list(
     report_section("What was released",
       report_text(report_released_text(x$data, keys, x$also, x$cells, "inverse-frequency post-randomization (IFPR, `ifpr()`)")),
@@ -139,7 +144,9 @@ release_report.sdc_release <- function(x, file, ..., title = "Disclosure review:
       report_cell_table(cert),
       if (!is.null(cert$known)) report_table(as.data.frame(cert$known), report_known_caption(cert$known, "certified by `ifpr(known = )`")),
       if (!is.null(kn)) report_table(as.data.frame(kn), report_known_caption(kn, "`max_match_risk_known()`")),
-      report_plot(function() graphics::plot(x), "Exact R_j(a, t) against a for the riskiest cells, with the bound xi.")
+      report_plot(function() graphics::plot(x), "Exact R_j(a, t) against a for the riskiest cells, with the bound xi."),
+      report_text(report_damage_text(dmg, cert$design, cert$goal)),
+      report_table(report_damage_table(dmg, cert$design), report_damage_caption(cert$design))
     ),
     report_section("Design",
       report_text(report_design_text(x)),
@@ -180,6 +187,7 @@ release_report.sdc_pram_release <- function(x, file, ..., title = "Disclosure re
   rr <- release_risk(x)
   u <- release_utility(x, utility)
   kn <- report_known(x$plan, cert$goal, known, x$sample)
+  dmg <- pram_damage(x)
   sections <- list(
     report_section("What was released",
       report_text(report_released_text(x$data, x$keys, NULL, x$cells, "per-variable PRAM (`pram_release()`)")),
@@ -191,7 +199,9 @@ release_report.sdc_pram_release <- function(x, file, ..., title = "Disclosure re
     report_section("The certificate",
       report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell, cert$n_excluded, cert$sample)),
       report_cell_table(cert),
-      if (!is.null(kn)) report_table(as.data.frame(kn), report_known_caption(kn, "`max_match_risk_known()`"))
+      if (!is.null(kn)) report_table(as.data.frame(kn), report_known_caption(kn, "`max_match_risk_known()`")),
+      report_text(report_damage_text(dmg)),
+      report_table(report_damage_table(dmg), report_damage_caption())
     ),
     report_section("Design",
       report_text(sprintf("Each of %s is perturbed on its own with a transition matrix%s; the other keys never change. The matrices are written with one column per original category (columns sum to 1).",
@@ -244,6 +254,7 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
   rr <- release_risk(x)
   u <- release_utility(x, utility)
   kn <- report_known(x, cert$goal, known)
+  dmg <- pram_damage(x)
   changed <- data.frame(
     variable = vars,
     records_changed = vapply(vars, function(v) sum(as.character(orig[[v]]) != as.character(manip[[v]]), na.rm = TRUE), numeric(1)),
@@ -262,7 +273,9 @@ release_report.sdcMicroObj <- function(x, file, ..., title = "Disclosure review:
       report_text(report_certificate_text(cert$risk, NULL, cert$a, cert$count, cert$cell, cert$n_excluded, cert$sample)),
       if (!is.null(cert$households)) report_text(paste0(households_text(cert$households), ".")),
       if (!is.null(cert$cell_keys)) report_cell_table(cert),
-      if (!is.null(kn)) report_table(as.data.frame(kn), report_known_caption(kn, "`max_match_risk_known()`"))
+      if (!is.null(kn)) report_table(as.data.frame(kn), report_known_caption(kn, "`max_match_risk_known()`")),
+      report_text(report_damage_text(dmg)),
+      report_table(report_damage_table(dmg), report_damage_caption())
     ),
     report_section("Design",
       report_text("The transition matrices sdcMicro stored in the object (one row per original category, as sdcMicro prints them)."),
@@ -466,11 +479,74 @@ report_cell_table <- function(cert) {
 
 report_design_text <- function(x) {
   cert <- x$certificate
+  if (!is.null(cert$design)) {
+    return(sprintf("Method `optimal` (least damage, `damage = \"%s\"`): %s blocks over %s cells (%s records), each fitted so that its cells meet the bound exactly (IFPR with theta from %s to %s, or a matrix of symmetric flows); which cells share a block was chosen to make the damage least. Cells outside every block are released unchanged (their risk 1/T is part of the certificate). Exact calibration does not apply: every block meets the bound exactly already.",
+                   cert$design$damage, report_num(cert$blocks), report_num(cert$cells_in_blocks),
+                   report_num(cert$records_in_blocks), format(signif(cert$theta_range[1], 4)),
+                   format(signif(cert$theta_range[2], 4))))
+  }
   sprintf("Method `%s`, calibration `%s`: %s IFPR blocks over %s cells (%s records); theta from %s to %s. Cells outside every block are released unchanged (their risk 1/T is part of the certificate). Exact calibration saved %s expected changed records against the bound's theta (%s instead of %s).",
           cert$method, cert$calibrate, report_num(cert$blocks), report_num(cert$cells_in_blocks),
           report_num(cert$records_in_blocks), format(signif(cert$theta_range[1], 4)), format(signif(cert$theta_range[2], 4)),
           report_num(round(cert$expected_changed_bound - cert$expected_changed, 1)),
           report_num(round(cert$expected_changed, 1)), report_num(round(cert$expected_changed_bound, 1)))
+}
+
+# The damage of the design beside its certificate (issue 35): the expected
+# damage of the plan in every measure of pram_damage() and, for the
+# least-damage design under Goal 3, the lower bound of any unbiased PRAM
+# that meets the bound, and the gap to it.
+report_damage_text <- function(dmg, design = NULL, goal = NULL) {
+  lower <- design$lower
+  has_lower <- !is.null(lower) && !is.na(lower[["records"]])
+  c(
+    sprintf("What the certificate costs: in expectation %s of %s records change cell (%s) and %s key values change (%s per changed record), computed exactly from the design by `pram_damage()`.%s",
+            report_num(round(dmg$records, 1)), report_num(dmg$n_records), report_pct(dmg$records / max(dmg$n_records, 1)),
+            report_num(round(dmg$keys, 1)), format(round(dmg$keys / max(dmg$records, 1e-300), 3), nsmall = 3),
+            if (is.null(design)) "" else sprintf(" The design was chosen to make the %s least.", report_damage_name(design$damage))),
+    "The measures: *records changed*, records whose cell changes; *key values changed*, a move to a cell that differs in one key counts 1, in three keys 3 (each key weighted as given); *distance*, the same with an ordered key (age) counting how far its value moves, one year 1, forty years 40; *variance*, the total perturbation variance of the cell counts (eq. 3.6, eq. 6.3 for IFPR blocks), what an analyst's counts pay.",
+    if (has_lower) {
+      sprintf("No design can do much better: under Goal 3 a unit of cell t stays in its cell with probability at most b_t T_t, b_t the cell's bound (xi, or for a sample release its own bound), since sum_a a R_t(a, t) P(S_t = a) is that probability and E(S_t) = T_t; so every unbiased PRAM that meets the bound changes at least **%s records** in expectation, and at least %s key values (at least one, weighted, per changed record). This design changes %s times as many records (%s above the bound) and %s times as many key values.",
+              report_num(round(lower[["records"]], 1)), report_num(round(lower[["keys"]], 1)),
+              format(round(dmg$records / max(lower[["records"]], 1e-300), 3), nsmall = 3),
+              report_num(round(dmg$records - lower[["records"]], 1)),
+              format(round(dmg$keys / max(lower[["keys"]], 1e-300), 3), nsmall = 3))
+    } else if (!is.null(design)) {
+      sprintf("No lower bound is stated under %s: it holds for Goal 3, whose certificate bounds every number of matches.", report_goal_name(goal))
+    }
+  )
+}
+
+report_damage_name <- function(damage) {
+  switch(damage, keys = "key values changed", records = "records changed", variance = "variance of the cell counts",
+         distance = "distance on the ordered keys")
+}
+
+report_goal_name <- function(goal) {
+  switch(goal, all_matches = "Goal 3", unique_matches = "Goal 2", sample_uniques = "Goal 1", goal)
+}
+
+report_damage_table <- function(dmg, design = NULL) {
+  ordered <- dmg$by_key$key[dmg$by_key$ordered]
+  tab <- data.frame(
+    measure = c("records changed", "key values changed", paste0("distance", if (length(ordered)) paste0(" (ordered: ", paste(ordered, collapse = ", "), ")") else " (no ordered key)"),
+                "variance of the cell counts (eq. 6.3)"),
+    expected = round(c(dmg$records, dmg$keys, dmg$distance, dmg$variance), 1),
+    stringsAsFactors = FALSE
+  )
+  if (!is.null(design)) tab$minimised <- ifelse(c("records", "keys", "distance", "variance") == design$damage, "yes", "")
+  lower <- design$lower
+  if (!is.null(lower) && !is.na(lower[["records"]])) {
+    tab$lower_bound <- round(c(lower[["records"]], lower[["keys"]], NA, NA), 1)
+    tab$ratio <- round(tab$expected / tab$lower_bound, 3)
+  }
+  tab
+}
+
+report_damage_caption <- function(design = NULL) {
+  paste0("Expected damage of the design (`pram_damage()`)",
+         if (!is.null(design$lower) && !is.na(design$lower[["records"]])) ", with the lower bound of any unbiased PRAM that meets xi (Goal 3) and the design's ratio to it" else "",
+         ".")
 }
 
 report_changes_text <- function(cert) {
@@ -661,10 +737,20 @@ report_code_ifpr <- function(x, seed = NULL) {
     sprintf("on_infeasible = %s", report_deparse(if (nrow(x$merges) > 0) "merge" else "error")),
     sprintf("na = %s", report_deparse(x$cells$na)),
     if (!is.null(cert$known)) sprintf("known = %s", report_deparse(lapply(strsplit(cert$known$known, ", ", fixed = TRUE), identity))),
+    report_design_args(cert$design),
     report_population_args(cert)
   )
   c("library(sdcRisk)", "# data: the original data frame", report_seed_line(seed),
     paste0("release <- ifpr(data,\n  ", paste(args, collapse = ",\n  "), "\n)"))
+}
+
+# The least-damage design's arguments, as code: the damage, the weights
+# when a key does not cost 1, the ordered keys when there are any.
+report_design_args <- function(design) {
+  if (is.null(design)) return(NULL)
+  c(sprintf("damage = %s", report_deparse(design$damage)),
+    if (any(design$weights != 1)) sprintf("weights = %s", report_deparse(design$weights[design$weights != 1])),
+    if (length(design$ordered)) sprintf("ordered = %s", report_deparse(design$ordered)))
 }
 
 # The set.seed() line of the code: the seed given to release_report(), or a

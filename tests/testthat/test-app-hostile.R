@@ -111,14 +111,16 @@ test_that("every input refuses values the page did not offer with a message; the
   bad <- c(as.list(hostile_names()), as.list(hostile_invisible()[c("newline", "bidi")]),
            hostile_values()[c("named_list", "list", "named", "number", "two", "na", "empty", "nested")])
   # values that are right for some inputs: one number, no columns, two columns
-  valid_for <- list(number = c("seed", "tab_freq_n", "tab_nk_n", "tab_nk_k", "tab_p", "tab_pq_p", "tab_pq_q"),
-                    empty = c("keys", "tab_hier_1", "tab_contributor", "tab_weight"), two = c("keys", "cert_known", "tab_by", "tab_hier_1"))
+  valid_for <- list(number = c("seed", "weight_1", "tab_freq_n", "tab_nk_n", "tab_nk_k", "tab_p", "tab_pq_p", "tab_pq_q"),
+                    empty = c("keys", "tab_hier_1", "tab_contributor", "tab_weight", "ordered"), two = c("keys", "cert_known", "tab_by", "tab_hier_1"))
   # each input with the button that makes the app read it, the page of its
   # message, and the other inputs it needs to be read
   cases <- list(
     list(ids = c("data_source", "keys", "na"), page = "data"),
     list(ids = c("xi", "seed", "goal", "method", "calibrate", "on_infeasible", "release_known", "part_1", "part_groups_1"),
          go = "release_go", page = "release", set = list(part_1 = "group", part_groups_1 = "Male | Female")),
+    # the least-damage design's inputs, read when the page shows them (issue 35)
+    list(ids = c("damage", "ordered", "weight_1"), go = "release_go", page = "release", set = list(method = "optimal", damage = "distance")),
     list(ids = c("cert_source", "cert_goal", "cert_known_mode", "cert_known", "cert_orientation", "cert_matrices", "cert_released"),
          go = "cert_go", page = "certify",
          set = list(cert_source = "matrices", cert_known_mode = "some", cert_known = "sex", cert_matrices = upload_value(f))),

@@ -151,6 +151,55 @@ test_that("in the browser: pums_md, five keys, a release at xi = 0.3, its CSV an
   expect_alive(b)
 })
 
+test_that("in the browser: the least-damage design with a distance on age; the page states its damage, the script repeats it (issue 35)", {
+  s <- local_app_browser()
+  b <- s$b
+  keys <- c("sex", "age", "race")
+  browser_set(b, "data_source", "pums_md")
+  browser_keys(b, keys)
+  browser_show_tab(b, "release")
+  shown <- function(id) sprintf("(function(){var e = document.getElementById('%s'); return e !== null && e.closest('[data-display-if]').style.display !== 'none';})()", id)
+  # the damage is offered with the least-damage design only, the calibration without it
+  expect_false(browser_js(b, shown("damage")))
+  expect_true(browser_js(b, shown("calibrate")))
+  browser_set(b, "method", "optimal")
+  browser_wait(b, shown("damage"))
+  expect_false(browser_js(b, shown("calibrate")))
+  browser_set(b, "damage", "distance")
+  # the ordered keys: age only, offered checked
+  browser_wait(b, "document.querySelector('#ordered input[value=\"age\"]') !== null")
+  expect_true(browser_js(b, "document.querySelector('#ordered input[value=\"age\"]').checked"))
+  expect_false(browser_js(b, "document.querySelector('#ordered input[value=\"race\"]') !== null"))
+  # a weight per key, 1 by default
+  expect_true(browser_js(b, paste0(shown("weight_2"), " && document.getElementById('weight_2').value === '1'")))
+  browser_set(b, "xi", 0.2)
+  browser_set(b, "seed", 35)
+  browser_click(b, "#release_go")
+  browser_wait(b, "document.getElementById('cert_design_text') !== null", 180)
+  browser_idle(b)
+  expect_match(browser_text(b, "#cert_design_text"), "The design minimises the distance on the ordered keys")
+  shot(b, "2c-release-optimal")
+  set.seed(35)
+  rel <- ifpr(pums_md, keys, xi = 0.2, method = "optimal", damage = "distance", ordered = "age")
+  expect_equal(as.numeric(browser_text(b, "#cert_value")), signif(rel$certificate$risk, 6))
+  expect_match(browser_text(b, "#cert_design_text"),
+               format(round(rel$certificate$design$lower[["records"]], 1), big.mark = ",", nsmall = 1), fixed = TRUE)
+
+  browser_show_tab(b, "downloads")
+  dl <- withr::local_tempdir()
+  csv <- browser_download(b, "dl_released", file.path(dl, "app"))
+  script <- browser_download(b, "dl_script", file.path(dl, "app"))
+  code <- readLines(script)
+  expect_true(any(grepl("method = \"optimal\"", code, fixed = TRUE)))
+  expect_true(any(grepl("damage = \"distance\"", code, fixed = TRUE)))
+  expect_true(any(grepl("ordered = \"age\"", code, fixed = TRUE)))
+  run <- file.path(dl, "script")
+  dir.create(run)
+  run_script(script, run, s$app)
+  expect_identical(readLines(file.path(run, "released.csv")), readLines(csv))
+  expect_alive(b)
+})
+
 test_that("in the browser: a table with a hierarchy and three rules, protected; its flagged CSV and a script that repeats it", {
   s <- local_app_browser()
   b <- s$b

@@ -144,6 +144,8 @@ test_that("release_report() documents a certified sdcMicroObj", {
   r_race <- max_match_risk(obj, known = "race")$risk
   expect_match(html, format(signif(r_race, 6), scientific = FALSE, drop0trailing = TRUE, trim = TRUE), fixed = TRUE)
   expect_match(html, "Transition matrix of <code>marital</code>", fixed = TRUE)
+  expect_match(html, sprintf("in expectation %s of 2,000 records change cell", sdcRisk:::report_num(round(pram_damage(obj)$records, 1))),
+               fixed = TRUE)
 })
 
 test_that("the report of an sdcMicroObj with households says what the certificate covers (issue 37)", {
@@ -374,4 +376,72 @@ test_that("the code of a table report has every rule with its parameters, and re
   eval(parse(text = code), env)
   expect_identical(env$prot$status, prot$status)
   expect_identical(env$prot$total, prot$total)
+})
+
+test_that("the report states the design's damage beside the certificate, and for the least-damage design the lower bound and the gap (issue 35)", {
+  skip_if_no_pandoc()
+  d <- pums_md[1:3000, ]
+  keys <- c("sex", "age", "race", "marital")
+  set.seed(35)
+  rel <- ifpr(d, keys, xi = 0.2, method = "optimal", damage = "distance", ordered = "age", weights = c(marital = 0.5))
+  html <- report_html(rel, seed = 35)
+  dmg <- pram_damage(rel, weights = c(marital = 0.5), ordered = "age")
+  lower <- rel$certificate$design$lower
+  # the numbers are pram_damage()'s and the certificate's bound, written as the report writes numbers
+  num <- function(x) format(round(x, 1), big.mark = ",", scientific = FALSE)
+  expect_match(html, sprintf("in expectation %s of 3,000 records change cell", num(dmg$records)), fixed = TRUE)
+  expect_match(html, sprintf("and %s key values change", num(dmg$keys)), fixed = TRUE)
+  expect_match(html, "The design was chosen to make the distance on the ordered keys least.", fixed = TRUE)
+  expect_match(html, sprintf("changes at least <strong>%s records</strong>", num(lower[["records"]])), fixed = TRUE)
+  expect_match(html, sprintf("This design changes %s times as many records (%s above the bound)",
+                             format(round(dmg$records / lower[["records"]], 3), nsmall = 3),
+                             num(dmg$records - lower[["records"]])), fixed = TRUE)
+  # the table: every measure, the one minimised, the bound and the ratio
+  tab <- sdcRisk:::report_damage_table(dmg, rel$certificate$design)
+  expect_identical(tab$expected, round(c(dmg$records, dmg$keys, dmg$distance, dmg$variance), 1))
+  expect_identical(tab$minimised, c("", "", "yes", ""))
+  expect_identical(tab$lower_bound, round(c(lower[["records"]], lower[["keys"]], NA, NA), 1))
+  expect_match(html, "distance (ordered: age)", fixed = TRUE)
+  expect_match(html, "with the lower bound of any unbiased PRAM that meets xi (Goal 3)", fixed = TRUE)
+  expect_match(html, "Exact calibration does not apply", fixed = TRUE)
+  # the bound is a bound: a design that met xi with fewer changes would contradict it
+  expect_gte(dmg$records, lower[["records"]])
+  # the code remakes the release with its damage, weights and ordered keys
+  code <- report_code_block(html)
+  expect_match(code, "damage = \"distance\"", fixed = TRUE)
+  expect_match(code, "weights = c(marital = 0.5)", fixed = TRUE)
+  expect_match(code, "ordered = \"age\"", fixed = TRUE)
+  env <- new.env()
+  env$data <- d
+  eval(parse(text = code), env)
+  expect_identical(env$release$data, rel$data)
+  expect_identical(env$release$certificate$design, rel$certificate$design)
+
+  # Goal 2: the damage, no bound, saying why
+  set.seed(35)
+  rel2 <- ifpr(d, keys, xi = 0.3, goal = "unique_matches", method = "optimal")
+  html2 <- report_html(rel2, seed = 35)
+  expect_match(html2, "No lower bound is stated under Goal 2", fixed = TRUE)
+  expect_no_match(html2, "changes at least <strong>", fixed = TRUE)
+  expect_match(html2, "The design was chosen to make the key values changed least.", fixed = TRUE)
+  expect_null(sdcRisk:::report_damage_table(pram_damage(rel2), rel2$certificate$design)$lower_bound)
+  # the tiered design: its damage, no design, no bound; its code has no damage
+  set.seed(35)
+  rel3 <- ifpr(d, keys, xi = 0.2)
+  html3 <- report_html(rel3, seed = 35)
+  expect_match(html3, sprintf("in expectation %s of 3,000 records change cell", num(pram_damage(rel3)$records)), fixed = TRUE)
+  expect_no_match(html3, "The design was chosen", fixed = TRUE)
+  expect_no_match(html3, "No lower bound", fixed = TRUE)
+  expect_no_match(report_code_block(html3), "damage =", fixed = TRUE)
+})
+
+test_that("a per-variable PRAM's report states its damage too (issue 35)", {
+  skip_if_no_pandoc()
+  set.seed(8)
+  rel <- pram_release(pums_md[1:3000, ], c("sex", "age", "race"), vars = "race", pd = 0.8)
+  html <- report_html(rel, seed = 8)
+  dmg <- pram_damage(rel)
+  expect_match(html, sprintf("in expectation %s of 3,000 records change cell",
+                             format(round(dmg$records, 1), big.mark = ",", scientific = FALSE)), fixed = TRUE)
+  expect_match(html, "Expected damage of the design (<code>pram_damage()</code>).", fixed = TRUE)
 })
