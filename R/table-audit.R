@@ -70,7 +70,8 @@
 #' protection as against the outsider (the interval contract above, its a
 #' priori bounds now the respondent's own); a cell that a respondent knows
 #' from its own data alone is not checked against it (no pattern can hide
-#' it). Besides each respondent alone, the coalitions the rules name: the
+#' it), nor is a cell the outsider already narrows too far (the outsider's
+#' audit reports it). Besides each respondent alone, the coalitions the rules name: the
 #' \eqn{n - 1} largest contributors after the largest of a cell flagged by
 #' `rule_nk(n, k)` (\eqn{n \ge 3}; for \eqn{n = 2} the second largest, a
 #' respondent alone), the suspect set of a PTN rule with \eqn{n_s \ge 2}

@@ -237,6 +237,10 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call) {
                      need_lower = numeric(), need_upper = numeric())
   out <- list(breaches = none, n_lp = 0L, n_groups = 0L)
   sens <- prep$sensitive & supp
+  # a cell the outsider already narrows too far is reported by the
+  # outsider's audit: only cells it leaves protected are attacked here
+  s_idx <- which(sens)
+  sens[s_idx] <- protection_met(prep, s_idx, outer$lower[s_idx], outer$upper[s_idx])
   if (!any(sens) || !length(resp$groups)) return(out)
   cmp <- respondent_components(prep, supp, call)
   has_sens <- unique(cmp$comp[sens])
@@ -275,7 +279,8 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call) {
                              collapse = ";"))
       res <- cache[[key]]
       if (is.null(res)) {
-        res <- respondent_component(prep, cmp, cc, k$cells[mine], k$lo[mine], k$hi[mine], exact, call)
+        res <- respondent_component(prep, cmp, cc, k$cells[mine], k$lo[mine], k$hi[mine], exact,
+                                    sens, call)
         out$n_lp <- out$n_lp + res$n_lp
         cache[[key]] <- res
       }
@@ -306,9 +311,9 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call) {
 
 # The intervals of the sensitive cells of component cc when the cells
 # `cells` are known to lie within [lo, hi].
-respondent_component <- function(prep, cmp, cc, cells, lo, hi, exact, call) {
+respondent_component <- function(prep, cmp, cc, cells, lo, hi, exact, sens, call) {
   lp <- cmp$lp_of(cc)
-  targets <- lp$vars[prep$sensitive[lp$vars]]
+  targets <- lp$vars[sens[lp$vars]]
   pa <- prep
   pa$lower[cells] <- pmax(prep$lower[cells], lo)
   pa$upper[cells] <- pmin(prep$upper[cells], hi)
