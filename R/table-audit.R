@@ -314,8 +314,9 @@ attacker_line <- function(x) {
   if (!identical(attr(x, "attacker"), "respondents")) return("Attacker: an outsider.")
   br <- attr(x, "breaches")
   nb <- if (is.null(br)) 0L else nrow(br)
-  sprintf("Attackers: an outsider and every respondent (%s with knowledge that narrows a suppressed cell)%s",
-          plural(attr(x, "respondents_checked") %||% 0L, "respondent or coalition"),
+  nk <- attr(x, "respondents_checked") %||% 0L
+  sprintf("Attackers: an outsider and every respondent (%s know%s more than the outsider about a suppressed cell)%s",
+          format(nk, big.mark = ","), if (nk == 1) "s" else "",
           if (nb) sprintf("; %s break the pattern.", plural(nb, "(respondent, cell) pair")) else ".")
 }
 
