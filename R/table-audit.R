@@ -297,10 +297,10 @@ format.sdc_audit <- function(x, n = 10, ...) {
               plural(sum(x$suppressed), "suppressed cell"), attr(x, "value"),
               paste(format(sum(x$sensitive), big.mark = ","), "sensitive"),
               plural(attr(x, "n_lp"), "linear program")),
-      attacker_line(x),
       if (!nrow(x)) "No cell is sensitive or suppressed: nothing to audit." else
         if (attr(x, "passed")) "Every sensitive cell is protected." else
-        sprintf("NOT PROTECTED: %s (shown below).", plural(length(fail), "sensitive cell")))),
+        sprintf("NOT PROTECTED: %s (shown below).", plural(length(fail), "sensitive cell")),
+      attacker_line(x))),
     body$lines,
     wrap_lines(c(
       if (nrow(shown) > n) sprintf("# ... %d more rows", nrow(shown) - n),

@@ -139,8 +139,8 @@ test_that("errors are classed and worded", {
   expect_error(cell_sensitivity(d, c("r", "c"), "v", rule_frequency(3), hierarchy = list(r = c(a = "b", b = "g"))),
                class = "sdcRisk_error_hierarchy")
   expect_snapshot(error = TRUE, {
-    audit_table(sens, TRUE, attacker = "outsider")
-    protect_table(sens, lower = sens$total, upper = sens$total, attacker = "outsider")
+    audit_table(sens, TRUE)
+    protect_table(sens, lower = sens$total, upper = sens$total)
     cell_sensitivity(d, c("r", "c"), "v", rule_frequency(3), hierarchy = list(r = c(a = "g")))
   })
 })
