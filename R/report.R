@@ -319,7 +319,8 @@ release_report.sdc_protection <- function(x, file, ..., title = "Disclosure revi
         "x" = "It is {.obj_type_friendly {sensitivity}} with {nrow(sensitivity) %||% 0} row{?s}; {.arg x} has {nrow(df)}."
       ), "argument", arg = "sensitivity")
     }
-    audit <- audit_table(sensitivity, df$status != "published")
+    audit <- audit_table(sensitivity, df$status != "published",
+                         attacker = stats$attacker %||% "outsider")
   }
   report_step("Auditing the table")
   suppressed <- df[df$status != "published", intersect(c(by, "level", "total", "status", "reason", "protection", "lower", "upper", "protected"), names(df)), drop = FALSE]

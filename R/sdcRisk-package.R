@@ -66,6 +66,8 @@
 #   table-suppress*.R   protect_table(): the pattern, its search, the
 #                       optimal pattern and the clean-up
 #   table-audit.R       audit_table(): the attacker's exact LP
+#   table-respondent.R  respondents as attackers: their knowledge, their
+#                       audit and the suppressions that withstand them
 #   table-linked.R      linked tables: protect_tables(), audit_tables()
 #   table-lp.R          the LP solver (HiGHS) behind both
 #   table-policy.R      every threshold, limit and budget of the above, each

@@ -52,6 +52,60 @@
 #' column or \eqn{+\infty}. Comparisons allow a relative tolerance of
 #' \eqn{10^{-7}} for the floating-point solver.
 #'
+#' @section Respondents as attackers:
+#' With `attacker = "respondents"` (the default) the pattern must also
+#' withstand every respondent of the table (Hundepool et al. 2012, Section
+#' 4.2.2, the "singleton" problem of tau-ARGUS and of GaussSuppression's
+#' `singletonMethod`). A respondent (a contributor: a value of the
+#' `contributor` column of [cell_sensitivity()], with all its records in all
+#' cells; without it, each record) knows its own contribution \eqn{x_a(c)}
+#' to every cell \eqn{c} it is in, so it knows that the cell is
+#' \eqn{x_a(c)} plus the rest, and that the rest lies within the other
+#' contributors' a priori bounds: at least 0 when every contribution of the
+#' table is non-negative, within the sums of their records' `lower` and
+#' `upper` bounds when [cell_sensitivity()] had them. A respondent alone in
+#' a cell knows the cell (in a frequency table, a person alone in a cell
+#' knows that it is 1). Its linear programs are the outsider's with these
+#' bounds added, and each sensitive cell must keep, within them, the same
+#' protection as against the outsider (the interval contract above, its a
+#' priori bounds now the respondent's own); a cell that a respondent knows
+#' from its own data alone is not checked against it (no pattern can hide
+#' it), nor is a cell the outsider already narrows too far (the outsider's
+#' audit reports it). Besides each respondent alone, the coalitions the rules name: the
+#' \eqn{n - 1} largest contributors after the largest of a cell flagged by
+#' `rule_nk(n, k)` (\eqn{n \ge 3}; for \eqn{n = 2} the second largest, a
+#' respondent alone), the suspect set of a PTN rule with \eqn{n_s \ge 2}
+#' (for the p% and pq rules the suspect is the second largest contributor,
+#' a respondent alone). Respondents are assumed to know their weighted
+#' contributions.
+#'
+#' Zero contributions (`zero_contributions`): a contributor all of whose
+#' records in a cell are 0 (with negative values, records that cancel are
+#' not a zero contribution) is, by default (`"ignore"`), not counted when
+#' deciding who is alone in the cell: a contributor whose co-contributors
+#' all contribute 0 is taken to know the cell exactly. That is what a
+#' statistical office would assume: the zeros are often structural (a firm
+#' with no activity in that cell) and known to the other respondents, and
+#' assuming less knowledge than the respondent may have would publish a
+#' pattern that it can break. `"count"` counts them as contributors like any
+#' other, so such a respondent only knows that the cell is its contribution
+#' plus a non-negative rest; patterns are then smaller, and safe only if the
+#' respondents cannot know that the others contributed nothing.
+#'
+#' Only a respondent whose knowledge of some suppressed cell falls strictly
+#' inside the outsider's exact interval of that cell changes the attacker's
+#' problem (knowledge the interval already implies changes nothing), so the
+#' respondent audit first computes the outsider's interval of every
+#' suppressed cell, then solves programs only for those respondents, only on
+#' the connected sets of suppressed cells their knowledge narrows, and once
+#' for respondents whose knowledge there is the same. `attacker =
+#' "outsider"` restores the outsider's audit alone (the contract of
+#' earlier versions, e.g. to compare with tools that do not model
+#' respondents). A table with no sensitive cell passes either audit
+#' (nothing to protect). The respondent audit needs the contributions that
+#' [cell_sensitivity()] keeps with its table: a subset or edited table is
+#' an error of class `sdcRisk_error_no_contributions`.
+#'
 #' @param x An `sdc_sensitivity` table from [cell_sensitivity()], with all
 #'   its margins.
 #' @param suppressed The pattern: a logical vector with one value per row of
@@ -72,14 +126,31 @@
 #'   reported; one optimal table of a linear program is a witness for every
 #'   sensitive cell it takes far enough, so most cells need no program of
 #'   their own).
+#' @param attacker `"respondents"` (the default): the outsider and every
+#'   respondent and coalition of respondents of the table (see
+#'   "Respondents as attackers"); `"outsider"`: the outside attacker alone.
+#' @param zero_contributions How zero contributions count when deciding
+#'   whether a respondent is alone in a cell: `"ignore"` (the default: a
+#'   respondent whose co-contributors all contribute 0 knows the cell) or
+#'   `"count"` (they are contributors like any other). See "Respondents as
+#'   attackers".
 #' @returns An object of class `sdc_audit`: a data frame with one row per
 #'   suppressed or sensitive cell, with the `by` columns, `level`, `total`,
 #'   `suppressed`, `sensitive`, `protection` (the level required on each
 #'   side), `lower` and `upper` (the feasibility interval; `NA` for published
 #'   cells, and for non-sensitive cells with `intervals = "sensitive"`) and
 #'   `protected` (`NA` for non-sensitive cells). Attribute `passed` is `TRUE`
-#'   when every sensitive cell is protected; `n_lp` counts the linear
-#'   programs solved.
+#'   when every sensitive cell is protected (against every attacker);
+#'   `n_lp` counts the linear programs solved; `attacker` is the attacker
+#'   argument; `breaches` (with `attacker = "respondents"`) is a data frame
+#'   of the breaches by respondent, one row per (respondent, sensitive cell)
+#'   pair that breaks the pattern: `respondent` (its id, or the ids of a
+#'   coalition joined by `" + "`), the cell's `by` columns, `total`,
+#'   `protection`, the respondent's interval `lower`, `upper` and the
+#'   interval it must at least be, `required_lower`, `required_upper` (a
+#'   cell a respondent breaks has `protected = FALSE`);
+#'   `respondents_checked` counts the respondents and coalitions whose
+#'   knowledge narrows some suppressed cell.
 #' @references Hundepool, A. et al. (2012). *Statistical Disclosure
 #'   Control*, Sections 4.3 and 4.4. Wiley.
 #'
@@ -106,19 +177,41 @@
 #' # the pattern chosen by protect_table() passes
 #' prot <- protect_table(sens)
 #' audit_table(sens, prot$status != "published")
+#'
+#' # a respondent alone in a suppressed cell knows it: the outsider's
+#' # pattern can fail the respondent audit
+#' out <- protect_table(sens, attacker = "outsider")
+#' summary(audit_table(sens, out$status != "published"))
 audit_table <- function(x, suppressed, ..., lower = NULL, upper = NULL, freq_protection = 10,
-                        intervals = c("suppressed", "sensitive", "none")) {
+                        intervals = c("suppressed", "sensitive", "none"),
+                        attacker = c("respondents", "outsider"),
+                        zero_contributions = c("ignore", "count")) {
   rlang::check_dots_empty()
   check_sensitivity_table(x)
   intervals <- check_choice(intervals)
+  attacker <- check_choice(attacker)
+  zero_contributions <- check_choice(zero_contributions)
   supp <- suppression_vector(x, suppressed)
   prep <- table_problem(x, lower, upper, freq_protection, arg = "x")
+  resp <- table_respondents(x, prep, attacker, zero_contributions)
   targets <- which(supp & (prep$sensitive | intervals == "suppressed"))
   res <- audit_cells(prep, supp, targets, exact = intervals != "none")
-  new_sdc_audit(x, prep, supp, targets, res, show = intervals != "none")
+  ra <- if (!is.null(resp)) respondent_audit(prep, supp, resp, exact = intervals != "none", call = rlang::current_env())
+  new_sdc_audit(x, prep, supp, targets, res, show = intervals != "none",
+                respondents = audit_respondents(x, prep, resp, ra, attacker))
 }
 
-new_sdc_audit <- function(x, prep, supp, targets, res, show = TRUE) {
+# The respondent side of an audit, as new_sdc_audit() stores it:
+# list(attacker, n_groups, breaches) (breaches: breach_table()).
+audit_respondents <- function(x, prep, resp, ra, attacker, map = seq_len(nrow(x))) {
+  if (is.null(ra)) return(list(attacker = attacker, n_groups = 0L, n_lp = 0L, breaches = NULL))
+  list(attacker = attacker, n_groups = ra$n_groups, n_lp = ra$n_lp,
+       breaches = breach_table(x, prep, resp, ra$breaches, map))
+}
+
+new_sdc_audit <- function(x, prep, supp, targets, res, show = TRUE,
+                          respondents = list(attacker = "outsider", n_groups = 0L, n_lp = 0L,
+                                             breaches = NULL)) {
   n <- nrow(x)
   lo <- hi <- rep(NA_real_, n)
   lo[targets] <- res$lower
@@ -126,6 +219,11 @@ new_sdc_audit <- function(x, prep, supp, targets, res, show = TRUE) {
   protected <- rep(NA, n)
   sens <- prep$sensitive
   protected[sens] <- supp[sens] & protection_met(prep, which(sens), lo[sens], hi[sens])
+  br <- respondents$breaches
+  if (!is.null(br) && nrow(br)) {
+    key <- function(d) do.call(paste, c(lapply(attr(x, "by"), function(b) as.character(d[[b]])), sep = "\r"))
+    protected[which(key(as.data.frame(x)) %in% key(br))] <- FALSE
+  }
   if (!show) lo[] <- hi[] <- NA_real_
   keep <- supp | sens
   by <- attr(x, "by")
@@ -138,7 +236,9 @@ new_sdc_audit <- function(x, prep, supp, targets, res, show = TRUE) {
   out$protected <- protected[keep]
   rownames(out) <- NULL
   structure(out, class = c("sdc_audit", "data.frame"), by = by, value = attr(x, "value"),
-            passed = all(protected[sens]), n_lp = res$n_lp)
+            passed = all(protected[sens]), n_lp = res$n_lp + respondents$n_lp,
+            attacker = respondents$attacker, respondents_checked = respondents$n_groups,
+            breaches = br)
 }
 
 # What is wrong with the frame of a table result (protection or audit):
@@ -171,6 +271,10 @@ validate_sdc_audit <- function(x, arg = rlang::caller_arg(x), call = rlang::call
              !is.numeric(x$total) || !all(is.finite(x$total)) || !is.numeric(x$lower) ||
              !is.numeric(x$upper) || !is.numeric(x$protection)) {
     "{.field suppressed}, {.field sensitive}, {.field protected} or the numeric columns have wrong values"
+  } else if (!is.null(attr(x, "breaches")) &&
+             (!is.data.frame(attr(x, "breaches")) ||
+              !all(c("respondent", by, "lower", "upper") %in% names(attr(x, "breaches"))))) {
+    "its attribute {.field breaches} is not a table of breaches by respondent"
   } else if (!identical(x$sensitive, !is.na(x$protected)) ||
              !identical(attr(x, "passed"), all(x$protected[x$sensitive]))) {
     "{.field protected} disagrees with {.field sensitive} or with the verdict {.field passed}"
@@ -195,12 +299,33 @@ format.sdc_audit <- function(x, n = 10, ...) {
               plural(attr(x, "n_lp"), "linear program")),
       if (!nrow(x)) "No cell is sensitive or suppressed: nothing to audit." else
         if (attr(x, "passed")) "Every sensitive cell is protected." else
-        sprintf("NOT PROTECTED: %s (shown below).", plural(length(fail), "sensitive cell")))),
+        sprintf("NOT PROTECTED: %s (shown below).", plural(length(fail), "sensitive cell")),
+      attacker_line(x))),
     body$lines,
     wrap_lines(c(
       if (nrow(shown) > n) sprintf("# ... %d more rows", nrow(shown) - n),
       if (length(body$dropped)) sprintf("# %s not shown; as.data.frame() gives all columns",
-                                        paste(body$dropped, collapse = ", ")))))
+                                        paste(body$dropped, collapse = ", ")))),
+    breach_lines(attr(x, "breaches"), n))
+}
+
+# Who the audit took as attacker, in one line.
+attacker_line <- function(x) {
+  if (!identical(attr(x, "attacker"), "respondents")) return("Attacker: an outsider.")
+  br <- attr(x, "breaches")
+  nb <- if (is.null(br)) 0L else nrow(br)
+  nk <- attr(x, "respondents_checked") %||% 0L
+  sprintf("Attackers: an outsider and every respondent (%s know%s more than the outsider about a suppressed cell)%s",
+          format(nk, big.mark = ","), if (nk == 1) "s" else "",
+          if (nb) sprintf("; %s break the pattern.", plural(nb, "(respondent, cell) pair")) else ".")
+}
+
+# The breaches by respondent, at most n, as lines.
+breach_lines <- function(br, n) {
+  if (is.null(br) || !nrow(br)) return(character())
+  c("Breaches by respondent (the respondent's interval against the interval required):",
+    protection_table_lines(utils::head(br, n))$lines,
+    if (nrow(br) > n) sprintf("# ... %d more breaches; attr(x, \"breaches\") gives all", nrow(br) - n))
 }
 
 #' @export
@@ -214,7 +339,9 @@ summary.sdc_audit <- function(object, ...) {
     n_suppressed = sum(object$suppressed), n_sensitive = sum(sens),
     n_protected = sum(object$protected[sens]), n_lp = attr(object, "n_lp"),
     exact = any(!is.na(object$lower)),
-    failing = as.data.frame(unclass(fail))
+    failing = as.data.frame(unclass(fail)),
+    attacker = attr(object, "attacker") %||% "outsider",
+    breaches = attr(object, "breaches")
   ), class = "summary.sdc_audit")
 }
 
@@ -229,7 +356,13 @@ format.summary.sdc_audit <- function(x, ...) {
       sprintf("Verdict: FAILED, %s narrower than required.", plural(nrow(x$failing), "sensitive cell")),
     sprintf("%s (%s)", plural(x$n_lp, "linear program"),
             if (x$exact) "exact intervals" else "protection decided, intervals not reported"),
-    if (nrow(x$failing)) c("Cells not protected:", protection_table_lines(utils::head(x$failing, 10))$lines)
+    if (identical(x$attacker, "respondents")) {
+      nb <- if (is.null(x$breaches)) 0L else nrow(x$breaches)
+      sprintf("Respondent audit: %s", if (nb) sprintf("%s break%s the pattern", plural(nb, "(respondent, cell) pair"), if (nb == 1) "s" else "") else
+        "no respondent narrows a sensitive cell below its protection")
+    } else "Outsider audit only (attacker = \"outsider\")",
+    if (nrow(x$failing)) c("Cells not protected:", protection_table_lines(utils::head(x$failing, 10))$lines),
+    breach_lines(x$breaches, 10)
   )
 }
 

@@ -67,13 +67,17 @@
 protect_tables <- function(tables, ..., cost = c("value", "cells"), lower = NULL, upper = NULL,
                            freq_protection = 10, intervals = c("suppressed", "sensitive", "none"),
                            method = c("heuristic", "optimal"), time_limit = 60, cleanup = "auto",
-                           improve = "auto") {
+                           improve = "auto", attacker = c("respondents", "outsider"),
+                           zero_contributions = c("ignore", "count")) {
   rlang::check_dots_empty()
   cost <- check_choice(cost)
   intervals <- check_choice(intervals)
   method <- check_choice(method)
+  attacker <- check_choice(attacker)
+  zero_contributions <- check_choice(zero_contributions)
   check_number(time_limit, min = 1)
   lp <- linked_problem(tables, lower, upper, freq_protection, call = rlang::current_env())
+  resp <- linked_respondents(lp, attacker, zero_contributions, call = rlang::current_env())
   cleanup <- check_cleanup(cleanup, lp$prep$structure$ncell)
   improve <- check_cleanup(improve, lp$prep$structure$ncell, max_cells = improve_auto_cells)
   if (method == "optimal" && lp$prep$structure$ncell > optimal_max_cells) {
@@ -84,7 +88,8 @@ protect_tables <- function(tables, ..., cost = c("value", "cells"), lower = NULL
     ), "argument", call = rlang::current_env(), arg = "method")
   }
   res <- protection_pattern(lp$prep, cost, lp$labels, lp$reasons, Inf, method, time_limit, cleanup,
-                            intervals, improve = improve, call = rlang::current_env())
+                            intervals, improve = improve, call = rlang::current_env(),
+                            respondents = resp)
   lower_all <- upper_all <- rep(NA_real_, lp$prep$structure$ncell)
   lower_all[res$targets] <- res$final$lower
   upper_all[res$targets] <- res$final$upper
@@ -106,10 +111,15 @@ protect_tables <- function(tables, ..., cost = c("value", "cells"), lower = NULL
 #' @rdname protect_tables
 #' @export
 audit_tables <- function(tables, suppressed, ..., lower = NULL, upper = NULL, freq_protection = 10,
-                         intervals = c("suppressed", "sensitive", "none")) {
+                         intervals = c("suppressed", "sensitive", "none"),
+                         attacker = c("respondents", "outsider"),
+                         zero_contributions = c("ignore", "count")) {
   rlang::check_dots_empty()
   intervals <- check_choice(intervals)
+  attacker <- check_choice(attacker)
+  zero_contributions <- check_choice(zero_contributions)
   lp <- linked_problem(tables, lower, upper, freq_protection, call = rlang::current_env())
+  resp <- linked_respondents(lp, attacker, zero_contributions, call = rlang::current_env())
   if (!is.list(suppressed) || is.data.frame(suppressed) || length(suppressed) != length(lp$tables)) {
     abort_sdc(c(
       "{.arg suppressed} must be a list with one pattern per table.",
@@ -129,6 +139,8 @@ audit_tables <- function(tables, suppressed, ..., lower = NULL, upper = NULL, fr
   lo <- hi <- rep(NA_real_, n)
   lo[targets] <- res$lower
   hi[targets] <- res$upper
+  ra <- if (!is.null(resp)) respondent_audit(lp$prep, supp, resp, exact = intervals != "none",
+                                             call = rlang::current_env())
   out <- lapply(seq_along(lp$tables), function(k) {
     m <- lp$map[[k]]
     prep_k <- lp$preps[[k]]
@@ -139,12 +151,13 @@ audit_tables <- function(tables, suppressed, ..., lower = NULL, upper = NULL, fr
     tk <- which(supp[m] & !is.na(lo[m]))
     a <- new_sdc_audit(lp$tables[[k]], prep_k, supp[m], tk,
                        list(lower = lo[m][tk], upper = hi[m][tk], n_lp = res$n_lp),
-                       show = intervals != "none")
+                       show = intervals != "none",
+                       respondents = audit_respondents(lp$tables[[k]], lp$prep, resp, ra, attacker, m))
     a
   })
   names(out) <- names(lp$tables)
   passed <- all(vapply(out, function(a) isTRUE(attr(a, "passed")), logical(1)))
-  structure(out, class = "sdc_audit_set", passed = passed, n_lp = res$n_lp,
+  structure(out, class = "sdc_audit_set", passed = passed, n_lp = res$n_lp + (ra$n_lp %||% 0L),
             cells = n, shared = lp$shared)
 }
 

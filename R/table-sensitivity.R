@@ -281,6 +281,7 @@ cell_sensitivity <- function(data, by, value, rules, contributor = NULL, weight 
     rec_i <- hierarchy_level(rec, hier, depth)
     sensitivity_level(rec_i, kept, rules, opts, k_largest)
   })
+  contributions <- level_contributions(levels_out, rec)
   out <- do.call(rbind, levels_out)
   for (j in seq_len(nby)) {
     # totals (code 0) sort after the categories
@@ -289,7 +290,9 @@ cell_sensitivity <- function(data, by, value, rules, contributor = NULL, weight 
     codes[codes == 0L] <- length(labels) + 1L
     out[[j]] <- codes
   }
-  out <- out[do.call(order, unname(as.list(out[seq_len(nby)]))), , drop = FALSE]
+  o <- do.call(order, unname(as.list(out[seq_len(nby)])))
+  out <- out[o, , drop = FALSE]
+  contributions$cell <- match(contributions$cell, o)
   for (j in seq_len(nby)) {
     labels <- c(rec$labels[[j]], total_label)
     out[[j]] <- factor(labels[out[[j]]], levels = labels, exclude = NULL)
@@ -301,12 +304,39 @@ cell_sensitivity <- function(data, by, value, rules, contributor = NULL, weight 
                         contributor = contributor, weight = weight, waiver = waiver,
                         lower = lower, upper = upper, na = na, total_label = total_label),
                         if (!is.null(hierarchy)) list(hierarchy = hierarchy_parents(hier, total_label),
-                                                      n_levels = nrow(depths))))
+                                                      n_levels = nrow(depths))),
+                      contributions = contributions)
 }
 
-new_sdc_sensitivity <- function(df, by, value, rules, n_records, options) {
+new_sdc_sensitivity <- function(df, by, value, rules, n_records, options, contributions = NULL) {
   structure(df, class = c("sdc_sensitivity", "data.frame"), by = by, value = value,
-            rules = rules, n_records = n_records, options = options)
+            rules = rules, n_records = n_records, options = options,
+            contributions = contributions)
+}
+
+# The contributions of every contributor to every cell it is in, at every
+# level (what a respondent knows, for the respondent audit of
+# audit_table()): a list with, per (cell, contributor) pair, `cell` (row of
+# the table), `contributor` (code: index into `ids`, or the record number
+# without `contributor`), `x` (its weighted contribution, signed), `zero`
+# (every record of it in the cell is 0), `lower`, `upper` (the sums of its
+# records' known bounds), and `ids` (the contributor ids as strings, NULL
+# without `contributor`). The cells are numbered across the levels in
+# `levels_out` in the order of their rows, before cell_sensitivity() sorts
+# them.
+level_contributions <- function(levels_out, rec) {
+  offsets <- cumsum(c(0L, vapply(levels_out, nrow, integer(1))))
+  parts <- lapply(seq_along(levels_out), function(i) {
+    p <- attr(levels_out[[i]], "contributions")
+    p$cell <- p$cell + offsets[i]
+    p
+  })
+  out <- lapply(c("cell", "contributor", "x", "zero", "lower", "upper"), function(nm) {
+    unlist(lapply(parts, `[[`, nm), use.names = FALSE)
+  })
+  names(out) <- c("cell", "contributor", "x", "zero", "lower", "upper")
+  out$ids <- rec$contributor_ids
+  out
 }
 
 # The columns the methods of an sdc_sensitivity table read.
@@ -540,7 +570,8 @@ bound_column <- function(z, name, arg, default, call) {
 
 # One level of aggregation: the cells of the `by` variables in `kept`.
 sensitivity_level <- function(rec, kept, rules, opts, k_largest) {
-  sums_in <- list(rec$x, rec$y, rep_len(rec$lower, rec$n), rep_len(rec$upper, rec$n), rec$waiver)
+  sums_in <- list(rec$x, rec$y, rep_len(rec$lower, rec$n), rep_len(rec$upper, rec$n), rec$waiver,
+                  abs(rec$x))
   agg <- core_call(cpp_contributor_cells, rec$codes[kept], rec$nlevels[kept], rec$contributor,
                                sums_in, rec$n)
   ncell <- agg$ncell
@@ -587,6 +618,8 @@ sensitivity_level <- function(rec, kept, rules, opts, k_largest) {
   # known bounds on the cell totals, for the audit of a suppression pattern
   if (length(rec$lower) > 1) out$lower_bound <- as.numeric(rowsum(d$lower, cell, reorder = TRUE))
   if (length(rec$upper) > 1) out$upper_bound <- as.numeric(rowsum(d$upper, cell, reorder = TRUE))
+  attr(out, "contributions") <- list(cell = cell, contributor = agg$contributor, x = value,
+                                     zero = agg$sums[[6]] == 0, lower = d$lower, upper = d$upper)
   out
 }
 
@@ -683,6 +716,8 @@ print.sdc_sensitivity <- function(x, n = 10, ...) {
 `[.sdc_sensitivity` <- function(x, ...) {
   out <- NextMethod()
   if (!is.data.frame(out)) return(out)
+  # the contributions name rows of the whole table: a subset has none
+  attr(out, "contributions") <- NULL
   keep <- c("by", "value", "rules", "n_records", "options")
   if (all(sensitivity_columns(attr(x, "by"), attr(x, "rules")) %in% names(out))) {
     for (a in keep) attr(out, a) <- attr(x, a)

@@ -58,6 +58,20 @@
 #' themselves are the proof (inner bounds of every interval, each at least
 #' the protection level).
 #'
+#' With `attacker = "respondents"` (the default) the pattern must also
+#' withstand every respondent of the table, who knows its own contributions
+#' (see "Respondents as attackers" in [audit_table()]): after the steps
+#' above, the respondent audit runs, and for every (respondent, sensitive
+#' cell) pair that breaks the pattern the heuristic looks for a witness
+#' table within what the respondent knows (its cells fixed where it is
+#' alone, bounded below by its contributions), suppressing the cells it
+#' moves (reason "protects ... against respondent ..."); then the audit
+#' again, until no respondent breaks any sensitive cell. When no table
+#' within a respondent's knowledge can move a cell far enough, the function
+#' stops with an error of class `sdcRisk_error_unprotectable` naming the
+#' cell and the respondent. `attacker = "outsider"` protects against the
+#' outside attacker alone (the smaller patterns of earlier versions).
+#'
 #' Frequency tables are protected the same way: make the table of a column
 #' of ones with [rule_frequency()] (see the examples).
 #'
@@ -113,7 +127,10 @@
 #'   `method = "optimal"`, `optimal`, whether the pattern is proved optimal,
 #'   and `lower_bound`, the proved lower bound on the cost of any pattern,
 #'   in the units of `cost` with primary cells free; `improved`: whether
-#'   `improve` replaced the heuristic's pattern, `NA` when it did not run).
+#'   `improve` replaced the heuristic's pattern, `NA` when it did not run;
+#'   `attacker`, and `respondent_rounds`, the rounds of the respondent
+#'   audit that added suppressions; `optimal` is `FALSE` when they added
+#'   any to the optimal method's pattern, whose `lower_bound` stays valid).
 #' @references Hundepool, A. et al. (2012). *Statistical Disclosure
 #'   Control*, Section 4.4. Wiley.
 #'
@@ -151,12 +168,16 @@
 protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, upper = NULL,
                           freq_protection = 10, intervals = c("suppressed", "sensitive", "none"),
                           box = 2000, method = c("heuristic", "optimal"), time_limit = 60,
-                          cleanup = "auto", improve = "auto") {
+                          cleanup = "auto", improve = "auto",
+                          attacker = c("respondents", "outsider"),
+                          zero_contributions = c("ignore", "count")) {
   rlang::check_dots_empty()
   check_sensitivity_table(x)
   cost <- check_choice(cost)
   intervals <- check_choice(intervals)
   method <- check_choice(method)
+  attacker <- check_choice(attacker)
+  zero_contributions <- check_choice(zero_contributions)
   if (!identical(box, Inf)) check_number(box, min = suppress_box_min)
   check_number(time_limit, min = 1)
   cleanup <- check_cleanup(cleanup, nrow(x))
@@ -169,8 +190,10 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
     ), "argument", call = rlang::current_env())
   }
   prep <- table_problem(x, lower, upper, freq_protection, arg = "x")
+  resp <- table_respondents(x, prep, attacker, zero_contributions)
   res <- protection_pattern(prep, cost, cell_labels(x), x$rules, box, method, time_limit, cleanup,
-                            intervals, improve = improve, call = rlang::current_env())
+                            intervals, improve = improve, call = rlang::current_env(),
+                            respondents = resp)
   new_sdc_protection(x, prep, res$supp, res$reason, res$targets, res$final, cost, res$stats)
 }
 
@@ -194,7 +217,7 @@ check_cleanup <- function(cleanup, n_cells, max_cells = cleanup_auto_cells,
 # optimal method if asked), and the final audit, which must pass. Returns
 # list(supp, reason, targets, final, stats).
 protection_pattern <- function(prep, cost, labels, reasons, box, method, time_limit, cleanup,
-                               intervals, call, improve = FALSE) {
+                               intervals, call, improve = FALSE, respondents = NULL) {
   start <- proc.time()[["elapsed"]]
   search <- new_protection_search(prep, suppression_cost(prep$value, cost), labels, box)
   primary <- prep$sensitive
@@ -205,10 +228,21 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
   heuristic_pattern(search, todo, cleanup, call)
   exact <- exact_pattern_step(prep, search, todo, method, improve, time_limit, start, call)
   search <- exact$search
+  # the respondents last: their suppressions come on top of the pattern
+  # (which stays protected against the outsider, more suppression only
+  # widening the intervals), until none of them breaks it
+  rp <- if (!is.null(respondents)) respondent_pattern(prep, search, respondents, call) else
+    list(n_lp = 0L, rounds = NA_integer_)
   audit <- final_audit(prep, search, intervals, call)
-  stats <- list(n_lp = search$n_lp + exact$n_lp + audit$final$n_lp,
-                seconds = proc.time()[["elapsed"]] - start, method = method, optimal = exact$optimal,
-                lower_bound = exact$lower_bound, improved = exact$improved)
+  stats <- list(n_lp = search$n_lp + exact$n_lp + audit$final$n_lp + rp$n_lp,
+                seconds = proc.time()[["elapsed"]] - start, method = method,
+                # the optimum is the outsider's: suppressions the respondents
+                # added after it are not proved optimal (the lower bound
+                # stays one: a pattern safe from them is safe from the outsider)
+                optimal = if (isTRUE(rp$rounds > 0) && !is.na(exact$optimal)) FALSE else exact$optimal,
+                lower_bound = exact$lower_bound, improved = exact$improved,
+                attacker = if (is.null(respondents)) "outsider" else "respondents",
+                respondent_rounds = rp$rounds)
   list(supp = search$supp, reason = search$reason, targets = audit$targets, final = audit$final,
        stats = stats)
 }
@@ -664,7 +698,7 @@ format.sdc_protection <- function(x, n = 10, ...) {
 # `suppressed`, `level` and last `reason` left out while they do not fit).
 protection_table_lines <- function(df) {
   df$total <- fmt_column(df$total)
-  for (v in intersect(c("protection", "lower", "upper"), names(df))) df[[v]] <- fmt_column(df[[v]], digits = 5L)
+  for (v in intersect(c("protection", "lower", "upper", "required_lower", "required_upper"), names(df))) df[[v]] <- fmt_column(df[[v]], digits = 5L)
   table_lines(df, optional = c("reason", "level", "suppressed", "protected"))
 }
 
@@ -735,6 +769,8 @@ format.summary.sdc_protection <- function(x, ...) {
               if (x$exact) "exact intervals by linear programming" else "proved by witness tables",
               plural(st$n_lp, "linear program"), st$seconds),
     sprintf("Method: %s%s", st$method, optimality_note(st)),
+    if (identical(st$attacker, "respondents")) "Attackers: an outsider and every respondent (see ?audit_table)" else
+      if (identical(st$attacker, "outsider")) "Attacker: an outsider only (attacker = \"outsider\")",
     "By level of aggregation:",
     sprintf("  %-24s %s, %s primary, %s secondary", x$by_level$level, plural(x$by_level$cells, "cell"),
             num(x$by_level$primary), num(x$by_level$secondary))

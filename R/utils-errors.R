@@ -250,12 +250,22 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_error_linked_mismatch`: tables given to [protect_tables()] or
 #'   [audit_tables()] total different value variables or records, or
 #'   disagree on the total of a cell they share.
+#' * `sdcRisk_error_no_contributions`: the respondent audit of
+#'   [audit_table()] or [protect_table()] (`attacker = "respondents"`, the
+#'   default) was given a table that carries no contributions (subset,
+#'   edited, or made by an older version of [cell_sensitivity()]).
+#' * `sdcRisk_error_linked_contributors`: tables given to [protect_tables()]
+#'   or [audit_tables()] for the respondent audit identify contributors
+#'   differently (different `contributor` columns, or records in one and a
+#'   column in another), or one contributor id has different contributions
+#'   to a cell they share (ids that name different respondents).
 #' * `sdcRisk_error_pattern`: `suppressed` of [audit_table()] is not one
 #'   logical per cell or a data frame of cells of the table.
 #' * `sdcRisk_error_audit_infeasible`: the published cells contradict the
 #'   table's relations or the bounds (no table fits them).
 #' * `sdcRisk_error_unprotectable`: a sensitive cell cannot be protected
-#'   even with every related cell suppressed; the message names the cell.
+#'   even with every related cell suppressed, against the outsider or
+#'   against a respondent; the message names the cell (and the respondent).
 #' * `sdcRisk_error_solver`: a linear program of [protect_table()] or
 #'   [audit_table()] failed in the solver (numerical trouble) where no
 #'   fallback is left; no pattern or audit is returned.

@@ -80,7 +80,7 @@ test_that("audit_tables() intervals equal an independent program over the union 
     pick <- sample(up$cells, 6)
     p1 <- union_label(t1) %in% pick
     p2 <- union_label(t2) %in% pick
-    aud <- audit_tables(list(t1, t2), list(p1, p2))
+    aud <- audit_tables(list(t1, t2), list(p1, p2), attacker = "outsider")
     ref <- union_intervals(up, up$cells %in% pick & up$cells %in% c(union_label(t1)[p1], union_label(t2)[p2]))
     for (k in 1:2) {
       a <- aud[[k]]
@@ -100,7 +100,7 @@ test_that("protect_tables() patterns pass the independent audit of the union", {
     t1 <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(20)))
     t2 <- cell_sensitivity(d, c("a", "c"), "v", list(rule_frequency(3), rule_p(20)))
     if (!any(t1$sensitive) && !any(t2$sensitive)) next
-    prot <- protect_tables(list(t1, t2))
+    prot <- protect_tables(list(t1, t2), attacker = "outsider")
     expect_s3_class(prot, "sdc_protection_set")
     up <- union_problem(d)
     supp_lab <- unique(c(union_label(t1)[prot[[1]]$status != "published"],
@@ -137,14 +137,14 @@ test_that("linked tables protected one at a time can be attacked together; prote
   t2 <- cell_sensitivity(d, "a", "v", rule_p(15))
   expect_identical(sum(t1$sensitive), 1L)
   expect_false(any(t2$sensitive))
-  p1 <- protect_table(t1)
-  expect_true(attr(audit_table(t1, p1$status != "published"), "passed"))
-  joint <- audit_tables(list(t1, t2), list(p1$status != "published", t2$sensitive))
+  p1 <- protect_table(t1, attacker = "outsider")
+  expect_true(attr(audit_table(t1, p1$status != "published", attacker = "outsider"), "passed"))
+  joint <- audit_tables(list(t1, t2), list(p1$status != "published", t2$sensitive), attacker = "outsider")
   expect_false(attr(joint, "passed"))
   a1x <- joint[[1]][joint[[1]]$a == "a1" & joint[[1]]$b == "x", ]
   expect_equal(c(a1x$lower, a1x$upper), c(101, 101))
-  prot <- protect_tables(list(t1, t2))
-  again <- audit_tables(list(t1, t2), lapply(prot, function(p) p$status != "published"))
+  prot <- protect_tables(list(t1, t2), attacker = "outsider")
+  again <- audit_tables(list(t1, t2), lapply(prot, function(p) p$status != "published"), attacker = "outsider")
   expect_true(attr(again, "passed"))
   # the margins of a are suppressed in both tables
   expect_true(all(prot[[2]]$status[prot[[2]]$a != "Total"] == "secondary"))
@@ -156,17 +156,17 @@ test_that("linked tables that disagree, or are not tables, give classed errors",
   d2 <- d
   d2$v[1] <- d2$v[1] + 100
   t2 <- cell_sensitivity(d2, c("a", "c"), "v", rule_p(15))
-  expect_error(protect_tables(list(t1, t2)), class = "sdcRisk_error_linked_mismatch")
-  expect_error(audit_tables(list(t1, t2), list(t1$sensitive, t2$sensitive)),
+  expect_error(protect_tables(list(t1, t2), attacker = "outsider"), class = "sdcRisk_error_linked_mismatch")
+  expect_error(audit_tables(list(t1, t2), list(t1$sensitive, t2$sensitive), attacker = "outsider"),
                class = "sdcRisk_error_linked_mismatch")
   d$w <- d$v * 2
   t3 <- cell_sensitivity(d, c("a", "c"), "w", rule_p(15))
-  expect_error(protect_tables(list(t1, t3)), class = "sdcRisk_error_linked_mismatch")
-  expect_error(protect_tables(t1), class = "sdcRisk_error_not_sensitivity")
-  expect_error(protect_tables(list(t1, "x")), class = "sdcRisk_error_not_sensitivity")
-  expect_error(audit_tables(list(t1), list()), class = "sdcRisk_error_pattern")
+  expect_error(protect_tables(list(t1, t3), attacker = "outsider"), class = "sdcRisk_error_linked_mismatch")
+  expect_error(protect_tables(t1, attacker = "outsider"), class = "sdcRisk_error_not_sensitivity")
+  expect_error(protect_tables(list(t1, "x"), attacker = "outsider"), class = "sdcRisk_error_not_sensitivity")
+  expect_error(audit_tables(list(t1), list(), attacker = "outsider"), class = "sdcRisk_error_pattern")
   t4 <- t1[-2, ]
-  expect_error(protect_tables(list(t4, t1)), class = "sdcRisk_error_invalid_object")
+  expect_error(protect_tables(list(t4, t1), attacker = "outsider"), class = "sdcRisk_error_invalid_object")
 })
 
 test_that("linked results print", {
@@ -174,10 +174,10 @@ test_that("linked results print", {
   d <- linked_data(3, n = 60)
   t1 <- cell_sensitivity(d, c("a", "b"), "v", rule_p(15))
   t2 <- cell_sensitivity(d, c("a", "c"), "v", rule_p(15))
-  prot <- protect_tables(list(region = t1, size = t2), intervals = "none")
+  prot <- protect_tables(list(region = t1, size = t2), intervals = "none", attacker = "outsider")
   out <- format(prot)
   expect_match(out[1], "2 linked tables protected together")
   expect_true(any(out == "$region"))
-  aud <- audit_tables(list(t1, t2), list(t1$sensitive, t2$sensitive))
+  aud <- audit_tables(list(t1, t2), list(t1$sensitive, t2$sensitive), attacker = "outsider")
   expect_match(format(aud)[1], "2 linked tables audited together")
 })

@@ -16,7 +16,7 @@ brute_optimum <- function(sens, w) {
   for (k in order(cost)) {
     supp <- sens$sensitive
     supp[free[bits[k, ]]] <- TRUE
-    if (attr(audit_table(sens, supp, intervals = "none"), "passed")) return(cost[k])
+    if (attr(audit_table(sens, supp, intervals = "none", attacker = "outsider"), "passed")) return(cost[k])
   }
   Inf
 }
@@ -107,12 +107,12 @@ test_that("the optimum equals brute force over every pattern of tiny tables", {
     for (cost in c("value", "cells")) {
       info <- paste(name, cost)
       w <- sdcRisk:::suppression_cost(sens$total, cost)
-      opt <- protect_table(sens, cost = cost, method = "optimal", intervals = "none")
+      opt <- protect_table(sens, cost = cost, method = "optimal", intervals = "none", attacker = "outsider")
       best <- brute_optimum(sens, w)
       expect_true(attr(opt, "stats")$optimal, info = info)
       expect_equal(lost(opt, w), best, tolerance = 1e-9, info = info)
       expect_lte(attr(opt, "stats")$lower_bound, best * (1 + 1e-6) + 1e-9)
-      expect_true(attr(audit_table(sens, opt$status != "published"), "passed"), info = info)
+      expect_true(attr(audit_table(sens, opt$status != "published", attacker = "outsider"), "passed"), info = info)
       checked <- checked + 1
     }
   }
@@ -131,7 +131,7 @@ test_that("the optimum equals the extended model on small 2- and 3-way tables", 
     sens <- cell_sensitivity(d, by, "v", list(rule_frequency(3), rule_p(30)))
     if (!any(sens$sensitive)) next
     w <- sdcRisk:::suppression_cost(sens$total, "value")
-    opt <- protect_table(sens, method = "optimal", intervals = "none")
+    opt <- protect_table(sens, method = "optimal", intervals = "none", attacker = "outsider")
     expect_true(attr(opt, "stats")$optimal, info = paste("seed", seed))
     expect_equal(lost(opt, w), extended_optimum(sens, w), tolerance = 1e-9,
                  info = paste("seed", seed))
@@ -150,11 +150,11 @@ test_that("the optimum is never worse than the heuristic, and passes the audit (
     info <- paste("seed", seed)
     for (cost in c("value", "cells")) {
       w <- sdcRisk:::suppression_cost(sens$total, cost)
-      heur <- protect_table(sens, cost = cost, intervals = "none")
-      opt <- protect_table(sens, cost = cost, method = "optimal", intervals = "none")
+      heur <- protect_table(sens, cost = cost, intervals = "none", attacker = "outsider")
+      opt <- protect_table(sens, cost = cost, method = "optimal", intervals = "none", attacker = "outsider")
       expect_lte(lost(opt, w), lost(heur, w) * (1 + 1e-12), label = info)
       expect_gte(lost(opt, w), attr(opt, "stats")$lower_bound * (1 - 1e-6))
-      expect_true(attr(audit_table(sens, opt$status != "published"), "passed"), info = info)
+      expect_true(attr(audit_table(sens, opt$status != "published", attacker = "outsider"), "passed"), info = info)
     }
   }
 })
@@ -170,8 +170,8 @@ test_that("large values do not break the optimum (a 3-way table with one sensiti
   d$v[1] <- 6e6
   sens <- cell_sensitivity(d, c("s", "p", "e"), "v", rule_p(25))
   expect_gte(sum(sens$sensitive), 1)
-  heur <- protect_table(sens, intervals = "none")
-  opt <- protect_table(sens, method = "optimal", intervals = "none")
+  heur <- protect_table(sens, intervals = "none", attacker = "outsider")
+  opt <- protect_table(sens, method = "optimal", intervals = "none", attacker = "outsider")
   w <- sdcRisk:::suppression_cost(sens$total, "value")
   expect_true(attr(opt, "stats")$optimal)
   expect_lte(lost(opt, w), lost(heur, w))
@@ -182,25 +182,25 @@ test_that("no sensitive cell: the optimal method publishes everything, like the 
   d <- data.frame(a = rep(c("x", "y"), each = 10), v = 1:20)
   sens <- cell_sensitivity(d, "a", "v", rule_p(10))
   expect_false(any(sens$sensitive))
-  opt <- protect_table(sens, method = "optimal")
+  opt <- protect_table(sens, method = "optimal", attacker = "outsider")
   expect_true(all(opt$status == "published"))
   expect_true(attr(opt, "stats")$optimal)
 })
 
 test_that("a solver that stops early leaves the heuristic's pattern, marked not optimal", {
   sens <- stopping_table()
-  heur <- protect_table(sens, intervals = "none", improve = FALSE)
+  heur <- protect_table(sens, intervals = "none", improve = FALSE, attacker = "outsider")
   real <- sdcRisk:::solve_lp
   for (status in c("feasible", "failed")) {
     # every integer program stops early (with or without a solution)
     local_solver(integer_programs_stopping(real, status))
-    opt <- protect_table(sens, method = "optimal", intervals = "none")
+    opt <- protect_table(sens, method = "optimal", intervals = "none", attacker = "outsider")
     expect_false(attr(opt, "stats")$optimal)
     w <- sdcRisk:::suppression_cost(sens$total, "value")
     # the better of the two patterns, never one unproved by the separation
     if (status == "failed") expect_identical(opt$status, heur$status)
     expect_lte(lost(opt, w), lost(heur, w))
-    expect_true(attr(audit_table(sens, opt$status != "published"), "passed"))
+    expect_true(attr(audit_table(sens, opt$status != "published", attacker = "outsider"), "passed"))
   }
 })
 
@@ -238,14 +238,14 @@ test_that("a time-limited run's lower bound never exceeds the proved optimum", {
     d <- random_firms(n, 6, 5)
     sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
     w <- sdcRisk:::suppression_cost(sens$total, "value")
-    quick <- protect_table(sens, method = "optimal", intervals = "none", time_limit = 1)
-    full <- protect_table(sens, method = "optimal", intervals = "none", time_limit = 600)
+    quick <- protect_table(sens, method = "optimal", intervals = "none", time_limit = 1, attacker = "outsider")
+    full <- protect_table(sens, method = "optimal", intervals = "none", time_limit = 600, attacker = "outsider")
     info <- paste("seed", seed)
     expect_true(attr(full, "stats")$optimal, info = info)
     secondary <- function(p) sum(w[p$status != "published" & !sens$sensitive])
     expect_lte(attr(quick, "stats")$lower_bound, secondary(full) * (1 + 1e-6) + 1e-9, label = info)
     expect_lte(attr(quick, "stats")$lower_bound, secondary(quick) * (1 + 1e-6) + 1e-9, label = info)
-    expect_true(attr(audit_table(sens, quick$status != "published"), "passed"), info = info)
+    expect_true(attr(audit_table(sens, quick$status != "published", attacker = "outsider"), "passed"), info = info)
   }
 })
 
@@ -262,20 +262,20 @@ test_that("method = \"optimal\" finds the cheapest pattern that passes the audit
     for (cost in c("value", "cells")) {
       info <- paste("seed", seed, cost)
       w <- sdcRisk:::suppression_cost(sens$total, cost)
-      opt <- protect_table(sens, cost = cost, method = "optimal", intervals = "none")
-      heur <- protect_table(sens, cost = cost, intervals = "none")
+      opt <- protect_table(sens, cost = cost, method = "optimal", intervals = "none", attacker = "outsider")
+      heur <- protect_table(sens, cost = cost, intervals = "none", attacker = "outsider")
       # every subset of the other cells, on top of the sensitive ones
       best <- Inf
       for (m in 0:(2^length(free) - 1)) {
         supp <- sens$sensitive
         supp[free[bitwAnd(m, 2^(seq_along(free) - 1)) > 0]] <- TRUE
         if (sum(w[supp]) >= best) next
-        if (attr(audit_table(sens, supp, intervals = "none"), "passed")) best <- sum(w[supp])
+        if (attr(audit_table(sens, supp, intervals = "none", attacker = "outsider"), "passed")) best <- sum(w[supp])
       }
       expect_true(isTRUE(attr(opt, "stats")$optimal), info = info)
       expect_equal(lost(opt, w), best, tolerance = 1e-9, info = info)
       expect_gte(lost(heur, w), best - 1e-9)
-      expect_true(attr(audit_table(sens, opt$status != "published"), "passed"), info = info)
+      expect_true(attr(audit_table(sens, opt$status != "published", attacker = "outsider"), "passed"), info = info)
       checked <- checked + 1
     }
   }
@@ -292,15 +292,15 @@ test_that("the improvement lies between brute force and the heuristic on tiny ta
     sens <- tabs[[info]]
     for (cost in c("value", "cells")) {
       w <- sdcRisk:::suppression_cost(sens$total, cost)
-      plain <- protect_table(sens, cost = cost, intervals = "none", improve = FALSE)
-      imp <- protect_table(sens, cost = cost, improve = TRUE)
+      plain <- protect_table(sens, cost = cost, intervals = "none", improve = FALSE, attacker = "outsider")
+      imp <- protect_table(sens, cost = cost, improve = TRUE, attacker = "outsider")
       best <- brute_optimum(sens, w)
       expect_false(is.na(attr(imp, "stats")$improved), info = info)
       expect_lte(lost(imp, w), lost(plain, w) * (1 + 1e-12), label = paste(info, cost))
       expect_gte(lost(imp, w), best * (1 - 1e-9), label = paste(info, cost))
       # the exact intervals of the default audit, and an independent one
       expect_true(all(imp$protected[imp$status == "primary"]), info = info)
-      expect_true(attr(audit_table(sens, imp$status != "published"), "passed"), info = info)
+      expect_true(attr(audit_table(sens, imp$status != "published", attacker = "outsider"), "passed"), info = info)
     }
   }
 })
@@ -316,12 +316,12 @@ test_that("the improvement is never worse than the heuristic, audited and determ
     if (!any(sens$sensitive)) next
     info <- paste("seed", seed)
     w <- sdcRisk:::suppression_cost(sens$total, "value")
-    plain <- protect_table(sens, intervals = "none", improve = FALSE)
-    imp <- protect_table(sens)
-    again <- protect_table(sens)
+    plain <- protect_table(sens, intervals = "none", improve = FALSE, attacker = "outsider")
+    imp <- protect_table(sens, attacker = "outsider")
+    again <- protect_table(sens, attacker = "outsider")
     expect_identical(imp$status, again$status, info = info)
     expect_lte(lost(imp, w), lost(plain, w) * (1 + 1e-12), label = info)
-    expect_true(attr(audit_table(sens, imp$status != "published"), "passed"), info = info)
+    expect_true(attr(audit_table(sens, imp$status != "published", attacker = "outsider"), "passed"), info = info)
     better <- lost(imp, w) < lost(plain, w) * (1 - 1e-12)
     expect_identical(attr(imp, "stats")$improved, better, info = info)
     # every secondary cell names the sensitive cell whose witness moves it
@@ -337,9 +337,9 @@ test_that("the improvement is never worse than the heuristic, audited and determ
 
 test_that("a failing solver in the improvement leaves the heuristic's pattern", {
   sens <- stopping_table()
-  plain <- protect_table(sens, intervals = "none", improve = FALSE)
+  plain <- protect_table(sens, intervals = "none", improve = FALSE, attacker = "outsider")
   local_solver(integer_programs_stopping(sdcRisk:::solve_lp, "failed"))
-  imp <- protect_table(sens, intervals = "none", improve = TRUE)
+  imp <- protect_table(sens, intervals = "none", improve = TRUE, attacker = "outsider")
   expect_identical(imp$status, plain$status)
   expect_false(attr(imp, "stats")$improved)
 })
@@ -347,7 +347,7 @@ test_that("a failing solver in the improvement leaves the heuristic's pattern", 
 test_that("improve takes TRUE, FALSE or \"auto\"", {
   d <- data.frame(a = rep(c("x", "y"), each = 3), v = c(1, 2, 300, 4, 5, 6))
   sens <- cell_sensitivity(d, "a", "v", rule_p(10))
-  expect_error(protect_table(sens, improve = "yes"), class = "sdcRisk_error_argument")
-  expect_error(protect_table(sens, improve = NA), class = "sdcRisk_error_argument")
-  expect_error(protect_tables(list(sens, sens), improve = 1), class = "sdcRisk_error_argument")
+  expect_error(protect_table(sens, improve = "yes", attacker = "outsider"), class = "sdcRisk_error_argument")
+  expect_error(protect_table(sens, improve = NA, attacker = "outsider"), class = "sdcRisk_error_argument")
+  expect_error(protect_tables(list(sens, sens), improve = 1, attacker = "outsider"), class = "sdcRisk_error_argument")
 })

@@ -12,11 +12,11 @@ test_that("protect_table() patterns pass an independent audit and brute force", 
     rules <- list(rule_frequency(3), rule_p(25))
     sens <- cell_sensitivity(d, c("r", "c"), "v", rules, contributor = "firm")
     for (cost in c("value", "cells")) {
-      prot <- protect_table(sens, cost = cost)
+      prot <- protect_table(sens, cost = cost, attacker = "outsider")
       supp <- prot$status != "published"
       expect_true(all(supp[sens$sensitive]), info = paste("seed", seed))
       expect_true(all(prot$status[!sens$sensitive] != "primary"))
-      aud <- audit_table(sens, supp)
+      aud <- audit_table(sens, supp, attacker = "outsider")
       expect_true(attr(aud, "passed"), info = paste("seed", seed, cost))
       # the certificate printed with the pattern is the audit's
       m <- match(paste(aud$r, aud$c), paste(prot$r, prot$c))
@@ -40,14 +40,14 @@ test_that("protection levels are the rules' classic upper protection levels", {
   d <- data.frame(k = c(rep("a", 4), rep("b", 3)),
                   v = c(100, 30, 10, 5, 50, 40, 30))
   sens <- cell_sensitivity(d, "k", "v", list(rule_p(10), rule_nk(1, 60), rule_pq(10, 50)))
-  prot <- protect_table(sens)
+  prot <- protect_table(sens, attacker = "outsider")
   a <- prot[prot$k == "a", ]
   # p%: p/100 x1 - (X - x1 - x2) = 10 - 15 < 0 (safe); (1, 60): 100/60 x1 - X
   expect_equal(sens$S_p10[sens$k == "a"], 10 - 15)
   expect_equal(a$protection, 100 / 60 * 100 - 145)
   # pq: p/100 x1 - q/100 (X - x1 - x2)
   expect_equal(sens$S_pq10_50[sens$k == "a"], 10 - 0.5 * 15)
-  expect_equal(attr(audit_table(sens, prot$status != "published"), "passed"), TRUE)
+  expect_equal(attr(audit_table(sens, prot$status != "published", attacker = "outsider"), "passed"), TRUE)
 })
 
 test_that("frequency tables (counts) are protected and audited the same way", {
@@ -58,12 +58,12 @@ test_that("frequency tables (counts) are protected and audited the same way", {
   d$one <- 1
   counts <- cell_sensitivity(d, c("sex", "age", "area"), "one", rule_frequency(3))
   expect_true(any(counts$sensitive))
-  prot <- protect_table(counts, cost = "cells")
+  prot <- protect_table(counts, cost = "cells", attacker = "outsider")
   expect_true(all(prot$protected[counts$sensitive]))
   prim <- prot[prot$status == "primary", ]
   expect_true(all(prim$upper - prim$lower > 0))
   expect_true(all(prim$upper >= prim$total + 0.1 * prim$total - 1e-9))
-  expect_true(attr(audit_table(counts, prot$status != "published"), "passed"))
+  expect_true(attr(audit_table(counts, prot$status != "published", attacker = "outsider"), "passed"))
 })
 
 test_that("hierarchies give margins at every level, equal to direct aggregation", {
@@ -98,8 +98,8 @@ test_that("hierarchies give margins at every level, equal to direct aggregation"
   expect_equal(got$S_p10[gi], ref$S_p10)
   expect_equal(got$sensitive[gi], ref$sensitive)
   # and the protected pattern passes its audit across every level
-  prot <- protect_table(s)
-  expect_true(attr(audit_table(s, prot$status != "published"), "passed"))
+  prot <- protect_table(s, attacker = "outsider")
+  expect_true(attr(audit_table(s, prot$status != "published", attacker = "outsider"), "passed"))
   # hierarchy relation: every suppressed group cell is linked to its children
   rel <- sdcRisk:::table_structure(s)
   expect_equal(length(unique(rel$rel)), rel$nrel)
@@ -109,8 +109,8 @@ test_that("sensitive-only intervals agree with the full audit", {
   set.seed(9)
   d <- random_records(300, c(6, 5), 4, 2)
   sens <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(10)))
-  full <- protect_table(sens)
-  fast <- protect_table(sens, intervals = "sensitive")
+  full <- protect_table(sens, attacker = "outsider")
+  fast <- protect_table(sens, intervals = "sensitive", attacker = "outsider")
   expect_equal(fast$status, full$status)
   p <- full$status == "primary"
   expect_equal(fast$lower[p], full$lower[p])
@@ -122,17 +122,17 @@ test_that("errors are classed and worded", {
   d <- small_firms(2, n = 30)
   sens <- cell_sensitivity(d, c("r", "c"), "v", rule_frequency(5), contributor = "firm")
   expect_true(any(sens$sensitive))
-  expect_error(protect_table(as.data.frame(sens)), class = "sdcRisk_error_not_sensitivity")
-  expect_error(audit_table(sens, TRUE), class = "sdcRisk_error_pattern")
-  expect_error(audit_table(sens, data.frame(r = "zz", c = "A")), class = "sdcRisk_error_pattern")
-  expect_error(protect_table(sens[sens$level != "(total)", ]), class = "sdcRisk_error_incomplete_table")
-  expect_error(protect_table(sens, lower = sens$total, upper = sens$total),
+  expect_error(protect_table(as.data.frame(sens), attacker = "outsider"), class = "sdcRisk_error_not_sensitivity")
+  expect_error(audit_table(sens, TRUE, attacker = "outsider"), class = "sdcRisk_error_pattern")
+  expect_error(audit_table(sens, data.frame(r = "zz", c = "A"), attacker = "outsider"), class = "sdcRisk_error_pattern")
+  expect_error(protect_table(sens[sens$level != "(total)", ], attacker = "outsider"), class = "sdcRisk_error_incomplete_table")
+  expect_error(protect_table(sens, lower = sens$total, upper = sens$total, attacker = "outsider"),
                class = "sdcRisk_error_unprotectable")
-  expect_error(protect_table(sens, upper = 0), class = "sdcRisk_error_bounds")
+  expect_error(protect_table(sens, upper = 0, attacker = "outsider"), class = "sdcRisk_error_bounds")
   bad <- sens
   bad$total[bad$r == "a" & bad$c == "Total"] <- bad$total[bad$r == "a" & bad$c == "Total"] + 5
   # a total that no longer adds up is refused before any program is solved
-  expect_error(audit_table(bad, bad$r == "a" & bad$c != "Total"),
+  expect_error(audit_table(bad, bad$r == "a" & bad$c != "Total", attacker = "outsider"),
                class = "sdcRisk_error_not_additive")
   expect_error(cell_sensitivity(d, c("r", "c"), "v", rule_frequency(3), hierarchy = list(r = c(a = "g"))),
                class = "sdcRisk_error_hierarchy")
@@ -149,11 +149,11 @@ test_that("printing and plotting a protected table", {
   d <- small_firms(4, n = 40)
   sens <- cell_sensitivity(d, c("r", "c"), "v", list(rule_frequency(3), rule_p(20)),
                            contributor = "firm")
-  prot <- protect_table(sens)
+  prot <- protect_table(sens, attacker = "outsider")
   out <- format(prot)
   expect_match(out[1], "<sdc_protection> 12 cells of v by r x c")
   expect_match(out[3], "Audit passed")
-  expect_match(format(audit_table(sens, sens$sensitive))[2], "NOT PROTECTED")
+  expect_match(format(audit_table(sens, sens$sensitive, attacker = "outsider"))[2], "NOT PROTECTED")
   pdf(NULL)
   on.exit(grDevices::dev.off())
   expect_invisible(plot(prot))
@@ -163,7 +163,7 @@ test_that("summary() counts the shares of the value over interior cells only, ma
   set.seed(8)
   d <- random_records(300, c(5, 4), 4, 1.5)
   sens <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(20)))
-  prot <- protect_table(sens)
+  prot <- protect_table(sens, attacker = "outsider")
   s <- summary(prot)
   inner <- prot$level == "a:b"
   # the value is the grand total, which the interior cells add up to
@@ -187,8 +187,8 @@ test_that("a protected table prints within 80 columns and draws its totals witho
   rules <- list(freq = rule_frequency(3), dom1 = rule_nk(1, 60), dom2 = rule_nk(2, 90),
                 p10 = rule_p(10), pq = rule_pq(10, 50))
   sens <- cell_sensitivity(d, c("a", "b"), "v", rules)
-  prot <- protect_table(sens)
-  for (out in list(format(prot, n = 50), format(summary(prot)), format(audit_table(sens, sens$sensitive), n = 50))) {
+  prot <- protect_table(sens, attacker = "outsider")
+  for (out in list(format(prot, n = 50), format(summary(prot)), format(audit_table(sens, sens$sensitive, attacker = "outsider"), n = 50))) {
     expect_true(all(nchar(out) <= 80), info = out[nchar(out) > 80][1])
     expect_false(any(grepl("[0-9]e[-+][0-9]", out)))
   }
@@ -199,7 +199,7 @@ test_that("a protected table prints within 80 columns and draws its totals witho
   d$v <- d$v * 1.0731
   d$a <- letters[d$a]
   d$b <- LETTERS[d$b]
-  prot <- protect_table(cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(20))))
+  prot <- protect_table(cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(20))), attacker = "outsider")
   drawn <- plotted_strings(plot(prot))
   nums <- grep("^-?[0-9][0-9,]*(\\.[0-9]+)?$", drawn, value = TRUE)
   grand <- prot$total[prot$level == "(total)"]
@@ -217,8 +217,8 @@ test_that("every pattern protect_table() returns passes a fresh audit, whatever 
     for (box in c(4, 30, Inf)) {
       for (cost in c("value", "cells")) {
         info <- paste("seed", seed, "box", box, cost)
-        prot <- protect_table(sens, cost = cost, intervals = "none", box = box)
-        aud <- audit_table(sens, prot$status != "published", intervals = "sensitive")
+        prot <- protect_table(sens, cost = cost, intervals = "none", box = box, attacker = "outsider")
+        aud <- audit_table(sens, prot$status != "published", intervals = "sensitive", attacker = "outsider")
         expect_true(attr(aud, "passed"), info = info)
         # every secondary cell names the sensitive cell whose witness chose it
         sec <- prot$reason[prot$status == "secondary"]
@@ -234,10 +234,10 @@ test_that("a larger box never needs the whole table and finds cheaper patterns o
   set.seed(21)
   d <- random_records(600, c(12, 8, 5), 4, 1.8)
   sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_p(10))
-  small <- protect_table(sens, box = 8, intervals = "none")
-  whole <- protect_table(sens, box = Inf, intervals = "none")
-  expect_true(attr(audit_table(sens, small$status != "published", intervals = "none"), "passed"))
-  expect_true(attr(audit_table(sens, whole$status != "published", intervals = "none"), "passed"))
+  small <- protect_table(sens, box = 8, intervals = "none", attacker = "outsider")
+  whole <- protect_table(sens, box = Inf, intervals = "none", attacker = "outsider")
+  expect_true(attr(audit_table(sens, small$status != "published", intervals = "none", attacker = "outsider"), "passed"))
+  expect_true(attr(audit_table(sens, whole$status != "published", intervals = "none", attacker = "outsider"), "passed"))
   expect_lte(lost(whole), lost(small))
 })
 
@@ -302,18 +302,18 @@ test_that("negative contributions and known bounds are respected", {
   sens <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(4), rule_p(20)),
                            negative = "abs")
   expect_true(any(sens$total < 0))
-  prot <- protect_table(sens)
-  aud <- audit_table(sens, prot$status != "published")
+  prot <- protect_table(sens, attacker = "outsider")
+  aud <- audit_table(sens, prot$status != "published", attacker = "outsider")
   expect_true(attr(aud, "passed"))
   # the intervals may reach below zero when contributions may be negative
   expect_true(any(prot$lower < 0, na.rm = TRUE))
   # known upper bounds close the intervals; the pattern still passes
   up <- abs(sens$total) * 3 + 50
   lo <- -up
-  prot2 <- protect_table(sens, lower = lo, upper = up)
+  prot2 <- protect_table(sens, lower = lo, upper = up, attacker = "outsider")
   expect_true(all(prot2$upper <= up + 1e-6, na.rm = TRUE))
   expect_true(all(prot2$lower >= lo - 1e-6, na.rm = TRUE))
-  expect_true(attr(audit_table(sens, prot2$status != "published", lower = lo, upper = up), "passed"))
+  expect_true(attr(audit_table(sens, prot2$status != "published", lower = lo, upper = up, attacker = "outsider"), "passed"))
 })
 
 test_that("method = \"optimal\" refuses large tables and checks its arguments", {
@@ -321,11 +321,11 @@ test_that("method = \"optimal\" refuses large tables and checks its arguments", 
   d <- random_records(30000, c(30, 20, 20), 3, 2)
   sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_p(15))
   expect_gt(nrow(sens), 10000)
-  expect_error(protect_table(sens, method = "optimal"), class = "sdcRisk_error_argument")
-  expect_error(protect_table(sens, time_limit = 0), class = "sdcRisk_error_argument")
-  expect_error(protect_table(sens, method = "best"), class = "sdcRisk_error_argument")
-  expect_error(protect_table(sens, cleanup = "yes"), class = "sdcRisk_error_argument")
-  expect_error(protect_table(sens, cleanup = NA), class = "sdcRisk_error_argument")
+  expect_error(protect_table(sens, method = "optimal", attacker = "outsider"), class = "sdcRisk_error_argument")
+  expect_error(protect_table(sens, time_limit = 0, attacker = "outsider"), class = "sdcRisk_error_argument")
+  expect_error(protect_table(sens, method = "best", attacker = "outsider"), class = "sdcRisk_error_argument")
+  expect_error(protect_table(sens, cleanup = "yes", attacker = "outsider"), class = "sdcRisk_error_argument")
+  expect_error(protect_table(sens, cleanup = NA, attacker = "outsider"), class = "sdcRisk_error_argument")
 })
 
 test_that("cleanup = \"auto\" cleans tables of at most 3,500 cells and leaves larger ones to the heuristic", {
@@ -335,7 +335,7 @@ test_that("cleanup = \"auto\" cleans tables of at most 3,500 cells and leaves la
   expect_true(sdcRisk:::check_cleanup(TRUE, 1e6))
   d <- small_firms(5, n = 40)
   sens <- cell_sensitivity(d, c("r", "c"), "v", rule_p(20), contributor = "firm")
-  expect_identical(protect_table(sens)$status, protect_table(sens, cleanup = TRUE)$status)
+  expect_identical(protect_table(sens, attacker = "outsider")$status, protect_table(sens, cleanup = TRUE, attacker = "outsider")$status)
 })
 
 test_that("progress bars show only when R is interactive, and leave the result unchanged", {
@@ -357,11 +357,11 @@ test_that("progress bars show only when R is interactive, and leave the result u
       list(value = value, messages = out)
     }
     options(cli.progress_show_after = 0)
-    quiet <- msgs(protect_table(sens))
-    quiet_audit <- msgs(audit_table(sens, quiet$value$status != "published"))
+    quiet <- msgs(protect_table(sens, attacker = "outsider"))
+    quiet_audit <- msgs(audit_table(sens, quiet$value$status != "published", attacker = "outsider"))
     rlang::local_interactive(TRUE)
-    shown <- msgs(protect_table(sens))
-    shown_audit <- msgs(audit_table(sens, quiet$value$status != "published"))
+    shown <- msgs(protect_table(sens, attacker = "outsider"))
+    shown_audit <- msgs(audit_table(sens, quiet$value$status != "published", attacker = "outsider"))
     list(quiet = quiet$messages, quiet_audit = quiet_audit$messages, shown = shown$messages,
          shown_audit = shown_audit$messages,
          same = identical(quiet$value$status, shown$value$status) &&

@@ -1,0 +1,467 @@
+# The respondent attack on a suppression pattern (audit_table(),
+# protect_table(), protect_tables(), audit_tables() with attacker =
+# "respondents"). A respondent knows its own contribution to every cell it is
+# in; the attacker's problem is the outsider's linear program with the
+# respondent's knowledge added as bounds on the cells:
+#   y_c = x_a(c) + rest_c,  rest_c within the sum of the other contributors'
+#   a priori bounds (0 below when every contribution of the table is
+#   non-negative, the sums of their records' `lower`/`upper` when known),
+# and y_c = x_a(c) exactly when the respondent is alone in c (all others
+# contribute 0, with zero_contributions = "ignore"). Coalitions as the rules
+# define them: the n - 1 largest contributors other than the largest of a
+# cell flagged by an (n, k) rule (n >= 3; for n = 2 the second largest alone),
+# the suspect set of a PTN rule with ns >= 2. A piece of knowledge that the
+# outsider's exact interval of a suppressed cell already implies adds
+# nothing (the polytope is unchanged), so only respondents whose knowledge
+# falls strictly inside some outsider interval get programs, one per
+# component of suppressed cells they narrow and per distinct knowledge.
+
+# --- The respondents of a table ---------------------------------------------
+
+# The respondent problem of one table: the contributions (as
+# level_contributions() stores them) checked against the table, with every
+# contributor keyed by its id (record number without `contributor`).
+# Returns list(cell, key, x, zero, lower, upper).
+table_contributions <- function(x, arg = "x", call = rlang::caller_env()) {
+  inc <- attr(x, "contributions")
+  n <- nrow(x)
+  if (is.null(inc)) {
+    abort_sdc(c(
+      "The respondent audit needs every contributor's contributions, which {.arg {arg}} does not carry.",
+      "x" = "It was subset, edited, or made by an older version of {.fn cell_sensitivity}.",
+      "i" = "Use the table {.fn cell_sensitivity} returned, or {.code attacker = \"outsider\"} for the outside attacker alone."
+    ), "no_contributions", call = call, arg = arg)
+  }
+  fields <- c("cell", "contributor", "x", "zero", "lower", "upper")
+  ok <- is.list(inc) && all(fields %in% names(inc)) &&
+    length(unique(lengths(inc[fields]))) == 1 &&
+    is.numeric(inc$cell) && !anyNA(inc$cell) && all(inc$cell >= 1 & inc$cell <= n) &&
+    is.numeric(inc$contributor) && !anyNA(inc$contributor) && all(inc$contributor >= 1) &&
+    is.numeric(inc$x) && all(is.finite(inc$x)) && is.logical(inc$zero) && !anyNA(inc$zero) &&
+    is.numeric(inc$lower) && is.numeric(inc$upper) && !anyNA(inc$lower) && !anyNA(inc$upper) &&
+    (is.null(inc$ids) || (is.character(inc$ids) && length(inc$ids) >= max(inc$contributor, 0)))
+  if (ok) {
+    sums <- tabulate_sum(inc$cell, inc$x, n)
+    scale <- tabulate_sum(inc$cell, abs(inc$x), n)
+    ok <- all(abs(sums - x$total) <= additivity_tolerance * (1 + scale + abs(x$total)))
+  }
+  if (!ok) {
+    abort_invalid(arg, "its contributions (attribute {.field contributions}) are broken or disagree with {.field total}",
+                  "Use the table {.fn cell_sensitivity} returned, or call it again.", call)
+  }
+  key <- if (is.null(inc$ids)) as.character(inc$contributor) else inc$ids[inc$contributor]
+  list(cell = as.integer(inc$cell), key = key, x = inc$x, zero = inc$zero, lower = inc$lower,
+       upper = inc$upper)
+}
+
+# The respondents of the problem whose cells `prep` describes (one table, or
+# linked tables), from the contributions `contr` (table_contributions(),
+# cells already those of the problem), with the coalitions `coalitions`
+# (lists of keys). Per contributor (code 1..m) its rows, per cell the
+# counts and bound sums its rest needs.
+new_respondents <- function(prep, contr, coalitions, zero_contributions) {
+  n <- prep$structure$ncell
+  keys <- unique(contr$key)
+  who <- match(contr$key, keys)
+  nonneg <- all(contr$x >= 0)
+  # a contributor's a priori bounds: its records' bounds, and 0 below when
+  # every contribution of the table is non-negative
+  lq <- if (nonneg) pmax(contr$lower, 0) else contr$lower
+  uq <- contr$upper
+  counted <- if (zero_contributions == "ignore") !contr$zero else rep(TRUE, length(who))
+  groups <- lapply(seq_along(keys), function(k) k)
+  labels <- keys
+  for (g in coalitions) {
+    members <- sort(unique(match(g, keys)))
+    if (length(members) < 2 || anyNA(members)) next
+    groups[[length(groups) + 1L]] <- members
+    labels <- c(labels, paste(keys[members], collapse = " + "))
+  }
+  dup <- duplicated(vapply(groups, paste, character(1), collapse = ","))
+  present <- tabulate(contr$cell, n) > 0
+  n_counted <- tabulate(contr$cell[counted], n)
+  list(cell = contr$cell, who = who, x = contr$x, lq = lq, uq = uq, counted = counted,
+       zero_cells = which(present & n_counted == 0),
+       rows = split(seq_along(who), factor(who, levels = seq_along(keys))),
+       groups = groups[!dup], labels = labels[!dup],
+       n_counted = n_counted,
+       lo_fin = tabulate_sum(contr$cell, ifelse(is.finite(lq), lq, 0), n),
+       lo_inf = tabulate(contr$cell[!is.finite(lq)], n),
+       up_fin = tabulate_sum(contr$cell, ifelse(is.finite(uq), uq, 0), n),
+       up_inf = tabulate(contr$cell[!is.finite(uq)], n))
+}
+
+# The coalitions the rules of table x define, as lists of contributor keys
+# (contributions `contr` of table_contributions(), on the rows of x): for a
+# cell flagged by rule_nk(n, k) with n >= 3, its n - 1 largest contributors
+# after the largest; for a PTN rule with ns >= 2, its suspect set.
+rule_coalitions <- function(x, contr) {
+  out <- list()
+  by_cell <- split(seq_along(contr$cell), contr$cell)
+  for (r in attr(x, "rules")) {
+    flag <- x[[paste0("sensitive_", r$name)]]
+    if (r$type == "nk" && r$params$n >= 3) {
+      for (c in which(flag)) {
+        rows <- by_cell[[as.character(c)]]
+        if (length(rows) < 3) next
+        o <- rows[order(-abs(contr$x[rows]), rows)]
+        out[[length(out) + 1L]] <- contr$key[o[2:min(r$params$n, length(o))]]
+      }
+    } else if (rule_is_ptn(r) && r$params$ns >= 2 && !is.null(x[[paste0("suspect_", r$name)]])) {
+      for (c in which(flag)) {
+        s <- strsplit(x[[paste0("suspect_", r$name)]][c], ", ", fixed = TRUE)[[1]]
+        if (length(s) >= 2) out[[length(out) + 1L]] <- s
+      }
+    }
+  }
+  out
+}
+
+# What respondent group g knows about every cell it contributes to: the
+# cells, the bounds (lo, hi) within which it knows each cell lies, and
+# whether it is alone in the cell (then lo = hi = the cell's value).
+respondent_knowledge <- function(resp, prep, g) {
+  members <- resp$groups[[g]]
+  rows <- unlist(resp$rows[members], use.names = FALSE)
+  # a contributor has one row per cell: a coalition's rows add up per cell
+  k <- if (length(members) == 1L) knowledge_rows(resp, prep, rows) else
+    coalition_knowledge(resp, prep, rows)
+  zero_cells_known(resp, prep, k)
+}
+
+# A respondent alone in a cell (every other contributor 0) knows that every
+# cell below it in which it has no records is 0: those cells (whose
+# contributors all contribute 0) join what it knows, as cells it is alone
+# in. (The relations imply it when values are non-negative, not
+# otherwise.) Linked tables have no classification codes to find the cells
+# below: there the relations alone carry it.
+zero_cells_known <- function(resp, prep, k) {
+  z <- setdiff(resp$zero_cells, k$cells)
+  st <- prep$structure
+  top <- k$cells[k$alone]
+  if (!length(z) || !length(top) || is.null(st$codes)) return(k)
+  below <- vapply(z, function(cz) any(vapply(top, function(m) cell_below(st, cz, m), logical(1))),
+                  logical(1))
+  z <- z[below]
+  if (!length(z)) return(k)
+  list(cells = c(k$cells, z), lo = c(k$lo, prep$value[z]), hi = c(k$hi, prep$value[z]),
+       alone = c(k$alone, rep(TRUE, length(z))))
+}
+
+# Is cell a at or below cell m in every classification variable?
+cell_below <- function(st, a, m) {
+  for (j in seq_len(ncol(st$codes))) {
+    u <- st$codes[a, j]
+    target <- st$codes[m, j]
+    while (!is.na(u) && u != target) u <- st$parents[[j]][u]
+    if (is.na(u)) return(FALSE)
+  }
+  TRUE
+}
+
+# The knowledge of a coalition whose contributions are the rows `rows`.
+coalition_knowledge <- function(resp, prep, rows) {
+  cells <- unique(resp$cell[rows])
+  f <- factor(resp$cell[rows], levels = cells)
+  s <- function(v) as.numeric(tapply(v, f, sum))
+  lq <- resp$lq[rows]
+  uq <- resp$uq[rows]
+  knowledge_bounds(resp, prep, cells, s(resp$x[rows]), s(ifelse(is.finite(lq), lq, 0)),
+                   s(!is.finite(lq)), s(ifelse(is.finite(uq), uq, 0)), s(!is.finite(uq)),
+                   s(resp$counted[rows]))
+}
+
+# The knowledge of the single contributor of each row `rows` about its cell.
+knowledge_rows <- function(resp, prep, rows) {
+  lq <- resp$lq[rows]
+  uq <- resp$uq[rows]
+  knowledge_bounds(resp, prep, resp$cell[rows], resp$x[rows], ifelse(is.finite(lq), lq, 0),
+                   as.numeric(!is.finite(lq)), ifelse(is.finite(uq), uq, 0),
+                   as.numeric(!is.finite(uq)), as.numeric(resp$counted[rows]))
+}
+
+# The bounds a respondent knows on `cells` from its contributions `xg`,
+# the finite parts and the numbers of infinite ones of its own a priori
+# bounds, and the number of its rows that count as contributors (`cnt`):
+# the cell is its contribution plus the rest, which lies within the others'
+# bounds; alone (no other counted contributor), it knows the cell.
+knowledge_bounds <- function(resp, prep, cells, xg, lfin, linf, ufin, uinf, cnt) {
+  alone <- resp$n_counted[cells] - cnt == 0
+  rest_lo <- ifelse(resp$lo_inf[cells] - linf > 0, -Inf, resp$lo_fin[cells] - lfin)
+  rest_hi <- ifelse(resp$up_inf[cells] - uinf > 0, Inf, resp$up_fin[cells] - ufin)
+  v <- prep$value[cells]
+  lo <- ifelse(alone, v, pmax(prep$lower[cells], xg + rest_lo))
+  hi <- ifelse(alone, v, pmin(prep$upper[cells], xg + rest_hi))
+  # rounding of the sums must not exclude the cell's own value
+  list(cells = cells, lo = pmin(lo, v), hi = pmax(hi, v), alone = alone)
+}
+
+# --- The audit ----------------------------------------------------------------
+
+# The suppressed cells of pattern `supp` as components of the outsider's
+# problem (as audit_cells() splits them): the component of every cell (0
+# for published ones) and a function building the program of one.
+respondent_components <- function(prep, supp, call) {
+  st <- prep$structure
+  is_s <- supp[st$cell]
+  pubsum <- tabulate_sum(st$rel[!is_s], st$coef[!is_s] * prep$value[st$cell[!is_s]], st$nrel)
+  sr <- st$rel[is_s]
+  sc <- st$cell[is_s]
+  sv <- st$coef[is_s]
+  comp <- core_call(cpp_relation_components, sr, sc, st$nrel, st$ncell, call = call)
+  comp[!supp] <- 0L
+  trip_by_comp <- split(seq_along(sc), comp[sc])
+  supp_by_comp <- split(which(supp), comp[supp])
+  lp_of <- function(cc) {
+    vars <- supp_by_comp[[as.character(cc)]]
+    trip <- trip_by_comp[[as.character(cc)]]
+    if (is.null(trip)) return(list(vars = vars, mat = NULL))
+    rels <- unique(sr[trip])
+    list(vars = vars,
+         mat = triplet_matrix(i = match(sr[trip], rels), j = match(sc[trip], vars), v = sv[trip],
+                              nrow = length(rels), ncol = length(vars)),
+         rhs = -pubsum[rels], lower = prep$lower[vars], upper = prep$upper[vars])
+  }
+  list(comp = comp, lp_of = lp_of, supp_by_comp = supp_by_comp)
+}
+
+# Every (respondent, sensitive cell) pair that breaks the pattern `supp`:
+# the sensitive suppressed cells each respondent group (resp$groups) can
+# narrow below their protection, given the outsider's exact intervals
+# `outer` (list(lower, upper) over all cells, NA for published ones).
+# `exact`: exact intervals of the breached cells (else only decided).
+# Returns list(breaches = data frame (group, cell, lower, upper, need_lower,
+# need_upper), n_lp, n_groups).
+respondent_breaches <- function(prep, supp, resp, outer, exact, call) {
+  none <- data.frame(group = integer(), cell = integer(), lower = numeric(), upper = numeric(),
+                     need_lower = numeric(), need_upper = numeric())
+  out <- list(breaches = none, n_lp = 0L, n_groups = 0L)
+  sens <- prep$sensitive & supp
+  # a cell the outsider already narrows too far is reported by the
+  # outsider's audit: only cells it leaves protected are attacked here
+  s_idx <- which(sens)
+  sens[s_idx] <- protection_met(prep, s_idx, outer$lower[s_idx], outer$upper[s_idx])
+  if (!any(sens) || !length(resp$groups)) return(out)
+  cmp <- respondent_components(prep, supp, call)
+  has_sens <- unique(cmp$comp[sens])
+  cache <- new.env(parent = emptyenv())
+  found <- list()
+  # single contributors whose knowledge of some suppressed cell is
+  # effective, found at once; coalitions one by one
+  m <- length(resp$rows)
+  on_rows <- which(supp[resp$cell])
+  kr <- knowledge_rows(resp, prep, on_rows)
+  tr <- prep$tol[kr$cells]
+  eff_rows <- kr$lo > outer$lower[kr$cells] + tr | kr$hi < outer$upper[kr$cells] - tr
+  single <- resp$who[on_rows[eff_rows]]
+  if (length(resp$zero_cells) && !is.null(prep$structure$codes)) {
+    # those alone in a cell may know zero cells below it (zero_cells_known())
+    all_rows <- knowledge_rows(resp, prep, seq_along(resp$who))
+    single <- c(single, resp$who[all_rows$alone])
+  }
+  single <- sort(unique(single))
+  coal <- seq_along(resp$groups)[-seq_len(m)]
+  coal <- coal[vapply(resp$groups[coal], function(g) {
+    any(supp[resp$cell[unlist(resp$rows[g], use.names = FALSE)]])
+  }, logical(1))]
+  for (g in c(single, coal)) {
+    k <- respondent_knowledge(resp, prep, g)
+    on <- supp[k$cells]
+    tol <- prep$tol[k$cells]
+    # knowledge that the outsider's interval already implies changes nothing
+    eff <- on & (k$lo > outer$lower[k$cells] + tol | k$hi < outer$upper[k$cells] - tol)
+    comps <- intersect(unique(cmp$comp[k$cells[eff]]), has_sens)
+    if (!length(comps)) next
+    out$n_groups <- out$n_groups + 1L
+    for (cc in comps) {
+      mine <- eff & cmp$comp[k$cells] == cc
+      key <- paste(cc, paste(k$cells[mine], signif(k$lo[mine], 12), signif(k$hi[mine], 12),
+                             collapse = ";"))
+      res <- cache[[key]]
+      if (is.null(res)) {
+        res <- respondent_component(prep, cmp, cc, k$cells[mine], k$lo[mine], k$hi[mine], exact,
+                                    sens, call)
+        out$n_lp <- out$n_lp + res$n_lp
+        cache[[key]] <- res
+      }
+      # the respondent's requirement: its own knowledge of a cell bounds
+      # what it must be left uncertain about; a cell it knows from its own
+      # data alone is not attacked (no pattern can hide it)
+      alone <- k$cells[k$alone]
+      check <- setdiff(res$cells, alone)
+      if (!length(check)) next
+      pos <- match(check, res$cells)
+      pa <- prep
+      at <- match(check, k$cells)
+      known <- !is.na(at)
+      pa$lower[check[known]] <- k$lo[at[known]]
+      pa$upper[check[known]] <- k$hi[at[known]]
+      met <- protection_met(pa, check, res$lower[pos], res$upper[pos])
+      if (all(met)) next
+      bad <- check[!met]
+      found[[length(found) + 1L]] <- data.frame(
+        group = g, cell = bad, lower = res$lower[pos][!met], upper = res$upper[pos][!met],
+        need_lower = pmax(prep$value[bad] - prep$level[bad], pa$lower[bad]),
+        need_upper = pmin(prep$value[bad] + prep$level[bad], pa$upper[bad]))
+    }
+  }
+  if (length(found)) out$breaches <- do.call(rbind, found)
+  out
+}
+
+# The intervals of the sensitive cells of component cc when the cells
+# `cells` are known to lie within [lo, hi].
+respondent_component <- function(prep, cmp, cc, cells, lo, hi, exact, sens, call) {
+  lp <- cmp$lp_of(cc)
+  targets <- lp$vars[sens[lp$vars]]
+  pa <- prep
+  pa$lower[cells] <- pmax(prep$lower[cells], lo)
+  pa$upper[cells] <- pmin(prep$upper[cells], hi)
+  if (is.null(lp$mat)) {
+    return(list(cells = targets, lower = pa$lower[targets], upper = pa$upper[targets], n_lp = 0L))
+  }
+  lp$lower <- pa$lower[lp$vars]
+  lp$upper <- pa$upper[lp$vars]
+  r <- component_intervals(lp, match(targets, lp$vars), targets, pa, exact, call)
+  list(cells = targets, lower = r$lower, upper = r$upper, n_lp = r$n_lp)
+}
+
+# The respondent audit of pattern `supp`: the outsider's exact interval of
+# every suppressed cell, then respondent_breaches().
+respondent_audit <- function(prep, supp, resp, exact, call) {
+  all_supp <- which(supp)
+  o <- audit_cells(prep, supp, all_supp, exact = TRUE, call = call)
+  outer <- list(lower = rep(NA_real_, length(supp)), upper = rep(NA_real_, length(supp)))
+  outer$lower[all_supp] <- o$lower
+  outer$upper[all_supp] <- o$upper
+  r <- respondent_breaches(prep, supp, resp, outer, exact, call)
+  r$n_lp <- r$n_lp + o$n_lp
+  r
+}
+
+# The breaches as the audit reports them: the respondent (or coalition), the
+# cell's `by` columns, its total and protection level, the respondent's
+# interval and the interval it must at least be.
+breach_table <- function(x, prep, resp, b, map = seq_len(nrow(x))) {
+  by <- attr(x, "by")
+  rows <- match(b$cell, map)
+  keep <- !is.na(rows)
+  b <- b[keep, , drop = FALSE]
+  rows <- rows[keep]
+  out <- data.frame(respondent = resp$labels[b$group], stringsAsFactors = FALSE)
+  cells <- as.data.frame(x)[rows, by, drop = FALSE]
+  out <- cbind(out, cells)
+  out$total <- prep$value[b$cell]
+  out$protection <- prep$level[b$cell]
+  out$lower <- b$lower
+  out$upper <- b$upper
+  out$required_lower <- b$need_lower
+  out$required_upper <- b$need_upper
+  rownames(out) <- NULL
+  out
+}
+
+# --- Protection -----------------------------------------------------------------
+
+# Suppress more cells of the pattern in `search` until no respondent breaks
+# it: for every breach, a witness table within the respondent's knowledge
+# (protect_cell() on the respondent's bounds), then the audit again.
+respondent_pattern <- function(prep, search, resp, call) {
+  n_lp <- 0L
+  rounds <- 0L
+  repeat {
+    r <- respondent_audit(prep, search$supp, resp, exact = FALSE, call = call)
+    n_lp <- n_lp + r$n_lp
+    b <- r$breaches
+    if (!nrow(b)) break
+    rounds <- rounds + 1L
+    before <- sum(search$supp)
+    for (k in seq_len(nrow(b))) {
+      if (!search$supp[b$cell[k]]) next
+      kn <- respondent_knowledge(resp, prep, b$group[k])
+      protect_against(prep, search, kn, b$cell[k], resp$labels[b$group[k]], call)
+    }
+    if (sum(search$supp) == before) {
+      abort_sdc(c(
+        "Cell {.val {search$labels[b$cell[1]]}} cannot be protected against respondent {.val {resp$labels[b$group[1]]}}.",
+        "x" = "No table within what the respondent knows moves it far enough, whatever else is suppressed.",
+        "i" = "Use {.code attacker = \"outsider\"} for the outside attacker alone (see {.fn audit_table})."
+      ), "unprotectable", call = call, arg = "x")
+    }
+  }
+  list(n_lp = n_lp, rounds = rounds)
+}
+
+# Witness tables for cell i against a respondent who knows the cells of
+# `kn`: the heuristic's protect_cell() in a search whose a priori bounds
+# are the respondent's; its new suppressions go into `search`.
+protect_against <- function(prep, search, kn, i, label, call) {
+  pa <- prep
+  pa$lower[kn$cells] <- kn$lo
+  pa$upper[kn$cells] <- kn$hi
+  sub <- new_protection_search(pa, search$w, search$labels, search$box)
+  sub$supp <- search$supp
+  sub$reason <- search$reason
+  tryCatch(protect_cell(sub, i, call),
+    sdcRisk_error_unprotectable = function(e) {
+      abort_sdc(c(
+        "Cell {.val {search$labels[i]}} cannot be protected against respondent {.val {label}}.",
+        "x" = "It needs {format(prep$level[i])} on each side of {format(prep$value[i])}, and no table within what the respondent knows moves it that far, whatever else is suppressed.",
+        "i" = "Use {.code attacker = \"outsider\"} for the outside attacker alone (see {.fn audit_table})."
+      ), "unprotectable", call = call, arg = "x")
+    })
+  new <- sub$supp & !search$supp
+  search$supp <- sub$supp
+  search$reason[new] <- paste0("protects ", search$labels[i], " against respondent ", label)
+  search$n_lp <- search$n_lp + sub$n_lp
+  invisible(search)
+}
+
+# --- Arguments --------------------------------------------------------------
+
+# The respondents of one table for attacker = "respondents" (NULL for the
+# outsider).
+table_respondents <- function(x, prep, attacker, zero_contributions, arg = "x", call = rlang::caller_env()) {
+  if (attacker == "outsider") return(NULL)
+  contr <- table_contributions(x, arg, call)
+  new_respondents(prep, contr, rule_coalitions(x, contr), zero_contributions)
+}
+
+# The respondents of linked tables: contributor keys name the same
+# respondent in every table (the tables come from the same records), so
+# every table must identify contributors the same way, and a contributor's
+# contribution to a shared cell must be the same in every table.
+linked_respondents <- function(lp, attacker, zero_contributions, call) {
+  if (attacker == "outsider") return(NULL)
+  tables <- lp$tables
+  col <- vapply(tables, function(x) attr(x, "options")$contributor %||% "", character(1))
+  if (length(unique(col)) > 1) {
+    abort_sdc(c(
+      "Linked tables must identify their contributors the same way for the respondent audit.",
+      "x" = "Their {.arg contributor} columns are {.val {ifelse(col == '', '(none: records)', col)}}.",
+      "i" = "Make every table with the same {.arg contributor} of {.fn cell_sensitivity}, or use {.code attacker = \"outsider\"}."
+    ), "linked_contributors", call = call, arg = "tables")
+  }
+  parts <- lapply(seq_along(tables), function(k) {
+    ck <- table_contributions(tables[[k]], sprintf("tables[[%d]]", k), call)
+    coal <- rule_coalitions(tables[[k]], ck)
+    ck$cell <- lp$map[[k]][ck$cell]
+    list(contr = ck, coal = coal)
+  })
+  contr <- lapply(names(parts[[1]]$contr), function(nm) unlist(lapply(parts, function(p) p$contr[[nm]])))
+  names(contr) <- names(parts[[1]]$contr)
+  pair <- paste(contr$cell, contr$key, sep = "\r")
+  first <- match(pair, pair)
+  if (any(abs(contr$x - contr$x[first]) > additivity_tolerance * (1 + abs(contr$x)))) {
+    bad <- which(abs(contr$x - contr$x[first]) > additivity_tolerance * (1 + abs(contr$x)))[1]
+    abort_sdc(c(
+      "A contributor id names different respondents in different tables.",
+      "x" = "Contributor {.val {contr$key[bad]}} contributes {format(contr$x[first[bad]])} and {format(contr$x[bad])} to the shared cell {.val {lp$labels[contr$cell[bad]]}}.",
+      "i" = "Linked tables must come from the same records, with ids that name one respondent in all of them."
+    ), "linked_contributors", call = call, arg = "tables")
+  }
+  keep <- !duplicated(pair)
+  contr <- lapply(contr, `[`, keep)
+  new_respondents(lp$prep, contr, unlist(lapply(parts, `[[`, "coal"), recursive = FALSE),
+                  zero_contributions)
+}

@@ -1,0 +1,348 @@
+# The respondent audit (audit_table(), protect_table(), attacker =
+# "respondents"), checked against an independent formulation: every cell of
+# a two-way table with margins is a variable of one linear program (no
+# components, no witnesses, no pruning), published cells fixed, the
+# respondent's knowledge computed here from the records.
+
+# Records of a small two-way table r x c whose contributors (firm) may have
+# records in several cells, with some zero values.
+respondent_firms <- function(seed, n = 14, nr = 2, nc = 3, firms = 10) {
+  set.seed(seed)
+  data.frame(firm = sample(sprintf("f%02d", seq_len(firms)), n, TRUE),
+             r = sample(letters[seq_len(nr)], n, TRUE),
+             c = sample(LETTERS[seq_len(nc)], n, TRUE),
+             v = round(rlnorm(n, 3, 1.2)) * rbinom(n, 1, 0.85))
+}
+
+# The contribution of every firm to every cell of the table `sens` (rows),
+# margins included, from the records: a firms x cells matrix.
+firm_cells <- function(d, sens, firm = "firm") {
+  ids <- unique(as.character(d[[firm]]))
+  m <- matrix(0, length(ids), nrow(sens), dimnames = list(ids, NULL))
+  nz <- matrix(FALSE, length(ids), nrow(sens))
+  has <- matrix(FALSE, length(ids), nrow(sens))
+  for (k in seq_len(nrow(sens))) {
+    inr <- as.character(sens$r[k]) == "Total" | d$r == as.character(sens$r[k])
+    inc <- as.character(sens$c[k]) == "Total" | d$c == as.character(sens$c[k])
+    sel <- inr & inc
+    f <- as.character(d[[firm]][sel])
+    m[, k] <- vapply(ids, function(i) sum(d$v[sel][f == i]), numeric(1))
+    nz[, k] <- vapply(ids, function(i) any(d$v[sel][f == i] != 0), logical(1))
+    has[, k] <- ids %in% f
+  }
+  list(x = m, nonzero = nz, has = has, ids = ids)
+}
+
+# min and max of cell s over every table agreeing with the published cells,
+# adding up, non-negative, within [lo, hi] (one program with all cells as
+# variables, by highs directly).
+lp_range <- function(sens, supp, lo, hi, s) {
+  n <- nrow(sens)
+  rl <- setdiff(levels(sens$r), "Total")
+  cl <- setdiff(levels(sens$c), "Total")
+  at <- function(a, b) which(as.character(sens$r) == a & as.character(sens$c) == b)
+  rows <- list()
+  for (a in c(rl, "Total")) {
+    kids <- unlist(lapply(cl, at, a = a))
+    rows[[length(rows) + 1]] <- list(kids, at(a, "Total"))
+  }
+  for (b in c(cl, "Total")) {
+    kids <- unlist(lapply(rl, function(a) at(a, b)))
+    rows[[length(rows) + 1]] <- list(kids, at("Total", b))
+  }
+  A <- matrix(0, length(rows), n)
+  for (i in seq_along(rows)) {
+    A[i, rows[[i]][[1]]] <- 1
+    A[i, rows[[i]][[2]]] <- -1
+  }
+  lower <- ifelse(supp, pmax(0, lo), sens$total)
+  upper <- ifelse(supp, hi, sens$total)
+  one <- function(maximum) {
+    obj <- numeric(n)
+    obj[s] <- 1
+    r <- highs::highs_solve(L = obj, lower = lower, upper = upper, A = A, lhs = rep(0, nrow(A)),
+                            rhs = rep(0, nrow(A)), maximum = maximum)
+    if (r$status_message == "Optimal") r$primal_solution[s] else if (maximum) Inf else -Inf
+  }
+  c(one(FALSE), one(TRUE))
+}
+
+# The breaches of pattern `supp` by every single firm, independently:
+# a firm knows its contribution to each cell (the cell is at least that,
+# the others being non-negative), and the cell itself when no other firm
+# counts in it (zero contributors ignored with zero = "ignore"). Returns
+# "firm|row" keys with the firm's interval.
+reference_breaches <- function(d, sens, supp, level, zero = "ignore", firm = "firm") {
+  fc <- firm_cells(d, sens, firm)
+  counted <- if (zero == "ignore") fc$nonzero else fc$has
+  out <- list()
+  tol <- function(v) 1e-6 * (1 + abs(v))
+  for (a in seq_along(fc$ids)) {
+    if (!any(fc$has[a, ] & supp)) next
+    others <- colSums(counted[-a, , drop = FALSE]) > 0
+    alone <- fc$has[a, ] & !others
+    # alone in a cell, it knows that every cell below it without its
+    # records (all of whose contributors report 0) is 0
+    zero <- which(colSums(counted) == 0 & colSums(fc$has) > 0 & !fc$has[a, ])
+    up <- function(v, z, m) as.character(v[m]) == "Total" | as.character(v[z]) == as.character(v[m])
+    for (z in zero) {
+      if (any(up(sens$r, z, which(alone)) & up(sens$c, z, which(alone)))) alone[z] <- TRUE
+    }
+    lo <- ifelse(alone, sens$total, ifelse(fc$has[a, ], fc$x[a, ], 0))
+    hi <- ifelse(alone, sens$total, Inf)
+    for (s in which(sens$sensitive & supp & !alone)) {
+      r <- lp_range(sens, supp, lo, hi, s)
+      v <- sens$total[s]
+      need_lo <- max(v - level[s], lo[s], 0)
+      need_hi <- v + level[s]
+      ok <- r[2] >= need_hi - tol(v) && r[1] <= need_lo + tol(v) && r[2] - r[1] > tol(v)
+      if (!ok) out[[length(out) + 1]] <- data.frame(key = paste(fc$ids[a], s, sep = "|"),
+                                                    lower = r[1], upper = r[2])
+    }
+  }
+  if (length(out)) do.call(rbind, out) else data.frame(key = character(), lower = numeric(), upper = numeric())
+}
+
+# The breaches an audit reports, keyed as reference_breaches() keys them.
+audit_breaches <- function(a, sens) {
+  b <- attr(a, "breaches")
+  row <- match(paste(b$r, b$c), paste(sens$r, sens$c))
+  data.frame(key = paste(b$respondent, row, sep = "|"), lower = b$lower, upper = b$upper)
+}
+
+# Protection levels of every cell, as the audit requires them.
+audit_levels <- function(sens) {
+  a <- audit_table(sens, sens$sensitive, attacker = "outsider")
+  lev <- numeric(nrow(sens))
+  row <- match(paste(a$r, a$c), paste(sens$r, sens$c))
+  lev[row] <- ifelse(is.na(a$protection), 0, a$protection)
+  lev
+}
+
+singleton_firms <- function() {
+  data.frame(firm = c(1, 2, 3, 4, 5, 6:8, 9:11, 12:14),
+             r = c("a", "a", "a", "a", "a", rep("b", 9)),
+             c = c("X", "Y", "Z", "Z", "Z", rep(c("X", "Y", "Z"), each = 3)),
+             v = c(50, 40, 30, 30, 30, rep(20, 9)))
+}
+
+test_that("a singleton breaks a pattern the outsider audit accepts, and protect_table() returns a stronger one", {
+  d <- singleton_firms()
+  sens <- cell_sensitivity(d, c("r", "c"), "v", list(rule_frequency(2), rule_p(10)), contributor = "firm")
+  expect_equal(sum(sens$sensitive), 2)
+  at <- function(a, b) which(sens$r == a & sens$c == b)
+  supp <- logical(nrow(sens))
+  supp[c(at("a", "X"), at("a", "Y"), at("b", "X"), at("b", "Y"))] <- TRUE
+  outsider <- audit_table(sens, supp, attacker = "outsider")
+  expect_true(attr(outsider, "passed"))
+  a <- audit_table(sens, supp)
+  expect_false(attr(a, "passed"))
+  b <- attr(a, "breaches")
+  # firm 1 alone in a x X knows a x Y exactly (and firm 2 the other way)
+  expect_setequal(paste(b$respondent, b$c), c("1 Y", "2 X"))
+  expect_equal(b$lower, b$upper)
+  expect_equal(b$lower[b$respondent == "1"], 40)
+  expect_false(any(a$protected[a$sensitive]))
+  expect_output(print(a), "Breaches by respondent")
+  expect_output(print(summary(a)), "2 \\(respondent, cell\\) pairs break")
+  # the old pattern of protect_table() fails; the new one passes both audits
+  old <- protect_table(sens, attacker = "outsider")
+  new <- protect_table(sens)
+  expect_false(attr(audit_table(sens, old$status != "published"), "passed"))
+  pa <- audit_table(sens, new$status != "published")
+  expect_true(attr(pa, "passed"))
+  expect_equal(nrow(attr(pa, "breaches")), 0)
+  expect_gt(sum(new$status != "published"), sum(old$status != "published"))
+  expect_equal(attr(new, "stats")$attacker, "respondents")
+  expect_match(new$reason[new$status == "secondary"], "against respondent", all = FALSE)
+  # the independent program agrees on both patterns
+  lev <- audit_levels(sens)
+  expect_equal(nrow(reference_breaches(d, sens, new$status != "published", lev)), 0)
+  expect_setequal(reference_breaches(d, sens, supp, lev)$key, audit_breaches(a, sens)$key)
+})
+
+test_that("respondent breaches and their intervals match an independent program (random tables, contributors across cells)", {
+  checked <- 0
+  for (seed in 1:30) {
+    d <- respondent_firms(seed)
+    sens <- cell_sensitivity(d, c("r", "c"), "v", list(rule_frequency(3), rule_p(20)), contributor = "firm")
+    if (!any(sens$sensitive)) next
+    lev <- audit_levels(sens)
+    out <- protect_table(sens, attacker = "outsider", cost = "cells")
+    patterns <- list(out$status != "published")
+    set.seed(100 + seed)
+    patterns[[2]] <- patterns[[1]] | runif(nrow(sens)) < 0.3
+    for (supp in patterns) {
+      for (zero in c("ignore", "count")) {
+        a <- audit_table(sens, supp, zero_contributions = zero)
+        ref <- reference_breaches(d, sens, supp, lev, zero)
+        got <- audit_breaches(a, sens)
+        info <- paste("seed", seed, "zero", zero)
+        expect_setequal(got$key, ref$key)
+        m <- match(ref$key, got$key)
+        expect_equal(got$lower[m], ref$lower, tolerance = 1e-6, info = info)
+        expect_equal(got$upper[m], ref$upper, tolerance = 1e-6, info = info)
+        expect_equal(attr(a, "passed"), attr(audit_table(sens, supp, attacker = "outsider"), "passed") &&
+                       nrow(ref) == 0, info = info)
+        checked <- checked + nrow(ref)
+      }
+      # protect_table()'s pattern withstands every firm, by the independent program
+    }
+    for (zero in c("ignore", "count")) {
+      p <- protect_table(sens, cost = "cells", zero_contributions = zero)
+      expect_equal(nrow(reference_breaches(d, sens, p$status != "published", lev, zero)), 0,
+                   info = paste("seed", seed, zero))
+    }
+  }
+  # the grid must contain breaches for the comparison to mean anything
+  expect_gt(checked, 5)
+})
+
+test_that("zero contributions: ignored, a respondent with only zero co-contributors knows the cell; counted, it does not", {
+  d <- singleton_firms()
+  # firm 15 contributes 0 next to firm 1 in a x X
+  d <- rbind(d, data.frame(firm = 15, r = "a", c = "X", v = 0))
+  sens <- cell_sensitivity(d, c("r", "c"), "v", list(rule_frequency(3), rule_p(10)), contributor = "firm")
+  at <- function(a, b) which(sens$r == a & sens$c == b)
+  supp <- logical(nrow(sens))
+  supp[c(at("a", "X"), at("a", "Y"), at("b", "X"), at("b", "Y"))] <- TRUE
+  ign <- audit_table(sens, supp)
+  cnt <- audit_table(sens, supp, zero_contributions = "count")
+  b_ign <- attr(ign, "breaches")
+  b_cnt <- attr(cnt, "breaches")
+  # ignored: firm 1 knows a x X = 50 and so a x Y = 40; counted: firm 1
+  # only knows a x X >= 50, so a x Y <= 40 (its upper side breaks) but not
+  # exactly
+  f1_ign <- b_ign[b_ign$respondent == "1", ]
+  f1_cnt <- b_cnt[b_cnt$respondent == "1", ]
+  expect_equal(c(f1_ign$lower, f1_ign$upper), c(40, 40))
+  expect_equal(f1_cnt$upper, 40)
+  expect_lt(f1_cnt$lower, 40)
+  # firm 2, alone in a x Y, breaks a x X either way
+  expect_true("2" %in% b_cnt$respondent)
+  lev <- audit_levels(sens)
+  for (z in c("ignore", "count")) {
+    a <- if (z == "ignore") ign else cnt
+    expect_setequal(audit_breaches(a, sens)$key, reference_breaches(d, sens, supp, lev, z)$key)
+  }
+  expect_error(audit_table(sens, supp, zero_contributions = "maybe"), class = "sdcRisk_error_argument")
+})
+
+test_that("frequency table: a person alone in a cell knows it is 1", {
+  d <- data.frame(r = c("a", "a", "a", "a", "b", "b", "b", "b", "b", "b"),
+                  c = c("X", "Y", "Z", "Z", "X", "X", "Y", "Y", "Z", "Z"))
+  d$one <- 1
+  sens <- cell_sensitivity(d, c("r", "c"), "one", rule_frequency(2))
+  at <- function(a, b) which(sens$r == a & sens$c == b)
+  supp <- logical(nrow(sens))
+  supp[c(at("a", "X"), at("a", "Y"), at("b", "X"), at("b", "Y"))] <- TRUE
+  expect_true(attr(audit_table(sens, supp, attacker = "outsider", freq_protection = 50), "passed"))
+  a <- audit_table(sens, supp, freq_protection = 50)
+  expect_false(attr(a, "passed"))
+  b <- attr(a, "breaches")
+  # record 1 (alone in a x X) knows a x Y = 1, record 2 the other way
+  expect_setequal(paste(b$respondent, b$c), c("1 Y", "2 X"))
+  expect_equal(b$lower, c(1, 1))
+  p <- protect_table(sens, cost = "cells", freq_protection = 50)
+  expect_true(attr(audit_table(sens, p$status != "published", freq_protection = 50), "passed"))
+  d$id <- seq_len(nrow(d))
+  lev <- ifelse(sens$sensitive, 0.5 * sens$total, 0)
+  expect_equal(nrow(reference_breaches(transform(d, v = one), sens, p$status != "published", lev,
+                                       firm = "id")), 0)
+})
+
+test_that("a contributor knows its contributions to every cell of its records", {
+  # firm 1 has records in a x X and b x Y, and is alone in neither; with
+  # the records numbered apart, no record is alone anywhere
+  d <- data.frame(firm = c(1, 2, 3, 1, 4, 5, 6, 7, 8, 9),
+                  r = c("a", "a", "a", "b", "b", "b", "a", "b", "a", "b"),
+                  c = c("X", "X", "Y", "Y", "Y", "X", "Z", "Z", "Z", "Z"),
+                  v = c(60, 5, 3, 70, 4, 2, 30, 30, 40, 40))
+  sens <- cell_sensitivity(d, c("r", "c"), "v", rule_p(30), contributor = "firm")
+  lev <- audit_levels(sens)
+  p_out <- protect_table(sens, attacker = "outsider", cost = "cells")
+  supp <- p_out$status != "published"
+  a <- audit_table(sens, supp)
+  expect_setequal(audit_breaches(a, sens)$key, reference_breaches(d, sens, supp, lev)$key)
+  # the same records without `contributor`: each record its own respondent
+  sens_r <- cell_sensitivity(d, c("r", "c"), "v", rule_p(30))
+  d$rec <- as.character(seq_len(nrow(d)))
+  a_r <- audit_table(sens_r, supp)
+  expect_setequal(audit_breaches(a_r, sens_r)$key, reference_breaches(d, sens_r, supp, lev, firm = "rec")$key)
+  p <- protect_table(sens)
+  expect_equal(nrow(reference_breaches(d, sens, p$status != "published", lev)), 0)
+})
+
+test_that("coalitions of an (n, k) rule are attackers", {
+  set.seed(4)
+  d <- data.frame(firm = 1:24, r = rep(c("a", "b"), each = 12), c = rep(c("X", "Y", "Z"), 8),
+                  v = round(rlnorm(24, 3, 1)))
+  d$v[1] <- 500
+  sens <- cell_sensitivity(d, c("r", "c"), "v", rule_nk(3, 80), contributor = "firm")
+  resp <- table_respondents(sens, table_problem(sens, NULL, NULL, 10), "respondents", "ignore")
+  coal <- resp$groups[lengths(resp$groups) > 1]
+  cell <- which(sens$sensitive & sens$n_contributors >= 3)[1]
+  rows <- d$r == sens$r[cell] | sens$r[cell] == "Total"
+  rows <- rows & (d$c == sens$c[cell] | sens$c[cell] == "Total")
+  top <- d$firm[rows][order(-d$v[rows])][2:3]
+  expect_true(any(vapply(coal, function(g) setequal(resp$labels[g], as.character(top)), logical(1))))
+  p <- protect_table(sens)
+  expect_true(attr(audit_table(sens, p$status != "published"), "passed"))
+})
+
+test_that("bad input: contributor with NA, tables without contributions, linked ids, no sensitive cell", {
+  d <- singleton_firms()
+  d$firm[3] <- NA
+  expect_error(cell_sensitivity(d, c("r", "c"), "v", rule_p(10), contributor = "firm"),
+               class = "sdcRisk_error_missing_value")
+  d <- singleton_firms()
+  sens <- cell_sensitivity(d, c("r", "c"), "v", rule_p(10), contributor = "firm")
+  # a reordered table no longer carries its contributions
+  shuffled <- sens[rev(seq_len(nrow(sens))), ]
+  expect_error(audit_table(shuffled, shuffled$sensitive), class = "sdcRisk_error_no_contributions")
+  expect_error(protect_table(shuffled), class = "sdcRisk_error_no_contributions")
+  expect_no_error(audit_table(shuffled, shuffled$sensitive, attacker = "outsider"))
+  # edited contributions disagree with the totals
+  broken <- sens
+  attr(broken, "contributions")$x[1] <- attr(broken, "contributions")$x[1] + 1
+  expect_error(audit_table(broken, broken$sensitive), class = "sdcRisk_error_invalid_object")
+  # a table with no sensitive cell passes, with nothing to attack
+  safe <- cell_sensitivity(d, c("r", "c"), "v", rule_frequency(1), contributor = "firm")
+  expect_false(any(safe$sensitive))
+  a <- audit_table(safe, safe$sensitive)
+  expect_true(attr(a, "passed"))
+  expect_equal(nrow(attr(a, "breaches")), 0)
+  expect_true(all(protect_table(safe)$status == "published"))
+  # negative contributions: zero is a contributor's records all 0, not a
+  # net 0 of records that cancel
+  dn <- data.frame(firm = c(1, 2, 2, 3, 4, 5, 6, 7), r = c("a", "a", "a", "a", "b", "b", "b", "b"),
+                   c = c("X", "X", "X", "Y", "X", "X", "Y", "Y"), v = c(10, 5, -5, 7, 3, 4, 5, 6))
+  sn <- cell_sensitivity(dn, c("r", "c"), "v", list(rule_frequency(3), rule_zero()),
+                         contributor = "firm", negative = "abs")
+  inc <- attr(sn, "contributions")
+  net0 <- inc$contributor == match("2", inc$ids) & inc$x == 0
+  expect_true(any(net0))
+  expect_false(any(inc$zero[net0]))
+  pn <- protect_table(sn, lower = -Inf, cost = "cells")
+  expect_true(attr(audit_table(sn, pn$status != "published", lower = -Inf), "passed"))
+})
+
+test_that("linked tables: contributors span the tables; ids that disagree are an error", {
+  set.seed(7)
+  d <- data.frame(firm = sprintf("f%d", 1:30), a = sample(c("p", "q"), 30, TRUE),
+                  b = sample(c("x", "y", "z"), 30, TRUE), s = sample(c("S", "L"), 30, TRUE),
+                  v = round(rlnorm(30, 3, 1.3)))
+  t1 <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(15)), contributor = "firm")
+  t2 <- cell_sensitivity(d, c("a", "s"), "v", list(rule_frequency(3), rule_p(15)), contributor = "firm")
+  p <- protect_tables(list(t1, t2), cost = "cells")
+  a <- audit_tables(list(t1, t2), lapply(p, function(x) x$status != "published"))
+  expect_true(attr(a, "passed"))
+  t3 <- cell_sensitivity(d, c("a", "s"), "v", list(rule_frequency(3), rule_p(15)))
+  expect_error(protect_tables(list(t1, t3)), class = "sdcRisk_error_linked_contributors")
+  d2 <- d
+  d2$firm <- d$firm[c(2:30, 1)]
+  t4 <- cell_sensitivity(d2, c("a", "s"), "v", list(rule_frequency(3), rule_p(15)), contributor = "firm")
+  expect_error(audit_tables(list(t1, t4), list(t1$sensitive, t4$sensitive)),
+               class = "sdcRisk_error_linked_contributors")
+  expect_no_error(audit_tables(list(t1, t4), list(t1$sensitive, t4$sensitive), attacker = "outsider"))
+})
