@@ -92,6 +92,9 @@ app_set_data <- function(rv, work, code, label) {
   rv$data_label <- label
   rv$release <- NULL
   rv$release_code <- NULL
+  rv$publication <- NULL
+  rv$publication_error <- NULL
+  rv$publish_code <- NULL
   rv$sens <- NULL
   rv$prot <- NULL
   rv$tables_code <- NULL

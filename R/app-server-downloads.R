@@ -11,6 +11,7 @@ server_downloads <- function(input, output, session, rv, work) {
   output$dl_released_info <- shiny::renderText(if (is.null(rv$release)) "No release yet (page Microdata release)." else
     sprintf("%s records; written by utils::write.csv(release$data, ...).", format(nrow(rv$release$data), big.mark = ",")))
   output$dl_publication_info <- shiny::renderText(if (is.null(rv$release)) "No release yet (page Microdata release)." else
+    if (is.null(rv$publication)) paste("This release has no publication:", rv$publication_error) else
     "What data users need beside the released file (keys, blocks and theta, certificate; none of the records); written by publish_plan(release, ...), read with read_plan() and estimate_table().")
   output$dl_table_info <- shiny::renderText(if (is.null(rv$prot)) "No protected table yet (page Tables)." else
     sprintf("%s cells with their status (published, primary, secondary) and audit intervals.", nrow(rv$prot)))
@@ -22,15 +23,17 @@ server_downloads <- function(input, output, session, rv, work) {
       utils::write.csv(rv$release$data, file, row.names = FALSE)
     }
   )
-  # the release's own object, never an input: the file name is fixed and
-  # publish_plan() writes JSON by the extension of a file the app names
+  # the publication made with the release (app_set_publication()), never an
+  # input: the file name is fixed and JSON is chosen by the extension of a
+  # file the app names; the script writes the same file
   output$dl_publication <- shiny::downloadHandler(
     filename = "publication.json",
     content = function(file) {
       if (is.null(rv$release)) app_download_fail("No release yet: make one on the page Microdata release.")
+      if (is.null(rv$publication)) app_download_fail(paste("This release has no publication:", rv$publication_error), duration = 20)
       tmp <- tempfile("sdcRisk-publication-", fileext = ".json")
       on.exit(unlink(tmp), add = TRUE)
-      res <- tryCatch(publish_plan(rv$release, tmp), error = function(e) e)
+      res <- tryCatch(write_publication(rv$publication, tmp), error = function(e) e)
       if (inherits(res, "error")) app_download_fail(paste("The publication failed:", app_condition_text(res)), duration = 20)
       file.copy(tmp, file, overwrite = TRUE)
     }
@@ -56,7 +59,7 @@ server_downloads <- function(input, output, session, rv, work) {
   )
 }
 
-app_code_fields <- c("data_code", "cells_code", "release_code", "cert_code", "tables_code", "protect_code")
+app_code_fields <- c("data_code", "cells_code", "release_code", "publish_code", "cert_code", "tables_code", "protect_code")
 
 app_script_refused <- "The script of this session cannot be offered: written out, it would not repeat exactly what the app did (a value the script cannot write). Please report this as a bug."
 
@@ -107,8 +110,10 @@ app_script <- function(s) {
   if (is.null(s$data_code)) return(list(lines = c(header, "# No data loaded yet."), ok = TRUE))
   entries <- c(list("## Data"), s$data_code, s$cells_code, list(""))
   if (!is.null(s$release_code)) {
+    # publish_code: the publication, when the release has one (as the
+    # Downloads page offers it)
     entries <- c(entries, list("## Microdata release"), s$release_code,
-                 list(quote(utils::write.csv(release$data, "released.csv", row.names = FALSE)), ""))
+                 list(quote(utils::write.csv(release$data, "released.csv", row.names = FALSE))), s$publish_code, list(""))
   }
   if (!is.null(s$cert_code)) entries <- c(entries, list("## Certificate of a PRAM"), s$cert_code, list(""))
   if (!is.null(s$tables_code)) {

@@ -85,6 +85,8 @@ app_release <- function(input, rv, work) {
   if (is.null(rv$data) || !length(rv$keys)) return(app_fail(rv, "release", "Load data and choose the key variables on the Data page first."))
   steps <- app_release_steps(input, rv$keys, rv$data)
   rv$release <- NULL
+  rv$publication <- NULL
+  rv$publish_code <- NULL
   ok <- FALSE
   shiny::withProgress(message = "Releasing", value = 0.1, detail = "design, exact certificate and draw (ifpr)", {
     ok <- app_run(steps[1:2], work, rv, "release")
@@ -99,7 +101,18 @@ app_release <- function(input, rv, work) {
   rv$utility <- work$utility
   rv$seed <- attr(steps, "seed")
   rv$release_code <- unclass(steps)
+  app_set_publication(rv, work$release)
   shiny::showNotification(sprintf("Released: exact maximum risk %s.", format(signif(work$release$certificate$risk, 6))), type = "message", duration = 5)
+}
+
+# The publication of the release (issue 33), made once: the Downloads page
+# offers it, and the script writes it, exactly when it could be made.
+app_set_publication <- function(rv, release) {
+  pub <- tryCatch(publish_plan(release), error = function(e) e)
+  failed <- inherits(pub, "error")
+  rv$publication <- if (!failed) pub
+  rv$publication_error <- if (failed) app_condition_text(pub)
+  rv$publish_code <- if (!failed) list(quote(sdcRisk::publish_plan(release, "publication.json")))
 }
 
 # The four steps of a release (seed, ifpr(), its risk and utility), from

@@ -12,7 +12,8 @@ app_server <- function(data, data_name, allow_rds = FALSE) {
     work <- new.env(parent = globalenv())
     rv <- shiny::reactiveValues(
       data = NULL, data_code = NULL, data_label = NULL, keys = character(0), cells = NULL, cells_code = NULL,
-      release = NULL, release_code = NULL, seed = NULL, risk = NULL, utility = NULL,
+      release = NULL, release_code = NULL, publication = NULL, publication_error = NULL, publish_code = NULL,
+      seed = NULL, risk = NULL, utility = NULL,
       cert = NULL, cert_known = NULL, cert_changes = NULL, cert_code = NULL, cert_obj = FALSE,
       sens = NULL, prot = NULL, audit = NULL, tables_code = NULL, protect_code = NULL,
       messages = list()

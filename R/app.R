@@ -10,10 +10,12 @@
 #' given to a shared app, or an `sdcMicroObj` saved with [saveRDS()] when
 #' `.rds` files are allowed) for intruders who know all or only some keys;
 #' find the sensitive cells of a magnitude table and protect it with
-#' [protect_table()] and its audit; and download the released data, the
+#' [protect_table()] and its audit; and download the released data, its
+#' publication for data users ([publish_plan()], as JSON), the
 #' protected table with its flags, a disclosure-review report
 #' ([release_report()]) and the R script that reproduces exactly what was
-#' done (same data, same arguments, same seed).
+#' done (same data, same arguments, same seed) and writes the same files,
+#' the publication included.
 #'
 #' Each step of the app is an R call that holds its values (a language
 #' object, never text): the app evaluates that call and writes it into the

@@ -2,8 +2,9 @@
 # released files.
 #   Rscript bench/bench_estimate.R
 # Part "coverage": the Monte Carlo study over draws of the same plan
-# (SDCRISK_BENCH_DRAWS, default 2000 for the Massachusetts excerpt and half
-# as many for the larger files, whose draws take longer), on the ACS excerpts of the test fixtures
+# (SDCRISK_BENCH_DRAWS draws of each, default 1000; SDCRISK_BENCH_STUDIES
+# chooses among "ma2019", "national2019" and "pums_md", default all three:
+# a draw takes about 0.8, 3.3 and 1.3 CPU seconds), on the ACS excerpts of the test fixtures
 # (an IFPR release of the Massachusetts file, a stratified per-variable
 # release of the national file) and pums_md (an IFPR release): for every
 # row of every estimand, the original file's value, the mean estimate, the
@@ -17,7 +18,8 @@
 # each call in the same run, medians of SDCRISK_BENCH_REPS (default 5)
 # alternating repetitions, peak memory. Writes
 # bench/results-estimate-speed.md.
-# SDCRISK_BENCH_PART chooses "coverage", "speed" or "both" (default).
+# SDCRISK_BENCH_PART chooses "coverage", "speed" or "both" (default), or
+# "report" (the coverage table of the draws kept by earlier runs).
 
 suppressPackageStartupMessages({
   library(sdcRisk)
@@ -30,7 +32,8 @@ source(file.path("bench", "utils.R"))
 source(file.path("tests", "testthat", "helper-estimate.R"))
 
 part <- Sys.getenv("SDCRISK_BENCH_PART", "both")
-draws <- as.integer(Sys.getenv("SDCRISK_BENCH_DRAWS", "2000"))
+draws <- as.integer(Sys.getenv("SDCRISK_BENCH_DRAWS", "1000"))
+studies <- strsplit(Sys.getenv("SDCRISK_BENCH_STUDIES", "ma2019,national2019,pums_md"), ",")[[1]]
 sizes <- as.numeric(strsplit(Sys.getenv("SDCRISK_BENCH_SIZES", "1e6,1e7"), ",")[[1]])
 reps <- as.integer(Sys.getenv("SDCRISK_BENCH_REPS", "5"))
 
@@ -60,7 +63,7 @@ coverage_studies <- function() {
   wsum <- function(w) function(d) sum(d[[w]])
   tab <- function(name, family, by, ...) table_est(family, by, ..., min_count = 0, name = name)
   list(
-    list(name = "ma2019, IFPR xi = 0.3 (sex kept)", data = ma, keys = keys_ma, release = rel_ma, seed = 11,
+    ma2019 = list(name = "ma2019, IFPR xi = 0.3 (sex kept)", data = ma, keys = keys_ma, release = rel_ma, seed = 11,
          draws = draws, estimands = list(
       tab("weighted count MSP x SEX", "key x key", c("MSP", "SEX"), weights = "PWGTP", truth_fun = wsum("PWGTP")),
       tab("weighted count RAC1P", "key x key", "RAC1P", weights = "PWGTP", truth_fun = wsum("PWGTP")),
@@ -71,8 +74,8 @@ coverage_studies <- function() {
       tab("count RAC1P x EDU", "key x non-key", c("RAC1P", "EDU"), truth_fun = nrow),
       glm_est(BACH ~ SEX + I(MSP == "1") + I(AGEP >= 65), binomial(), name = "logit bachelor+ ~ SEX + married + 65+")
     )),
-    list(name = "national2019, per-variable PRAM of RAC1P and MSP within SEX", data = nat, keys = keys_nat,
-         release = rel_nat, seed = 12, draws = draws %/% 2, estimands = list(
+    national2019 = list(name = "national2019, per-variable PRAM of RAC1P and MSP within SEX", data = nat, keys = keys_nat,
+         release = rel_nat, seed = 12, draws = draws, estimands = list(
       tab("count RAC1P x MSP", "key x key", c("RAC1P", "MSP"), truth_fun = nrow),
       tab("weighted mean PINCP by RAC1P", "key x non-key", "RAC1P", value = "PINCP", stat = "mean",
           na_rm = TRUE, weights = "PWGTP", truth_fun = function(d) stats::weighted.mean(d$PINCP, d$PWGTP, na.rm = TRUE)),
@@ -80,8 +83,8 @@ coverage_studies <- function() {
           truth_fun = function(d) mean(d$BACH)),
       glm_est(BACH ~ I(RAC1P == 1) + I(MSP == "1") + SEX, binomial(), name = "logit bachelor+ ~ white + married + SEX")
     )),
-    list(name = "pums_md, IFPR xi = 0.3 (sex kept)", data = md, keys = keys_md, release = rel_md, seed = 13,
-         draws = draws %/% 2, estimands = list(
+    pums_md = list(name = "pums_md, IFPR xi = 0.3 (sex kept)", data = md, keys = keys_md, release = rel_md, seed = 13,
+         draws = draws, estimands = list(
       tab("weighted count race x marital", "key x key", c("race", "marital"), weights = "weight",
           truth_fun = wsum("weight")),
       tab("share bachelor+ by marital", "key x non-key", "marital", value = "degree", stat = "proportion",
@@ -93,13 +96,16 @@ coverage_studies <- function() {
   )
 }
 
+# Each study's draws are also kept in bench/coverage-<study>.rds (not
+# committed) as soon as they are done, so that a run cut short keeps them.
 run_coverage <- function() {
-  do.call(rbind, lapply(coverage_studies(), function(s) {
+  do.call(rbind, lapply(coverage_studies()[studies], function(s) {
     message(s$name)
     t0 <- proc.time()
     d <- mc_draws(s$data, s$keys, s$release$plan, publish_plan(s$release), s$estimands, s$draws, s$seed)
     message("  ", round((proc.time() - t0)[["elapsed"]]), " s")
     d$study <- s$name
+    saveRDS(d, file.path("bench", paste0("coverage-", sub(",.*", "", s$name), ".rds")))
     d
   }))
 }
@@ -144,7 +150,8 @@ coverage_report <- function(d) {
   }
   c(
     machine_line(paste0("sdcRisk ", utils::packageVersion("sdcRisk"))),
-    sprintf("%d draws of the first plan, %d of the others; 95%% intervals (lower, upper) of estimate_table(estimator = \"auto\") and Wald intervals of estimate_glm() with the perturbation's standard error; the truth is the original file's value.", draws, draws %/% 2),
+    sprintf("Draws: %s. 95%% intervals (lower, upper) of estimate_table(estimator = \"auto\") and Wald intervals of estimate_glm() with the perturbation's standard error; the truth is the original file's value.",
+            paste(tapply(d$draw, d$study, max), names(tapply(d$draw, d$study, max)), sep = " of ", collapse = ", ")),
     "", "Pooled coverage (%), every row:", "", fmt(pooled(d, 0)),
     "", "Pooled coverage (%), rows of at least 20 original records (and every model coefficient):", "",
     fmt(pooled(d, 20)),
@@ -175,6 +182,7 @@ run_speed <- function() {
     df <- make_census(n)
     df$educ <- factor(sample(paste0("e", 1:8), n, TRUE))
     df$w <- stats::runif(n, 50, 150)
+    df$high <- df$income > 40000
     set.seed(1)
     rel <- ifpr(df, keys, 0.3, partition = list(sex = "keep"))
     pub <- publish_plan(rel)
@@ -183,22 +191,41 @@ run_speed <- function() {
     invisible(gc())
     dt <- as.data.table(released)
     tasks <- list(
-      "count by race x marital" = function() estimate_table(released, pub, by = c("race", "marital")),
+      "count by race x marital (keys)" = function() estimate_table(released, pub, by = c("race", "marital")),
+      "mean of income by race (non-key by key)" = function() {
+        estimate_table(released, pub, by = "race", value = "income", stat = "mean")
+      },
+      "proportion income > 40,000 by marital" = function() {
+        estimate_table(released, pub, by = "marital", value = "high", stat = "proportion")
+      },
       "weighted mean of income by race x educ" = function() {
         estimate_table(released, pub, by = c("race", "educ"), value = "income", stat = "mean", weights = "w")
       },
-      "weighted count by every key" = function() estimate_table(released, pub, by = keys, weights = "w")
+      # the moment estimator: with estimator = "auto" a third of these
+      # rows (cells of one or two records) leave the parameter space and
+      # go to maximum likelihood, row by row, which takes minutes (29 CPU
+      # seconds for 30,874 such rows at 2 x 10^5 records, against 0.15 for
+      # the moment estimates; bench/README.md)
+      "weighted count by every key (moment)" = function() {
+        estimate_table(released, pub, by = keys, weights = "w", estimator = "moment")
+      }
     )
     for (task in names(tasks)) {
       m <- matrix(NA_real_, reps, 6)
+      table_rows <- NA_integer_
       for (r in seq_len(reps)) {
         m[r, 1:3] <- with_cpu(function() dt[, .N, by = keys])
-        m[r, 4:6] <- with_cpu(tasks[[task]])
+        m[r, 4:6] <- with_cpu(function() {
+          out <- tasks[[task]]()
+          table_rows <<- nrow(out)
+          out
+        })
       }
       med <- apply(m, 2, stats::median)
       rows[[length(rows) + 1]] <- data.frame(
         records = format(n, big.mark = ",", scientific = FALSE), task = task,
-        seconds = med[4], cpu_seconds = med[6], peak_mb = med[5], dt_cpu_seconds = med[3],
+        rows = format(table_rows, big.mark = ","),
+        seconds = med[4], cpu_seconds = med[6], peak_mb = med[5], dt_cpu_seconds = med[3], dt_peak_mb = med[2],
         ratio = stats::median(m[, 6] / m[, 3])
       )
     }
@@ -206,8 +233,16 @@ run_speed <- function() {
   do.call(rbind, rows)
 }
 
-if (part %in% c("coverage", "both")) {
-  report <- coverage_report(run_coverage())
+if (part %in% c("coverage", "both", "report")) {
+  # "report": the table from the draws kept in bench/coverage-*.rds by
+  # earlier runs (of different studies, possibly with different numbers of
+  # draws)
+  d <- if (part == "report") {
+    do.call(rbind, lapply(Sys.glob(file.path("bench", "coverage-*.rds")), readRDS))
+  } else {
+    run_coverage()
+  }
+  report <- coverage_report(d)
   writeLines(report, file.path("bench", "results-estimate-coverage.md"))
   cat(report[1:30], sep = "\n")
 }
@@ -220,5 +255,5 @@ if (part %in% c("speed", "both")) {
     ""
   )
   write_results(speed, header, file.path("bench", "results-estimate-speed.md"),
-                digits = c(seconds = 2, cpu_seconds = 2, peak_mb = 0, dt_cpu_seconds = 2, ratio = 2))
+                digits = c(seconds = 2, cpu_seconds = 2, peak_mb = 0, dt_cpu_seconds = 2, dt_peak_mb = 0, ratio = 2))
 }

@@ -125,3 +125,23 @@ test_that("values the writer cannot write exactly are refused, not approximated"
   expect_error(sdcRisk:::app_lang(bytes), class = "sdcRisk_error_internal")
   expect_error(sdcRisk:::app_write_name("\u00e9"), class = "sdcRisk_error_internal")
 })
+
+test_that("the script writes the publication after the released file exactly when the release has one (issue 33)", {
+  release <- list(quote(set.seed(33)), quote(release <- sdcRisk::ifpr(data, keys = "sex", xi = 0.3)))
+  publish <- list(quote(sdcRisk::publish_plan(release, "publication.json")))
+  s <- list(data_code = list(quote(data <- sdcRisk::pums_md)), release_code = release, publish_code = publish)
+  with_pub <- sdcRisk:::app_script(s)
+  expect_true(with_pub$ok)
+  parsed <- as.list(parse(text = with_pub$lines, keep.source = FALSE))
+  # the released file, then its publication, as the Downloads page offers them
+  expect_identical(tail(parsed, 2), list(quote(utils::write.csv(release$data, "released.csv", row.names = FALSE)),
+                                         publish[[1]]))
+  expect_identical(sum(grepl("publish_plan", with_pub$lines, fixed = TRUE)), 1L)
+  # a release without a publication: the same script without that line
+  without <- sdcRisk:::app_script(s[c("data_code", "release_code")])
+  expect_true(without$ok)
+  expect_identical(setdiff(with_pub$lines[-1], without$lines[-1]), "sdcRisk::publish_plan(release, \"publication.json\")")
+  expect_false(any(grepl("publish_plan", without$lines, fixed = TRUE)))
+  # no release, no publication, whatever the fields hold
+  expect_false(any(grepl("publish_plan", sdcRisk:::app_script(s[c("data_code", "publish_code")])$lines, fixed = TRUE)))
+})

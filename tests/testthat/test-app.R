@@ -528,6 +528,50 @@ test_that("the Downloads page offers the publication of the current release, whi
     session$setInputs(data_source = "pums_md")
     expect_null(rv$release)
     expect_error(output$dl_publication, "No release yet: make one on the page Microdata release")
+    expect_false(any(grepl("publish_plan", readLines(output$dl_script), fixed = TRUE)))
+  })
+})
+
+test_that("the script the app offers writes the publication the Downloads page offers, and none when there is none (issue 33)", {
+  skip_if_not_installed("shiny")
+  skip_if_not_installed("jsonlite")
+  people <- pums_md[1:3000, c("sex", "age", "race", "marital", "weight")]
+  dir <- withr::local_tempdir()
+  release_inputs <- function(session) {
+    session$setInputs(data_source = "given", data_sep = ",", na = "exclude", keys = c("sex", "age", "race"))
+    session$setInputs(xi = 0.3, seed = 33, goal = "all_matches", method = "tiered", calibrate = "exact",
+                      on_infeasible = "error", release_known = "none", part_1 = "keep", release_go = 1)
+  }
+  shiny::testServer(sdcRisk:::app_server(people, quote(people), FALSE), {
+    release_inputs(session)
+    expect_null(rv$messages$release)
+    offered <- file.path(dir, "offered.json")
+    file.copy(output$dl_publication, offered)
+    script <- readLines(output$dl_script)
+    expect_identical(sum(script == "sdcRisk::publish_plan(release, \"publication.json\")"), 1L)
+    # run where the user runs it (a session holding `people`), the script
+    # writes the released file and a publication equal to the one offered
+    run <- file.path(dir, "run")
+    dir.create(run)
+    env <- new.env(parent = globalenv())
+    env$people <- people
+    withr::with_dir(run, source(textConnection(script), local = env))
+    expect_identical(read_plan(file.path(run, "publication.json")), read_plan(offered))
+    expect_identical(read_plan(offered), publish_plan(rv$release))
+    expect_identical(utils::read.csv(file.path(run, "released.csv")), utils::read.csv(output$dl_released))
+  })
+  # a release that has no publication: the page says why, offers no file,
+  # and the script does not write one
+  local_package_function("publish_plan", function(...) stop("no publication here"))
+  shiny::testServer(sdcRisk:::app_server(people, quote(people), FALSE), {
+    release_inputs(session)
+    expect_null(rv$messages$release)
+    expect_false(is.null(rv$release))
+    expect_match(output$dl_publication_info, "This release has no publication: no publication here", fixed = TRUE)
+    expect_error(output$dl_publication, "This release has no publication")
+    script <- readLines(output$dl_script)
+    expect_true(any(grepl("released.csv", script, fixed = TRUE)))
+    expect_false(any(grepl("publish_plan", script, fixed = TRUE)))
   })
 })
 

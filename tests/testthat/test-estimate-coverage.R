@@ -2,7 +2,7 @@
 # estimates are unbiased, their variance estimates match the variance over
 # draws, and the 95% intervals of estimate_table() and estimate_glm() cover
 # the original file's values at 95% +- 1.5%, for key x key, key x non-key
-# and model estimands. A smaller version of bench/bench_estimate.R (2,000
+# and model estimands. A smaller version of bench/bench_estimate.R (1,000
 # draws per plan, every row, the table in bench/README.md), with the same
 # machinery (mc_draws(), table_est(), glm_est() in helper-estimate.R);
 # tolerances add three Monte Carlo standard errors of the number of draws
