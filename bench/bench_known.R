@@ -7,7 +7,7 @@
 #   each sex, theta = 0.8), one and two known keys.
 # Run from the package root; SDCRISK_BENCH_LIB: the library to load sdcRisk
 # from (default: the installed one); SDCRISK_BENCH_SIZES (default 1e6);
-# SDCRISK_BENCH_LIMIT: seconds after which a call is stopped (default 300).
+# SDCRISK_BENCH_LIMIT: CPU seconds after which a call is stopped (default 300).
 lib <- Sys.getenv("SDCRISK_BENCH_LIB", "")
 suppressPackageStartupMessages({
   if (nzchar(lib)) library(sdcRisk, lib.loc = lib) else library(sdcRisk)
@@ -34,9 +34,9 @@ run <- function(data, plan, df, keys, subsets) {
     mx <- NULL
     t0 <- proc.time()
     secs <- tryCatch({
-      setTimeLimit(elapsed = limit, transient = TRUE)
+      setTimeLimit(cpu = limit, transient = TRUE)
       cpu(mx <- max_match_risk_known(plan, subsets = list(s)))
-    }, error = function(e) NA_real_, finally = setTimeLimit())
+    }, error = function(e) NA_real_, interrupt = function(e) NA_real_, finally = setTimeLimit())
     if (is.na(secs)) {
       t <- proc.time() - t0
       cat(sprintf("%-22s %-26s  > %.0f (stopped)\n", data, paste(s, collapse = "+"), t[["user.self"]] + t[["sys.self"]]))
