@@ -493,6 +493,15 @@ test_that("max_match_risk_known() is bit for bit the maximum of every cell's par
         info <- paste("seed", seed, goal, paste(k, collapse = "+"))
         # every cell's risk from the per-cell model (one binomial per cell)
         mr <- match_risk(plan, a = seq_len(total), known = k)
+        if (goal == "all_matches") {
+          # without gamma, cells that stay in D alike share one merged model:
+          # the same risks and probabilities, bit for bit
+          ek <- sdcRisk:::engine_known(plan, sdcRisk:::engine_plan(plan), k)
+          cells <- sample(nrow(case$cf$cells))
+          with_g <- sdcRisk:::cpp_cell_risk(ek, cells, seq_len(total), TRUE)
+          without <- sdcRisk:::cpp_cell_risk(ek, cells, seq_len(total), FALSE)
+          for (v in c("risk", "log_prob", "log_p_empty")) expect_identical(without[[v]], with_g[[v]], info = info)
+        }
         keep <- switch(goal,
           all_matches = rep(TRUE, nrow(mr)),
           unique_matches = mr$a == 1,

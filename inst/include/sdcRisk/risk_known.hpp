@@ -178,14 +178,32 @@ class BlockKnownRisk {
   mutable std::map<int, DSources> sources_;
 };
 
+// Per-cell results. With gamma, from each representative's own model (its
+// gamma depends on the order of the binomials); without (gamma NaN), cells
+// of one D with the same (stay, leave) share one evaluation of the merged
+// model: the same risks and probabilities, bit for bit, in time linear in
+// the cells meeting each D rather than quadratic.
 template <class Interrupt>
 CellRiskTable block_known_cell_risk(const PlanView& plan, const std::vector<int>& set_of,
                                     const std::vector<int>& targets, const std::vector<int>& a_values,
-                                    Interrupt&& interrupt) {
+                                    Interrupt&& interrupt, bool want_gamma = true) {
   BlockKnownRisk eng(plan, set_of);
+  if (want_gamma) {
+    return representative_cell_risk(
+        plan.n_cells, eng.representatives(), targets, a_values,
+        [&](int r, int A) { return evaluate_target(eng.model(r), A, true); }, interrupt);
+  }
+  std::vector<int> rep(static_cast<std::size_t>(plan.n_cells), -1);
+  std::map<std::tuple<int, double, double>, int> first;
+  for (int j : targets) {
+    if (j < 0 || j >= plan.n_cells) throw std::invalid_argument("cell_risk: target out of range");
+    if (rep[j] >= 0) continue;
+    const std::pair<double, double> pr = eng.target_pair(j);
+    rep[j] = first.emplace(std::make_tuple(set_of[j], pr.first, pr.second), j).first->second;
+  }
   return representative_cell_risk(
-      plan.n_cells, eng.representatives(), targets, a_values,
-      [&](int r, int A) { return evaluate_target(eng.model(r), A, true); }, interrupt);
+      plan.n_cells, rep, targets, a_values,
+      [&](int r, int A) { return evaluate_target(eng.merged_model(r), A, false); }, interrupt);
 }
 
 // The maximum of w_j R_D(a, t) (`weight` empty: w_j = 1; see max_risk()).
