@@ -300,8 +300,8 @@ class BlockKnownEngine : public BlockEngine {
     for (int s : sets_)
       if (s < 0 || s >= n_cells()) malformed("known set out of range");
   }
-  sdcRisk::CellRiskTable cell_risk(const std::vector<int>& targets, const std::vector<int>& a, bool) override {
-    return sdcRisk::block_known_cell_risk(h_.view, sets_, targets, a, interrupt_callback());
+  sdcRisk::CellRiskTable cell_risk(const std::vector<int>& targets, const std::vector<int>& a, bool gamma) override {
+    return sdcRisk::block_known_cell_risk(h_.view, sets_, targets, a, interrupt_callback(), gamma);
   }
   sdcRisk::MaxRisk max_risk(sdcRisk::Goal goal) override {
     return sdcRisk::block_known_max_risk(h_.view, sets_, goal, weight_, interrupt_callback());

@@ -446,3 +446,115 @@ test_that("max_match_risk_known() for a sample: each set's maximum is max_match_
   expect_match(paste(format(kn), collapse = " "), "for a target who may not be in the file")
   expect_null(max_match_risk_known(plan)$p_in_file)
 })
+
+# A random plan on three keys (s has two categories): IFPR blocks with a few
+# shared thetas, explicit matrix blocks and cells outside every block.
+random_known_plan <- function(seed) {
+  set.seed(seed)
+  n <- sample(40:90, 1)
+  df <- data.frame(s = sample(c("f", "m"), n, TRUE), x = sample(letters[1:4], n, TRUE),
+                   y = sample(1:5, n, TRUE, prob = c(5, 3, 2, 1, 1)))
+  cf <- cell_frequencies(df, c("s", "x", "y"))
+  nc <- nrow(cf$cells)
+  ids <- sample(nc)
+  size <- sample(2:5, nc, TRUE)
+  blocks <- list()
+  at <- 1
+  while (at + 1 <= nc - 2) {
+    m <- min(size[at], nc - 2 - at + 1)
+    if (m < 2) break
+    blocks[[length(blocks) + 1]] <- ids[at:(at + m - 1)]
+    at <- at + m
+  }
+  nb <- length(blocks)
+  is_mat <- seq_len(nb) %% 3 == 0
+  theta <- vapply(seq_len(nb), function(b) {
+    if (is_mat[b]) NA_real_ else min(cf$cells$count[blocks[[b]]]) * sample(c(0.5, 0.8, 1), 1)
+  }, numeric(1))
+  mats <- lapply(seq_len(nb), function(b) {
+    if (!is_mat[b]) return(NULL)
+    m <- length(blocks[[b]])
+    p <- matrix(runif(m * m), m) + diag(m) * 2
+    sweep(p, 2, colSums(p), "/")
+  })
+  list(cf = cf, plan = pram_plan(cf, blocks, theta = theta, matrix = mats))
+}
+
+test_that("max_match_risk_known() is bit for bit the maximum of every cell's partial-key risk on random plans", {
+  subsets <- list("s", "x", "y", c("s", "x"), c("s", "y"), c("x", "y"))
+  for (seed in 1:8) {
+    case <- random_known_plan(seed)
+    plan <- case$plan
+    counts <- case$cf$cells$count
+    total <- sum(counts)
+    for (goal in c("all_matches", "unique_matches", "sample_uniques")) {
+      kn <- max_match_risk_known(plan, goal, subsets = subsets)
+      for (k in subsets) {
+        info <- paste("seed", seed, goal, paste(k, collapse = "+"))
+        # every cell's risk from the per-cell model (one binomial per cell)
+        mr <- match_risk(plan, a = seq_len(total), known = k)
+        if (goal == "all_matches") {
+          # without gamma, cells that stay in D alike share one merged model:
+          # the same risks and probabilities, bit for bit
+          ek <- sdcRisk:::engine_known(plan, sdcRisk:::engine_plan(plan), k)
+          cells <- sample(nrow(case$cf$cells))
+          with_g <- sdcRisk:::cpp_cell_risk(ek, cells, seq_len(total), TRUE)
+          without <- sdcRisk:::cpp_cell_risk(ek, cells, seq_len(total), FALSE)
+          for (v in c("risk", "log_prob", "log_p_empty")) expect_identical(without[[v]], with_g[[v]], info = info)
+        }
+        keep <- switch(goal,
+          all_matches = rep(TRUE, nrow(mr)),
+          unique_matches = mr$a == 1,
+          sample_uniques = mr$a == 1 & mr$count == 1
+        )
+        r <- mr$risk[keep]
+        ref <- if (all(is.na(r))) NA_real_ else max(r, na.rm = TRUE)
+        row <- kn[kn$known == paste(k, collapse = ", "), ]
+        expect_identical(row$risk, ref, info = info)
+        if (!is.na(ref)) {
+          # the reported cell and a reach it (among exact ties the search
+          # may report a cell other than the smallest: it skips a cell
+          # whose bound 1 / T_j only equals the maximum)
+          at <- mr$cell == row$cell & mr$a == row$a
+          expect_identical(mr$risk[keep & at], ref, info = info)
+          expect_identical(row$count_known, mr$count_known[mr$cell == row$cell][1], info = info)
+        }
+      }
+    }
+  }
+})
+
+test_that("a known key with two categories and many blocks: each cell's risk against brute force", {
+  # 24 cells in 8 IFPR blocks of 3, every block crossing the two values of s
+  df <- data.frame(s = rep(c("f", "m"), 12), x = rep(1:12, each = 2))
+  df <- df[rep(seq_len(24), rep(c(1, 2, 1, 3), 6)), ]
+  cf <- cell_frequencies(df, c("s", "x"))
+  blocks <- split(seq_len(24), rep(1:8, each = 3))
+  theta <- rep(c(0.5, 0.9), 4)
+  plan <- pram_plan(cf, unname(blocks), theta = theta)
+  counts <- cf$cells$count
+  s <- cf$cells$s
+  # P: the full transition matrix over the 24 cells
+  P <- matrix(0, 24, 24)
+  for (b in seq_along(blocks)) P[blocks[[b]], blocks[[b]]] <- pram_matrix(plan, b)
+  total <- sum(counts)
+  for (j in c(1, 2, 5, 10)) {
+    in_d <- s == s[j]
+    alpha <- colSums(P[in_d, , drop = FALSE])
+    # Y: the other units that land in D; S_D = Y + 1{B lands in D}
+    y <- 1
+    for (i in seq_len(24)) {
+      n <- counts[i] - (i == j)
+      if (n > 0) y <- convolve(y, rev(dbinom(0:n, n, alpha[i])), type = "open")
+    }
+    y <- c(y, rep(0, total + 1 - length(y)))
+    a <- seq_len(total)
+    ref <- alpha[j] * y[a] / (alpha[j] * y[a] + (1 - alpha[j]) * y[a + 1]) / a
+    got <- match_risk(plan, j, a = a, known = "s")
+    ok <- y[a] > 1e-12
+    expect_equal(got$risk[ok], ref[ok], tolerance = 1e-8, info = paste("cell", j))
+  }
+  mr <- match_risk(plan, a = seq_len(total), known = "s")
+  expect_identical(max_match_risk(plan, known = "s")$risk, max(mr$risk, na.rm = TRUE))
+  expect_identical(max_match_risk_known(plan, subsets = list("s"))$risk, max(mr$risk, na.rm = TRUE))
+})

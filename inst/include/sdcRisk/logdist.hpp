@@ -109,6 +109,24 @@ inline LogDist convolve(const LogDist& x, const LogDist& y, int A) {
   }
   const std::size_t kx = x.rel.size() - 1, ky = y.rel.size() - 1;
   const std::size_t K = std::min<std::size_t>(static_cast<std::size_t>(A), kx + ky);
+  // The finite entries of x and y: [xl, xu] and [yl, yu] when they are
+  // intervals (ok), so that the first finite term of each a is found at
+  // once, not by a scan as long as the support (point masses of 10^5 units
+  // would cost 10^10 steps); the same term the scan finds.
+  auto support = [](const std::vector<double>& r, std::size_t& lo, std::size_t& hi) {
+    std::size_t n = 0;
+    lo = r.size();
+    hi = 0;
+    for (std::size_t k = 0; k < r.size(); ++k)
+      if (r[k] != kNegInf) {
+        if (n++ == 0) lo = k;
+        hi = k;
+      }
+    return n > 0 && n == hi - lo + 1;
+  };
+  std::size_t xl, xu, yl, yu;
+  const bool ok_x = support(x.rel, xl, xu), ok_y = support(y.rel, yl, yu);
+  const bool intervals = ok_x && ok_y;
   z.base = x.base + y.base;
   z.rel.assign(K + 1, kNegInf);
   const double stop = -64.0 * 0.6931471805599453;  // log 2^-64
@@ -121,7 +139,15 @@ inline LogDist convolve(const LogDist& x, const LogDist& y, int A) {
     // the largest term: climb from the previous a's mode
     std::size_t k = std::min(std::max(mode, lo), hi);
     double m = term(k);
-    if (m == kNegInf) {  // find any finite term (supports are intervals)
+    if (m == kNegInf && intervals) {  // the first finite term, if any
+      std::size_t k0 = std::max(lo, xl), k1 = std::min(hi, xu);
+      if (a >= yu) k0 = std::max(k0, a - yu);
+      if (a < yl) continue;
+      k1 = std::min(k1, a - yl);
+      if (k0 > k1) continue;
+      k = k0;
+      m = term(k0);
+    } else if (m == kNegInf) {  // find any finite term (supports are intervals)
       for (std::size_t kk = lo; kk <= hi; ++kk)
         if (term(kk) != kNegInf) {
           k = kk;

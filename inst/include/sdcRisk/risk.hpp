@@ -369,7 +369,7 @@ void search_targets_eval(std::vector<TargetGroup> todo, const Eval& eval, Goal g
     const TargetGroup& g = todo[t];
     if (++done % 64 == 0) interrupt();
     if (goal == Goal::AllMatches && !std::isnan(best.value) && cap(g) <= best.value) continue;
-    const TargetRisk tr = eval(g, 1);
+    const TargetRisk& tr = eval(g, 1);
     max_s[t] = tr.max_s;
     ++best.targets_evaluated;
     offer(best, g.weight * tr.risk[0], g.cell, 1);
@@ -384,7 +384,7 @@ void search_targets_eval(std::vector<TargetGroup> todo, const Eval& eval, Goal g
     const std::int64_t A = search_limit(scaled_best(best.value, g.weight), max_s[t]);
     if (A < 2) continue;
     if (A > std::numeric_limits<int>::max()) throw std::invalid_argument("max_risk: search range too large");
-    const TargetRisk tr = eval(g, static_cast<int>(A));
+    const TargetRisk& tr = eval(g, static_cast<int>(A));
     ++best.targets_evaluated;
     for (int a = 2; a <= static_cast<int>(A); ++a) offer(best, g.weight * tr.risk[a - 1], g.cell, a);
   }

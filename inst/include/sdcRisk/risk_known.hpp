@@ -17,6 +17,7 @@
 #include <map>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "plan.hpp"
@@ -39,24 +40,90 @@ class BlockKnownRisk {
     for (int i = 0; i < plan_.n_cells; ++i) members_[set_of_[i]].push_back(i);
   }
 
+  // The model of a target in cell j, built from the cells of every block
+  // that meets D (one binomial per cell, in block order): the model of
+  // block_known_cell_risk(), whose gamma depends on that order.
   TargetModel model(int j) const {
     const int d = set_of_[j];
     TargetModel tm;
     std::int64_t units = 0;
+    for_each_source(d, [&](int i, double al, double om) {
+      const std::int64_t n = plan_.counts[i] - (i == j ? 1 : 0);
+      if (i == j) {
+        tm.stay = al;
+        tm.leave = om;
+      }
+      if (al > 0.0) units += plan_.counts[i];
+      if (n > 0) tm.others.push_back({n, al, om});
+    });
+    tm.max_s = units;
+    return tm;
+  }
+
+  // The probability (stay, leave) that the unit of a target in cell j lands
+  // in its own D or not; every target of one D with the same pair has the
+  // same risks (merged_model()).
+  std::pair<double, double> target_pair(int j) const {
+    const DSources& src = sources(set_of_[j]);
+    return src.pair_of.at(j);
+  }
+
+  // The same distribution as model(j), its binomials already merged as
+  // sum_logdist() merges them (sorted by (alpha, 1 - alpha), equal ones
+  // added up): D's merged list is built once, and a target takes one unit
+  // off its own class. So the risks are bit for bit those of model(j), at
+  // a cost of the number of classes of D, not of the cells meeting D.
+  TargetModel merged_model(int j) const {
+    const DSources& src = sources(set_of_[j]);
+    const std::pair<double, double> pr = src.pair_of.at(j);
+    TargetModel tm;
+    tm.stay = pr.first;
+    tm.leave = pr.second;
+    tm.max_s = src.units;
+    tm.others.reserve(src.merged.size());
+    for (const Binom& b : src.merged) {
+      std::int64_t n = b.n;
+      if (b.alpha == pr.first && b.oma == pr.second) --n;
+      if (n > 0) tm.others.push_back({n, b.alpha, b.oma});
+    }
+    return tm;
+  }
+
+  // Cells with the same risks share a representative (the smallest id): same
+  // D, block and count in an IFPR block or outside blocks.
+  std::vector<int> representatives() const {
+    std::map<std::tuple<int, int, int, int>, int> rep;
+    std::vector<int> out(plan_.n_cells);
+    for (int i = 0; i < plan_.n_cells; ++i) {
+      const int b = block_of_[i];
+      const int pos = (b >= 0 && !plan_.is_ifpr(b)) ? pos_of_[i] : -1;
+      out[i] = rep.emplace(std::make_tuple(set_of_[i], b, plan_.counts[i], pos), i).first->second;
+    }
+    return out;
+  }
+
+ private:
+  // Per set D: its merged binomials (all units of the blocks meeting D and
+  // of D's cells outside blocks, none taken off), the largest S_D, and each
+  // member's (stay, leave).
+  struct DSources {
+    std::vector<Binom> merged;
+    std::int64_t units = 0;
+    std::map<int, std::pair<double, double>> pair_of;
+  };
+
+  // Calls f(i, alpha_D(i), 1 - alpha_D(i)) for every cell i whose units can
+  // land in D: D's cells outside blocks, then the cells of each block that
+  // meets D (blocks in increasing order).
+  template <class F>
+  void for_each_source(int d, F&& f) const {
     std::map<int, int> in_block;  // blocks meeting D -> number of D's cells in it
     for (int c : members_[d]) {
       if (block_of_[c] >= 0) {
         ++in_block[block_of_[c]];
         continue;
       }
-      // never changed: lands in D surely
-      const std::int64_t n = plan_.counts[c] - (c == j ? 1 : 0);
-      if (c == j) {
-        tm.stay = 1.0;
-        tm.leave = 0.0;
-      }
-      if (n > 0) tm.others.push_back({n, 1.0, 0.0});
-      units += plan_.counts[c];
+      f(c, 1.0, 0.0);  // never changed: lands in D surely
     }
     for (const auto& bq : in_block) {
       const int b = bq.first, q = bq.second, m = plan_.block_size(b);
@@ -75,47 +142,68 @@ class BlockKnownRisk {
             (set_of_[c] == d ? al : om) += plan_.p(b, rr, r);
           }
         }
-        const std::int64_t n = plan_.counts[i] - (i == j ? 1 : 0);
-        if (i == j) {
-          tm.stay = al;
-          tm.leave = om;
-        }
-        if (al > 0.0) units += plan_.counts[i];
-        if (n > 0) tm.others.push_back({n, al, om});
+        f(i, al, om);
       }
     }
-    tm.max_s = units;
-    return tm;
   }
 
-  // Cells with the same risks share a representative (the smallest id): same
-  // D, block and count in an IFPR block or outside blocks.
-  std::vector<int> representatives() const {
-    std::map<std::tuple<int, int, int, int>, int> rep;
-    std::vector<int> out(plan_.n_cells);
-    for (int i = 0; i < plan_.n_cells; ++i) {
-      const int b = block_of_[i];
-      const int pos = (b >= 0 && !plan_.is_ifpr(b)) ? pos_of_[i] : -1;
-      out[i] = rep.emplace(std::make_tuple(set_of_[i], b, plan_.counts[i], pos), i).first->second;
+  const DSources& sources(int d) const {
+    auto it = sources_.find(d);
+    if (it != sources_.end()) return it->second;
+    DSources src;
+    std::vector<Binom> parts;
+    for_each_source(d, [&](int i, double al, double om) {
+      if (set_of_[i] == d) src.pair_of.emplace(i, std::make_pair(al, om));
+      if (al > 0.0) src.units += plan_.counts[i];
+      parts.push_back({plan_.counts[i], al, om});
+    });
+    // as sum_logdist() sorts and merges
+    std::sort(parts.begin(), parts.end(), [](const Binom& a, const Binom& b) {
+      return a.alpha < b.alpha || (a.alpha == b.alpha && a.oma < b.oma);
+    });
+    for (const Binom& p : parts) {
+      if (p.n <= 0 || p.alpha <= 0.0) continue;
+      if (!src.merged.empty() && src.merged.back().alpha == p.alpha && src.merged.back().oma == p.oma)
+        src.merged.back().n += p.n;
+      else
+        src.merged.push_back(p);
     }
-    return out;
+    return sources_.emplace(d, std::move(src)).first->second;
   }
 
- private:
   const PlanView& plan_;
   std::vector<int> set_of_;
   std::vector<int> block_of_, pos_of_;
   std::vector<std::vector<int>> members_;
+  mutable std::map<int, DSources> sources_;
 };
 
+// Per-cell results. With gamma, from each representative's own model (its
+// gamma depends on the order of the binomials); without (gamma NaN), cells
+// of one D with the same (stay, leave) share one evaluation of the merged
+// model: the same risks and probabilities, bit for bit, in time linear in
+// the cells meeting each D rather than quadratic.
 template <class Interrupt>
 CellRiskTable block_known_cell_risk(const PlanView& plan, const std::vector<int>& set_of,
                                     const std::vector<int>& targets, const std::vector<int>& a_values,
-                                    Interrupt&& interrupt) {
+                                    Interrupt&& interrupt, bool want_gamma = true) {
   BlockKnownRisk eng(plan, set_of);
+  if (want_gamma) {
+    return representative_cell_risk(
+        plan.n_cells, eng.representatives(), targets, a_values,
+        [&](int r, int A) { return evaluate_target(eng.model(r), A, true); }, interrupt);
+  }
+  std::vector<int> rep(static_cast<std::size_t>(plan.n_cells), -1);
+  std::map<std::tuple<int, double, double>, int> first;
+  for (int j : targets) {
+    if (j < 0 || j >= plan.n_cells) throw std::invalid_argument("cell_risk: target out of range");
+    if (rep[j] >= 0) continue;
+    const std::pair<double, double> pr = eng.target_pair(j);
+    rep[j] = first.emplace(std::make_tuple(set_of[j], pr.first, pr.second), j).first->second;
+  }
   return representative_cell_risk(
-      plan.n_cells, eng.representatives(), targets, a_values,
-      [&](int r, int A) { return evaluate_target(eng.model(r), A, true); }, interrupt);
+      plan.n_cells, rep, targets, a_values,
+      [&](int r, int A) { return evaluate_target(eng.merged_model(r), A, false); }, interrupt);
 }
 
 // The maximum of w_j R_D(a, t) (`weight` empty: w_j = 1; see max_risk()).
@@ -141,8 +229,21 @@ MaxRisk block_known_max_risk(const PlanView& plan, const std::vector<int>& set_o
     }
   }
   MaxRisk best;
-  auto model = [&](const detail::TargetGroup& g) { return eng.model(g.pos); };
-  detail::search_targets(std::move(todo), model, goal, best, interrupt);
+  // Targets of one D with the same (stay, leave) have the same risks: each
+  // is evaluated once, and again only for a larger range of a (the values
+  // on 1..A do not depend on A).
+  std::map<std::tuple<int, double, double>, TargetRisk> done;
+  auto eval = [&](const detail::TargetGroup& g, int A) -> const TargetRisk& {
+    const std::pair<double, double> pr = eng.target_pair(g.pos);
+    const auto key = std::make_tuple(set_of[g.pos], pr.first, pr.second);
+    auto it = done.find(key);
+    if (it != done.end() && static_cast<int>(it->second.risk.size()) >= A) return it->second;
+    TargetRisk tr = evaluate_target(eng.merged_model(g.pos), A, false);
+    if (it == done.end()) return done.emplace(key, std::move(tr)).first->second;
+    it->second = std::move(tr);
+    return it->second;
+  };
+  detail::search_targets_eval(std::move(todo), eval, goal, best, interrupt);
   return best;
 }
 
