@@ -125,3 +125,23 @@ test_that("block plans: ML per block and group, equal to the moment estimator in
   expect_true(all(est$estimate[est$estimator == "ml"] >= 0))
   expect_true(any(est$estimator == "ml"))
 })
+
+test_that("maximum likelihood on more than 1,000 rows says so; the default flags them and refits none", {
+  set.seed(1)
+  keys <- c("sex", "age", "race", "marital", "puma")
+  rel <- ifpr(pums_md[1:10000, ], keys, xi = 0.3, partition = list(sex = "keep"))
+  pub <- publish_plan(rel)
+  expect_no_message(mom <- estimate_table(rel$data, pub, by = keys, weights = "weight"))
+  expect_gt(sum(mom$outside), 1000)
+  expect_identical(unique(mom$estimator), "moment")
+  expect_message(auto <- suppressWarnings(estimate_table(rel$data, pub, by = keys, weights = "weight", estimator = "auto")),
+                 class = "sdcRisk_message_ml_rows")
+  expect_identical(auto$outside, mom$outside)
+  expect_identical(auto$estimate[!mom$outside], mom$estimate[!mom$outside])
+  ml <- auto$estimator == "ml"
+  expect_true(all(ml <= mom$outside))
+  expect_true(all(auto$estimate[ml] >= 0, na.rm = TRUE))
+  # few rows outside: no message
+  expect_no_message(suppressWarnings(estimate_table(rel$data, pub, by = c("race", "marital"), weights = "weight",
+                                                    estimator = "auto")))
+})
