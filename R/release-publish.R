@@ -374,7 +374,23 @@ release_margins.sdc_release_db <- function(release, keys) {
 # of the publication. An error here is sdcRisk_error_publication.
 # `deep = FALSE` leaves out the check that no cell is in the blocks twice,
 # which estimate_table() makes in its own pass over the cells.
+# A publication already checked (with `deep` at least as asked) is not
+# checked again: its fingerprint (rlang::hash(), a quarter of the time of
+# the check) is remembered, so a publication edited since is checked anew.
 validate_sdc_publication <- function(pub, arg = "publication", call = rlang::caller_env(), deep = TRUE) {
+  fingerprint <- if (inherits(pub, "sdc_publication")) rlang::hash(pub)
+  if (!is.null(fingerprint) && isTRUE(publication_checked[[fingerprint]] >= deep)) return(invisible(pub))
+  check_sdc_publication(pub, arg, call, deep)
+  if (length(publication_checked) >= 16) rm(list = ls(publication_checked), envir = publication_checked)
+  assign(fingerprint, deep || isTRUE(publication_checked[[fingerprint]]), envir = publication_checked)
+  invisible(pub)
+}
+
+# The fingerprints of the publications checked in this session: TRUE when
+# checked deeply (deep = TRUE), FALSE otherwise.
+publication_checked <- new.env(parent = emptyenv())
+
+check_sdc_publication <- function(pub, arg, call, deep) {
   broken <- function(what) {
     abort_sdc(c("{.arg {arg}} is not a valid publication: {what}.",
                 "i" = "Use the object {.fn publish_plan} returned or {.fn read_plan} read, unmodified."),

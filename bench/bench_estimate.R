@@ -10,7 +10,9 @@
 # row of every estimand, the original file's value, the mean estimate, the
 # standard deviation over draws, the mean standard error, the coverage of
 # the 95% interval and the share of draws in which the row was estimated
-# by maximum likelihood (estimator = "auto", the default). Writes
+# by maximum likelihood (the default estimator; the run recorded in
+# bench/results-estimate-coverage.md was made when the default was "auto",
+# it is "moment" now, which is never "ml"). Writes
 # bench/results-estimate-coverage.md.
 # Part "speed": estimate_table() at SDCRISK_BENCH_SIZES (default 1e6,1e7)
 # records of the synthetic census of bench/utils.R released by ifpr(),

@@ -115,7 +115,7 @@ table_est <- function(family, by, ..., truth_fun, min_count = 20, name = paste(b
     estimate = function(released, pub) {
       e <- suppressWarnings(do.call(estimate_table, c(list(released, pub, by = by), args)))
       data.frame(row = key_of(e), estimate = e$estimate, se = e$se, lower = e$lower, upper = e$upper,
-                 estimator = e$estimator)
+                 estimator = e$estimator, outside = e$outside)
     },
     truth = function(data) {
       key <- key_of(data)
@@ -137,7 +137,8 @@ glm_est <- function(formula, family, name = deparse(formula)) {
       f <- estimate_glm(formula, released, pub, family = family)
       se <- sqrt(pmax(diag(vcov(f, "perturbation")), 0))
       data.frame(row = names(coef(f)), estimate = unname(coef(f)), se = unname(se),
-                 lower = unname(coef(f) - z * se), upper = unname(coef(f) + z * se), estimator = "corrected")
+                 lower = unname(coef(f) - z * se), upper = unname(coef(f) + z * se), estimator = "corrected",
+                 outside = FALSE)
     },
     truth = function(data) {
       stats::coef(stats::glm(formula, data, family = family, control = stats::glm.control(epsilon = 1e-12)))

@@ -50,8 +50,13 @@ test_that("at the boundary the ML estimate maximizes the likelihood and meets th
   bf <- boundary_file()
   mom <- estimate_table(bf$released, bf$pub, by = "a", estimator = "moment")
   expect_lt(mom$estimate[mom$a == "q"], 0)
-  auto <- estimate_table(bf$released, bf$pub, by = "a")
+  expect_identical(mom$outside, c(FALSE, TRUE, FALSE))
+  expect_identical(mom$estimator, rep("moment", 3))
+  expect_identical(estimate_table(bf$released, bf$pub, by = "a"), mom)
+  expect_match(format(mom), "outside the parameter space", all = FALSE)
+  auto <- estimate_table(bf$released, bf$pub, by = "a", estimator = "auto")
   expect_identical(auto$estimator, c("moment", "ml", "moment"))
+  expect_identical(auto$outside, c(FALSE, TRUE, FALSE))
   expect_gte(auto$estimate[2], 0)
   ml <- estimate_table(bf$released, bf$pub, by = "a", estimator = "ml")
   p <- strong_matrix(3, 0.6)
@@ -78,7 +83,7 @@ test_that("a mean outside the parameter space gets the maximum likelihood mean, 
   bf <- boundary_file()
   mom <- estimate_table(bf$released, bf$pub, by = "a", value = "y", stat = "mean", estimator = "moment")
   # the ML count of q is 0: its mean is not estimable, and says so
-  expect_warning(auto <- estimate_table(bf$released, bf$pub, by = "a", value = "y", stat = "mean"),
+  expect_warning(auto <- estimate_table(bf$released, bf$pub, by = "a", value = "y", stat = "mean", estimator = "auto"),
                  class = "sdcRisk_warning_not_estimable")
   expect_identical(auto$estimator, c("moment", "ml", "moment"))
   expect_true(is.na(auto$estimate[2]))
@@ -88,7 +93,7 @@ test_that("a mean outside the parameter space gets the maximum likelihood mean, 
   bf$released$y[bf$released$a == "r"] <- 100
   bf$released$y[bf$released$a == "p"] <- 0
   mom <- estimate_table(bf$released, bf$pub, by = "a", value = "y", stat = "mean", estimator = "moment")
-  suppressWarnings(auto <- estimate_table(bf$released, bf$pub, by = "a", value = "y", stat = "mean"))
+  suppressWarnings(auto <- estimate_table(bf$released, bf$pub, by = "a", value = "y", stat = "mean", estimator = "auto"))
   out <- auto$estimator == "ml" & !is.na(auto$estimate)
   expect_true(any(mom$estimate < 0 | mom$estimate > 100))
   expect_true(any(out))
@@ -116,7 +121,27 @@ test_that("block plans: ML per block and group, equal to the moment estimator in
   # IFPR block with a negative estimate: ML at the boundary, non-negative
   set.seed(1)
   rel <- ifpr(pums_md[1:2000, ], c("sex", "age", "race"), xi = 0.3)
-  est <- estimate_table(rel$data, publish_plan(rel), by = c("race", "education"))
+  est <- estimate_table(rel$data, publish_plan(rel), by = c("race", "education"), estimator = "auto")
   expect_true(all(est$estimate[est$estimator == "ml"] >= 0))
   expect_true(any(est$estimator == "ml"))
+})
+
+test_that("maximum likelihood on more than 1,000 rows says so; the default flags them and refits none", {
+  set.seed(1)
+  keys <- c("sex", "age", "race", "marital", "puma")
+  rel <- ifpr(pums_md[1:10000, ], keys, xi = 0.3, partition = list(sex = "keep"))
+  pub <- publish_plan(rel)
+  expect_no_message(mom <- estimate_table(rel$data, pub, by = keys, weights = "weight"))
+  expect_gt(sum(mom$outside), 1000)
+  expect_identical(unique(mom$estimator), "moment")
+  expect_message(auto <- suppressWarnings(estimate_table(rel$data, pub, by = keys, weights = "weight", estimator = "auto")),
+                 class = "sdcRisk_message_ml_rows")
+  expect_identical(auto$outside, mom$outside)
+  expect_identical(auto$estimate[!mom$outside], mom$estimate[!mom$outside])
+  ml <- auto$estimator == "ml"
+  expect_true(all(ml <= mom$outside))
+  expect_true(all(auto$estimate[ml] >= 0, na.rm = TRUE))
+  # few rows outside: no message
+  expect_no_message(suppressWarnings(estimate_table(rel$data, pub, by = c("race", "marital"), weights = "weight",
+                                                    estimator = "auto")))
 })

@@ -102,11 +102,15 @@ test_that("unweighted counts by keys of a block plan are exact; means by keys di
   # a rare race's mean is outside the range of the weights: maximum
   # likelihood for it, the moment estimator for the others
   # (one of them cannot be estimated: the fit leaves it no released record)
-  expect_warning(auto <- estimate_table(rel$data, pub, by = "race", value = "weight", stat = "mean"),
+  expect_warning(auto <- estimate_table(rel$data, pub, by = "race", value = "weight", stat = "mean", estimator = "auto"),
                  class = "sdcRisk_warning_not_estimable")
   out <- m$estimate < min(pums_md$weight[1:4000]) | m$estimate > max(pums_md$weight[1:4000])
   expect_true(any(out))
   expect_identical(auto$estimator, ifelse(out, "ml", "moment"))
+  expect_identical(auto$outside, out)
+  # the default keeps the moment estimate and flags the rows outside
+  expect_identical(m$outside, out)
+  expect_identical(m$estimator, rep("moment", nrow(m)))
   expect_identical(auto$estimate[!out], m$estimate[!out])
   inside <- auto$estimate >= min(pums_md$weight[1:4000]) & auto$estimate <= max(pums_md$weight[1:4000])
   expect_true(all(inside | is.na(auto$estimate)))

@@ -197,3 +197,24 @@ test_that("a publication says whether its risk is exact or estimated, and for wh
   bad$certificate$risk_kind <- "certain"
   expect_error(estimate_table(est$data, bad, by = "race"), class = "sdcRisk_error_publication")
 })
+
+test_that("a publication checked once is not checked again, but an edited one is", {
+  set.seed(1)
+  rel <- ifpr(pums_md[1:3000, ], c("sex", "age", "race"), xi = 0.3)
+  pub <- publish_plan(rel)
+  # publish_plan() checked it deeply
+  expect_true(publication_checked[[rlang::hash(pub)]])
+  rm(list = ls(publication_checked), envir = publication_checked)
+  expect_silent(validate_sdc_publication(pub, deep = FALSE))
+  expect_false(publication_checked[[rlang::hash(pub)]])
+  expect_silent(validate_sdc_publication(pub))
+  expect_true(publication_checked[[rlang::hash(pub)]])
+  expect_silent(validate_sdc_publication(pub, deep = FALSE))
+  expect_true(publication_checked[[rlang::hash(pub)]])
+  bad <- pub
+  bad$plan$theta[1] <- -1
+  expect_error(validate_sdc_publication(bad, deep = FALSE), class = "sdcRisk_error_publication")
+  expect_error(estimate_table(rel$data, bad, by = "race"), class = "sdcRisk_error_publication")
+  expect_null(publication_checked[[rlang::hash(bad)]])
+  expect_s3_class(estimate_table(rel$data, pub, by = "race"), "sdc_estimate")
+})
