@@ -69,7 +69,13 @@
 #' again, until no respondent breaks any sensitive cell. When no table
 #' within a respondent's knowledge can move a cell far enough, the function
 #' stops with an error of class `sdcRisk_error_unprotectable` naming the
-#' cell and the respondent. `attacker = "outsider"` protects against the
+#' cell and the respondent. With `cleanup`, the rounds are followed by a
+#' clean-up: each secondary cell, the most expensive first, is published
+#' again when the pattern without it still passes the full audit (outsider
+#' and respondents), only the component of suppressed cells that held it
+#' audited again (this costs the respondents' programs again for every
+#' candidate cell: 2 to 5 times the CPU time on the tables of
+#' `bench/README.md`). `attacker = "outsider"` protects against the
 #' outside attacker alone (the smaller patterns of earlier versions).
 #'
 #' Frequency tables are protected the same way: make the table of a column
@@ -233,6 +239,14 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
   # widening the intervals), until none of them breaks it
   rp <- if (!is.null(respondents)) respondent_pattern(prep, search, respondents, call) else
     list(n_lp = 0L, rounds = NA_integer_)
+  # their witnesses are one per breach: the clean-up publishes again what
+  # the full audit does not need
+  # (the option sdcRisk.respondent_cleanup, undocumented, lets the tests
+  # and the bench compare the patterns without it)
+  if (cleanup && isTRUE(rp$rounds > 0) && getOption("sdcRisk.respondent_cleanup", TRUE)) {
+    rc <- respondent_cleanup(prep, search, respondents, keep_witnessed = intervals == "none", call)
+    rp$n_lp <- rp$n_lp + rc$n_lp
+  }
   audit <- final_audit(prep, search, intervals, call)
   stats <- list(n_lp = search$n_lp + exact$n_lp + audit$final$n_lp + rp$n_lp,
                 seconds = proc.time()[["elapsed"]] - start, method = method,

@@ -346,3 +346,45 @@ test_that("linked tables: contributors span the tables; ids that disagree are an
                class = "sdcRisk_error_linked_contributors")
   expect_no_error(audit_tables(list(t1, t4), list(t1$sensitive, t4$sensitive), attacker = "outsider"))
 })
+
+test_that("the clean-up after the respondent rounds never leaves a breach and only publishes (random tables)", {
+  published <- 0
+  rounds <- 0
+  for (seed in 1:6) {
+    d <- respondent_firms(seed, n = 80, nr = 3, nc = 6, firms = 12)
+    sens <- cell_sensitivity(d, c("r", "c"), "v", list(rule_frequency(3), rule_p(20)), contributor = "firm")
+    if (!any(sens$sensitive)) next
+    lev <- audit_levels(sens)
+    for (zero in c("ignore", "count")) {
+      info <- paste("seed", seed, zero)
+      lean <- protect_table(sens, zero_contributions = zero)
+      full <- withr::with_options(list(sdcRisk.respondent_cleanup = FALSE),
+                                  protect_table(sens, zero_contributions = zero))
+      s_lean <- lean$status != "published"
+      s_full <- full$status != "published"
+      # the clean-up only publishes: the lean pattern is a subset of the other
+      expect_true(all(s_full[s_lean]), info = info)
+      expect_lte(sum(abs(sens$total[s_lean])), sum(abs(sens$total[s_full])))
+      # both audits pass, and the independent program finds no breach
+      expect_true(attr(audit_table(sens, s_lean, zero_contributions = zero), "passed"), info = info)
+      expect_true(attr(audit_table(sens, s_lean, attacker = "outsider"), "passed"), info = info)
+      expect_equal(nrow(reference_breaches(d, sens, s_lean, lev, zero)), 0, info = info)
+      published <- published + sum(s_full) - sum(s_lean)
+      rounds <- rounds + (attr(full, "stats")$respondent_rounds > 0)
+    }
+  }
+  # the grid must make the clean-up publish for the test to mean anything
+  expect_gt(rounds, 2)
+  expect_gt(published, 2)
+})
+
+test_that("cleanup = FALSE keeps the respondents' witnesses", {
+  d <- respondent_firms(6, n = 80, nr = 3, nc = 6, firms = 12)
+  sens <- cell_sensitivity(d, c("r", "c"), "v", list(rule_frequency(3), rule_p(20)), contributor = "firm")
+  a <- protect_table(sens, cleanup = FALSE)
+  b <- withr::with_options(list(sdcRisk.respondent_cleanup = FALSE), protect_table(sens, cleanup = FALSE))
+  expect_identical(a$status, b$status)
+  # (with the clean-up, this table's pattern is smaller: see the test above)
+  expect_lt(sum(protect_table(sens)$status != "published"), sum(a$status != "published"))
+  expect_true(attr(audit_table(sens, a$status != "published"), "passed"))
+})
