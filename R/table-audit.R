@@ -575,20 +575,37 @@ protection_met <- function(prep, cells, lo, hi) {
 # its connected set of suppressed cells only (see component_intervals():
 # `exact = TRUE` gives exact intervals, `exact = FALSE` decides protection
 # only, with inner bounds where a witness table suffices).
+# The suppressed cells of pattern `supp` split into the components of the
+# attacker's problem (relations linking suppressed cells): the published
+# part of every relation (`pubsum`), the suppressed triplets (`sr`, `sc`,
+# `sv`), the component of every cell and the
+# triplets and cells of each component. Shared by the outsider's audit and
+# the respondents'.
+suppressed_components <- function(prep, supp, call) {
+  st <- prep$structure
+  is_s <- supp[st$cell]
+  pubsum <- tabulate_sum(st$rel[!is_s], st$coef[!is_s] * prep$value[st$cell[!is_s]], st$nrel)
+  sr <- st$rel[is_s]
+  sc <- st$cell[is_s]
+  comp <- core_call(cpp_relation_components, sr, sc, st$nrel, st$ncell, call = call)
+  list(pubsum = pubsum, sr = sr, sc = sc, sv = st$coef[is_s], comp = comp,
+       trip_by_comp = split(seq_along(sc), comp[sc]), supp_by_comp = split(which(supp), comp[supp]))
+}
+
 audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_env()) {
   st <- prep$structure
   lo <- hi <- rep(NA_real_, length(targets))
   if (!length(targets)) return(list(lower = lo, upper = hi, n_lp = 0L))
   # one step per end of each target's interval
   tick <- table_progress("Auditing the suppressed cells", 2 * length(targets))
-  is_s <- supp[st$cell]
-  pubsum <- tabulate_sum(st$rel[!is_s], st$coef[!is_s] * prep$value[st$cell[!is_s]], st$nrel)
-  sr <- st$rel[is_s]
-  sc <- st$cell[is_s]
-  sv <- st$coef[is_s]
-  comp <- core_call(cpp_relation_components, sr, sc, st$nrel, st$ncell, call = call)
-  trip_by_comp <- split(seq_along(sc), comp[sc])
-  supp_by_comp <- split(which(supp), comp[supp])
+  sp <- suppressed_components(prep, supp, call)
+  pubsum <- sp$pubsum
+  sr <- sp$sr
+  sc <- sp$sc
+  sv <- sp$sv
+  comp <- sp$comp
+  trip_by_comp <- sp$trip_by_comp
+  supp_by_comp <- sp$supp_by_comp
   n_lp <- 0L
   for (cc in unique(comp[targets])) {
     vars <- supp_by_comp[[as.character(cc)]]

@@ -203,15 +203,15 @@ knowledge_bounds <- function(resp, prep, cells, xg, lfin, linf, ufin, uinf, cnt)
 # for published ones) and a function building the program of one.
 respondent_components <- function(prep, supp, call) {
   st <- prep$structure
-  is_s <- supp[st$cell]
-  pubsum <- tabulate_sum(st$rel[!is_s], st$coef[!is_s] * prep$value[st$cell[!is_s]], st$nrel)
-  sr <- st$rel[is_s]
-  sc <- st$cell[is_s]
-  sv <- st$coef[is_s]
-  comp <- core_call(cpp_relation_components, sr, sc, st$nrel, st$ncell, call = call)
+  sp <- suppressed_components(prep, supp, call)
+  pubsum <- sp$pubsum
+  sr <- sp$sr
+  sc <- sp$sc
+  sv <- sp$sv
+  comp <- sp$comp
   comp[!supp] <- 0L
-  trip_by_comp <- split(seq_along(sc), comp[sc])
-  supp_by_comp <- split(which(supp), comp[supp])
+  trip_by_comp <- sp$trip_by_comp
+  supp_by_comp <- sp$supp_by_comp
   lp_of <- function(cc) {
     vars <- supp_by_comp[[as.character(cc)]]
     trip <- trip_by_comp[[as.character(cc)]]
