@@ -105,6 +105,10 @@ cpp_ifpr_sums <- function(block_start, theta, count, d, n_d, tol, cell, g, w, y)
     .Call(`_sdcRisk_cpp_ifpr_sums`, block_start, theta, count, d, n_d, tol, cell, g, w, y)
 }
 
+cpp_match_block_cells <- function(codes, cell_codes, nlevels, by) {
+    .Call(`_sdcRisk_cpp_match_block_cells`, codes, cell_codes, nlevels, by)
+}
+
 cpp_population <- function(model, f, param) {
     .Call(`_sdcRisk_cpp_population`, model, f, param)
 }

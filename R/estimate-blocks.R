@@ -60,26 +60,23 @@ abort_singular <- function(blocks, p, call) {
 #' @export
 estimate_sums.sdc_publication_blocks <- function(pub, rec, by_keys, call = rlang::caller_env()) {
   p <- pub$plan
-  rc <- released_cells(pub, rec$codes, call)
-  kk <- match(by_keys, names(rec$codes))
-  # the key values d of `by` of every released cell and every block cell
-  dk <- shared_ids(list(rc$codes[kk]), rc$nlevels[kk], n = length(rc$count))
-  d_rec <- dk$ids[[1]][rc$cell_id]
-  d_cell <- dk$ids[[1]][rc$cell_of_block_cell]
+  bc <- released_block_cells(pub, rec$codes, by_keys, call)
+  d_rec <- bc$d_rec
+  d_cell <- bc$d_cell
   # records outside the blocks, and all records when `by` has no key, count
   # as they are
-  cell <- if (length(by_keys) > 0) rc$block_cell[rc$cell_id] else rep(NA_integer_, length(rc$cell_id))
+  cell <- if (length(by_keys) > 0) bc$cell else rep(NA_integer_, length(bc$cell))
   direct <- is.na(cell)
   parts <- if (!all(direct)) block_parts(pub, call = call)
   pieces <- list(
-    direct_sums(d_rec, rec, direct, dk$n),
+    direct_sums(d_rec, rec, direct, bc$n_d),
     if (!all(direct)) ifpr_block_sums(pub, parts, cell, d_cell, rec, call),
     if (!all(direct)) matrix_block_sums(parts, cell, d_cell, rec)
   )
-  out <- combine_sums(pieces, dk$n, rec$n_groups)
-  out$d_codes <- dk$codes
+  out <- combine_sums(pieces, bc$n_d, rec$n_groups)
+  out$d_codes <- bc$d_codes
   out$perturbed <- !all(direct)
-  out$exact_count <- function() exact_block_counts(out, pieces[[1]], p$cells$count, d_cell, dk$n)
+  out$exact_count <- function() exact_block_counts(out, pieces[[1]], p$cells$count, d_cell, bc$n_d)
   out$ml_systems <- function(d, g) block_ml_systems(pub, cell, d_cell, rec, d, g)
   out
 }
@@ -123,6 +120,67 @@ block_dense_p <- function(p, b) {
   out
 }
 
+# The block cell of every released record (NA outside the blocks), and the
+# key values d of `by_keys` of every record and every block cell: `d_rec`,
+# `d_cell`, numbered 1..n_d, with `d_codes` the codes of each d. One pass
+# over the records, looking their cells up among the plan's block cells
+# (sdcRisk::match_block_cells()); checked: no cell twice in the blocks, as
+# many records in each block as published.
+released_block_cells <- function(pub, codes, by_keys, call) {
+  p <- pub$plan
+  ext <- extended_codes(codes, pub)
+  if (prod(as.numeric(ext$nlevels)) > 2^62) return(released_block_cells_classified(pub, codes, by_keys, call))
+  kk <- match(by_keys, names(codes))
+  n <- length(ext$codes[[1]])
+  nc <- length(p$cells$count)
+  # the rows' key values numbered in the same pass when there are few
+  # combinations (an array of them), in a cross-classification otherwise
+  n_by <- prod(as.numeric(ext$nlevels[kk]))
+  dense <- n_by <= max(2^20, n + nc)
+  m <- core_call(cpp_match_block_cells, ext$codes, p$cells$codes, as.integer(ext$nlevels),
+                 if (dense) as.integer(kk), call = call)
+  if (m$duplicate > 0) abort_block_twice(call)
+  block <- rep.int(seq_along(p$size), p$size)
+  check_released_parts(sum_by(as.numeric(tabulate(m$cell, nc)), block, length(p$size)),
+                       sum_by(p$cells$count, block, length(p$size)), "block", "data", call)
+  if (dense) {
+    # number the combinations present 1..n_d, in the order of their index
+    present <- which(tabulate(m$d_rec, n_by) > 0 | tabulate(m$d_cell, n_by) > 0)
+    id <- integer(n_by)
+    id[present] <- seq_along(present)
+    d_codes <- decode_mixed_radix(present, ext$nlevels[kk])
+    dk <- list(ids = list(id[m$d_rec], id[m$d_cell]), codes = d_codes, n = length(present))
+  } else {
+    dk <- shared_ids(list(ext$codes[kk], p$cells$codes[kk]), ext$nlevels[kk])
+  }
+  names(dk$codes) <- by_keys
+  list(cell = m$cell, d_rec = dk$ids[[1]], d_cell = dk$ids[[2]], d_codes = dk$codes, n_d = dk$n)
+}
+
+# The codes (1-based, one vector per key) of 1-based mixed-radix indexes,
+# the first key most significant.
+decode_mixed_radix <- function(index, nlevels) {
+  stride <- rev(cumprod(c(1, rev(as.numeric(nlevels))[-length(nlevels)])))
+  if (length(nlevels) == 0) return(list())
+  lapply(seq_along(nlevels), function(k) as.integer(((index - 1) %/% stride[k]) %% nlevels[k]) + 1L)
+}
+
+# The same through one cross-classification of the records and the block
+# cells (keys whose combinations do not fit in one 64-bit index).
+released_block_cells_classified <- function(pub, codes, by_keys, call) {
+  rc <- released_cells(pub, codes, call)
+  kk <- match(by_keys, names(codes))
+  dk <- shared_ids(list(rc$codes[kk]), rc$nlevels[kk], n = length(rc$count))
+  names(dk$codes) <- by_keys
+  list(cell = rc$block_cell[rc$cell_id], d_rec = dk$ids[[1]][rc$cell_id],
+       d_cell = dk$ids[[1]][rc$cell_of_block_cell], d_codes = dk$codes, n_d = dk$n)
+}
+
+abort_block_twice <- function(call) {
+  abort_sdc("{.arg publication} is not a valid publication: a cell is in its blocks twice.", "publication",
+            call = call, arg = "publication")
+}
+
 # The released cell (every key) of every record, and the block cell of every
 # released cell (NA outside the blocks), checked: no cell twice in the
 # blocks, as many records in each block as published.
@@ -137,10 +195,7 @@ released_cells <- function(pub, codes, call) {
                              ext$nlevels)
   rec_cell <- cc$cell_id[seq_len(n)]
   cell_of_block_cell <- cc$cell_id[n + seq_len(nc)]
-  if (anyDuplicated(cell_of_block_cell)) {
-    abort_sdc("{.arg publication} is not a valid publication: a cell is in its blocks twice.", "publication",
-              call = call, arg = "publication")
-  }
+  if (anyDuplicated(cell_of_block_cell)) abort_block_twice(call)
   count <- cc$counts
   count[cell_of_block_cell] <- count[cell_of_block_cell] - 1L
   in_cell <- Reduce(`&`, lapply(seq_along(cc$codes), function(k) cc$codes[[k]] <= ext$categories[k]), TRUE)

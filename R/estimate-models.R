@@ -140,13 +140,12 @@ model_pairs <- function(pub, codes, model_keys, call) UseMethod("model_pairs")
 model_pairs.sdc_publication_blocks <- function(pub, codes, model_keys, call) {
   n <- length(codes[[1]])
   if (length(model_keys) == 0) return(list(record = seq_len(n), codes = list(), h = rep(1, n)))
-  rc <- released_cells(pub, codes, call)
-  cell <- rc$block_cell[rc$cell_id]
-  kk <- match(model_keys, names(codes))
-  # the key values d of the model keys of every block cell, and the pairs
-  # (block cell z, d) of every block with their h_d(z)
-  dk <- shared_ids(list(rc$codes[kk]), rc$nlevels[kk], n = length(rc$count))
-  d_cell <- dk$ids[[1]][rc$cell_of_block_cell]
+  # the block cell of every record, the key values d of the model keys of
+  # every record and block cell, and the pairs (block cell z, d) of every
+  # block with their h_d(z)
+  bc <- released_block_cells(pub, codes, model_keys, call)
+  cell <- bc$cell
+  d_cell <- bc$d_cell
   bp <- block_pairs(pub, d_cell, call)
   direct <- which(is.na(cell))
   moved <- which(!is.na(cell))
@@ -154,8 +153,8 @@ model_pairs.sdc_publication_blocks <- function(pub, codes, model_keys, call) {
   first <- cumsum(n_of) - n_of
   r <- rep.int(moved, n_of[cell[moved]])
   pos <- sequence(n_of[cell[moved]], from = first[cell[moved]] + 1L)
-  d <- c(dk$ids[[1]][rc$cell_id[direct]], bp$d[pos])
-  codes_out <- lapply(dk$codes, function(x) x[d])
+  d <- c(bc$d_rec[direct], bp$d[pos])
+  codes_out <- lapply(bc$d_codes, function(x) x[d])
   names(codes_out) <- model_keys
   list(record = c(direct, r), h = c(rep(1, length(direct)), bp$h[pos]), codes = codes_out)
 }

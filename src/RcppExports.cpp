@@ -349,6 +349,20 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_match_block_cells
+SEXP cpp_match_block_cells(const Rcpp::List& codes, const Rcpp::List& cell_codes, const Rcpp::IntegerVector& nlevels, const Rcpp::Nullable<Rcpp::IntegerVector>& by);
+RcppExport SEXP _sdcRisk_cpp_match_block_cells(SEXP codesSEXP, SEXP cell_codesSEXP, SEXP nlevelsSEXP, SEXP bySEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type codes(codesSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type cell_codes(cell_codesSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type nlevels(nlevelsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::IntegerVector>& >::type by(bySEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_match_block_cells(codes, cell_codes, nlevels, by));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_population
 SEXP cpp_population(const std::string& model, const Rcpp::NumericVector& f, const Rcpp::NumericVector& param);
 RcppExport SEXP _sdcRisk_cpp_population(SEXP modelSEXP, SEXP fSEXP, SEXP paramSEXP) {
@@ -476,6 +490,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_group_moments", (DL_FUNC) &_sdcRisk_cpp_group_moments, 4},
     {"_sdcRisk_cpp_group_sums", (DL_FUNC) &_sdcRisk_cpp_group_sums, 3},
     {"_sdcRisk_cpp_ifpr_sums", (DL_FUNC) &_sdcRisk_cpp_ifpr_sums, 10},
+    {"_sdcRisk_cpp_match_block_cells", (DL_FUNC) &_sdcRisk_cpp_match_block_cells, 4},
     {"_sdcRisk_cpp_population", (DL_FUNC) &_sdcRisk_cpp_population, 3},
     {"_sdcRisk_cpp_population_counts", (DL_FUNC) &_sdcRisk_cpp_population_counts, 4},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},

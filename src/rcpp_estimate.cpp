@@ -90,3 +90,56 @@ SEXP cpp_ifpr_sums(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVe
                               Rcpp::Named("singular") = Rcpp::wrap(out.singular));
   });
 }
+
+// The block cell of every record (sdcRisk::match_block_cells): `codes` the
+// records' codes (a list of integer vectors, 1-based, every code at most
+// its key's `nlevels`), `cell_codes` those of the plan's block cells, `by`
+// the 1-based positions of the keys whose values number the rows of a
+// table. A list: `cell`, the 1-based block cell of each record (NA when its
+// cell is in no block); `duplicate`, the first block cell listed twice (0 if
+// none); and when `by` is not NULL, `d_rec` and `d_cell`, the 1-based
+// mixed-radix index of the `by` keys of every record and block cell (the
+// caller checks that their product fits in an int).
+// [[Rcpp::export]]
+SEXP cpp_match_block_cells(const Rcpp::List& codes, const Rcpp::List& cell_codes, const Rcpp::IntegerVector& nlevels,
+                           const Rcpp::Nullable<Rcpp::IntegerVector>& by) {
+  return sdcRisk_glue::run_engine([&] {
+    const std::size_t nk = static_cast<std::size_t>(nlevels.size());
+    if (static_cast<std::size_t>(codes.size()) != nk || static_cast<std::size_t>(cell_codes.size()) != nk || nk == 0)
+      throw std::invalid_argument("cpp_match_block_cells: keys differ");
+    std::vector<Rcpp::IntegerVector> keep;
+    std::vector<const int*> rp(nk), cp(nk);
+    std::size_t n = 0, nc = 0;
+    for (std::size_t k = 0; k < nk; ++k) {
+      Rcpp::IntegerVector r(codes[k]), c(cell_codes[k]);
+      if (k == 0) n = static_cast<std::size_t>(r.size()), nc = static_cast<std::size_t>(c.size());
+      if (static_cast<std::size_t>(r.size()) != n || static_cast<std::size_t>(c.size()) != nc)
+        throw std::invalid_argument("cpp_match_block_cells: lengths differ");
+      keep.push_back(r);
+      keep.push_back(c);
+      rp[k] = r.begin();
+      cp[k] = c.begin();
+    }
+    std::vector<int> nl(nlevels.begin(), nlevels.end());
+    std::vector<int> bv;
+    const bool with_d = by.isNotNull();
+    if (with_d) {
+      Rcpp::IntegerVector b(by.get());
+      for (R_xlen_t j = 0; j < b.size(); ++j) bv.push_back(b[j] - 1);
+      long double prod = 1;
+      for (int k : bv) {
+        if (k < 0 || static_cast<std::size_t>(k) >= nk) throw std::invalid_argument("cpp_match_block_cells: by");
+        prod *= nl[k];
+      }
+      if (prod > 2.0e9L) throw std::invalid_argument("cpp_match_block_cells: too many values of by");
+    }
+    Rcpp::IntegerVector out(n), d_rec(with_d ? n : 0), d_cell(with_d ? nc : 0);
+    const std::size_t dup = sdcRisk::match_block_cells(rp, n, cp, nc, nl, out.begin(), bv,
+                                                       with_d ? d_rec.begin() : nullptr,
+                                                       with_d ? d_cell.begin() : nullptr);
+    for (R_xlen_t i = 0; i < out.size(); ++i)
+      if (out[i] == 0) out[i] = NA_INTEGER;
+    return Rcpp::List::create(Rcpp::Named("cell") = out, Rcpp::Named("duplicate") = static_cast<double>(dup),
+                              Rcpp::Named("d_rec") = d_rec, Rcpp::Named("d_cell") = d_cell);
+  });
+}

@@ -122,15 +122,79 @@ void check_ifpr_sums() {
     for (int j = 0; j < 2; ++j) check(std::fabs(out.lin[t * 2 + j] - el[j]) < 1e-10, "ifpr_sums (lin) against the dense inverse");
     for (int j = 0; j < 3; ++j) check(std::fabs(out.quad[t * 3 + j] - eq[j]) < 1e-10, "ifpr_sums (quad) against the dense inverse");
   }
+  // every record in group 1: the core sums by cell first, the same targets
+  const std::vector<int> g1(cell.size(), 1);
+  const sdcRisk::IfprRowInput rows1{cell.data(), g1.data(), cell.size(), w.data(), y.data()};
+  const sdcRisk::IfprSums one = sdcRisk::ifpr_sums(in, rows1);
+  check(one.block.size() == 2, "ifpr_sums: one target per d in one group");
+  for (std::size_t t = 0; t < one.block.size(); ++t) {
+    std::vector<double> el(2, 0.0), eq(3, 0.0);
+    for (std::size_t r = 0; r < cell.size(); ++r) {
+      if (cell[r] < 1) continue;
+      const int z = cell[r] - 1;
+      double h = 0;
+      for (int x = 0; x < m; ++x)
+        if (d[x] == one.d[t]) h += q[x * m + z];
+      const double lin[2] = {w[r], w[r] * y[r]}, quad[3] = {w[r] * w[r], w[r] * w[r] * y[r], w[r] * w[r] * y[r] * y[r]};
+      for (int j = 0; j < 2; ++j) el[j] += lin[j] * h;
+      for (int j = 0; j < 3; ++j) eq[j] += quad[j] * (h * h - h);
+    }
+    for (int j = 0; j < 2; ++j) check(std::fabs(one.lin[t * 2 + j] - el[j]) < 1e-10, "ifpr_sums by cell (lin)");
+    for (int j = 0; j < 3; ++j) check(std::fabs(one.quad[t * 3 + j] - eq[j]) < 1e-10, "ifpr_sums by cell (quad)");
+  }
   // two cells of count 1 at theta 0.75: a = 0 twice, the matrix is singular
   const std::vector<int> count2 = {1, 1, 2, 3};
   const sdcRisk::IfprBlockInput in2{start.data(), theta.data(), 1, count2.data(), d.data(), 2, 1e-10};
   check(sdcRisk::ifpr_sums(in2, rows).singular.size() == 1, "ifpr_sums finds a singular block");
 }
 
+// match_block_cells() against a search of every cell, with few and with
+// many combinations of codes (its bitmap and its hash table), the `by`
+// index, and a cell listed twice.
+void check_match_block_cells() {
+  for (int levels : {3, 2000}) {
+    const std::vector<int> nl = {levels, 4, levels};
+    std::uint64_t s = 7;
+    const auto draw = [&](int l) {
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      return static_cast<int>((s >> 33) % static_cast<std::uint64_t>(l)) + 1;
+    };
+    const std::size_t n = 300, nc = 20;
+    std::vector<std::vector<int>> rc(3, std::vector<int>(n)), cc(3);
+    for (std::size_t i = 0; i < n; ++i)
+      for (int k = 0; k < 3; ++k) rc[k][i] = draw(k == 1 ? 4 : std::min(levels, 3));
+    // the cells: distinct combinations, some of the records' and some not
+    for (std::size_t j = 0; cc[0].size() < nc; ++j) {
+      int c[3];
+      for (int k = 0; k < 3; ++k) c[k] = j % 2 ? rc[k][j % n] : draw(nl[k]);
+      bool seen = false;
+      for (std::size_t t = 0; t < cc[0].size(); ++t) seen = seen || (cc[0][t] == c[0] && cc[1][t] == c[1] && cc[2][t] == c[2]);
+      if (!seen)
+        for (int k = 0; k < 3; ++k) cc[k].push_back(c[k]);
+    }
+    const std::vector<const int*> rp = {rc[0].data(), rc[1].data(), rc[2].data()};
+    const std::vector<const int*> cp = {cc[0].data(), cc[1].data(), cc[2].data()};
+    std::vector<int> out(n), d_rec(n), d_cell(nc);
+    check(sdcRisk::match_block_cells(rp, n, cp, nc, nl, out.data(), {2, 0}, d_rec.data(), d_cell.data()) == 0,
+          "match_block_cells: no cell twice");
+    for (std::size_t i = 0; i < n; ++i) {
+      int want = 0;
+      for (std::size_t t = 0; t < nc; ++t)
+        if (cc[0][t] == rc[0][i] && cc[1][t] == rc[1][i] && cc[2][t] == rc[2][i]) want = static_cast<int>(t) + 1;
+      check(out[i] == want, "match_block_cells finds the record's cell");
+      check(d_rec[i] == (rc[2][i] - 1) * levels + rc[0][i], "match_block_cells: the index of by");
+    }
+    for (std::size_t t = 0; t < nc; ++t) check(d_cell[t] == (cc[2][t] - 1) * levels + cc[0][t], "match_block_cells: by of cells");
+    for (int k = 0; k < 3; ++k) cc[k].push_back(cc[k][5]);
+    const std::vector<const int*> cp2 = {cc[0].data(), cc[1].data(), cc[2].data()};
+    check(sdcRisk::match_block_cells(rp, n, cp2, nc + 1, nl, out.data()) == nc + 1, "match_block_cells: a cell twice");
+  }
+}
+
 }  // namespace
 
 int main() {
+  check_match_block_cells();
   check_ifpr_sums();
   check_moments();
   check_sums();

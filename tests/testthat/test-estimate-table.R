@@ -212,3 +212,74 @@ test_that("sampling variance adds to the perturbation variance", {
   expect_identical(tot2, tot)
   expect_snapshot(print(tot))
 })
+
+test_that("the one pass over the records finds the block cells and sums of the cross-classification", {
+  # released_block_cells() looks the records' cells up among the block cells
+  # (a bitmap of their indexes, or a hash table when the indexes are
+  # sparse); released_block_cells_classified() cross-classifies records and
+  # block cells together. Both must give every record the same block cell
+  # and the same key values d.
+  set.seed(11)
+  check_paths <- function(df, keys, by_sets) {
+    rel <- ifpr(df, keys, 0.4)
+    pub <- publish_plan(rel)
+    codes <- released_codes(pub, rel$data)
+    for (by in by_sets) {
+      a <- released_block_cells(pub, codes, by, NULL)
+      b <- released_block_cells_classified(pub, codes, by, NULL)
+      expect_identical(a$cell, b$cell)
+      expect_identical(a$n_d, b$n_d)
+      # the same partition of records and cells by d, and the same codes
+      expect_identical(lapply(a$d_codes, `[`, a$d_rec), lapply(b$d_codes, `[`, b$d_rec))
+      expect_identical(lapply(a$d_codes, `[`, a$d_cell), lapply(b$d_codes, `[`, b$d_cell))
+    }
+    list(pub = pub, data = rel$data)
+  }
+  # dense indexes (the bitmap) with missing keys
+  n <- 400
+  df <- data.frame(a = factor(sample(letters[1:4], n, TRUE)), b = sample(1:6, n, TRUE),
+                   c = factor(sample(c("x", "y", NA), n, TRUE)))
+  check_paths(df, c("a", "b", "c"), list(character(), "a", c("b", "c"), c("a", "b", "c")))
+  # sparse indexes (the hash table): many combinations, few records
+  df <- data.frame(a = sample(sprintf("a%03d", 1:300), n, TRUE), b = sample(sprintf("b%03d", 1:300), n, TRUE),
+                   c = sample(1:2, n, TRUE))
+  df$a[1:300] <- "a001"
+  df$b[1:300] <- sprintf("b%03d", rep(1:3, 100))
+  rel <- check_paths(df, c("a", "b", "c"), list("a", c("a", "b", "c")))
+  pub <- rel$pub
+  p <- pub$plan
+  expect_gt(prod(vapply(pub$keys, function(k) length(k$categories) + 1, 1)), 16 * (n + length(p$cells$count)))
+  # a cell listed twice is found by both look-ups
+  codes <- released_codes(pub, rel$data)
+  ext <- extended_codes(codes, pub)
+  twice <- lapply(p$cells$codes, function(x) c(x, x[2]))
+  m <- core_call(cpp_match_block_cells, ext$codes, twice, as.integer(ext$nlevels), NULL)
+  expect_identical(m$duplicate, length(p$cells$count) + 1)
+  m <- core_call(cpp_match_block_cells, lapply(ext$codes, `[`, 1:2), twice, as.integer(ext$nlevels), NULL)
+  expect_identical(m$duplicate, length(p$cells$count) + 1)
+})
+
+test_that("IFPR sums by cell equal the sums over the records", {
+  # with every record in group 1 the core sums the records by cell first;
+  # in any other group it sums record by record: the same targets
+  set.seed(12)
+  n <- 3000
+  df <- data.frame(a = factor(sample(letters[1:5], n, TRUE, prob = c(50, 20, 5, 1, 1))),
+                   b = sample(1:8, n, TRUE), y = rnorm(n), w = runif(n, 1, 3))
+  rel <- ifpr(df, c("a", "b"), 0.3)
+  pub <- publish_plan(rel)
+  p <- pub$plan
+  bc <- released_block_cells(pub, released_codes(pub, rel$data), "a", NULL)
+  run <- function(g) {
+    core_call(cpp_ifpr_sums, c(0L, cumsum(p$size)), as.numeric(p$theta), p$cells$count, bc$d_cell,
+              max(bc$d_cell), estimate_singular_tol, bc$cell, g, rel$data$w, rel$data$y)
+  }
+  one <- run(rep(1L, n))
+  two <- run(rep(2L, n))
+  expect_gt(length(one$d), 0)
+  expect_identical(one$block, two$block)
+  expect_identical(one$d, two$d)
+  expect_identical(two$g, rep(2L, length(two$g)))
+  expect_equal(one$lin, two$lin, tolerance = 1e-12)
+  expect_equal(one$quad, two$quad, tolerance = 1e-12)
+})

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -117,26 +118,66 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, co
                           const std::vector<int>& slot_d, const std::vector<double>& slot_s,
                           const std::vector<double>& slot_hk, IfprSums& out) {
   const std::size_t nl = rows.y ? 2 : 1, nq = rows.y ? 3 : 1, n = rows.n;
-  // the block of every kept record (-1: skipped), read once from the cells:
-  // the records of a block lie anywhere in the file, and every look-up of a
-  // cell by record is a cache miss
-  std::vector<int> rec_block(n, -1);
-  std::vector<std::size_t> first(in.nb + 1, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const int z = rows.cell[i];
-    if (z < 1 || (rows.y && std::isnan(rows.y[i]))) continue;
-    if (z > static_cast<int>(block_of.size())) throw std::invalid_argument("ifpr_sums: cell out of range");
-    const int b = block_of[z - 1];
-    if (b < 0) continue;
-    rec_block[i] = b;
-    ++first[b + 1];
-  }
-  std::partial_sum(first.begin(), first.end(), first.begin());
-  // the kept records packed block after block, each record's cell, group and
-  // moments side by side (the records of a block lie anywhere in the file)
   const std::size_t width = 2 + nl + nq;
-  std::vector<double> packed(first[in.nb] * width);
-  {
+  std::vector<std::size_t> first(in.nb + 1, 0);
+  std::vector<double> packed;
+  // Every record in the same group (a table by keys alone): the records are
+  // summed by cell in one pass, and each block's rows are its cells with
+  // records. The formulas are linear in the records' moments, so the sums
+  // by cell give the same targets as the records do.
+  const bool one_group = std::all_of(rows.g, rows.g + n, [](int g) { return g == 1; });
+  if (one_group) {
+    const std::size_t ncell = block_of.size(), wm = nl + nq;
+    std::vector<double> agg(ncell * wm, 0.0);
+    std::vector<unsigned char> seen(ncell, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const int z = rows.cell[i];
+      if (z < 1 || (rows.y && std::isnan(rows.y[i]))) continue;
+      if (z > static_cast<int>(ncell)) throw std::invalid_argument("ifpr_sums: cell out of range");
+      if (block_of[z - 1] < 0) continue;
+      double* a = &agg[static_cast<std::size_t>(z - 1) * wm];
+      const double wi = rows.w ? rows.w[i] : 1.0;
+      a[0] += wi;
+      a[nl] += wi * wi;
+      if (rows.y) {
+        const double yi = rows.y[i];
+        a[1] += wi * yi;
+        a[3] += wi * wi * yi;
+        a[4] += wi * wi * yi * yi;
+      }
+      seen[z - 1] = 1;
+    }
+    for (std::size_t b = 0; b < in.nb; ++b) {
+      first[b + 1] = first[b];
+      for (int z = in.block_start[b]; z < in.block_start[b + 1]; ++z) first[b + 1] += seen[z];
+    }
+    packed.resize(first[in.nb] * width);
+    std::size_t r = 0;
+    for (std::size_t z = 0; z < ncell; ++z) {
+      if (!seen[z]) continue;
+      double* row = &packed[r++ * width];
+      row[0] = static_cast<double>(z);
+      row[1] = 1.0;
+      std::copy(&agg[z * wm], &agg[z * wm] + wm, row + 2);
+    }
+  } else {
+    // the block of every kept record (-1: skipped), read once from the
+    // cells: the records of a block lie anywhere in the file, and every
+    // look-up of a cell by record is a cache miss
+    std::vector<int> rec_block(n, -1);
+    for (std::size_t i = 0; i < n; ++i) {
+      const int z = rows.cell[i];
+      if (z < 1 || (rows.y && std::isnan(rows.y[i]))) continue;
+      if (z > static_cast<int>(block_of.size())) throw std::invalid_argument("ifpr_sums: cell out of range");
+      const int b = block_of[z - 1];
+      if (b < 0) continue;
+      rec_block[i] = b;
+      ++first[b + 1];
+    }
+    std::partial_sum(first.begin(), first.end(), first.begin());
+    // the kept records packed block after block, each record's cell, group
+    // and moments side by side
+    packed.resize(first[in.nb] * width);
     std::vector<std::size_t> next(first.begin(), first.end() - 1);
     for (std::size_t i = 0; i < n; ++i) {
       if (rec_block[i] < 0) continue;
@@ -281,6 +322,125 @@ inline IfprSums ifpr_sums(const IfprBlockInput& in, const IfprRowInput& rows) {
   if (!out.singular.empty()) return out;
   ifpr_row_sums(in, rows, block_of, alpha, w, k_of, c, slot, slot_start, slot_d, slot_s, slot_hk, out);
   return out;
+}
+
+// The block cell of every record of a released file: the cells of a block
+// plan (nc cells given by their codes, key after key) looked up by the
+// records' codes in one pass. Codes are 1-based, at most nlevels[k]; the
+// product of the nlevels must stay below 2^63. `out[i]` receives the
+// 1-based block cell of record i, or 0 when its cell is in no block.
+// Returns the 1-based position of a cell listed twice, 0 if none.
+//
+// The cells are found by their mixed-radix index (first key most
+// significant). When the indexes span at most 16 times the records and
+// cells, a bitmap of the block cells' indexes with the rank of every 64-bit
+// word (one cache line per record) gives the cell's position among the
+// block cells sorted by index; otherwise a hash table of the indexes (open
+// addressing, at most half full) does. Both are linear in the records and
+// cells.
+//
+// With `by` (positions of some keys, possibly none) and `d_rec`, `d_cell`
+// not null, the mixed-radix index of the `by` keys' codes of every record
+// and every cell is written there too, 1-based (the caller has checked that
+// it fits in an int).
+inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, std::size_t n,
+                                     const std::vector<const int*>& cell_codes, std::size_t nc,
+                                     const std::vector<int>& nlevels, int* out,
+                                     const std::vector<int>& by = {}, int* d_rec = nullptr, int* d_cell = nullptr) {
+  const std::size_t nk = nlevels.size();
+  if (rec_codes.size() != nk || cell_codes.size() != nk) throw std::invalid_argument("match_block_cells: keys differ");
+  std::vector<std::uint64_t> stride(nk);
+  long double prod = 1;
+  for (std::size_t k = nk; k-- > 0;) {
+    if (nlevels[k] < 1) throw std::invalid_argument("match_block_cells: key without levels");
+    stride[k] = static_cast<std::uint64_t>(prod);
+    prod *= nlevels[k];
+  }
+  if (prod > 9.0e18L) throw std::invalid_argument("match_block_cells: too many key combinations");
+  const std::uint64_t total = static_cast<std::uint64_t>(prod);
+  std::vector<std::uint64_t> by_stride(by.size());
+  {
+    std::uint64_t acc = 1;
+    for (std::size_t j = by.size(); j-- > 0;) {
+      if (by[j] < 0 || static_cast<std::size_t>(by[j]) >= nk) throw std::invalid_argument("match_block_cells: by");
+      by_stride[j] = acc;
+      acc *= static_cast<std::uint64_t>(nlevels[by[j]]);
+    }
+  }
+  const bool with_d = d_rec && d_cell;
+  const auto index = [&](const std::vector<const int*>& codes, std::size_t i, int* d) {
+    std::uint64_t idx = 0;
+    for (std::size_t k = 0; k < nk; ++k) {
+      const int c = codes[k][i];
+      if (c < 1 || c > nlevels[k]) throw std::invalid_argument("match_block_cells: code out of range");
+      idx += static_cast<std::uint64_t>(c - 1) * stride[k];
+    }
+    if (with_d) {
+      std::uint64_t di = 0;
+      for (std::size_t j = 0; j < by.size(); ++j) di += static_cast<std::uint64_t>(codes[by[j]][i] - 1) * by_stride[j];
+      d[i] = static_cast<int>(di) + 1;
+    }
+    return idx;
+  };
+  if (total <= 16 * static_cast<std::uint64_t>(n + nc) + 64) {
+    struct Word {
+      std::uint64_t bits;
+      std::uint64_t rank;  // block cells of the words before
+    };
+    std::vector<Word> words(static_cast<std::size_t>(total / 64 + 1), Word{0, 0});
+    std::vector<std::uint64_t> idx(nc);
+    for (std::size_t j = 0; j < nc; ++j) {
+      idx[j] = index(cell_codes, j, d_cell);
+      Word& wd = words[idx[j] >> 6];
+      const std::uint64_t bit = std::uint64_t(1) << (idx[j] & 63);
+      if (wd.bits & bit) return j + 1;
+      wd.bits |= bit;
+    }
+    std::uint64_t acc = 0;
+    for (Word& wd : words) {
+      wd.rank = acc;
+      acc += static_cast<std::uint64_t>(__builtin_popcountll(wd.bits));
+    }
+    const auto rank = [&](std::uint64_t x) {
+      const Word& wd = words[x >> 6];
+      const std::uint64_t bit = std::uint64_t(1) << (x & 63);
+      if (!(wd.bits & bit)) return std::uint64_t(0);
+      return wd.rank + static_cast<std::uint64_t>(__builtin_popcountll(wd.bits & (bit - 1))) + 1;
+    };
+    std::vector<int> cell_at(nc);
+    for (std::size_t j = 0; j < nc; ++j) cell_at[rank(idx[j]) - 1] = static_cast<int>(j) + 1;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t r = rank(index(rec_codes, i, d_rec));
+      out[i] = r ? cell_at[r - 1] : 0;
+    }
+    return 0;
+  }
+  int bits = 4;
+  while ((std::size_t(1) << bits) < 2 * nc) ++bits;
+  const std::size_t mask = (std::size_t(1) << bits) - 1;
+  const std::uint64_t empty = ~std::uint64_t(0);
+  struct Slot {
+    std::uint64_t key;
+    int cell;
+  };
+  std::vector<Slot> table(mask + 1, Slot{empty, 0});
+  const auto home = [&](std::uint64_t key) {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+  };
+  for (std::size_t j = 0; j < nc; ++j) {
+    const std::uint64_t key = index(cell_codes, j, d_cell);
+    std::size_t h = home(key);
+    while (table[h].key != empty && table[h].key != key) h = (h + 1) & mask;
+    if (table[h].key == key) return j + 1;
+    table[h] = Slot{key, static_cast<int>(j) + 1};
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t key = index(rec_codes, i, d_rec);
+    std::size_t h = home(key);
+    while (table[h].key != empty && table[h].key != key) h = (h + 1) & mask;
+    out[i] = table[h].key == key ? table[h].cell : 0;
+  }
+  return 0;
 }
 
 }  // namespace sdcRisk
