@@ -126,7 +126,7 @@ block_dense_p <- function(p, b) {
 # over the records, looking their cells up among the plan's block cells
 # (sdcRisk::match_block_cells()); checked: no cell twice in the blocks, as
 # many records in each block as published.
-released_block_cells <- function(pub, codes, by_keys, call) {
+released_block_cells <- function(pub, codes, by_keys, call, dense_limit = NULL) {
   p <- pub$plan
   ext <- extended_codes(codes, pub)
   if (prod(as.numeric(ext$nlevels)) > 2^62) return(released_block_cells_classified(pub, codes, by_keys, call))
@@ -136,7 +136,7 @@ released_block_cells <- function(pub, codes, by_keys, call) {
   # the rows' key values numbered in the same pass when there are few
   # combinations (an array of them), in a cross-classification otherwise
   n_by <- prod(as.numeric(ext$nlevels[kk]))
-  dense <- n_by <= max(2^20, n + nc)
+  dense <- n_by <= (dense_limit %||% max(2^20, n + nc))
   m <- core_call(cpp_match_block_cells, ext$codes, p$cells$codes, as.integer(ext$nlevels),
                  if (dense) as.integer(kk), call = call)
   if (m$duplicate > 0) abort_block_twice(call)
@@ -151,7 +151,13 @@ released_block_cells <- function(pub, codes, by_keys, call) {
     d_codes <- decode_mixed_radix(present, ext$nlevels[kk])
     dk <- list(ids = list(id[m$d_rec], id[m$d_cell]), codes = d_codes, n = length(present))
   } else {
-    dk <- shared_ids(list(ext$codes[kk], p$cells$codes[kk]), ext$nlevels[kk])
+    # a record in a block cell has that cell's key values: only the records
+    # outside the blocks are classified with the block cells
+    out <- which(is.na(m$cell))
+    dk <- shared_ids(list(lapply(ext$codes[kk], `[`, out), p$cells$codes[kk]), ext$nlevels[kk], n = c(length(out), nc))
+    d_rec <- dk$ids[[2]][m$cell]
+    d_rec[out] <- dk$ids[[1]]
+    dk$ids[[1]] <- d_rec
   }
   names(dk$codes) <- by_keys
   list(cell = m$cell, d_rec = dk$ids[[1]], d_cell = dk$ids[[2]], d_codes = dk$codes, n_d = dk$n)

@@ -225,13 +225,17 @@ test_that("the one pass over the records finds the block cells and sums of the c
     pub <- publish_plan(rel)
     codes <- released_codes(pub, rel$data)
     for (by in by_sets) {
-      a <- released_block_cells(pub, codes, by, NULL)
       b <- released_block_cells_classified(pub, codes, by, NULL)
-      expect_identical(a$cell, b$cell)
-      expect_identical(a$n_d, b$n_d)
-      # the same partition of records and cells by d, and the same codes
-      expect_identical(lapply(a$d_codes, `[`, a$d_rec), lapply(b$d_codes, `[`, b$d_rec))
-      expect_identical(lapply(a$d_codes, `[`, a$d_cell), lapply(b$d_codes, `[`, b$d_cell))
+      # the key values of `by` numbered through an array, and through a
+      # cross-classification of the records outside the blocks
+      for (limit in list(NULL, 0)) {
+        a <- released_block_cells(pub, codes, by, NULL, dense_limit = limit)
+        expect_identical(a$cell, b$cell)
+        expect_identical(a$n_d, b$n_d)
+        # the same partition of records and cells by d, and the same codes
+        expect_identical(lapply(a$d_codes, `[`, a$d_rec), lapply(b$d_codes, `[`, b$d_rec))
+        expect_identical(lapply(a$d_codes, `[`, a$d_cell), lapply(b$d_codes, `[`, b$d_cell))
+      }
     }
     list(pub = pub, data = rel$data)
   }
