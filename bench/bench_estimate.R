@@ -23,10 +23,13 @@
 # SDCRISK_BENCH_PART chooses "coverage", "speed" or "both" (default), or
 # "report" (the coverage table of the draws kept by earlier runs).
 
-suppressPackageStartupMessages({
-  library(sdcRisk)
-  library(data.table)
-})
+# sdcRisk installed, or the source tree loaded with pkgload when it is not
+if (requireNamespace("sdcRisk", quietly = TRUE)) {
+  suppressPackageStartupMessages(library(sdcRisk))
+} else {
+  pkgload::load_all(".", quiet = TRUE)
+}
+suppressPackageStartupMessages(library(data.table))
 setDTthreads(1L)
 source(file.path("bench", "utils.R"))
 # table_est(), glm_est(), mc_draws(), with_margins(): the machinery of the
@@ -152,7 +155,7 @@ coverage_report <- function(d) {
   }
   c(
     machine_line(paste0("sdcRisk ", utils::packageVersion("sdcRisk"))),
-    sprintf("Draws: %s. 95%% intervals (lower, upper) of estimate_table(estimator = \"auto\") and Wald intervals of estimate_glm() with the perturbation's standard error; the truth is the original file's value.",
+    sprintf("Draws: %s. 95%% intervals (lower, upper) of estimate_table() (the moment estimator, its default) and Wald intervals of estimate_glm() with the perturbation's standard error; the truth is the original file's value.",
             paste(tapply(d$draw, d$study, max), names(tapply(d$draw, d$study, max)), sep = " of ", collapse = ", ")),
     "", "Pooled coverage (%), every row:", "", fmt(pooled(d, 0)),
     "", "Pooled coverage (%), rows of at least 20 original records (and every model coefficient):", "",
