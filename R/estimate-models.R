@@ -232,8 +232,7 @@ expand_records <- function(data, vars, pairs, pub, model_keys, call = rlang::cal
   for (v in model_keys) {
     key <- pub$keys[[match(v, key_names)]]
     # the code after the last category is a missing value (na = "exclude")
-    text <- c(key$categories, NA)[pairs$codes[[v]]]
-    out[[v]] <- category_values(text, key$categories, data[[v]])
+    out[[v]] <- category_values(pairs$codes[[v]], key$categories, data[[v]])
   }
   structure(out, class = "data.frame", row.names = c(NA_integer_, -length(pairs$record)))
 }

@@ -387,7 +387,7 @@ estimate_frame <- function(res, sums, spec, pub, data, grp) {
     v <- spec$by[j]
     if (!v %in% spec$by_keys) return(grp$values[[v]][sums$g])
     key <- pub$keys[[match(v, key_names)]]
-    category_values(key$categories[codes[[j]]], key$categories, data[[v]])
+    category_values(codes[[j]], key$categories, data[[v]])
   })
   names(cols) <- spec$by
   out <- as.data.frame(cols, stringsAsFactors = FALSE, optional = TRUE)
@@ -398,14 +398,27 @@ estimate_frame <- function(res, sums, spec, pub, data, grp) {
   out$outside <- res$outside
   out$moment_estimate <- unname(res$moment_estimate %||% res$estimate)
   out$moment_var <- unname(res$moment_var %||% res$var)
-  if (length(cols) > 0) out <- out[do.call(order, unname(codes)), , drop = FALSE]
+  if (length(cols) > 0) {
+    o <- do.call(order, unname(codes))
+    # rows often come in order already: no copy of a table of 10^6 rows
+    if (is.unsorted(o)) out <- out[o, , drop = FALSE]
+  }
   rownames(out) <- NULL
   out
 }
 
-# Categories (text) as values of the type of the released column `x`.
-category_values <- function(text, categories, x) {
-  if (is.factor(x)) return(factor(text, levels = categories[!is.na(categories)]))
+# The categories of codes `code` (NA or beyond the categories: missing) as
+# values of the type of the released column `x`.
+category_values <- function(code, categories, x) {
+  text <- categories[code]
+  if (is.factor(x)) {
+    # a factor made from its codes: the levels are the categories that are
+    # not NA, in their order
+    keep <- !is.na(categories)
+    level_code <- cumsum(keep)
+    level_code[!keep] <- NA_integer_
+    return(structure(level_code[code], levels = categories[keep], class = "factor"))
+  }
   if (is.logical(x)) return(as.logical(text))
   if (is.integer(x)) return(as.integer(text))
   if (is.numeric(x)) return(as.numeric(text))

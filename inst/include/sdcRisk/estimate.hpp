@@ -118,14 +118,16 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, co
                           const std::vector<int>& slot_d, const std::vector<double>& slot_s,
                           const std::vector<double>& slot_hk, IfprSums& out) {
   const std::size_t nl = rows.y ? 2 : 1, nq = rows.y ? 3 : 1, n = rows.n;
-  const std::size_t width = 2 + nl + nq;
   std::vector<std::size_t> first(in.nb + 1, 0);
   std::vector<double> packed;
   // Every record in the same group (a table by keys alone): the records are
   // summed by cell in one pass, and each block's rows are its cells with
-  // records. The formulas are linear in the records' moments, so the sums
-  // by cell give the same targets as the records do.
+  // records, each with its moments. The formulas are linear in the records'
+  // moments, so the sums by cell give the same targets as the records do.
+  // Otherwise the rows are the records, each with its weight and value
+  // (the moments are taken block by block).
   const bool one_group = std::all_of(rows.g, rows.g + n, [](int g) { return g == 1; });
+  const std::size_t width = one_group ? 2 + nl + nq : (rows.y ? 4 : 3);
   if (one_group) {
     const std::size_t ncell = block_of.size(), wm = nl + nq;
     std::vector<double> agg(ncell * wm, 0.0);
@@ -175,26 +177,37 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, co
       ++first[b + 1];
     }
     std::partial_sum(first.begin(), first.end(), first.begin());
-    // the kept records packed block after block, each record's cell, group
-    // and moments side by side
+    // the kept records packed block after block, each record's cell, group,
+    // weight and value side by side
     packed.resize(first[in.nb] * width);
     std::vector<std::size_t> next(first.begin(), first.end() - 1);
     for (std::size_t i = 0; i < n; ++i) {
       if (rec_block[i] < 0) continue;
       double* r = &packed[next[rec_block[i]]++ * width];
-      const double wi = rows.w ? rows.w[i] : 1.0;
       r[0] = rows.cell[i] - 1;
       r[1] = rows.g[i];
-      r[2] = wi;
-      r[2 + nl] = wi * wi;
-      if (rows.y) {
-        const double yi = rows.y[i];
-        r[3] = wi * yi;
-        r[5] = wi * wi * yi;
-        r[6] = wi * wi * yi * yi;
-      }
+      r[2] = rows.w ? rows.w[i] : 1.0;
+      if (rows.y) r[3] = rows.y[i];
     }
   }
+  // the moments of a row: lin (w, or w and w y) then quad (w^2, or w^2,
+  // w^2 y and w^2 y^2)
+  double mom[5];
+  const auto moments = [&](const double* r) {
+    if (one_group) {
+      std::copy(r + 2, r + 2 + nl + nq, mom);
+      return;
+    }
+    const double wi = r[2];
+    mom[0] = wi;
+    mom[nl] = wi * wi;
+    if (rows.y) {
+      const double yi = r[3];
+      mom[1] = wi * yi;
+      mom[3] = wi * wi * yi;
+      mom[4] = wi * wi * yi * yi;
+    }
+  };
   std::size_t max_ns = 1;
   for (std::size_t b = 0; b < in.nb; ++b) max_ns = std::max(max_ns, static_cast<std::size_t>(slot_start[b + 1] - slot_start[b]));
   // block sums B1, B1q, B2q and the row of cell k; per slot A1, A1q, A2q, A3q
@@ -203,16 +216,11 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, co
   std::vector<std::size_t> order;
   for (std::size_t b = 0; b < in.nb; ++b) {
     if (first[b] == first[b + 1]) continue;
-    // few rows per block: insertion sort of their positions by group
+    // the block's rows by group (stable: the same sums in every run)
     order.clear();
     for (std::size_t i = first[b]; i < first[b + 1]; ++i) order.push_back(i);
     const auto grp = [&](std::size_t i) { return packed[i * width + 1]; };
-    for (std::size_t it = 1; it < order.size(); ++it) {
-      const std::size_t v = order[it];
-      std::size_t j = it;
-      for (; j > 0 && grp(order[j - 1]) > grp(v); --j) order[j] = order[j - 1];
-      order[j] = v;
-    }
+    if (!one_group) std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return grp(x) < grp(y); });
     const int ns = slot_start[b + 1] - slot_start[b];
     for (auto run = order.begin(); run != order.end();) {
       const double gv = grp(*run);
@@ -227,14 +235,15 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, co
         const int z = static_cast<int>(r[0]);
         const bool is_k = z == k_of[b];
         const int sl = slot[z];
+        moments(r);
         for (std::size_t j = 0; j < nl; ++j) {
-          const double m = r[2 + j];
+          const double m = mom[j];
           if (is_k) Mk[j] += m;
           B1[j] += m * w[z];
           A1[sl * nl + j] += m * alpha[z];
         }
         for (std::size_t j = 0; j < nq; ++j) {
-          const double m = r[2 + nl + j];
+          const double m = mom[nl + j];
           if (is_k) Mkq[j] += m;
           B1q[j] += m * w[z];
           B2q[j] += m * w[z] * w[z];
