@@ -473,6 +473,9 @@ test_that("the newer exported functions answer bad values with a classed error o
   pv <- pram_plan_vars(cf, list(b = matrix(c(0.8, 0.2, 0.3, 0.7), 2)))
   sens <- cell_sensitivity(d, "a", "v", rule_frequency(3))
   supp <- sens$total < 0 # nothing suppressed
+  set.seed(2)
+  rel <- ifpr(d, c("a", "b"), xi = 0.5)
+  pub <- publish_plan(rel)
   bad <- list(NULL, NA, NaN, -Inf, 0, 2^31, "a", character(), c(1, 2), list(1), factor("a"), d, matrix(1:4, 2))
   calls <- list(
     pram_plan_vars_cells = function(x) pram_plan_vars(x, list(b = diag(2))),
@@ -514,6 +517,12 @@ test_that("the newer exported functions answer bad values with a classed error o
     audit_table_x = function(x) audit_table(x, supp),
     audit_table_supp = function(x) audit_table(sens, x),
     audit_table_upper = function(x) audit_table(sens, supp, upper = x),
+    audit_table_attacker = function(x) audit_table(sens, supp, attacker = x),
+    audit_table_zero = function(x) audit_table(sens, supp, zero_contributions = x),
+    protect_table_attacker = function(x) protect_table(sens, attacker = x),
+    protect_table_zero = function(x) protect_table(sens, zero_contributions = x),
+    estimate_table_estimator = function(x) estimate_table(rel$data, pub, by = "a", estimator = x),
+    estimate_table_level = function(x) estimate_table(rel$data, pub, by = "a", level = x),
     cell_sensitivity_hierarchy = function(x) cell_sensitivity(d, "a", "v", rule_p(10), hierarchy = x)
   )
   for (fn in names(calls)) {
