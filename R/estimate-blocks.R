@@ -150,6 +150,19 @@ released_block_cells <- function(pub, codes, by_keys, call, dense_limit = NULL) 
     id[present] <- seq_along(present)
     d_codes <- decode_mixed_radix(present, ext$nlevels[kk])
     dk <- list(ids = list(id[m$d_rec], id[m$d_cell]), codes = d_codes, n = length(present))
+  } else if (setequal(kk, seq_along(codes))) {
+    # every key: the rows are the released cells, the block cells first,
+    # then the cells of the records outside the blocks (never a block cell)
+    out <- which(is.na(m$cell))
+    cc <- if (length(out) > 0) {
+      cross_classify_codes(lapply(ext$codes[kk], `[`, out), ext$nlevels[kk])
+    } else {
+      list(cell_id = integer(), counts = integer(), codes = lapply(kk, function(k) integer()))
+    }
+    d_rec <- m$cell
+    d_rec[out] <- nc + cc$cell_id
+    dk <- list(ids = list(d_rec, seq_len(nc)), codes = Map(c, p$cells$codes[kk], cc$codes),
+               n = nc + length(cc$counts))
   } else {
     # a record in a block cell has that cell's key values: only the records
     # outside the blocks are classified with the block cells
@@ -221,7 +234,8 @@ released_cells <- function(pub, codes, call) {
 # combine_sums().
 direct_sums <- function(d, rec, keep, n_d) {
   ng <- rec$n_groups
-  if (as.numeric(n_d) * ng <= estimate_dense_groups) {
+  dense <- as.numeric(n_d) * ng <= max(estimate_dense_groups, length(d))
+  if (dense) {
     id <- (d - 1L) * ng + rec$g
     id[!keep] <- NA_integer_
     n <- n_d * ng
@@ -232,7 +246,7 @@ direct_sums <- function(d, rec, keep, n_d) {
   }
   m <- moments_by(id, n, rec)
   there <- which(tabulate(id, n) > 0)
-  if (as.numeric(n_d) * ng <= estimate_dense_groups) {
+  if (dense) {
     dd <- (there - 1L) %/% ng + 1L
     gg <- (there - 1L) %% ng + 1L
   } else {

@@ -243,7 +243,7 @@ test_that("the one pass over the records finds the block cells and sums of the c
   n <- 400
   df <- data.frame(a = factor(sample(letters[1:4], n, TRUE)), b = sample(1:6, n, TRUE),
                    c = factor(sample(c("x", "y", NA), n, TRUE)))
-  check_paths(df, c("a", "b", "c"), list(character(), "a", c("b", "c"), c("a", "b", "c")))
+  check_paths(df, c("a", "b", "c"), list(character(), "a", c("b", "c"), c("a", "b", "c"), c("c", "a", "b")))
   # sparse indexes (the hash table): many combinations, few records
   df <- data.frame(a = sample(sprintf("a%03d", 1:300), n, TRUE), b = sample(sprintf("b%03d", 1:300), n, TRUE),
                    c = sample(1:2, n, TRUE))
