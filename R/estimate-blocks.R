@@ -278,8 +278,19 @@ combine_sums <- function(pieces, n_d, n_groups) {
   pieces <- pieces[n_rows > 0]
   d <- unlist(lapply(pieces, `[[`, "d"))
   g <- unlist(lapply(pieces, `[[`, "g"))
-  ids <- shared_ids(list(list(d, g)), c(n_d, n_groups))
-  id <- ids$ids[[1]]
+  n_dg <- as.numeric(n_d) * n_groups
+  if (n_dg <= max(estimate_dense_groups, length(d))) {
+    # (d, g) numbered through an array, in the order of d then g
+    full <- (d - 1L) * n_groups + g
+    present <- which(tabulate(full, n_dg) > 0)
+    at <- integer(n_dg)
+    at[present] <- seq_along(present)
+    id <- at[full]
+    ids <- list(codes = list((present - 1L) %/% n_groups + 1L, (present - 1L) %% n_groups + 1L), n = length(present))
+  } else {
+    ids <- shared_ids(list(list(d, g)), c(n_d, n_groups))
+    id <- ids$ids[[1]]
+  }
   lin <- do.call(rbind, lapply(pieces, `[[`, "lin"))
   direct <- seq_len(n_rows[1])
   list(
