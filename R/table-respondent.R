@@ -286,12 +286,18 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
     for (cc in comps) {
       if (first && length(found)) break
       mine <- eff & cmp$comp[k$cells] == cc
+      # the cells it knows alone are not attacked (below): not even
+      # measured (`exact = FALSE` decides the others all the same; the
+      # inner bounds it reports may differ), and part of the key
+      alone_cc <- k$cells[k$alone & cmp$comp[k$cells] == cc]
       key <- paste(cc, paste(k$cells[mine], signif(k$lo[mine], 12), signif(k$hi[mine], 12),
-                             collapse = ";"))
+                             collapse = ";"), paste(sort(alone_cc), collapse = ","))
       res <- cache[[key]]
       if (is.null(res)) {
+        sens_g <- sens
+        sens_g[alone_cc] <- FALSE
         res <- respondent_component(prep, cmp, cc, k$cells[mine], k$lo[mine], k$hi[mine], exact,
-                                    sens, call)
+                                    sens_g, call)
         out$n_lp <- out$n_lp + res$n_lp
         cache[[key]] <- res
       }
@@ -325,6 +331,7 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
 respondent_component <- function(prep, cmp, cc, cells, lo, hi, exact, sens, call) {
   lp <- cmp$lp_of(cc)
   targets <- lp$vars[sens[lp$vars]]
+  if (!length(targets)) return(list(cells = integer(), lower = numeric(), upper = numeric(), n_lp = 0L))
   pa <- prep
   pa$lower[cells] <- pmax(prep$lower[cells], lo)
   pa$upper[cells] <- pmin(prep$upper[cells], hi)
