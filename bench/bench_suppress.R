@@ -233,10 +233,15 @@ sdcrisk_rows <- function(sens, spec, label, big, audit_of) {
                                         aud$respondents %||% "")
   }
   message("  sdcRisk")
-  r <- timed(function() protect_table(sens, intervals = "none"))
+  # the default intervals (every suppressed cell's exact interval, whose
+  # final audit lets the respondents' clean-up publish every secondary cell
+  # it can) on tables of up to 50,000 cells; above, intervals = "none"
+  # (the outsider's audit by the witness tables, whose cells then stay)
+  ivl <- if (big) "none" else "suppressed"
+  r <- timed(function() protect_table(sens, intervals = ivl))
   supp <- r$res$status != "published"
-  add("sdcRisk protect_table(intervals = \"none\") (attacker = \"respondents\", the default)", r, supp,
-      a = "proved by its witness tables")
+  add(sprintf("sdcRisk protect_table(%s) (attacker = \"respondents\", the default)",
+              if (big) "intervals = \"none\"" else ""), r, supp, a = "proved by its witness tables")
   r <- timed(function() {
     list(out = audit_table(sens, supp, attacker = "outsider"), resp = audit_table(sens, supp))
   })
@@ -244,8 +249,9 @@ sdcrisk_rows <- function(sens, spec, label, big, audit_of) {
       aud = if (!inherits(r$res, "error")) list(outsider = audit_text(r$res$out),
                                                 respondents = audit_text(r$res$resp)),
       note = "every suppressed cell's exact interval; both attackers")
-  r <- timed(function() protect_table(sens, intervals = "none", attacker = "outsider"))
-  add("sdcRisk protect_table(intervals = \"none\", attacker = \"outsider\")", r, r$res$status != "published",
+  r <- timed(function() protect_table(sens, intervals = ivl, attacker = "outsider"))
+  add(sprintf("sdcRisk protect_table(%sattacker = \"outsider\")", if (big) "intervals = \"none\", " else ""),
+      r, r$res$status != "published",
       a = "proved by its witness tables")
   if (nrow(sens) <= 3500 && identical(Sys.getenv("SDCRISK_BENCH_ABLATION"), "true")) {
     # (cleanup = "auto" and improve = "auto" act on tables of at most 3,500
@@ -258,8 +264,7 @@ sdcrisk_rows <- function(sens, spec, label, big, audit_of) {
   }
   if (nrow(sens) <= opt_cells) {
     for (att in c("outsider", "respondents")) {
-      r <- timed(function() protect_table(sens, intervals = "none", method = "optimal", time_limit = opt_limit,
-                                          attacker = att))
+      r <- timed(function() protect_table(sens, method = "optimal", time_limit = opt_limit, attacker = att))
       st <- attr(r$res, "stats")
       # the proved lower bound is on the cost of the secondary cells (the
       # sensitive ones are suppressed in every pattern); it is the
@@ -349,12 +354,12 @@ bench_linked <- function(id, spec) {
                seconds = r$seconds, cpu = r$cpu, audit_outsider = audit_text(aud),
                audit_respondents = audit_text(aud_r), note = "counts per table, summed")
   }
-  r <- timed(function() protect_tables(tabs, intervals = "none"))
+  r <- timed(function() protect_tables(tabs))
   rows <- list(row("sdcRisk protect_tables()", r, lapply(r$res, function(p) p$status != "published")))
-  r <- timed(function() protect_tables(tabs, intervals = "none", attacker = "outsider"))
+  r <- timed(function() protect_tables(tabs, attacker = "outsider"))
   rows[[length(rows) + 1]] <- row("sdcRisk protect_tables(attacker = \"outsider\")", r,
                                   lapply(r$res, function(p) p$status != "published"))
-  alone <- timed(function() lapply(tabs, function(x) protect_table(x, intervals = "none")))
+  alone <- timed(function() lapply(tabs, function(x) protect_table(x)))
   rows[[length(rows) + 1]] <- row("sdcRisk protect_table() on each table alone", alone,
                    lapply(alone$res, function(p) p$status != "published"))
   for (ivl in c(FALSE, TRUE)) {
