@@ -354,14 +354,17 @@ bench_linked <- function(id, spec) {
                seconds = r$seconds, cpu = r$cpu, audit_outsider = audit_text(aud),
                audit_respondents = audit_text(aud_r), note = "counts per table, summed")
   }
-  r <- timed(function() protect_tables(tabs))
-  rows <- list(row("sdcRisk protect_tables()", r, lapply(r$res, function(p) p$status != "published")))
-  r <- timed(function() protect_tables(tabs, attacker = "outsider"))
-  rows[[length(rows) + 1]] <- row("sdcRisk protect_tables(attacker = \"outsider\")", r,
-                                  lapply(r$res, function(p) p$status != "published"))
-  alone <- timed(function() lapply(tabs, function(x) protect_table(x)))
-  rows[[length(rows) + 1]] <- row("sdcRisk protect_table() on each table alone", alone,
-                   lapply(alone$res, function(p) p$status != "published"))
+  rows <- list()
+  if (with_sdcrisk) {
+    r <- timed(function() protect_tables(tabs))
+    rows[[1]] <- row("sdcRisk protect_tables()", r, lapply(r$res, function(p) p$status != "published"))
+    r <- timed(function() protect_tables(tabs, attacker = "outsider"))
+    rows[[length(rows) + 1]] <- row("sdcRisk protect_tables(attacker = \"outsider\")", r,
+                                    lapply(r$res, function(p) p$status != "published"))
+    alone <- timed(function() lapply(tabs, function(x) protect_table(x)))
+    rows[[length(rows) + 1]] <- row("sdcRisk protect_table() on each table alone", alone,
+                                    lapply(alone$res, function(p) p$status != "published"))
+  }
   for (ivl in c(FALSE, TRUE)) {
     tool <- sprintf("GaussSuppression SuppressLinkedTables(\"super-consistent\")%s",
                     if (ivl) ", protectionIntervals (lpSolve)" else "")
