@@ -233,7 +233,12 @@ respondent_components <- function(prep, supp, call) {
 # Returns list(breaches = data frame (group, cell, lower, upper, need_lower,
 # need_upper), n_lp, n_groups).
 # `only`: attack only these cells (all sensitive suppressed cells when NULL).
-respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NULL) {
+# `first`: stop at the first group that breaks some cell (its breaches
+# only: whether the pattern passes, as respondent_cleanup() needs);
+# `hint`: groups to attack first (those that broke a trial before), which
+# changes the order only.
+respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NULL, first = FALSE,
+                                hint = integer()) {
   none <- data.frame(group = integer(), cell = integer(), lower = numeric(), upper = numeric(),
                      need_lower = numeric(), need_upper = numeric())
   out <- list(breaches = none, n_lp = 0L, n_groups = 0L)
@@ -266,7 +271,10 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
   coal <- coal[vapply(resp$groups[coal], function(g) {
     any(supp[resp$cell[unlist(resp$rows[g], use.names = FALSE)]])
   }, logical(1))]
-  for (g in c(single, coal)) {
+  groups <- c(single, coal)
+  if (length(hint)) groups <- c(intersect(hint, groups), setdiff(groups, hint))
+  for (g in groups) {
+    if (first && length(found)) break
     k <- respondent_knowledge(resp, prep, g)
     on <- supp[k$cells]
     tol <- prep$tol[k$cells]
@@ -276,13 +284,20 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
     if (!length(comps)) next
     out$n_groups <- out$n_groups + 1L
     for (cc in comps) {
+      if (first && length(found)) break
       mine <- eff & cmp$comp[k$cells] == cc
+      # the cells it knows alone are not attacked (below): not even
+      # measured (`exact = FALSE` decides the others all the same; the
+      # inner bounds it reports may differ), and part of the key
+      alone_cc <- k$cells[k$alone & cmp$comp[k$cells] == cc]
       key <- paste(cc, paste(k$cells[mine], signif(k$lo[mine], 12), signif(k$hi[mine], 12),
-                             collapse = ";"))
+                             collapse = ";"), paste(sort(alone_cc), collapse = ","))
       res <- cache[[key]]
       if (is.null(res)) {
+        sens_g <- sens
+        sens_g[alone_cc] <- FALSE
         res <- respondent_component(prep, cmp, cc, k$cells[mine], k$lo[mine], k$hi[mine], exact,
-                                    sens, call)
+                                    sens_g, call)
         out$n_lp <- out$n_lp + res$n_lp
         cache[[key]] <- res
       }
@@ -316,6 +331,7 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
 respondent_component <- function(prep, cmp, cc, cells, lo, hi, exact, sens, call) {
   lp <- cmp$lp_of(cc)
   targets <- lp$vars[sens[lp$vars]]
+  if (!length(targets)) return(list(cells = integer(), lower = numeric(), upper = numeric(), n_lp = 0L))
   pa <- prep
   pa$lower[cells] <- pmax(prep$lower[cells], lo)
   pa$upper[cells] <- pmin(prep$upper[cells], hi)
@@ -418,6 +434,7 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call) {
   outer <- list(lower = rep(NA_real_, length(supp)), upper = rep(NA_real_, length(supp)))
   outer$lower[all_supp] <- o$lower
   outer$upper[all_supp] <- o$upper
+  breakers <- integer()
   cand <- costliest_first(search)
   if (keep_witnessed) {
     cand <- setdiff(cand, unlist(lapply(search$wits, `[[`, "cells"), use.names = FALSE))
@@ -443,10 +460,15 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call) {
                               a$upper[match(s_reg, region)]))) next
       trial_outer$lower[region] <- a$lower
       trial_outer$upper[region] <- a$upper
+      # (whether some respondent breaks it: the first that does ends the
+      # test, and is tried first next time)
       r <- respondent_breaches(prep, trial, resp, trial_outer, exact = FALSE, call = call,
-                               only = s_reg)
+                               only = s_reg, first = TRUE, hint = breakers)
       n_lp <- n_lp + r$n_lp
-      if (nrow(r$breaches)) next
+      if (nrow(r$breaches)) {
+        breakers <- unique(c(r$breaches$group[1], breakers))
+        next
+      }
     }
     supp <- trial
     outer <- trial_outer

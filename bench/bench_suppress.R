@@ -11,10 +11,17 @@
 #   L    linked tables: a x b and a x c of table 1's records, protected
 #        together (protect_tables() against SuppressLinkedTables()).
 # For every tool: primary and secondary suppressions, suppressed total
-# value, seconds, and our exact audit (audit_table()) of its pattern: are
-# all sensitive cells protected, with the protection levels of
-# ?audit_table (the p% rule's upper protection level on both sides, the
-# same as GaussSuppression's protectionIntervals = TRUE)?
+# value, seconds, and our exact audit (audit_table()) of its pattern, twice:
+# against the outside attacker (attacker = "outsider": are all sensitive
+# cells protected, with the protection levels of ?audit_table, the p% rule's
+# upper protection level on both sides, the same as GaussSuppression's
+# protectionIntervals = TRUE?) and against the table's own respondents
+# (attacker = "respondents": a contributor knows its own contributions, the
+# only contributor of a cell knows the cell). sdcRisk's rows: the default
+# protect_table() (safe from both) and protect_table(attacker = "outsider").
+# GaussSuppression runs with SuppressDominantCells()'s own singleton
+# handling (its dominanceSpec: singleton = SingletonUniqueContributor,
+# singletonMethod = "numttHTT"), in its default mode and in interval mode.
 #   Rscript bench/bench_suppress.R        (writes bench/results-suppress.md,
 #                                          or SDCRISK_BENCH_OUT)
 # Bench-only packages (never dependencies of sdcRisk): GaussSuppression,
@@ -25,9 +32,10 @@
 # SDCRISK_BENCH_LIMIT stops the other tools after that many seconds
 # (default 120, R's elapsed-time limit); sdcRisk runs to the end, its
 # optimal method with time_limit = SDCRISK_BENCH_OPT_LIMIT (default the same) on tables of at most
-# SDCRISK_BENCH_OPT_CELLS cells (default 1,000). The runs without the
-# improvement and without the clean-up pass are made on tables of at most
-# 3,500 cells (where cleanup = "auto" and improve = "auto" act).
+# SDCRISK_BENCH_OPT_CELLS cells (default 1,000). With SDCRISK_BENCH_ABLATION
+# = "true", the runs without the improvement and without the clean-up pass
+# too, on tables of at most 3,500 cells (where cleanup = "auto" and
+# improve = "auto" act).
 # The machine is shared: elapsed seconds are reported with the CPU seconds
 # of the R process beside them (children excluded), so that a loaded run
 # can be read.
@@ -182,64 +190,92 @@ emit <- function(row) {
   row
 }
 
-row_of <- function(label, tool, run, supp = NULL, sens = NULL, audit = "", note = "") {
-  emit(row_of_run(label, tool, run, supp, sens, audit, note))
+# `audit`: the outsider's audit text, `audit_resp` the respondents' (""
+# when not audited).
+row_of <- function(label, tool, run, supp = NULL, sens = NULL, audit = "", note = "", audit_resp = "") {
+  emit(row_of_run(label, tool, run, supp, sens, audit, note, audit_resp))
 }
 
-row_of_run <- function(label, tool, run, supp, sens, audit, note) {
+row_of_run <- function(label, tool, run, supp, sens, audit, note, audit_resp = "") {
   if (inherits(run$res, "error")) {
     return(data.frame(table = label, tool = tool, suppressed = NA, secondary = NA, value_pct = NA,
                       seconds = run$seconds, cpu = run$cpu,
-                      audit = paste("no pattern:", conditionMessage(run$res)), note = note))
+                      audit_outsider = paste("no pattern:", conditionMessage(run$res)),
+                      audit_respondents = "", note = note))
   }
   data.frame(table = label, tool = tool, suppressed = sum(supp), secondary = sum(supp & !sens$sensitive),
              value_pct = 100 * sum(abs(sens$total[supp])) / sum(abs(sens$total)),
-             seconds = run$seconds, cpu = run$cpu, audit = audit, note = note)
+             seconds = run$seconds, cpu = run$cpu, audit_outsider = audit %||% "",
+             audit_respondents = audit_resp %||% "", note = note)
 }
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
 
 audit_text <- function(aud) {
-  prot <- unlist(lapply(if (inherits(aud, "sdc_audit_set")) aud else list(aud),
-                        function(a) a$protected[a$sensitive]))
-  sprintf("%s: %d of %d sensitive cells protected", if (isTRUE(attr(aud, "passed"))) "passes" else "FAILS",
-          sum(prot), length(prot))
+  auds <- if (inherits(aud, "sdc_audit_set")) aud else list(aud)
+  prot <- unlist(lapply(auds, function(a) a$protected[a$sensitive]))
+  pairs <- sum(vapply(auds, function(a) NROW(attr(a, "breaches")), integer(1)))
+  sprintf("%s: %d of %d sensitive cells protected%s", if (isTRUE(attr(aud, "passed"))) "passes" else "FAILS",
+          sum(prot), length(prot),
+          if (pairs) sprintf(" (%d respondent-cell pairs break)", pairs) else "")
 }
 
-# sdcRisk's rows of one table: the pattern (proved by its witness tables),
-# its exact certificate, the pattern without improvement and without
-# clean-up, and the optimal one.
+# sdcRisk's rows of one table: the default pattern (safe from the outsider
+# and the respondents; the outsider's part proved by its witness tables),
+# its exact certificate (outsider and respondents), the outsider's pattern,
+# (SDCRISK_BENCH_ABLATION) the pattern without improvement and without
+# clean-up, and the optimal one. `audit_of(supp)` returns both audits' texts.
 sdcrisk_rows <- function(sens, spec, label, big, audit_of) {
   rows <- list()
+  add <- function(tool, r, supp, a = NULL, note = "", aud = NULL) {
+    if (is.null(aud) && !is.null(supp) && !inherits(r$res, "error") && !big) aud <- audit_of(supp)
+    rows[[length(rows) + 1]] <<- row_of(label, tool, r, supp, sens, aud$outsider %||% a %||% "", note,
+                                        aud$respondents %||% "")
+  }
   message("  sdcRisk")
-  r <- timed(function() protect_table(sens, intervals = "none"))
-  p <- r$res
-  supp <- p$status != "published"
-  rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(intervals = \"none\")", r, supp, sens,
-                                     if (big) "proved by its witness tables" else audit_of(supp))
-  r <- timed(function() audit_table(sens, supp))
-  rows[[length(rows) + 1]] <- row_of(label, "sdcRisk exact certificate: audit_table() of that pattern", r,
-                                     supp, sens, if (!inherits(r$res, "error")) audit_text(r$res),
-                                     note = "every suppressed cell's exact interval")
-  if (nrow(sens) <= 3500) {
+  # the default intervals (every suppressed cell's exact interval, whose
+  # final audit lets the respondents' clean-up publish every secondary cell
+  # it can) on tables of up to 50,000 cells; above, intervals = "none"
+  # (the outsider's audit by the witness tables, whose cells then stay)
+  ivl <- if (big) "none" else "suppressed"
+  r <- timed(function() protect_table(sens, intervals = ivl))
+  supp <- r$res$status != "published"
+  add(sprintf("sdcRisk protect_table(%s) (attacker = \"respondents\", the default)",
+              if (big) "intervals = \"none\"" else ""), r, supp, a = "proved by its witness tables")
+  r <- timed(function() {
+    list(out = audit_table(sens, supp, attacker = "outsider"), resp = audit_table(sens, supp))
+  })
+  add("sdcRisk exact certificate: audit_table() of that pattern", r, supp,
+      aud = if (!inherits(r$res, "error")) list(outsider = audit_text(r$res$out),
+                                                respondents = audit_text(r$res$resp)),
+      note = "every suppressed cell's exact interval; both attackers")
+  r <- timed(function() protect_table(sens, intervals = ivl, attacker = "outsider"))
+  add(sprintf("sdcRisk protect_table(%sattacker = \"outsider\")", if (big) "intervals = \"none\", " else ""),
+      r, r$res$status != "published",
+      a = "proved by its witness tables")
+  if (nrow(sens) <= 3500 && identical(Sys.getenv("SDCRISK_BENCH_ABLATION"), "true")) {
     # (cleanup = "auto" and improve = "auto" act on tables of at most 3,500
     # cells only)
     r <- timed(function() protect_table(sens, intervals = "none", cleanup = TRUE, improve = FALSE))
-    rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(improve = FALSE)", r,
-                                       r$res$status != "published", sens, "", note = "clean-up, no improvement")
+    add("sdcRisk protect_table(improve = FALSE)", r, r$res$status != "published", note = "clean-up, no improvement")
     r <- timed(function() protect_table(sens, intervals = "none", cleanup = FALSE, improve = FALSE))
-    rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(cleanup = FALSE, improve = FALSE)", r,
-                                       r$res$status != "published", sens, "", note = "the heuristic alone")
+    add("sdcRisk protect_table(cleanup = FALSE, improve = FALSE)", r, r$res$status != "published",
+        note = "the heuristic alone")
   }
   if (nrow(sens) <= opt_cells) {
-    r <- timed(function() protect_table(sens, intervals = "none", method = "optimal", time_limit = opt_limit))
-    st <- attr(r$res, "stats")
-    # the proved lower bound is on the cost of the secondary cells (the
-    # sensitive ones are suppressed in every pattern)
-    lb <- 100 * (st$lower_bound + sum(abs(sens$total[sens$sensitive]))) / sum(abs(sens$total))
-    rows[[length(rows) + 1]] <- row_of(label, "sdcRisk protect_table(method = \"optimal\")", r,
-                                       r$res$status != "published", sens, audit_of(r$res$status != "published"),
-                                       note = if (isTRUE(st$optimal)) "optimal (proved)" else
-                                         sprintf("not proved in %g s; no pattern below %.4f%% of the value",
-                                                 opt_limit, lb))
+    for (att in c("outsider", "respondents")) {
+      r <- timed(function() protect_table(sens, method = "optimal", time_limit = opt_limit, attacker = att))
+      st <- attr(r$res, "stats")
+      # the proved lower bound is on the cost of the secondary cells (the
+      # sensitive ones are suppressed in every pattern); it is the
+      # outsider's optimum: the respondents' suppressions come after it
+      lb <- 100 * (st$lower_bound + sum(abs(sens$total[sens$sensitive]))) / sum(abs(sens$total))
+      add(sprintf("sdcRisk protect_table(method = \"optimal\", attacker = \"%s\")", att), r,
+          r$res$status != "published",
+          note = if (isTRUE(st$optimal)) "optimal (proved)" else if (att == "respondents" && isTRUE(st$respondent_rounds > 0))
+            sprintf("the outsider's optimum (%.4f%%) plus the respondents' rounds and clean-up: not proved", lb) else
+            sprintf("not proved in %g s; no pattern below %.4f%% of the value", opt_limit, lb))
+    }
   }
   rows
 }
@@ -253,7 +289,10 @@ bench_table <- function(id, spec) {
   message(label)
   rows <- list()
   big <- nrow(sens) > 50000
-  audit_of <- function(supp) audit_text(audit_table(sens, supp, intervals = "none"))
+  audit_of <- function(supp) {
+    list(outsider = audit_text(audit_table(sens, supp, intervals = "none", attacker = "outsider")),
+         respondents = audit_text(audit_table(sens, supp, intervals = "none", attacker = "respondents")))
+  }
   supp_of <- function(pattern) cell_key(as.data.frame(sens), spec$dims) %in% cell_key(pattern, spec$dims)
   # sdcRisk: the pattern (proved by witness tables), then the exact certificate
   if (with_sdcrisk) rows <- sdcrisk_rows(sens, spec, label, big, audit_of)
@@ -273,8 +312,14 @@ bench_table <- function(id, spec) {
     message("  ", tool)
     r <- timed(others[[tool]], limit)
     s2 <- if (!inherits(r$res, "error")) supp_of(r$res)
-    rows[[length(rows) + 1]] <- row_of(label, tool, r, s2, sens,
-                                       if (!is.null(s2) && !big) audit_of(s2) else if (!is.null(s2)) "not audited")
+    aud <- if (!is.null(s2) && !big) audit_of(s2) else if (!is.null(s2)) list(outsider = "not audited")
+    rows[[length(rows) + 1]] <- row_of(label, tool, r, s2, sens, aud$outsider, audit_resp = aud$respondents)
+    if (grepl("protectionIntervals \\(lpSolve\\)", tool) && !is.null(s2)) {
+      # GaussSuppression's interval pattern, kept for the value comparison
+      # and the test fixture (SDCRISK_BENCH_PATTERNS: a directory)
+      pdir <- Sys.getenv("SDCRISK_BENCH_PATTERNS", "")
+      if (nzchar(pdir)) saveRDS(r$res, file.path(pdir, sprintf("gauss-interval-%s.rds", id)))
+    }
   }
   do.call(rbind, rows)
 }
@@ -297,20 +342,29 @@ bench_linked <- function(id, spec) {
   linked_row <- function(tool, r, supps) {
     if (inherits(r$res, "error")) {
       return(data.frame(table = label, tool = tool, suppressed = NA, secondary = NA, value_pct = NA,
-                        seconds = r$seconds, cpu = r$cpu, audit = paste("no pattern:", conditionMessage(r$res)),
-                        note = ""))
+                        seconds = r$seconds, cpu = r$cpu,
+                        audit_outsider = paste("no pattern:", conditionMessage(r$res)),
+                        audit_respondents = "", note = ""))
     }
     sens <- unlist(lapply(tabs, function(x) x$sensitive))
-    aud <- audit_tables(tabs, supps, intervals = "none")
+    aud <- audit_tables(tabs, supps, intervals = "none", attacker = "outsider")
+    aud_r <- audit_tables(tabs, supps, intervals = "none", attacker = "respondents")
     data.frame(table = label, tool = tool, suppressed = sum(unlist(supps)),
                secondary = sum(unlist(supps) & !sens), value_pct = value(supps),
-               seconds = r$seconds, cpu = r$cpu, audit = audit_text(aud), note = "counts per table, summed")
+               seconds = r$seconds, cpu = r$cpu, audit_outsider = audit_text(aud),
+               audit_respondents = audit_text(aud_r), note = "counts per table, summed")
   }
-  r <- timed(function() protect_tables(tabs, intervals = "none"))
-  rows <- list(row("sdcRisk protect_tables()", r, lapply(r$res, function(p) p$status != "published")))
-  alone <- timed(function() lapply(tabs, function(x) protect_table(x, intervals = "none")))
-  rows[[2]] <- row("sdcRisk protect_table() on each table alone", alone,
-                   lapply(alone$res, function(p) p$status != "published"))
+  rows <- list()
+  if (with_sdcrisk) {
+    r <- timed(function() protect_tables(tabs))
+    rows[[1]] <- row("sdcRisk protect_tables()", r, lapply(r$res, function(p) p$status != "published"))
+    r <- timed(function() protect_tables(tabs, attacker = "outsider"))
+    rows[[length(rows) + 1]] <- row("sdcRisk protect_tables(attacker = \"outsider\")", r,
+                                    lapply(r$res, function(p) p$status != "published"))
+    alone <- timed(function() lapply(tabs, function(x) protect_table(x)))
+    rows[[length(rows) + 1]] <- row("sdcRisk protect_table() on each table alone", alone,
+                                    lapply(alone$res, function(p) p$status != "published"))
+  }
   for (ivl in c(FALSE, TRUE)) {
     tool <- sprintf("GaussSuppression SuppressLinkedTables(\"super-consistent\")%s",
                     if (ivl) ", protectionIntervals (lpSolve)" else "")
@@ -342,7 +396,9 @@ header <- c(
                        ver("SSBtools"), ver("lpSolve"))),
   sprintf(paste("One run per tool and table; other tools stopped at %g s (R's elapsed-time limit); seconds elapsed,",
                 "cpu = CPU seconds of the R process; value %% = suppressed share of the sum of all cells (margins",
-                "included); audit = sdcRisk's audit_table() of the tool's pattern against the p%% rule's protection levels."),
+                "included); audit outsider / respondents = sdcRisk's audit_table(attacker = \"outsider\") and",
+                "audit_table(attacker = \"respondents\") of the tool's pattern against the p%% rule's protection levels.",
+                "GaussSuppression with SuppressDominantCells()' own singleton handling (singletonMethod = \"numttHTT\")."),
           limit),
   ""
 )

@@ -388,3 +388,73 @@ test_that("cleanup = FALSE keeps the respondents' witnesses", {
   expect_lt(sum(protect_table(sens)$status != "published"), sum(a$status != "published"))
   expect_true(attr(audit_table(sens, a$status != "published"), "passed"))
 })
+
+# The bench's real tables (bench/bench_suppress.R, make_acs()): personal
+# income of the people with a positive income in the first eight PUMAs of
+# the national ACS excerpt (tests/testthat/fixtures/acs2019), p% rule
+# p = 10, records as contributors. R1: sex x age group x race group (72
+# cells), R2: age group x race group x education group (95 cells).
+acs_bench_table <- function(dims) {
+  d <- load_acs("national2019", values = TRUE)
+  d <- d[!is.na(d$PINCP) & d$PINCP > 0, ]
+  d <- d[d$PUMA %in% unique(d$PUMA)[1:8], ]
+  d <- data.frame(sex = paste0("s", d$SEX),
+                  age = as.character(cut(d$AGEP, c(0, 30, 45, 60, 200), labels = c("a15", "a30", "a45", "a60"))),
+                  race = paste0("r", pmin(d$RAC1P, 4)), edu = paste0("e", pmin(d$EDU, 8) %/% 3),
+                  v = d$PINCP)
+  cell_sensitivity(d, dims, "v", rule_p(10))
+}
+
+# GaussSuppression's pattern of the same table (fixtures/gauss/
+# acs_p10_intervals.csv), recorded so that the test runs without it: the
+# suppressed cells of GaussSuppression 1.3.0 (SSBtools 1.8.9, lpSolve
+# 5.6.18) SuppressDominantCells(d, numVar = "v", dimVar = dims,
+# pPercent = 10, protectionIntervals = TRUE, lpPackage = "lpSolve") with
+# its default singleton handling, on the records above (run by
+# bench/bench_suppress.R, 2026-11-27). Returns the suppressed vector of
+# `sens`.
+gauss_interval_pattern <- function(sens, id, dims) {
+  g <- utils::read.csv(testthat::test_path("fixtures", "gauss", "acs_p10_intervals.csv"),
+                       colClasses = "character")
+  g <- g[g$table == id, dims]
+  key <- function(df) do.call(paste, c(lapply(dims, function(v) as.character(df[[v]])), sep = "|"))
+  expect_true(all(key(g) %in% key(as.data.frame(sens))))
+  key(as.data.frame(sens)) %in% key(g)
+}
+
+test_that("on a real table protect_table() suppresses no more than GaussSuppression's interval pattern", {
+  dims <- c("sex", "age", "race")
+  sens <- acs_bench_table(dims)
+  expect_equal(nrow(sens), 72)
+  g <- gauss_interval_pattern(sens, "R1", dims)
+  expect_equal(sum(g), 20)
+  # the fixture is what it is: it protects every sensitive cell from the
+  # outsider and from every respondent
+  expect_true(attr(audit_table(sens, g, attacker = "outsider"), "passed"))
+  expect_true(attr(audit_table(sens, g), "passed"))
+  p <- protect_table(sens)
+  s <- p$status != "published"
+  expect_lte(sum(abs(sens$total[s])), sum(abs(sens$total[g])))
+  expect_true(attr(audit_table(sens, s), "passed"))
+  expect_true(attr(audit_table(sens, s, attacker = "outsider"), "passed"))
+})
+
+test_that("GaussSuppression's interval pattern of a real table can fail the respondent audit", {
+  # R2: the pattern protects every sensitive cell from the outsider, but
+  # a respondent narrows one below its protection; protect_table()'s
+  # outsider pattern costs less, its default (safe from both) more
+  dims <- c("age", "race", "edu")
+  sens <- acs_bench_table(dims)
+  g <- gauss_interval_pattern(sens, "R2", dims)
+  expect_equal(sum(g), 41)
+  expect_true(attr(audit_table(sens, g, attacker = "outsider"), "passed"))
+  a <- audit_table(sens, g)
+  expect_false(attr(a, "passed"))
+  br <- attr(a, "breaches")
+  expect_gt(nrow(br), 0)
+  expect_true(all(br$lower > br$required_lower | br$upper < br$required_upper))
+  out <- protect_table(sens, attacker = "outsider")
+  s <- out$status != "published"
+  expect_lte(sum(abs(sens$total[s])), sum(abs(sens$total[g])))
+  expect_true(attr(audit_table(sens, s, attacker = "outsider"), "passed"))
+})
