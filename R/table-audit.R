@@ -752,9 +752,9 @@ group_extreme <- function(g, x, n, f) {
 # undocumented, lets the tests take that path on small tables).
 component_intervals <- function(lp, pos, cells, prep, exact, call, tick = function(n = 1, done = FALSE) NULL,
                                 ipm_cols = getOption("sdcRisk.audit_ipm_cols", audit_ipm_cols)) {
-  ends <- new_interval_ends(lp, pos, cells, prep, exact)
   solver <- if (lp$mat$ncol >= ipm_cols) ipm_component_solver(lp, prep, call) else
     shared_simplex_solver(lp, prep, call)
+  ends <- new_interval_ends(lp, pos, cells, prep, exact, solver)
   # the optimal tables of earlier programs of the same component (another
   # attacker's, sharing the solver) that keep this one's bounds are witnesses
   # here too
@@ -785,8 +785,9 @@ shared_witnesses <- function(ends, solver, lp, prep) {
   }
   if (!ncol(tabs)) return(invisible(ends))
   y <- tabs[ends$pos, , drop = FALSE]
-  ends$seen_hi <- pmax(ends$seen_hi, apply(y, 1, max))
-  ends$seen_lo <- pmin(ends$seen_lo, apply(y, 1, min))
+  rows <- seq_len(nrow(y))
+  ends$seen_hi <- pmax(ends$seen_hi, y[cbind(rows, max.col(y, ties.method = "first"))])
+  ends$seen_lo <- pmin(ends$seen_lo, y[cbind(rows, max.col(-y, ties.method = "first"))])
   invisible(ends)
 }
 
@@ -796,8 +797,20 @@ shared_witnesses <- function(ends, solver, lp, prep) {
 # extremes seen in witness tables so far (`seen_hi`, `seen_lo`), its
 # interval (`hi`, `lo`) and its relations (`rel_of`); the programs solved
 # (`n_lp`) and batches run (`batch`).
-new_interval_ends <- function(lp, pos, cells, prep, exact) {
-  rb <- relation_bounds(lp)
+new_interval_ends <- function(lp, pos, cells, prep, exact, solver = NULL) {
+  # a shared solver's programs within its first bounds start the
+  # propagation from the relation bounds of those (valid for a smaller
+  # polytope too, and most of them already settled)
+  base_rb <- if (!is.null(solver$base_bounds) && solver$inside()) solver$base_bounds()
+  if (!is.null(base_rb)) {
+    lp_start <- lp
+    lp_start$lower <- pmax(lp$lower, base_rb$lower)
+    lp_start$upper <- pmin(lp$upper, base_rb$upper)
+    rb <- relation_bounds(lp_start)
+  } else {
+    rb <- relation_bounds(lp)
+    if (!is.null(solver$base_bounds)) solver$base_bounds(rb)
+  }
   ends <- new.env(parent = emptyenv())
   ends$pos <- pos
   ends$cells <- cells
@@ -929,6 +942,8 @@ simplex_component_solver <- function(lp, prep, call) {
   # shared_witnesses() reads them
   base <- list(lower = lp$lower, upper = lp$upper)
   tables <- list()
+  tab_mat <- matrix(numeric(0), nrow = lp$mat$ncol, ncol = 0)
+  base_rb <- NULL
   inside <- TRUE
   solve_in <- function(session, obj, maximize, cell) {
     r <- session$extreme(obj, maximize)
@@ -939,7 +954,19 @@ simplex_component_solver <- function(lp, prep, call) {
     r
   }
   list(large = FALSE, base = base,
-       tables = function() matrix(as.numeric(unlist(tables)), nrow = lp$mat$ncol),
+       tables = function() {
+         if (ncol(tab_mat) < length(tables)) {
+           tab_mat <<- matrix(as.numeric(unlist(tables)), nrow = lp$mat$ncol)
+         }
+         tab_mat
+       },
+       # the relation bounds of the first bounds (new_interval_ends()), valid
+       # for every program of the solver whose bounds are within them
+       base_bounds = function(rb = NULL) {
+         if (!is.null(rb) && is.null(base_rb)) base_rb <<- rb
+         base_rb
+       },
+       inside = function() inside,
        single = function(obj, maximize, cell) solve_in(single_lp, obj, maximize, cell),
        batch = function(obj, maximize, cell) {
          batch_lp <<- batch_lp %||% lp_session(lp$mat, lp$rhs, lp$rhs, box$lower, box$upper,
