@@ -195,10 +195,51 @@ audit_table <- function(x, suppressed, ..., lower = NULL, upper = NULL, freq_pro
   prep <- table_problem(x, lower, upper, freq_protection, arg = "x")
   resp <- table_respondents(x, prep, attacker, zero_contributions)
   targets <- which(supp & (prep$sensitive | intervals == "suppressed"))
-  res <- audit_cells(prep, supp, targets, exact = intervals != "none")
-  ra <- if (!is.null(resp)) respondent_audit(prep, supp, resp, exact = intervals != "none", call = rlang::current_env())
+  if (is.null(resp)) {
+    res <- audit_cells(prep, supp, targets, exact = intervals != "none")
+    ra <- NULL
+  } else {
+    # the respondents' audit needs the outsider's exact interval of every
+    # suppressed cell: computed once, the outsider's audit reads its own
+    # from them
+    sh <- shared_outsider_audit(prep, supp, targets, call = rlang::current_env())
+    res <- sh$res
+    ra <- decided_breaches(prep, supp, resp, sh$outer, exact = intervals != "none",
+                           call = rlang::current_env())
+    ra$n_lp <- ra$n_lp + sh$n_lp
+  }
   new_sdc_audit(x, prep, supp, targets, res, show = intervals != "none",
                 respondents = audit_respondents(x, prep, resp, ra, attacker))
+}
+
+# The outsider's exact intervals of every suppressed cell of `supp` (one
+# audit_cells() over them, which the respondents' audit reads as `outer`),
+# and those of the `targets` as audit_cells() would return them. Returns
+# list(res, outer, n_lp).
+shared_outsider_audit <- function(prep, supp, targets, call) {
+  all_supp <- which(supp)
+  o <- audit_cells(prep, supp, all_supp, exact = TRUE, call = call)
+  outer <- list(lower = rep(NA_real_, length(supp)), upper = rep(NA_real_, length(supp)))
+  outer$lower[all_supp] <- o$lower
+  outer$upper[all_supp] <- o$upper
+  list(res = list(lower = outer$lower[targets], upper = outer$upper[targets], n_lp = 0L),
+       outer = outer, n_lp = o$n_lp)
+}
+
+# The breaches by respondent of pattern `supp` (respondent_breaches()),
+# decided first from witness tables (exact = FALSE: a program only where no
+# witness moves a sensitive cell as far as its level, the decision exact),
+# then, with `exact` and only when some respondent breaks the pattern, again
+# with exact intervals on the cells broken: the breaches report exact
+# intervals, and a pattern no respondent breaks costs no exact intervals.
+decided_breaches <- function(prep, supp, resp, outer, exact, call) {
+  ra <- respondent_breaches(prep, supp, resp, outer, exact = FALSE, call = call)
+  if (!exact || !nrow(ra$breaches)) return(ra)
+  ex <- respondent_breaches(prep, supp, resp, outer, exact = TRUE, call = call,
+                            only = unique(ra$breaches$cell))
+  ex$n_lp <- ex$n_lp + ra$n_lp
+  ex$n_groups <- ra$n_groups
+  ex
 }
 
 # The respondent side of an audit, as new_sdc_audit() stores it:
@@ -427,7 +468,8 @@ table_problem <- function(x, lower, upper, freq_protection, arg = "x", call = rl
   bounds <- cell_bounds(x, lower, upper, call)
   list(structure = table_structure(x, arg, call), value = value, lower = bounds$lower,
        upper = bounds$upper, level = protection_levels(x, freq_protection),
-       sensitive = x$sensitive, tol = audit_tolerance * (1 + abs(value)))
+       sensitive = x$sensitive, tol = audit_tolerance * (1 + abs(value)),
+       lp_cache = new.env(parent = emptyenv()))
 }
 
 protection_levels <- function(x, freq_protection) {
@@ -598,6 +640,8 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
   if (!length(targets)) return(list(lower = lo, upper = hi, n_lp = 0L))
   # one step per end of each target's interval
   tick <- table_progress("Auditing the suppressed cells", 2 * length(targets))
+  # the solvers of another pattern's components are of no more use
+  if (!is.null(prep$lp_cache)) rm(list = ls(prep$lp_cache, all.names = TRUE), envir = prep$lp_cache)
   sp <- suppressed_components(prep, supp, call)
   pubsum <- sp$pubsum
   sr <- sp$sr
@@ -618,7 +662,8 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
       next
     }
     rels <- unique(sr[trip])
-    lp <- list(mat = triplet_matrix(i = match(sr[trip], rels), j = match(sc[trip], vars),
+    lp <- list(vars = vars,
+               mat = triplet_matrix(i = match(sr[trip], rels), j = match(sc[trip], vars),
                                     v = sv[trip], nrow = length(rels), ncol = length(vars)),
                rhs = -pubsum[rels], lower = prep$lower[vars], upper = prep$upper[vars])
     pos <- match(targets[mine], vars)
@@ -707,9 +752,13 @@ group_extreme <- function(g, x, n, f) {
 # undocumented, lets the tests take that path on small tables).
 component_intervals <- function(lp, pos, cells, prep, exact, call, tick = function(n = 1, done = FALSE) NULL,
                                 ipm_cols = getOption("sdcRisk.audit_ipm_cols", audit_ipm_cols)) {
-  ends <- new_interval_ends(lp, pos, cells, prep, exact)
   solver <- if (lp$mat$ncol >= ipm_cols) ipm_component_solver(lp, prep, call) else
-    simplex_component_solver(lp, prep, call)
+    shared_simplex_solver(lp, prep, call)
+  ends <- new_interval_ends(lp, pos, cells, prep, exact, solver)
+  # the optimal tables of earlier programs of the same component (another
+  # attacker's, sharing the solver) that keep this one's bounds are witnesses
+  # here too
+  if (!is.null(solver$tables)) shared_witnesses(ends, solver, lp, prep)
   for (upward in c(TRUE, FALSE)) {
     batch_witnesses(ends, solver, lp, upward)
     settle_ends(ends, solver, lp, upward, tick)
@@ -718,14 +767,50 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
   list(lower = ends$lo, upper = ends$hi, n_lp = ends$n_lp)
 }
 
+# The tables of earlier programs of the component (solver$tables(), a
+# matrix with a column per table, all within the bounds the solver was
+# made with, solver$base) as witnesses for the targets in `ends`: those
+# within the bounds of `lp` on every column whose bounds differ from the
+# base ones (the others they keep).
+shared_witnesses <- function(ends, solver, lp, prep) {
+  tabs <- solver$tables()
+  if (!ncol(tabs)) return(invisible(ends))
+  base <- solver$base
+  changed <- which(lp$lower != base$lower | lp$upper != base$upper)
+  if (length(changed)) {
+    tol <- prep$tol[lp$vars[changed]]
+    sub <- tabs[changed, , drop = FALSE]
+    ok <- colSums(sub < lp$lower[changed] - tol | sub > lp$upper[changed] + tol) == 0
+    tabs <- tabs[, ok, drop = FALSE]
+  }
+  if (!ncol(tabs)) return(invisible(ends))
+  y <- tabs[ends$pos, , drop = FALSE]
+  rows <- seq_len(nrow(y))
+  ends$seen_hi <- pmax(ends$seen_hi, y[cbind(rows, max.col(y, ties.method = "first"))])
+  ends$seen_lo <- pmin(ends$seen_lo, y[cbind(rows, max.col(-y, ties.method = "first"))])
+  invisible(ends)
+}
+
 # The state of one component's intervals, shared by the steps of
 # component_intervals(): per target its relation bounds (`ub`, `lb`), the
 # values a witness must reach to settle its ends (`need_hi`, `need_lo`), the
 # extremes seen in witness tables so far (`seen_hi`, `seen_lo`), its
 # interval (`hi`, `lo`) and its relations (`rel_of`); the programs solved
 # (`n_lp`) and batches run (`batch`).
-new_interval_ends <- function(lp, pos, cells, prep, exact) {
-  rb <- relation_bounds(lp)
+new_interval_ends <- function(lp, pos, cells, prep, exact, solver = NULL) {
+  # a shared solver's programs within its first bounds start the
+  # propagation from the relation bounds of those (valid for a smaller
+  # polytope too, and most of them already settled)
+  base_rb <- if (!is.null(solver$base_bounds) && solver$inside()) solver$base_bounds()
+  if (!is.null(base_rb)) {
+    lp_start <- lp
+    lp_start$lower <- pmax(lp$lower, base_rb$lower)
+    lp_start$upper <- pmin(lp$upper, base_rb$upper)
+    rb <- relation_bounds(lp_start)
+  } else {
+    rb <- relation_bounds(lp)
+    if (!is.null(solver$base_bounds)) solver$base_bounds(rb)
+  }
   ends <- new.env(parent = emptyenv())
   ends$pos <- pos
   ends$cells <- cells
@@ -845,24 +930,84 @@ unit_objective <- function(lp, j) {
 # component_program(). The batch programs get finite bounds
 # (finite_bounds(): a table of the smaller polytope is still a witness), so
 # that an unbounded direction cannot hide the others. Returns
-# list(large, single, batch), each of the last two a function(obj,
-# maximize, cell) returning list(status, value, solution).
+# list(large, single, batch, base, tables, rebound): `single` and `batch`
+# each a function(obj, maximize, cell) returning list(status, value,
+# solution); `tables()` the optimal tables so far (within `base`) and
+# `rebound(lp)` for shared_simplex_solver().
 simplex_component_solver <- function(lp, prep, call) {
   box <- finite_bounds(lp, prep)
   single_lp <- lp_session(lp$mat, lp$rhs, lp$rhs, lp$lower, lp$upper)
   batch_lp <- NULL
+  # the optimal tables solved within the first bounds (`base`), as
+  # shared_witnesses() reads them
+  base <- list(lower = lp$lower, upper = lp$upper)
+  tables <- list()
+  tab_mat <- matrix(numeric(0), nrow = lp$mat$ncol, ncol = 0)
+  base_rb <- NULL
+  inside <- TRUE
   solve_in <- function(session, obj, maximize, cell) {
     r <- session$extreme(obj, maximize)
-    if (r$status %in% c("optimal", "unbounded")) return(r)
-    component_program(lp, obj, maximize, cell, call)
+    if (!r$status %in% c("optimal", "unbounded")) r <- component_program(lp, obj, maximize, cell, call)
+    if (inside && !is.null(r$solution) && (length(tables) + 1) * length(r$solution) <= audit_shared_values) {
+      tables[[length(tables) + 1L]] <<- r$solution
+    }
+    r
   }
-  list(large = FALSE,
+  list(large = FALSE, base = base,
+       tables = function() {
+         if (ncol(tab_mat) < length(tables)) {
+           tab_mat <<- matrix(as.numeric(unlist(tables)), nrow = lp$mat$ncol)
+         }
+         tab_mat
+       },
+       # the relation bounds of the first bounds (new_interval_ends()), valid
+       # for every program of the solver whose bounds are within them
+       base_bounds = function(rb = NULL) {
+         if (!is.null(rb) && is.null(base_rb)) base_rb <<- rb
+         base_rb
+       },
+       inside = function() inside,
        single = function(obj, maximize, cell) solve_in(single_lp, obj, maximize, cell),
        batch = function(obj, maximize, cell) {
          batch_lp <<- batch_lp %||% lp_session(lp$mat, lp$rhs, lp$rhs, box$lower, box$upper,
                                                method = "simplex")
          solve_in(batch_lp, obj, maximize, cell)
+       },
+       # the same component's programs with the bounds of `new` (its matrix
+       # and right-hand side the same): from here on, from the last bases
+       rebound = function(new) {
+         lp <<- new
+         inside <<- all(new$lower >= base$lower & new$upper <= base$upper)
+         box <<- finite_bounds(new, prep)
+         single_lp$set_bounds(new$lower, new$upper)
+         if (!is.null(batch_lp)) batch_lp$set_bounds(box$lower, box$upper)
+         invisible(NULL)
        })
+}
+
+# The simplex solver of a component (simplex_component_solver()), shared by
+# every audit of the same pattern through the cache `prep$lp_cache` (an
+# environment, which copies of `prep` share): audit_cells() empties it and
+# fills it with the solver of each component of the outsider's audit; the
+# respondents' programs of that component (the outsider's with a few bounds
+# tightened, lp$vars the same suppressed cells) then start from the
+# outsider's last bases instead of from scratch. The cells of a component
+# decide its program: its relations are those of its cells, and every other
+# cell of them is published.
+shared_simplex_solver <- function(lp, prep, call) {
+  cache <- prep$lp_cache
+  if (is.null(cache) || is.null(lp$vars)) return(simplex_component_solver(lp, prep, call))
+  # (the components of one pattern are disjoint: the first cell names one,
+  # and the cells themselves are compared)
+  key <- as.character(lp$vars[1])
+  hit <- cache[[key]]
+  if (!is.null(hit) && identical(hit$vars, lp$vars)) {
+    hit$solver$rebound(lp)
+    return(hit$solver)
+  }
+  solver <- simplex_component_solver(lp, prep, call)
+  assign(key, list(vars = lp$vars, solver = solver), envir = cache)
+  solver
 }
 
 # The solver of a large component (audit_ipm_cols cells and more), as

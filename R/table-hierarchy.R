@@ -26,6 +26,8 @@ table_hierarchy <- function(hierarchy, rec, total_label, call = rlang::caller_en
     maps <- list(NULL, ident)
     labels <- detail
     current <- detail
+    # the position in `current` of the group of every detailed category
+    pos <- ident
     for (k in seq_along(levels$parents)) {
       child <- levels$children[[k]]
       parent <- levels$parents[[k]]
@@ -46,8 +48,10 @@ table_hierarchy <- function(hierarchy, rec, total_label, call = rlang::caller_en
           "i" = "Rename the groups, e.g. with a prefix per level."
         ), "hierarchy", call = call)
       }
-      code_up <- length(labels) + match(up, grp)
-      maps[[length(maps) + 1]] <- code_up[maps[[length(maps)]]]
+      # (indexed by position, not by code: from the second step up the
+      # codes of `current` start after the detailed ones)
+      pos <- match(up, grp)[pos]
+      maps[[length(maps) + 1]] <- length(labels) + pos
       labels <- c(labels, grp)
       current <- grp
     }

@@ -135,12 +135,20 @@ audit_tables <- function(tables, suppressed, ..., lower = NULL, upper = NULL, fr
   for (k in seq_along(pats)) published[lp$map[[k]][!pats[[k]]]] <- TRUE
   supp <- !published
   targets <- which(supp & (lp$prep$sensitive | intervals == "suppressed"))
-  res <- audit_cells(lp$prep, supp, targets, exact = intervals != "none", call = rlang::current_env())
+  if (is.null(resp)) {
+    res <- audit_cells(lp$prep, supp, targets, exact = intervals != "none", call = rlang::current_env())
+    ra <- NULL
+  } else {
+    # (the outsider's intervals computed once for both audits, as in audit_table())
+    sh <- shared_outsider_audit(lp$prep, supp, targets, call = rlang::current_env())
+    res <- sh$res
+    res$n_lp <- sh$n_lp
+    ra <- decided_breaches(lp$prep, supp, resp, sh$outer, exact = intervals != "none",
+                           call = rlang::current_env())
+  }
   lo <- hi <- rep(NA_real_, n)
   lo[targets] <- res$lower
   hi[targets] <- res$upper
-  ra <- if (!is.null(resp)) respondent_audit(lp$prep, supp, resp, exact = intervals != "none",
-                                             call = rlang::current_env())
   out <- lapply(seq_along(lp$tables), function(k) {
     m <- lp$map[[k]]
     prep_k <- lp$preps[[k]]
@@ -266,7 +274,8 @@ linked_prep <- function(preps, map, first, call) {
   sensitive <- tabulate_extreme(idx, as.numeric(unlist(lapply(preps, `[[`, "sensitive"))), n, max) > 0
   level <- tabulate_extreme(idx, unlist(lapply(preps, `[[`, "level")), n, max)
   list(structure = relations, value = v, lower = lower_all, upper = upper_all,
-       level = level, sensitive = sensitive, tol = audit_tolerance * (1 + abs(v)))
+       level = level, sensitive = sensitive, tol = audit_tolerance * (1 + abs(v)),
+       lp_cache = new.env(parent = emptyenv()))
 }
 
 # The identity of every cell of a table across tables: the categories of the

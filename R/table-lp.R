@@ -89,7 +89,11 @@ highs_infinity <- function() 1e30
 # method 8 s).
 # `iterations`: a limit on the simplex iterations of each program after the
 # first (a program stopped there ends with a status other than "optimal",
-# and the caller solves it otherwise).
+# and the caller solves it otherwise). `set_bounds(lower, upper)` changes
+# the bounds of the columns for the programs after it (the respondents'
+# programs of a component are the outsider's with a few bounds tightened:
+# from the outsider's last basis they take a few iterations where a cold
+# start takes thousands).
 lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm", "ipm_first"),
                        iterations = NULL) {
   method <- match.arg(method)
@@ -104,7 +108,23 @@ lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm",
   # feasible
   solver <- highs_new(model, if (method == "simplex") simplex else ipm)
   current <- numeric(n)
+  lo_now <- pmax(lower, -big)
+  up_now <- pmin(upper, big)
   n_lp <- 0L
+  # new bounds on the columns (the matrix and the row bounds stay): the next
+  # program starts from the last optimal basis, which the primal simplex
+  # makes feasible again when a bound cuts it off
+  set_bounds <- function(lower, upper) {
+    lower <- pmax(lower, -big)
+    upper <- pmin(upper, big)
+    change <- which(lower != lo_now | upper != up_now)
+    if (length(change)) {
+      highs::hi_solver_change_variable_bounds(solver, change - 1L, lower[change], upper[change])
+      lo_now[change] <<- lower[change]
+      up_now[change] <<- upper[change]
+    }
+    invisible(length(change))
+  }
   extreme <- function(obj, maximize) {
     obj <- if (maximize) obj else -obj
     change <- which(obj != current)
@@ -124,5 +144,5 @@ lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm",
     list(status = status, value = if (maximize) value else -value,
          solution = if (status == "optimal") highs::hi_solver_get_solution(solver)$col_value)
   }
-  list(extreme = extreme, n_lp = function() n_lp)
+  list(extreme = extreme, n_lp = function() n_lp, set_bounds = set_bounds)
 }

@@ -84,6 +84,13 @@ audit_batch_settle_share <- 0.05
 audit_bound_factor <- 10
 audit_added_bound_near <- 1e-6
 
+# The optimal tables kept per component for the respondents' audits of the
+# same pattern (each a witness for a respondent whose bounds it keeps): the
+# first ones of the outsider's audit (every one of its tables on the
+# 11,724-cell bench table: 411 tables of 2,123 cells, 7 MB), as long as
+# they hold at most audit_shared_values numbers (40 MB). Chosen by hand.
+audit_shared_values <- 5e6
+
 # --- The suppression search (R/table-suppress.R) ---------------------------
 
 # The box of a witness program: at least suppress_box_min cells, a box with
