@@ -105,43 +105,33 @@ void check_ifpr_sums() {
   const std::vector<double> w = {1.5, 2, 0.5, 4, 3, 1, 7}, y = {2, -1, 3, 0.5, 1, 2, 5};
   const sdcRisk::IfprBlockInput in{start.data(), theta.data(), 1, count.data(), d.data(), 2, 1e-10};
   const sdcRisk::IfprRowInput rows{cell.data(), g.data(), cell.size(), w.data(), y.data()};
+  // every target of `out` against the dense inverse, the records in groups `gr`
+  const auto against_dense = [&](const sdcRisk::IfprSums& out, const std::vector<int>& gr, const std::string& what) {
+    for (std::size_t t = 0; t < out.block.size(); ++t) {
+      std::vector<double> el(2, 0.0), eq(3, 0.0);
+      for (std::size_t r = 0; r < cell.size(); ++r) {
+        if (gr[r] != out.g[t] || cell[r] < 1) continue;
+        const int z = cell[r] - 1;
+        double h = 0;
+        for (int x = 0; x < m; ++x)
+          if (d[x] == out.d[t]) h += q[x * m + z];
+        const double lin[2] = {w[r], w[r] * y[r]}, quad[3] = {w[r] * w[r], w[r] * w[r] * y[r], w[r] * w[r] * y[r] * y[r]};
+        for (int j = 0; j < 2; ++j) el[j] += lin[j] * h;
+        for (int j = 0; j < 3; ++j) eq[j] += quad[j] * (h * h - h);
+      }
+      for (int j = 0; j < 2; ++j) check(std::fabs(out.lin[t * 2 + j] - el[j]) < 1e-10, what + " (lin) against the dense inverse");
+      for (int j = 0; j < 3; ++j) check(std::fabs(out.quad[t * 3 + j] - eq[j]) < 1e-10, what + " (quad) against the dense inverse");
+    }
+  };
   const sdcRisk::IfprSums out = sdcRisk::ifpr_sums(in, rows);
   check(out.singular.empty() && out.block.size() == 4, "ifpr_sums: one target per group and d");
-  for (std::size_t t = 0; t < out.block.size(); ++t) {
-    std::vector<double> el(2, 0.0), eq(3, 0.0);
-    for (std::size_t r = 0; r < cell.size(); ++r) {
-      if (g[r] != out.g[t] || cell[r] < 1) continue;
-      const int z = cell[r] - 1;
-      double h = 0;
-      for (int x = 0; x < m; ++x)
-        if (d[x] == out.d[t]) h += q[x * m + z];
-      const double lin[2] = {w[r], w[r] * y[r]}, quad[3] = {w[r] * w[r], w[r] * w[r] * y[r], w[r] * w[r] * y[r] * y[r]};
-      for (int j = 0; j < 2; ++j) el[j] += lin[j] * h;
-      for (int j = 0; j < 3; ++j) eq[j] += quad[j] * (h * h - h);
-    }
-    for (int j = 0; j < 2; ++j) check(std::fabs(out.lin[t * 2 + j] - el[j]) < 1e-10, "ifpr_sums (lin) against the dense inverse");
-    for (int j = 0; j < 3; ++j) check(std::fabs(out.quad[t * 3 + j] - eq[j]) < 1e-10, "ifpr_sums (quad) against the dense inverse");
-  }
+  against_dense(out, g, "ifpr_sums");
   // every record in group 1: the core sums by cell first, the same targets
   const std::vector<int> g1(cell.size(), 1);
   const sdcRisk::IfprRowInput rows1{cell.data(), g1.data(), cell.size(), w.data(), y.data()};
   const sdcRisk::IfprSums one = sdcRisk::ifpr_sums(in, rows1);
   check(one.block.size() == 2, "ifpr_sums: one target per d in one group");
-  for (std::size_t t = 0; t < one.block.size(); ++t) {
-    std::vector<double> el(2, 0.0), eq(3, 0.0);
-    for (std::size_t r = 0; r < cell.size(); ++r) {
-      if (cell[r] < 1) continue;
-      const int z = cell[r] - 1;
-      double h = 0;
-      for (int x = 0; x < m; ++x)
-        if (d[x] == one.d[t]) h += q[x * m + z];
-      const double lin[2] = {w[r], w[r] * y[r]}, quad[3] = {w[r] * w[r], w[r] * w[r] * y[r], w[r] * w[r] * y[r] * y[r]};
-      for (int j = 0; j < 2; ++j) el[j] += lin[j] * h;
-      for (int j = 0; j < 3; ++j) eq[j] += quad[j] * (h * h - h);
-    }
-    for (int j = 0; j < 2; ++j) check(std::fabs(one.lin[t * 2 + j] - el[j]) < 1e-10, "ifpr_sums by cell (lin)");
-    for (int j = 0; j < 3; ++j) check(std::fabs(one.quad[t * 3 + j] - eq[j]) < 1e-10, "ifpr_sums by cell (quad)");
-  }
+  against_dense(one, g1, "ifpr_sums by cell");
   // two cells of count 1 at theta 0.75: a = 0 twice, the matrix is singular
   const std::vector<int> count2 = {1, 1, 2, 3};
   const sdcRisk::IfprBlockInput in2{start.data(), theta.data(), 1, count2.data(), d.data(), 2, 1e-10};
