@@ -146,10 +146,9 @@ released_block_cells <- function(pub, codes, by_keys, call, dense_limit = NULL) 
   if (dense) {
     # number the combinations present 1..n_d, in the order of their index
     present <- which(tabulate(m$d_rec, n_by) > 0 | tabulate(m$d_cell, n_by) > 0)
-    id <- integer(n_by)
-    id[present] <- seq_along(present)
-    d_codes <- decode_mixed_radix(present, ext$nlevels[kk])
-    dk <- list(ids = list(id[m$d_rec], id[m$d_cell]), codes = d_codes, n = length(present))
+    id <- dense_ids(present, n_by)
+    dk <- list(ids = list(id[m$d_rec], id[m$d_cell]), codes = decode_mixed_radix(present, ext$nlevels[kk]),
+               n = length(present))
   } else if (setequal(kk, seq_along(codes))) {
     # every key: the rows are the released cells, the block cells first,
     # then the cells of the records outside the blocks (never a block cell)
@@ -179,9 +178,17 @@ released_block_cells <- function(pub, codes, by_keys, call, dense_limit = NULL) 
 # The codes (1-based, one vector per key) of 1-based mixed-radix indexes,
 # the first key most significant.
 decode_mixed_radix <- function(index, nlevels) {
-  stride <- rev(cumprod(c(1, rev(as.numeric(nlevels))[-length(nlevels)])))
   if (length(nlevels) == 0) return(list())
+  stride <- rev(cumprod(c(1, rev(as.numeric(nlevels))[-length(nlevels)])))
   lapply(seq_along(nlevels), function(k) as.integer(((index - 1) %/% stride[k]) %% nlevels[k]) + 1L)
+}
+
+# The dense numbers 1..length(present) of the indexes `present` (sorted, in
+# 1..n), as an array over 1..n (0 elsewhere).
+dense_ids <- function(present, n) {
+  id <- integer(n)
+  id[present] <- seq_along(present)
+  id
 }
 
 # The same through one cross-classification of the records and the block
@@ -247,8 +254,9 @@ direct_sums <- function(d, rec, keep, n_d) {
   m <- moments_by(id, n, rec)
   there <- which(tabulate(id, n) > 0)
   if (dense) {
-    dd <- (there - 1L) %/% ng + 1L
-    gg <- (there - 1L) %% ng + 1L
+    dg <- decode_mixed_radix(there, c(n_d, ng))
+    dd <- dg[[1]]
+    gg <- dg[[2]]
   } else {
     dd <- cc$codes[[1]][there]
     gg <- cc$codes[[2]][there]
@@ -283,10 +291,8 @@ combine_sums <- function(pieces, n_d, n_groups) {
     # (d, g) numbered through an array, in the order of d then g
     full <- (d - 1L) * n_groups + g
     present <- which(tabulate(full, n_dg) > 0)
-    at <- integer(n_dg)
-    at[present] <- seq_along(present)
-    id <- at[full]
-    ids <- list(codes = list((present - 1L) %/% n_groups + 1L, (present - 1L) %% n_groups + 1L), n = length(present))
+    id <- dense_ids(present, n_dg)[full]
+    ids <- list(codes = decode_mixed_radix(present, c(n_d, n_groups)), n = length(present))
   } else {
     ids <- shared_ids(list(list(d, g)), c(n_d, n_groups))
     id <- ids$ids[[1]]
