@@ -195,35 +195,35 @@ audit_table <- function(x, suppressed, ..., lower = NULL, upper = NULL, freq_pro
   prep <- table_problem(x, lower, upper, freq_protection, arg = "x")
   resp <- table_respondents(x, prep, attacker, zero_contributions)
   targets <- which(supp & (prep$sensitive | intervals == "suppressed"))
-  if (is.null(resp)) {
-    res <- audit_cells(prep, supp, targets, exact = intervals != "none")
-    ra <- NULL
-  } else {
-    # the respondents' audit needs the outsider's exact interval of every
-    # suppressed cell: computed once, the outsider's audit reads its own
-    # from them
-    sh <- shared_outsider_audit(prep, supp, targets, call = rlang::current_env())
-    res <- sh$res
-    ra <- decided_breaches(prep, supp, resp, sh$outer, exact = intervals != "none",
-                           call = rlang::current_env())
-    ra$n_lp <- ra$n_lp + sh$n_lp
-  }
-  new_sdc_audit(x, prep, supp, targets, res, show = intervals != "none",
-                respondents = audit_respondents(x, prep, resp, ra, attacker))
+  au <- audit_attackers(prep, supp, targets, resp, exact = intervals != "none", call = rlang::current_env())
+  new_sdc_audit(x, prep, supp, targets, au$res, show = intervals != "none",
+                respondents = audit_respondents(x, prep, resp, au$ra, attacker))
+}
+
+# The outsider's audit of the `targets` of pattern `supp` (audit_cells()),
+# and with respondents `resp` their breaches (decided_breaches()), for
+# audit_table() and audit_tables(): the respondents' audit needs the
+# outsider's exact interval of every suppressed cell, computed once, and the
+# outsider's audit reads its own from them. Returns list(res, ra), `ra`
+# NULL without respondents; res$n_lp counts the outsider's programs, ra$n_lp
+# the respondents'.
+audit_attackers <- function(prep, supp, targets, resp, exact, call) {
+  if (is.null(resp)) return(list(res = audit_cells(prep, supp, targets, exact = exact, call = call), ra = NULL))
+  sh <- shared_outsider_audit(prep, supp, targets, call = call)
+  list(res = sh$res, ra = decided_breaches(prep, supp, resp, sh$outer, exact = exact, call = call))
 }
 
 # The outsider's exact intervals of every suppressed cell of `supp` (one
 # audit_cells() over them, which the respondents' audit reads as `outer`),
-# and those of the `targets` as audit_cells() would return them. Returns
-# list(res, outer, n_lp).
+# and those of the `targets` as audit_cells() would return them (with the
+# programs solved). Returns list(res, outer).
 shared_outsider_audit <- function(prep, supp, targets, call) {
   all_supp <- which(supp)
   o <- audit_cells(prep, supp, all_supp, exact = TRUE, call = call)
   outer <- list(lower = rep(NA_real_, length(supp)), upper = rep(NA_real_, length(supp)))
   outer$lower[all_supp] <- o$lower
   outer$upper[all_supp] <- o$upper
-  list(res = list(lower = outer$lower[targets], upper = outer$upper[targets], n_lp = 0L),
-       outer = outer, n_lp = o$n_lp)
+  list(res = list(lower = outer$lower[targets], upper = outer$upper[targets], n_lp = o$n_lp), outer = outer)
 }
 
 # The breaches by respondent of pattern `supp` (respondent_breaches()),

@@ -135,17 +135,9 @@ audit_tables <- function(tables, suppressed, ..., lower = NULL, upper = NULL, fr
   for (k in seq_along(pats)) published[lp$map[[k]][!pats[[k]]]] <- TRUE
   supp <- !published
   targets <- which(supp & (lp$prep$sensitive | intervals == "suppressed"))
-  if (is.null(resp)) {
-    res <- audit_cells(lp$prep, supp, targets, exact = intervals != "none", call = rlang::current_env())
-    ra <- NULL
-  } else {
-    # (the outsider's intervals computed once for both audits, as in audit_table())
-    sh <- shared_outsider_audit(lp$prep, supp, targets, call = rlang::current_env())
-    res <- sh$res
-    res$n_lp <- sh$n_lp
-    ra <- decided_breaches(lp$prep, supp, resp, sh$outer, exact = intervals != "none",
-                           call = rlang::current_env())
-  }
+  au <- audit_attackers(lp$prep, supp, targets, resp, exact = intervals != "none", call = rlang::current_env())
+  res <- au$res
+  ra <- au$ra
   lo <- hi <- rep(NA_real_, n)
   lo[targets] <- res$lower
   hi[targets] <- res$upper
