@@ -77,8 +77,94 @@ estimate_sums.sdc_publication_blocks <- function(pub, rec, by_keys, call = rlang
   out$d_codes <- bc$d_codes
   out$perturbed <- !all(direct)
   out$exact_count <- function() exact_block_counts(out, pieces[[1]], p$cells$count, d_cell, bc$n_d)
+  out$plug_var <- function(col, kappa) {
+    if (all(direct)) return(list(outside = numeric(length(out$d)), own = numeric(length(out$d))))
+    v <- block_plug_var(p, parts, d_cell, bc$n_d, tabulate(d_rec[direct], bc$n_d))
+    list(outside = (v$total - v$own)[out$d] * kappa[out$g], own = v$own_unit[out$d])
+  }
   out$ml_systems <- function(d, g) block_ml_systems(pub, cell, d_cell, rec, d, g)
   out
+}
+
+# The variance of the unweighted count of every row d given the original
+# file, from the block cells' original counts T (published): `total`,
+# sum_x T_x g_d(x) over every cell, with g_d(x) = E[q_d(Z) | x] and q_d =
+# h_d^2 - h_d the variance of h_d(Z) given x (plus 1 in the row's cells,
+# where E[h_d(Z) | x] = 1); `own`, the same over the row's cells D; and
+# `own_unit`, the mean g_d(x) of one record of the row (own over the row's
+# original records, those outside the blocks adding none). The total is
+# sum_z E[S_z] q_d(z), the variance estimate of the sums above taken at the
+# expected released counts E[S] = P T (= T for an IFPR block, an unbiased
+# PRAM).
+block_plug_var <- function(p, parts, d_cell, n_d, n_direct) {
+  t <- as.numeric(p$cells$count)
+  total <- numeric(n_d)
+  g <- numeric(length(t))
+  if (any(parts$ifpr_b)) {
+    nc <- length(t)
+    res <- core_call(cpp_ifpr_sums, c(0L, cumsum(p$size)), as.numeric(p$theta), p$cells$count, d_cell,
+                     max(d_cell), estimate_singular_tol, seq_len(nc), rep.int(1L, nc), sqrt(t), NULL)
+    total <- total + sum_by(res$quad[, 1], res$d, n_d)
+    at <- which(parts$ifpr)
+    g[at] <- ifpr_own_var(p, parts$block[at], d_cell[at], t[at])
+  }
+  start <- c(0L, cumsum(p$size))
+  for (b in which(!parts$ifpr_b)) {
+    cells <- start[b] + seq_len(p$size[b])
+    ds <- unique(d_cell[cells])
+    h <- crossprod(parts$inverse[[b]], outer(d_cell[cells], ds, `==`) * 1)
+    total[ds] <- total[ds] + drop(crossprod(h^2 - h, p$matrices[[b]] %*% t[cells]))
+    gb <- crossprod(p$matrices[[b]], h^2 - h)
+    g[cells] <- gb[cbind(seq_along(cells), match(d_cell[cells], ds))]
+  }
+  own <- sum_by(t * pmax(g, 0), d_cell, n_d)
+  n <- sum_by(t, d_cell, n_d) + n_direct
+  list(total = total, own = own, own_unit = ifelse(n > 0, own / n, 0))
+}
+
+# g(x) of every cell x of IFPR blocks (block ids `block`, rows `d`, original
+# counts `t`), in closed form. With c = theta / (m - 1) and a_x = 1 - c m /
+# T_x, P'h = f reads a_x h(x) + c H / T_x = f(x), H = sum_z h(z); the cell
+# k of the smallest |a_k| is eliminated as in the core's ifpr_sums():
+# h(x) = (f(x) - c H / T_x) / a_x for x != k, h(k) = H (1 + c V) - F' and
+# H = (f(k) + a_k F') / (a_k (1 + c V) + c / T_k), where F' sums 1 / a_x
+# over the row's cells but k and V sums 1 / (a_x T_x) over the block's
+# cells but k. Then sum_z h(z)^2 over the block is E1 - 2 c H E2 + c^2 H^2
+# W2 + h(k)^2 (E1, E2 the sums of 1 / a_x^2 and 1 / (a_x^2 T_x) over the
+# row's cells but k, W2 of 1 / (a_x T_x)^2 over the block's cells but k),
+# and g(x) = a_x q(x) + c / T_x sum_z q(z).
+ifpr_own_var <- function(p, block, d, t) {
+  t <- as.numeric(t)
+  nb <- length(p$size)
+  m <- p$size[block]
+  cc <- (p$theta / (p$size - 1))[block]
+  a <- 1 - cc * m / t
+  # k: the first cell of the smallest |a| in each block
+  o <- order(block, abs(a))
+  k_of <- integer(nb)
+  k_of[rev(block[o])] <- rev(o)
+  is_k <- seq_along(a) == k_of[block]
+  alpha <- ifelse(is_k, 0, 1 / a)
+  wv <- alpha / t
+  V <- sum_by(wv, block, nb)
+  W2 <- sum_by(wv^2, block, nb)
+  # slots: the (block, d) pairs
+  sl <- shared_ids(list(list(block, d)), c(nb, max(d)))
+  slot <- sl$ids[[1]]
+  ns <- sl$n
+  sb <- sl$codes[[1]]
+  Fp <- sum_by(alpha, slot, ns)
+  E1 <- sum_by(alpha^2, slot, ns)
+  E2 <- sum_by(alpha^2 / t, slot, ns)
+  k <- k_of[sb]
+  fk <- as.numeric(slot[k] == seq_len(ns))
+  cb <- p$theta[sb] / (p$size[sb] - 1)
+  den <- a[k] * (1 + cb * V[sb]) + cb / t[k]
+  H <- (fk + a[k] * Fp) / den
+  hk <- H * (1 + cb * V[sb]) - Fp
+  Q <- (E1 - 2 * cb * H * E2 + cb^2 * H^2 * W2[sb] + hk^2) - H
+  h <- ifelse(is_k, hk[slot], (1 - cc * H[slot] / t) * alpha)
+  a * (h^2 - h) + cc / t * Q[slot]
 }
 
 # The systems of the maximum likelihood estimator for the rows (d, g): each

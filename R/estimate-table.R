@@ -60,6 +60,39 @@
 #' count by keys only is then known exactly (`estimator = "exact"`,
 #' `se = 0`), and so is the denominator of an unweighted mean by keys only.
 #'
+#' @section Intervals:
+#' For means and proportions within rows, `lower` and `upper` are the
+#' normal interval \eqn{\hat\theta \pm z\,}`se`. For counts, proportions
+#' of all records and totals of a non-negative value they invert a test
+#' whose variance depends on the row's true value \eqn{t}:
+#' \deqn{\{t : (\hat\theta - t)^2 \le z^2 (V_{out} + b\,t)\},}
+#' whose limits are \eqn{\hat\theta + z^2 b / 2 \mp \sqrt{z^2 (V_{out} +
+#' b \hat\theta) + z^4 b^2 / 4}}. \eqn{b t} is the variance of the row's
+#' own records: \eqn{b} is the mean variance of one original record of the
+#' row's cells (over the cells, with their original counts) times
+#' \eqn{\sum c^2 / \sum c} over the records of the row's group (\eqn{c}
+#' the weight, or the weighted value). \eqn{V_{out}}, the variance that the
+#' records outside the row's cells add, is the larger of two values: the
+#' unbiased variance estimate less \eqn{b \hat\theta}, and the same
+#' variance computed from the original file's sums rather than from the
+#' draw (for a block plan from the published original counts of the block
+#' cells, the sum of \eqn{c^2} of a group's records in a cell taken as the
+#' cell's count times the group's mean \eqn{c^2} per record; for a
+#' per-variable plan from the moment estimates of the sums of \eqn{c^2},
+#' cut at 0). Sampling variance (`sampling_var`) adds to \eqn{V_{out}}.
+#' Where no \eqn{t} passes the test (a negative estimate far below what
+#' the row's variance allows), the limits are the normal interval of `se`.
+#'
+#' Why not the normal interval of `se`: the unbiased variance estimate
+#' moves with the estimate. In a row of a few records, a draw in which its
+#' records moved out gives a low estimate and a low variance estimate at
+#' once, and the normal interval missed the truth in up to 47% of the draws
+#' for rows of one record (`bench/README.md`). For rows of many records
+#' the two intervals nearly agree (\eqn{b} is small beside
+#' \eqn{\sqrt{V}}). The interval of a negative estimate of a count can lie
+#' above the estimate, since a count is not negative. `se` stays the
+#' unbiased estimate of the perturbation's standard error.
+#'
 #' @section At the boundary:
 #' The moment estimator can leave the parameter space: a negative count, a
 #' negative total of a non-negative value, a mean whose count is not
@@ -155,8 +188,8 @@
 #'   space) or `"ml"` (maximum likelihood for every row); see the section
 #'   "At the boundary".
 #' @returns An object of class `c("sdc_estimate", "data.frame")`: the `by`
-#'   columns (rows sorted by them), `estimate`, `se`, `lower`, `upper` (a
-#'   normal interval at `level`), `estimator` (`"exact"`, `"moment"` or
+#'   columns (rows sorted by them), `estimate`, `se`, `lower`, `upper` (the
+#'   interval at `level`, see the section "Intervals"), `estimator` (`"exact"`, `"moment"` or
 #'   `"ml"`), `outside` (`TRUE` where the moment estimate lies outside the
 #'   parameter space, whichever estimate is shown), and
 #'   with `sampling_var` also `se_sampling` and `se_total`. Attribute
@@ -209,6 +242,7 @@ estimate_table <- function(data, publication, by = NULL, value = NULL,
   res$estimator <- rep(if (exact) "exact" else "moment", length(res$estimate))
   res$outside <- rep(FALSE, length(res$estimate))
   if (!exact) res$outside[outside_parameter_space(res, spec)] <- TRUE
+  if (!exact) res$plug <- plug_variance(sums, spec, rec)
   if (!exact && estimator != "moment") res <- switch_to_ml(res, sums, spec, estimator, call)
   out <- estimate_frame(res, sums, spec, publication, data, grp)
   finish_estimate(out, spec, sampling_var, level, call)
@@ -376,6 +410,34 @@ estimate_stat <- function(sums, spec, call) {
   list(estimate = est, var = var, count = L[, 1])
 }
 
+# The variance of every row's estimate as a function of its true value t,
+# v(t) = outside + own t, for the statistics whose variance is one column
+# of the moments (counts, proportions of all records, totals of a
+# non-negative value; NULL for the others), from the sums' plug_var():
+# `outside`, what the records outside the row's cells add, with the file's
+# original sums of c^2 (c the weight, or the weighted value) in place of
+# their unbiased estimates from the draw; `own`, what one unit of the row's
+# value adds (the mean variance of one record of the row times the ratio
+# sum c^2 / sum c over the records of the row's group). For a block plan
+# the original counts of the block cells are published and the sum of c^2
+# of the records of group g in a cell is taken as its count times the mean
+# c^2 over the records (kappa); for a per-variable plan the sums of c^2 are
+# the moment estimates, cut at 0.
+plug_variance <- function(sums, spec, rec) {
+  if (spec$stat == "mean" || (spec$stat == "proportion" && !is.null(spec$y))) return(NULL)
+  if (spec$stat == "total" && min(spec$y, na.rm = TRUE) < 0) return(NULL)
+  if (is.null(sums$plug_var)) return(NULL)
+  c1 <- rep_len((rec$w %||% 1) * (if (is.null(spec$y)) 1 else rec$y), length(rec$g))
+  keep <- !is.na(c1)
+  s1 <- sum_by(c1[keep], rec$g[keep], rec$n_groups)
+  s2 <- sum_by(c1[keep]^2, rec$g[keep], rec$n_groups)
+  v <- sums$plug_var(if (is.null(spec$y)) 1L else 3L, s2 / sum(keep))
+  own <- v$own * ifelse(s1 > 0, s2 / s1, 0)[sums$g]
+  out <- list(outside = v$outside, own = own)
+  if (spec$stat == "proportion") out <- list(outside = out$outside / spec$n_total^2, own = own / spec$n_total)
+  out
+}
+
 # The table: the `by` columns (keys in the type of the released file's
 # column, categories in the publication's order), the estimates and their
 # standard errors, rows sorted by the `by` columns.
@@ -401,6 +463,8 @@ estimate_frame <- function(res, sums, spec, pub, data, grp) {
   out$outside <- res$outside
   out$moment_estimate <- unname(res$moment_estimate %||% res$estimate)
   out$moment_var <- unname(res$moment_var %||% res$var)
+  out$outside_var <- unname(res$plug$outside %||% rep(NA_real_, length(res$estimate)))
+  out$own_var <- unname(res$plug$own %||% rep(NA_real_, length(res$estimate)))
   if (length(cols) > 0) {
     o <- do.call(order, unname(codes))
     # rows often come in order already: no copy of a table of 10^6 rows
@@ -449,26 +513,50 @@ finish_estimate <- function(out, spec, sampling_var, level, call) {
     se <- out$se_total
   }
   z <- stats::qnorm(1 - (1 - level) / 2)
-  out$lower <- out$estimate - z * se
-  out$upper <- out$estimate + z * se
+  # maximum likelihood at the boundary is biased and its delta-method error
+  # too small: the limits are the moment estimator's, cut to the parameter
+  # space (which holds the truth, so they cover as often)
   ml <- which(out$estimator == "ml")
+  center <- out$estimate
+  center[ml] <- out$moment_estimate[ml]
+  # what the records outside the row add: the plug-in value, or the
+  # unbiased variance estimate less the row's own part where it is larger
+  outside <- pmax(out$outside_var, out$moment_var - out$own_var * center)
+  lim <- estimate_limits(center, pmax(out$moment_var, 0) + sv, outside + sv, out$own_var, z)
+  out$lower <- lim$lower
+  out$upper <- lim$upper
   if (length(ml) > 0) {
-    # maximum likelihood at the boundary is biased and its delta-method
-    # error too small: the limits are the moment estimator's, cut to the
-    # parameter space (which holds the truth, so they cover as often)
     space <- parameter_space(spec)
-    half <- z * sqrt(pmax(out$moment_var[ml], 0) + rep_len(sv, nrow(out))[ml])
-    out$lower[ml] <- pmin(pmax(out$moment_estimate[ml] - half, space[1]), space[2])
-    out$upper[ml] <- pmax(pmin(out$moment_estimate[ml] + half, space[2]), out$lower[ml])
+    out$lower[ml] <- pmin(pmax(out$lower[ml], space[1]), space[2])
+    out$upper[ml] <- pmax(pmin(out$upper[ml], space[2]), out$lower[ml])
   }
   out$lower[is.na(out$estimate)] <- NA_real_
   out$upper[is.na(out$estimate)] <- NA_real_
   out$moment_estimate <- NULL
   out$moment_var <- NULL
+  out$outside_var <- NULL
+  out$own_var <- NULL
   first <- c(spec$by, "estimate", "se", "lower", "upper", "estimator", "outside")
   out <- out[c(first, setdiff(names(out), first))]
   structure(out, class = c("sdc_estimate", "data.frame"), stat = spec$stat, value = spec$value,
             weights = spec$weights, by = spec$by, level = level, variance = raw_var)
+}
+
+# The confidence limits of every row: for the statistics with a variance
+# function v(t) = outside + own t of the row's true value t
+# (plug_variance()), the values t that a test with that variance does not
+# reject, (estimate - t)^2 <= z^2 v(t), whose limits are estimate + z^2 own
+# / 2 -+ sqrt(z^2 v(estimate) + z^4 own^2 / 4); the normal interval of the
+# variance estimate `v` for the others, and where no t passes the test.
+estimate_limits <- function(estimate, v, outside, own, z) {
+  lower <- estimate - z * sqrt(v)
+  upper <- estimate + z * sqrt(v)
+  radicand <- z^2 * (outside + own * estimate) + z^4 * own^2 / 4
+  score <- which(!is.na(outside) & !is.na(radicand) & radicand >= 0)
+  mid <- estimate[score] + z^2 * own[score] / 2
+  lower[score] <- mid - sqrt(radicand[score])
+  upper[score] <- mid + sqrt(radicand[score])
+  list(lower = lower, upper = upper)
 }
 
 align_sampling_var <- function(sampling_var, out, by, call) {

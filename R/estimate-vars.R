@@ -68,7 +68,8 @@ estimate_sums.sdc_publication_vars <- function(pub, rec, by_keys, call = rlang::
   kk <- match(by_keys, names(agg$codes))
   nl <- agg$nlevels[kk]
   direct <- is.na(s) | length(vars) == 0
-  moved <- if (!all(direct)) vars_spread(agg, s, !direct, by_keys, vars, vars_inverses(pub, vars, call))
+  inverses <- if (!all(direct)) vars_inverses(pub, vars, call)
+  moved <- if (!all(direct)) vars_spread(agg, s, !direct, by_keys, vars, inverses)
   dk <- shared_ids(list(lapply(agg$codes[kk], `[`, direct), moved$codes), nl, n = c(sum(direct), length(moved$g)))
   pieces <- list(
     list(d = dk$ids[[1]], g = agg$g[direct], lin = agg$lin[direct, , drop = FALSE],
@@ -79,6 +80,11 @@ estimate_sums.sdc_publication_vars <- function(pub, rec, by_keys, call = rlang::
   out$d_codes <- dk$codes
   out$perturbed <- !is.null(moved)
   out$ml_systems <- function(d, g) vars_ml_systems(pub, agg, s, by_keys, vars, dk$codes, d, g)
+  out$plug_var <- function(col, kappa) {
+    if (is.null(moved)) return(list(outside = numeric(length(out$d)), own = numeric(length(out$d))))
+    list(outside = vars_plug_var(pub, vars, inverses, moved, col, dk$ids[[2]], out),
+         own = vars_own_var(pub, vars, inverses, moved, dk$ids[[2]], dk$n)[out$d])
+  }
   out
 }
 
@@ -120,23 +126,27 @@ vars_spread <- function(agg, s, rows, by_keys, vars, inverses) {
   state <- list(s = s[rows], codes = codes, g = agg$g[rows], lin = agg$lin[rows, , drop = FALSE],
                 lin_q = agg$quad[rows, , drop = FALSE], sq = agg$quad[rows, , drop = FALSE])
   state <- vars_collapse(state, nl, agg$n_groups)
-  for (v in vars) {
-    q <- inverses[[v]]
-    k <- dim(q)[1]
-    n <- length(state$g)
-    r <- rep(seq_len(n), each = k)
-    d <- rep.int(seq_len(k), n)
-    f <- q[cbind(d, state$codes[[v]][r], state$s[r])]
-    state$codes <- lapply(state$codes, `[`, r)
-    state$codes[[v]] <- d
-    state$s <- state$s[r]
-    state$g <- state$g[r]
-    state$lin <- state$lin[r, , drop = FALSE] * f
-    state$lin_q <- state$lin_q[r, , drop = FALSE] * f
-    state$sq <- state$sq[r, , drop = FALSE] * f^2
-    state <- vars_collapse(state, nl, agg$n_groups)
-  }
+  for (v in vars) state <- vars_spread_key(state, v, inverses[[v]], nl, agg$n_groups)
   state
+}
+
+# One key v of vars_spread(): every row of the state spread over the
+# categories d of v with the factor q[d, z, s] (z its category of v, s its
+# stratum), sq with its square, and summed again.
+vars_spread_key <- function(state, v, q, nl, n_groups) {
+  k <- dim(q)[1]
+  n <- length(state$g)
+  r <- rep(seq_len(n), each = k)
+  d <- rep.int(seq_len(k), n)
+  f <- q[cbind(d, state$codes[[v]][r], state$s[r])]
+  state$codes <- lapply(state$codes, `[`, r)
+  state$codes[[v]] <- d
+  state$s <- state$s[r]
+  state$g <- state$g[r]
+  state$lin <- state$lin[r, , drop = FALSE] * f
+  state$lin_q <- state$lin_q[r, , drop = FALSE] * f
+  state$sq <- state$sq[r, , drop = FALSE] * f^2
+  vars_collapse(state, nl, n_groups)
 }
 
 # Sum the rows of a spread state that share stratum, codes and group.
@@ -148,4 +158,70 @@ vars_collapse <- function(state, nl, n_groups) {
   names(codes) <- names(state$codes)
   list(s = ids$codes[[1]], codes = codes, g = ids$codes[[length(ids$codes)]],
        lin = sum_by(state$lin, id, ids$n), lin_q = sum_by(state$lin_q, id, ids$n), sq = sum_by(state$sq, id, ids$n))
+}
+
+# The variance that the records outside every row's cells add to its
+# estimate given the original file, with the original sums of c^2 (the
+# column `col` of the moments) of every (stratum, d', group) taken at their
+# moment estimates, cut at 0: within a stratum, the sum over d' != d of
+# C2(d') prod over the perturbed keys v of `by` of G_v[d_v, d'_v], with
+# G_v[d, x] = E[Q_v[d, Z]^2 | x] = ((Q_v * Q_v) P_v)[d, x], spread key by
+# key as in vars_spread().
+vars_plug_var <- function(pub, vars, inverses, moved, col, d_moved, out) {
+  p <- pub$plan
+  ns <- length(p$matrices)
+  G <- lapply(vars, function(v) {
+    arr <- inverses[[v]]
+    for (s in seq_len(ns)) arr[, , s] <- arr[, , s]^2 %*% p$matrices[[s]][[v]]
+    arr
+  })
+  names(G) <- vars
+  c2 <- matrix(pmax(moved$lin_q[, col], 0))
+  nl <- vapply(moved$codes, max, 1L)
+  ng <- max(moved$g)
+  state <- list(s = moved$s, codes = moved$codes, g = moved$g, lin = c2, lin_q = c2, sq = c2)
+  for (v in vars) state <- vars_spread_key(state, v, G[[v]], nl, ng)
+  # each spread row is a (stratum, d, group) of the moved rows (which span
+  # every category of the perturbed keys): its sum less the row's own C2,
+  # summed over the strata by the table's rows (d, g)
+  ids <- shared_ids(list(c(list(moved$s), unname(moved$codes), list(moved$g)),
+                         c(list(state$s), unname(state$codes), list(state$g))), c(ns, nl, ng))
+  m <- match(ids$ids[[2]], ids$ids[[1]])
+  keep <- !is.na(m)
+  m <- m[keep]
+  # less the row's own cells: C2(d) prod_v G_v[d_v, d_v]
+  own <- Reduce(`*`, lapply(vars, function(v) G[[v]][cbind(moved$codes[[v]][m], moved$codes[[v]][m], moved$s[m])]), 1)
+  v <- state$lin[keep, 1] - c2[m, 1] * own
+  rows <- shared_ids(list(list(d_moved[m], moved$g[m]), list(out$d, out$g)), c(max(d_moved, out$d), ng))
+  tot <- sum_by(v, rows$ids[[1]], rows$n)
+  plug <- tot[rows$ids[[2]]]
+  plug[!rows$ids[[2]] %in% rows$ids[[1]]] <- 0
+  plug
+}
+
+# The own variance of every row d of the table (the mean variance of one
+# record of the row, as in block_plug_var()): within
+# stratum s a record of the row's cells has the variance prod over the
+# perturbed keys v of `by` of E[Q_v[d_v, Z_v]^2 | d_v] - 1 (the keys are
+# perturbed independently, and a key outside `by` adds a factor 1), the
+# same for every cell of the row; the strata in which the row has cells
+# are weighed by their numbers of records.
+vars_own_var <- function(pub, vars, inverses, moved, d_moved, n_d) {
+  p <- pub$plan
+  ns <- length(p$matrices)
+  # G[[v]][d_v, s] = sum_z P_v[z, d_v] Q_v[d_v, z]^2
+  G <- lapply(vars, function(v) {
+    vapply(seq_len(ns), function(s) rowSums(inverses[[v]][, , s]^2 * t(p$matrices[[s]][[v]])),
+           numeric(dim(inverses[[v]])[1]))
+  })
+  names(G) <- vars
+  pairs <- unique(data.frame(s = moved$s, d = d_moved))
+  g <- Reduce(`*`, lapply(vars, function(v) {
+    dv <- moved$codes[[v]][match(paste(pairs$s, pairs$d), paste(moved$s, d_moved))]
+    matrix(G[[v]], ncol = ns)[cbind(dv, pairs$s)]
+  }), 1) - 1
+  n_s <- as.numeric(p$strata_cells$records)[pairs$s]
+  tot <- sum_by(n_s * pmax(g, 0), pairs$d, n_d)
+  n <- sum_by(n_s, pairs$d, n_d)
+  ifelse(n > 0, tot / n, 0)
 }

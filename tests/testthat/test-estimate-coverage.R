@@ -50,6 +50,8 @@ test_that("Monte Carlo on an IFPR release of the Massachusetts excerpt: unbiased
   pub <- publish_plan(rel)
   estimands <- list(
     table_est("key x key", c("MSP", "SEX"), weights = "PWGTP", truth_fun = function(d) sum(d$PWGTP)),
+    # every row, those of one to five records included
+    table_est("key x key", "RAC1P", weights = "PWGTP", truth_fun = function(d) sum(d$PWGTP), min_count = 1),
     table_est("key x non-key", "MSP", value = "PINCP", stat = "mean", na_rm = TRUE,
               truth_fun = function(d) mean(d$PINCP, na.rm = TRUE)),
     table_est("key x non-key", "MSP", value = "BACH", stat = "proportion", truth_fun = function(d) mean(d$BACH)),
@@ -66,7 +68,8 @@ test_that("Monte Carlo on a stratified per-variable release of the national exce
   rel <- pram_release(nat, keys, vars = c("RAC1P", "MSP"), strata = "SEX", pd = 0.85, alpha = 0.5)
   pub <- publish_plan(rel)
   estimands <- list(
-    table_est("key x key", c("RAC1P", "MSP"), truth_fun = nrow),
+    # every row, those of one or two records included
+    table_est("key x key", c("RAC1P", "MSP"), truth_fun = nrow, min_count = 1),
     table_est("key x non-key", "RAC1P", value = "PINCP", stat = "mean", na_rm = TRUE, weights = "PWGTP",
               truth_fun = function(d) stats::weighted.mean(d$PINCP, d$PWGTP, na.rm = TRUE)),
     # (one perturbed key: its 7 categories make 7 rows a record in the fit)

@@ -207,7 +207,16 @@ test_that("sampling variance adds to the perturbation variance", {
   tot <- estimate_table(rel$data, pub, by = "sex", value = "weight", stat = "total", sampling_var = sv)
   expect_equal(tot$se_sampling, sqrt(c(9e6, 4e6)))
   expect_equal(tot$se_total, sqrt(est$se^2 + c(9e6, 4e6)))
-  expect_equal(tot$upper - tot$lower, 2 * stats::qnorm(0.975) * tot$se_total)
+  # the interval's variance function adds the sampling variance to what the
+  # records outside the row add, and keeps the row's own variance
+  z <- stats::qnorm(0.975)
+  parts <- function(x) {
+    own <- 2 * ((x$lower + x$upper) / 2 - x$estimate) / z^2
+    half <- (x$upper - x$lower) / 2
+    list(own = own, outside = (half^2 - z^4 * own^2 / 4) / z^2 - own * x$estimate)
+  }
+  expect_equal(parts(tot)$own, parts(est)$own)
+  expect_equal(parts(tot)$outside - parts(est)$outside, c(9e6, 4e6))
   tot2 <- estimate_table(rel$data, pub, by = "sex", value = "weight", stat = "total", sampling_var = c(9e6, 4e6))
   expect_identical(tot2, tot)
   expect_snapshot(print(tot))
@@ -286,4 +295,105 @@ test_that("IFPR sums by cell equal the sums over the records", {
   expect_identical(two$g, rep(2L, length(two$g)))
   expect_equal(one$lin, two$lin, tolerance = 1e-12)
   expect_equal(one$quad, two$quad, tolerance = 1e-12)
+})
+
+# The variance of the unweighted count of every row given the original file
+# from the dense matrix: h = Q' 1_D, sum over every cell x of T_x sum_z
+# P[z, x] (h(z)^2 - h(z)).
+dense_count_var <- function(plan, keys, by) {
+  p <- dense_p(plan)
+  q <- solve(p)
+  cells <- plan$cells$cells
+  key_of <- function(d) do.call(paste, c(lapply(d[by], as.character), sep = "|"))
+  rows <- sort(unique(key_of(cells)))
+  out <- vapply(rows, function(r) {
+    f <- as.numeric(key_of(cells) == r)
+    h <- drop(crossprod(q, f))
+    g <- drop(crossprod(p, h^2 - h))
+    c(total = sum(cells$count * g), own = sum(cells$count * f * g), n = sum(cells$count * f))
+  }, numeric(3))
+  list(outside = out["total", ] - out["own", ], own = ifelse(out["n", ] > 0, out["own", ] / out["n", ], 0))
+}
+
+sums_of <- function(pub, released, by) {
+  rec <- list(codes = released_codes(pub, released), g = rep(1L, nrow(released)), n_groups = 1L, w = NULL, y = NULL)
+  sums <- estimate_sums(pub, rec, by)
+  sums$label <- do.call(paste, c(lapply(seq_along(by), function(j) {
+    k <- pub$keys[[match(by[j], vapply(pub$keys, `[[`, "", "name"))]]
+    k$categories[sums$d_codes[[j]][sums$d]]
+  }), sep = "|"))
+  sums
+}
+
+test_that("the variance function of the intervals is the count's variance from the published counts, IFPR (a_z = 0 included) and matrix blocks", {
+  for (seed in 1:4) {
+    set.seed(seed)
+    n <- 300
+    df <- data.frame(a = sample(letters[1:6], n, TRUE, prob = (6:1)^2), b = sample(1:4, n, TRUE))
+    cf <- cell_frequencies(df, c("a", "b"))
+    tt <- cf$cells$count
+    small <- which(tt <= 4)
+    nb <- length(small) %/% 4
+    blocks <- unname(split(small[seq_len(4 * nb)], rep(seq_len(nb), each = 4)))
+    theta <- unname(vapply(blocks, function(b) min(tt[b], 0.9), 0))
+    matrix <- rep(list(NULL), length(blocks))
+    if (seed == 1) {
+      one <- which(tt == 1)[1]
+      two <- which(tt >= 2)[1:3]
+      blocks <- list(c(one, two))
+      theta <- 0.75
+      matrix <- list(NULL)
+    }
+    # a block given by a matrix, beside the IFPR blocks
+    big <- setdiff(order(-tt), unlist(blocks))[1:3]
+    blocks <- c(blocks, list(big))
+    theta <- c(theta, NA)
+    matrix <- c(matrix, list(matrix(c(0.8, 0.1, 0.1, 0.2, 0.7, 0.1, 0.05, 0.15, 0.8), 3)))
+    plan <- pram_plan(cf, blocks, theta = theta, matrix = matrix)
+    released <- pram_apply(df, c("a", "b"), plan)
+    pub <- publish_plan(plan, released = released)
+    for (by in list("a", "b", c("a", "b"))) {
+      sums <- sums_of(pub, released, by)
+      plug <- sums$plug_var(1L, 2)
+      ref <- dense_count_var(plan, c("a", "b"), by)
+      at <- match(names(ref$own), sums$label)
+      info <- paste("seed", seed, paste(by, collapse = ","))
+      expect_equal(plug$outside[at], 2 * unname(ref$outside), tolerance = 1e-9, info = info)
+      expect_equal(plug$own[at], unname(ref$own), tolerance = 1e-9, info = info)
+      expect_true(all(ref$outside >= -1e-9) && all(ref$own >= -1e-12))
+    }
+  }
+})
+
+test_that("the intervals of counts invert the test with the variance as a function of the truth", {
+  set.seed(2)
+  rel <- ifpr(pums_md[1:4000, ], c("sex", "age", "race", "marital"), xi = 0.3, partition = list(sex = "keep"))
+  pub <- publish_plan(rel)
+  est <- estimate_table(rel$data, pub, by = c("race", "marital"), weights = "weight")
+  z <- stats::qnorm(0.975)
+  d <- rel$data
+  rec <- list(codes = released_codes(pub, d), g = rep(1L, nrow(d)), n_groups = 1L, w = d$weight, y = NULL)
+  sums <- estimate_sums(pub, rec, c("race", "marital"))
+  v <- sums$plug_var(1L, mean(d$weight^2))
+  own <- v$own * sum(d$weight^2) / sum(d$weight)
+  # rows in the order of the table (sums$d follows the categories' codes)
+  o <- do.call(order, unname(lapply(sums$d_codes, function(x) x[sums$d])))
+  own <- own[o]
+  # what the records outside add: the plug-in value, or the unbiased
+  # variance estimate less the row's own part where it is larger
+  outside <- pmax(v$outside[o], attr(est, "variance") - own * est$estimate)
+  # both limits t solve (estimate - t)^2 = z^2 (outside + own t)
+  for (lim in list(est$lower, est$upper)) {
+    expect_equal((est$estimate - lim)^2, z^2 * (outside + own * lim), tolerance = 1e-8)
+  }
+  # the estimate lies inside where its own variance v(estimate) is
+  # positive; a negative estimate with v(estimate) < 0 gets limits above it
+  inside <- outside + own * est$estimate > 0
+  expect_true(all((est$lower < est$estimate & est$estimate < est$upper)[inside]))
+  expect_true(all(est$lower[!inside] >= est$estimate[!inside]))
+  # the interval leans towards larger values (a larger count varies more)
+  expect_true(all(est$upper - est$estimate > est$estimate - est$lower))
+  # means keep the normal interval of se
+  m <- estimate_table(rel$data, pub, by = "race", value = "weight", stat = "mean")
+  expect_equal(m$upper - m$lower, 2 * z * m$se)
 })

@@ -131,3 +131,50 @@ test_that("per-variable plans: strata and matrices checked", {
   # race not in by: its matrices do not matter
   expect_identical(estimate_table(rel$data, bad, by = "marital")$estimator, rep("exact", 5))
 })
+
+test_that("the variance from outside a row (of its interval) equals the dense Kronecker product's with the moment estimates cut at 0", {
+  for (seed in 1:3) {
+    set.seed(seed)
+    n <- 60
+    df <- data.frame(a = sample(c("p", "q", "r"), n, TRUE), b = sample(1:4, n, TRUE),
+                     s = sample(c("u", "v"), n, TRUE), w = stats::runif(n, 1, 3))
+    cf <- cell_frequencies(df, c("a", "b", "s"))
+    mats <- lapply(1:2, function(i) list(a = random_stochastic_matrix(3), b = random_stochastic_matrix(4)))
+    names(mats) <- pram_strata(cf, "s")$label
+    plan <- pram_plan_vars(cf, mats, strata = "s")
+    released <- pram_apply(df, c("a", "b", "s"), plan)
+    pub <- publish_plan(plan, released = released)
+    vars <- plan$vars
+    lev <- plan$levels
+    for (by in list(c("a", "b"), c("a", "b", "s"), "a", c("b", "s"))) {
+      rec <- list(codes = released_codes(pub, released), g = rep(1L, n), n_groups = 1L, w = released$w, y = NULL)
+      sums <- estimate_sums(pub, rec, by)
+      rows <- as.data.frame(lapply(seq_along(by), function(j) {
+        k <- pub$keys[[match(by[j], vapply(pub$keys, `[[`, "", "name"))]]
+        k$categories[sums$d_codes[[j]][sums$d]]
+      }), col.names = by)
+      plug <- sums$plug_var(1L, NULL)$outside
+      pv <- intersect(by, vars)
+      ref <- vapply(seq_len(nrow(rows)), function(i) {
+        sum(vapply(1:2, function(st) {
+          if ("s" %in% by && c("u", "v")[st] != rows$s[i]) return(0)
+          # the perturbed keys of `by`, their Kronecker product (the first
+          # key varying fastest) and the released sums of w^2 over them
+          combos <- expand.grid(lapply(lev[pv], seq_along))
+          p <- Reduce(kronecker, rev(lapply(pv, function(v) plan$matrices[[st]][[v]])))
+          at <- released$s == c("u", "v")[st]
+          zi <- match(do.call(paste, lapply(pv, function(v) match(as.character(released[[v]][at]), lev[[v]]))),
+                      do.call(paste, combos))
+          s2 <- vapply(seq_len(nrow(combos)), function(j) sum(released$w[at][zi == j]^2), 0)
+          c2 <- pmax(drop(solve(p, s2)), 0)
+          f <- rep(1, nrow(combos))
+          for (v in pv) f <- f * (lev[[v]][combos[[v]]] == as.character(rows[[v]][i]))
+          h <- solve(t(p), f)
+          # the records outside the row's cells
+          sum((c2 * drop(crossprod(p, h^2 - h)))[f == 0])
+        }, 0))
+      }, 0)
+      expect_equal(plug, ref, tolerance = 1e-9, info = paste("seed", seed, paste(by, collapse = ",")))
+    }
+  }
+})
