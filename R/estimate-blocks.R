@@ -266,6 +266,18 @@ released_block_cells <- function(pub, codes, by_keys, call, dense_limit = NULL) 
 decode_mixed_radix <- function(index, nlevels) {
   if (length(nlevels) == 0) return(list())
   stride <- rev(cumprod(c(1, rev(as.numeric(nlevels))[-length(nlevels)])))
+  if (prod(as.numeric(nlevels)) <= .Machine$integer.max) {
+    # in integers, without the division of the last key (stride 1), the
+    # remainder of the first (the index is below its product) and either
+    # for keys of one level
+    i0 <- as.integer(index) - 1L
+    return(lapply(seq_along(nlevels), function(k) {
+      if (nlevels[k] == 1) return(rep.int(1L, length(index)))
+      x <- if (stride[k] == 1) i0 else i0 %/% as.integer(stride[k])
+      if (k > 1) x <- x %% as.integer(nlevels[k])
+      x + 1L
+    }))
+  }
   lapply(seq_along(nlevels), function(k) as.integer(((index - 1) %/% stride[k]) %% nlevels[k]) + 1L)
 }
 
@@ -329,7 +341,7 @@ direct_sums <- function(d, rec, keep, n_d) {
   ng <- rec$n_groups
   dense <- as.numeric(n_d) * ng <= max(estimate_dense_groups, length(d))
   if (dense) {
-    id <- (d - 1L) * ng + rec$g
+    id <- if (ng == 1L) d else (d - 1L) * ng + rec$g
     id[!keep] <- NA_integer_
     n <- n_d * ng
   } else {

@@ -263,7 +263,7 @@ estimate_spec <- function(data, pub, by, value, stat, weights, na_rm, call) {
   w <- NULL
   if (!is.null(weights)) {
     w <- estimate_column(data, weights, "weights", key_names, call)
-    if (anyNA(w) || any(!is.finite(w)) || any(w < 0)) {
+    if (anyNA(w) || !all_finite(w) || min(w, Inf) < 0) {
       bad <- w[is.na(w) | !is.finite(w) | w < 0]
       abort_sdc(c("{.arg weights} must be finite and non-negative in every record.",
                   "x" = "Column {.var {weights}} has {show_value(unique(bad))}."), "weight", call = call, arg = "weights")
@@ -302,11 +302,15 @@ estimate_value <- function(data, value, stat, key_names, na_rm, call) {
                 "i" = "Use {.code na_rm = TRUE} to estimate over the records that have a value."),
               "missing_value", call = call, arg = "value")
   }
-  if (any(is.infinite(y))) {
+  if (if (anyNA(y)) any(is.infinite(y)) else !all_finite(y)) {
     abort_sdc("{.arg value} must be finite where it is not missing.", "value_type", call = call, arg = "value")
   }
   y
 }
+
+# Whether a numeric vector without missing values is finite everywhere (its
+# range, without the vectors of any(is.finite())).
+all_finite <- function(x) length(x) == 0 || all(is.finite(range(x)))
 
 # One numeric column that the release did not perturb, as a double vector.
 estimate_column <- function(data, name, arg, key_names, call) {
@@ -333,11 +337,21 @@ column_groups <- function(data, cols) {
   n <- nrow(data)
   if (length(cols) == 0) return(list(g = rep.int(1L, n), n = 1L, values = list(), codes = list()))
   coded <- lapply(cols, function(v) code_key(data[[v]], v, na_category = TRUE))
-  cc <- cross_classify_codes(lapply(coded, `[[`, "codes"), vapply(coded, `[[`, 1L, "nlevels"))
+  cc <- if (length(cols) == 1) one_column_groups(coded[[1]])
+  if (is.null(cc)) cc <- cross_classify_codes(lapply(coded, `[[`, "codes"), vapply(coded, `[[`, 1L, "nlevels"))
   values <- lapply(seq_along(cols), function(k) coded[[k]]$values[cc$codes[[k]]])
   names(values) <- cols
   names(cc$codes) <- cols
   list(g = cc$cell_id, n = length(cc$counts), values = values, codes = cc$codes)
+}
+
+# One column whose every code occurs: its codes are the groups (the
+# cross-classification of one column, without its pass over the records).
+# NULL when some code does not occur.
+one_column_groups <- function(coded) {
+  counts <- tabulate(coded$codes, coded$nlevels)
+  if (!all(counts > 0L)) return(NULL)
+  list(cell_id = as.integer(coded$codes), counts = counts, codes = list(seq_len(coded$nlevels)))
 }
 
 # Unweighted counts by keys of a block plan are exact: the estimate of the
@@ -444,40 +458,64 @@ plug_variance <- function(sums, spec, rec) {
 estimate_frame <- function(res, sums, spec, pub, data, grp) {
   key_names <- vapply(pub$keys, `[[`, "", "name")
   # rows in the order of the categories: the publication's for keys, sorted
-  # values for other columns (whatever the types the file was read with)
-  codes <- lapply(spec$by, function(v) {
-    if (v %in% spec$by_keys) sums$d_codes[[match(v, spec$by_keys)]][sums$d] else grp$codes[[v]][sums$g]
+  # values for other columns (whatever the types the file was read with);
+  # the codes of each column by key values d or by group g, and the rows'
+  # d and g taken in that order (no copy when in order already)
+  is_key <- spec$by %in% spec$by_keys
+  level_codes <- lapply(spec$by, function(v) {
+    if (v %in% spec$by_keys) sums$d_codes[[match(v, spec$by_keys)]] else grp$codes[[v]]
   })
+  o <- row_order(level_codes, is_key, sums$d, sums$g)
+  pick <- function(x) if (is.null(o)) x else x[o]
+  d <- pick(sums$d)
+  g <- pick(sums$g)
   cols <- lapply(seq_along(spec$by), function(j) {
     v <- spec$by[j]
-    if (!v %in% spec$by_keys) return(grp$values[[v]][sums$g])
+    if (!is_key[j]) return(grp$values[[v]][g])
     key <- pub$keys[[match(v, key_names)]]
-    category_values(codes[[j]], key$categories, data[[v]])
+    category_values(level_codes[[j]][d], key$categories, data[[v]])
   })
   names(cols) <- spec$by
-  out <- as.data.frame(cols, stringsAsFactors = FALSE, optional = TRUE)
-  if (length(cols) == 0) out <- data.frame(row.names = seq_along(res$estimate))
-  out$estimate <- unname(res$estimate)
-  out$var <- unname(res$var)
-  out$estimator <- res$estimator
-  out$outside <- res$outside
-  out$moment_estimate <- unname(res$moment_estimate %||% res$estimate)
-  out$moment_var <- unname(res$moment_var %||% res$var)
-  out$outside_var <- unname(res$plug$outside %||% rep(NA_real_, length(res$estimate)))
-  out$own_var <- unname(res$plug$own %||% rep(NA_real_, length(res$estimate)))
-  if (length(cols) > 0) {
+  out <- c(cols, list(
+    estimate = pick(unname(res$estimate)), var = pick(unname(res$var)), estimator = pick(res$estimator),
+    outside = pick(res$outside), moment_estimate = pick(unname(res$moment_estimate %||% res$estimate)),
+    moment_var = pick(unname(res$moment_var %||% res$var)),
+    outside_var = pick(unname(res$plug$outside %||% rep(NA_real_, length(res$estimate)))),
+    own_var = pick(unname(res$plug$own %||% rep(NA_real_, length(res$estimate))))
+  ))
+  # a data frame of these columns as they are (automatic row names)
+  structure(out, class = "data.frame", row.names = .set_row_names(length(out$estimate)))
+}
+
+# The order of the rows (d[i], g[i]) by the codes of the `by` columns, the
+# first most significant (ties keep their order), or NULL when they are in
+# order: `level_codes` the codes of each column by d (`is_key`) or by g. One
+# mixed-radix index, summed from its part by d and its part by g, sorted
+# when the codes' combinations fit in an integer.
+row_order <- function(level_codes, is_key, d, g) {
+  if (length(level_codes) == 0) return(NULL)
+  size <- vapply(level_codes, function(x) if (length(x) == 0 || anyNA(x)) NA_real_ else as.numeric(max(x)), 1)
+  if (anyNA(size) || prod(size) > .Machine$integer.max ||
+        any(vapply(level_codes, function(x) as.numeric(min(x, 1)), 1) < 1)) {
+    codes <- lapply(seq_along(level_codes), function(j) level_codes[[j]][if (is_key[j]) d else g])
     o <- do.call(order, unname(codes))
-    # rows often come in order already: no copy of a table of 10^6 rows
-    if (is.unsorted(o)) out <- out[o, , drop = FALSE]
+    return(if (is.unsorted(o)) o)
   }
-  rownames(out) <- NULL
-  out
+  stride <- rev(cumprod(c(1, rev(size)[-length(size)])))
+  part <- function(js) {
+    acc <- 0L
+    for (j in js) acc <- acc + (as.integer(level_codes[[j]]) - 1L) * as.integer(stride[j])
+    acc
+  }
+  index <- if (any(is_key)) part(which(is_key))[d] else 0L
+  if (!all(is_key)) index <- index + part(which(!is_key))[g]
+  if (!is.unsorted(index)) return(NULL)
+  order(index, method = "radix")
 }
 
 # The categories of codes `code` (NA or beyond the categories: missing) as
 # values of the type of the released column `x`.
 category_values <- function(code, categories, x) {
-  text <- categories[code]
   if (is.factor(x)) {
     # a factor made from its codes: the levels are the categories that are
     # not NA, in their order
@@ -486,10 +524,11 @@ category_values <- function(code, categories, x) {
     level_code[!keep] <- NA_integer_
     return(structure(level_code[code], levels = categories[keep], class = "factor"))
   }
-  if (is.logical(x)) return(as.logical(text))
-  if (is.integer(x)) return(as.integer(text))
-  if (is.numeric(x)) return(as.numeric(text))
-  text
+  # the categories converted once, then taken by code
+  if (is.logical(x)) return(as.logical(categories)[code])
+  if (is.integer(x)) return(as.integer(categories)[code])
+  if (is.numeric(x)) return(as.numeric(categories)[code])
+  categories[code]
 }
 
 # Standard errors, confidence limits and the sampling variance if given.

@@ -2,7 +2,9 @@
 //   g++ -std=c++17 -O2 -I../../inst/include test_estimate.cpp -o build/test_estimate
 // group_moments() and group_sums() against sums written out record by
 // record, with and without weights and values, records in no group and
-// values that are NaN; ifpr_sums() against the dense inverse of a block.
+// values that are NaN; ifpr_sums() against the dense inverse of a block,
+// of many blocks and groups, with its targets by block and summed by
+// (d, group).
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -132,10 +134,133 @@ void check_ifpr_sums() {
   const sdcRisk::IfprSums one = sdcRisk::ifpr_sums(in, rows1);
   check(one.block.size() == 2, "ifpr_sums: one target per d in one group");
   against_dense(one, g1, "ifpr_sums by cell");
+  // the targets kept by block (no array of (d, group)): the same numbers,
+  // block 1
+  const sdcRisk::IfprSums sep = sdcRisk::ifpr_sums(in, rows, 0);
+  // (by block: group then d; summed: d then group)
+  check(sep.block == std::vector<int>(4, 1) && sep.g == std::vector<int>({1, 1, 2, 2}) &&
+        sep.d == std::vector<int>({1, 2, 1, 2}), "ifpr_sums by block: the targets");
+  check(out.g == std::vector<int>({1, 2, 1, 2}) && out.d == std::vector<int>({1, 1, 2, 2}), "ifpr_sums summed: the targets");
+  for (int t = 0; t < 4; ++t) {
+    const int u = (t % 2) * 2 + t / 2;
+    for (int j = 0; j < 2; ++j) check(sep.lin[t * 2 + j] == out.lin[u * 2 + j], "ifpr_sums by block: one block's sums as summed");
+    for (int j = 0; j < 3; ++j) check(sep.quad[t * 3 + j] == out.quad[u * 3 + j], "ifpr_sums by block: one block's sums as summed");
+  }
+  check(out.block == std::vector<int>(4, 0), "ifpr_sums summed over the blocks: block 0");
+  // groups far apart in a block of few rows: its rows sorted by group
+  // rather than an array over the groups, the same targets
+  const std::vector<int> g_far = {1, 1, 700, 1, 700, 700, 1};
+  const sdcRisk::IfprRowInput rows_far{cell.data(), g_far.data(), cell.size(), w.data(), y.data()};
+  for (std::size_t limit : {std::size_t(0), sdcRisk::ifpr_merge_limit}) {
+    const sdcRisk::IfprSums far = sdcRisk::ifpr_sums(in, rows_far, limit);
+    check(far.block.size() == 4 && far.g[0] == 1 && far.g[limit ? 1 : 2] == 700, "ifpr_sums: groups far apart, in order");
+    against_dense(far, g_far, "ifpr_sums with groups far apart");
+  }
   // two cells of count 1 at theta 0.75: a = 0 twice, the matrix is singular
   const std::vector<int> count2 = {1, 1, 2, 3};
   const sdcRisk::IfprBlockInput in2{start.data(), theta.data(), 1, count2.data(), d.data(), 2, 1e-10};
   check(sdcRisk::ifpr_sums(in2, rows).singular.size() == 1, "ifpr_sums finds a singular block");
+}
+
+// ifpr_sums() over many blocks and groups: the targets by block against
+// sums over the records with each block's dense inverse, and the targets
+// summed by (d, group) against the sums of those over the blocks.
+void check_ifpr_sums_blocks() {
+  std::uint64_t s = 11;
+  const auto draw = [&](int l) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((s >> 33) % static_cast<std::uint64_t>(l));
+  };
+  const int nb = 30, nd = 4, ngr = 5;
+  std::vector<int> start = {0}, count, d;
+  std::vector<double> theta;
+  for (int b = 0; b < nb; ++b) {
+    const int m = 2 + draw(4);
+    start.push_back(start.back() + m);
+    theta.push_back(0.3);
+    for (int z = 0; z < m; ++z) {
+      count.push_back(3 + draw(20));
+      d.push_back(1 + draw(nd));
+    }
+  }
+  const int ncell = start.back();
+  const std::size_t n = 2000;
+  std::vector<int> cell(n), g(n);
+  std::vector<double> w(n), y(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    cell[i] = draw(10) == 0 ? 0 : 1 + draw(ncell);
+    // groups 1..ngr, and now and then a far one (a block's sort)
+    g[i] = draw(300) == 0 ? 400 : 1 + draw(ngr);
+    w[i] = 0.5 + draw(100) / 50.0;
+    y[i] = draw(7) - 3.0;
+  }
+  const sdcRisk::IfprBlockInput in{start.data(), theta.data(), static_cast<std::size_t>(nb), count.data(), d.data(),
+                                   static_cast<std::size_t>(nd), 1e-10};
+  const sdcRisk::IfprRowInput rows{cell.data(), g.data(), n, w.data(), y.data()};
+  const sdcRisk::IfprSums by_block = sdcRisk::ifpr_sums(in, rows, 0);
+  const sdcRisk::IfprSums merged = sdcRisk::ifpr_sums(in, rows);
+  check(by_block.singular.empty() && !by_block.block.empty(), "ifpr_sums of many blocks");
+  // brute force: every target by block
+  std::vector<double> sum_lin(nd * 400 * 2, 0.0), sum_quad(nd * 400 * 3, 0.0);
+  std::vector<int> seen(nd * 400, 0);
+  int last_block = 0, last_g = 0;
+  for (std::size_t t = 0; t < by_block.block.size(); ++t) {
+    const int b = by_block.block[t] - 1, lo = start[b], m = start[b + 1] - lo;
+    check(b + 1 > last_block || (b + 1 == last_block && by_block.g[t] >= last_g), "ifpr_sums: targets by block, then group");
+    last_block = b + 1;
+    last_g = by_block.g[t];
+    std::vector<double> p(m * m);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < m; ++j)
+        p[i * m + j] = i == j ? 1 - theta[b] / count[lo + j] : theta[b] / ((m - 1) * count[lo + j]);
+    const std::vector<double> q = inverse(p, m);
+    std::vector<double> el(2, 0.0), eq(3, 0.0);
+    for (std::size_t r = 0; r < n; ++r) {
+      if (g[r] != by_block.g[t] || cell[r] < lo + 1 || cell[r] > lo + m) continue;
+      const int z = cell[r] - 1 - lo;
+      double h = 0;
+      for (int x = 0; x < m; ++x)
+        if (d[lo + x] == by_block.d[t]) h += q[x * m + z];
+      const double lin[2] = {w[r], w[r] * y[r]}, quad[3] = {w[r] * w[r], w[r] * w[r] * y[r], w[r] * w[r] * y[r] * y[r]};
+      for (int j = 0; j < 2; ++j) el[j] += lin[j] * h;
+      for (int j = 0; j < 3; ++j) eq[j] += quad[j] * (h * h - h);
+    }
+    for (int j = 0; j < 2; ++j) check(std::fabs(by_block.lin[t * 2 + j] - el[j]) < 1e-8, "ifpr_sums of many blocks (lin)");
+    for (int j = 0; j < 3; ++j) check(std::fabs(by_block.quad[t * 3 + j] - eq[j]) < 1e-8, "ifpr_sums of many blocks (quad)");
+    const int at = (by_block.d[t] - 1) * 400 + by_block.g[t] - 1;
+    seen[at] = 1;
+    for (int j = 0; j < 2; ++j) sum_lin[at * 2 + j] += by_block.lin[t * 2 + j];
+    for (int j = 0; j < 3; ++j) sum_quad[at * 3 + j] += by_block.quad[t * 3 + j];
+  }
+  // summed by (d, group): one target per pair with a target, in order
+  std::size_t t = 0;
+  for (int at = 0; at < nd * 400; ++at) {
+    if (!seen[at]) continue;
+    check(t < merged.block.size() && merged.block[t] == 0 && merged.d[t] == at / 400 + 1 && merged.g[t] == at % 400 + 1,
+          "ifpr_sums by (d, group): the pairs in order");
+    if (t >= merged.block.size()) return;
+    for (int j = 0; j < 2; ++j)
+      check(std::fabs(merged.lin[t * 2 + j] - sum_lin[at * 2 + j]) < 1e-9, "ifpr_sums by (d, group): the sums (lin)");
+    for (int j = 0; j < 3; ++j)
+      check(std::fabs(merged.quad[t * 3 + j] - sum_quad[at * 3 + j]) < 1e-9, "ifpr_sums by (d, group): the sums (quad)");
+    ++t;
+  }
+  check(t == merged.block.size(), "ifpr_sums by (d, group): no other target");
+  // a group below 1 among the kept records is an error
+  std::vector<int> g0 = g;
+  for (std::size_t i = 0; i < n; ++i)
+    if (cell[i] > 0) {
+      g0[i] = 0;
+      break;
+    }
+  const sdcRisk::IfprRowInput rows0{cell.data(), g0.data(), n, w.data(), y.data()};
+  bool thrown = false;
+  try {
+    sdcRisk::ifpr_sums(in, rows0);
+  } catch (const std::invalid_argument&) {
+    thrown = true;
+  }
+  check(thrown, "ifpr_sums: a group below 1 throws");
 }
 
 // match_block_cells() against a search of every cell, with few and with
@@ -186,6 +311,7 @@ void check_match_block_cells() {
 int main() {
   check_match_block_cells();
   check_ifpr_sums();
+  check_ifpr_sums_blocks();
   check_moments();
   check_sums();
   return testutil::report("test_estimate");

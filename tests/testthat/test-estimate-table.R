@@ -87,6 +87,40 @@ test_that("the closed form of IFPR blocks equals the inverse of the dense matrix
   }
 })
 
+test_that("tables of a key by a non-key (few groups, and groups spread wider than a block's records) equal the dense inverse group by group", {
+  # the core sums each block's groups side by side when they span few
+  # values, after a sort by group otherwise; either way the sums of each
+  # group are those of the dense inverse over the records of the group
+  set.seed(21)
+  n <- 600
+  df <- data.frame(a = sample(letters[1:6], n, TRUE, prob = (6:1)^2), b = sample(1:4, n, TRUE),
+                   y = stats::rnorm(n), w = stats::runif(n, 1, 3), few = sample(1:3, n, TRUE),
+                   many = sample(1:200, n, TRUE))
+  cf <- cell_frequencies(df, c("a", "b"))
+  tt <- cf$cells$count
+  small <- which(tt <= 12)
+  nb <- length(small) %/% 3
+  blocks <- split(small[seq_len(3 * nb)], rep(seq_len(nb), each = 3))
+  theta <- vapply(blocks, function(b) min(tt[b], 0.9), 0)
+  plan <- pram_plan(cf, unname(blocks), theta = unname(theta))
+  released <- pram_apply(df, c("a", "b"), plan)
+  pub <- publish_plan(plan, released = released)
+  for (gcol in c("few", "many")) {
+    est <- estimate_table(released, pub, by = c("a", gcol), value = "y", stat = "total", weights = "w")
+    expect_gt(nrow(est), 10)
+    for (v in unique(est[[gcol]])) {
+      at <- released[[gcol]] == v
+      ref <- dense_estimate(plan, released, c("a", "b"), "a", released$w * released$y * at,
+                            (released$w * released$y)^2 * at)
+      rows <- which(est[[gcol]] == v)
+      expect_equal(est$estimate[rows], unname(ref[est$a[rows], "estimate"]), tolerance = 1e-9, info = paste(gcol, v))
+      expect_equal(attr(est, "variance")[rows], unname(ref[est$a[rows], "var"]), tolerance = 1e-9, info = paste(gcol, v))
+      # rows left out have nothing to sum
+      expect_true(all(abs(ref[setdiff(rownames(ref), est$a[rows]), "estimate"]) < 1e-9), info = paste(gcol, v))
+    }
+  }
+})
+
 test_that("unweighted counts by keys of a block plan are exact; means by keys divide by the exact count", {
   set.seed(1)
   rel <- ifpr(pums_md[1:4000, ], c("sex", "age", "race"), xi = 0.3)

@@ -66,6 +66,10 @@ inline void group_sums(const int* group, std::size_t n, const double* x, std::si
   }
 }
 
+// Records taken together by ifpr_sums() and match_block_cells(): the memory
+// a batch needs (cells met in any order) asked for first, then read.
+constexpr std::size_t match_batch = 32;
+
 // The moment estimator's sums over the IFPR blocks of a block plan (see
 // R/estimate-blocks.R). A block of m cells with parameter theta has the
 // transition matrix P = A + c 1 v', A = diag(a), v_z = 1 / T_z,
@@ -81,9 +85,12 @@ inline void group_sums(const int* group, std::size_t n, const double* x, std::si
 // the records of M h_d (for each moment M of `lin`) and of M h_d and
 // M h_d^2 (for each moment of `quad`, whose difference is the variance
 // estimate) are sums over the records of D, over the block and over the
-// records of cell k: linear in the records and cells.
+// records of cell k: linear in the records and cells. When there are at
+// most `merge_limit` pairs (d, group) (n_d times the largest group), the
+// targets of the blocks are summed by (d, group), block after block, and
+// given in the order of d then group, with block 0.
 struct IfprSums {
-  std::vector<int> block, g, d;   // one target per (block, group, d), 1-based
+  std::vector<int> block, g, d;   // one target per (block, group, d), 1-based, or per (d, group) with block 0
   std::vector<double> lin, quad;  // targets x columns, row after row
   std::vector<int> singular;      // 1-based blocks whose matrix is singular
 };
@@ -110,9 +117,17 @@ struct IfprRowInput {
   const double* y;  // values, or null
 };
 
-// The second part of ifpr_sums(): the rows, grouped by block and group
-// (a counting sort by block, then by group within each block).
-inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, const std::vector<int>& block_of,
+// Up to this many (d, group) pairs, ifpr_sums() sums its targets over the
+// blocks in one array of them (8 MB a column of sums).
+constexpr std::size_t ifpr_merge_limit = std::size_t(1) << 20;
+
+// The second part of ifpr_sums(): the rows packed block after block (a
+// counting sort by block), then within each block the sums of every group:
+// side by side in one pass over the block's rows when its groups span a
+// range of at most about four times its rows (an array over them, linear
+// in the rows), else after a stable sort of its rows by group.
+inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, std::size_t merge_limit,
+                          const std::vector<int>& block_of,
                           const std::vector<double>& alpha, const std::vector<double>& w, const std::vector<int>& k_of,
                           const std::vector<double>& c, const std::vector<int>& slot, const std::vector<int>& slot_start,
                           const std::vector<int>& slot_d, const std::vector<double>& slot_s,
@@ -120,6 +135,8 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, co
   const std::size_t nl = rows.y ? 2 : 1, nq = rows.y ? 3 : 1, n = rows.n;
   std::vector<std::size_t> first(in.nb + 1, 0);
   std::vector<double> packed;
+  // the smallest and largest group of every block's records
+  std::vector<int> g_lo(in.nb, 1), g_hi(in.nb, 1);
   // Every record in the same group (a table by keys alone): the records are
   // summed by cell in one pass, and each block's rows are its cells with
   // records, each with its moments. The formulas are linear in the records'
@@ -127,12 +144,24 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, co
   // Otherwise the rows are the records, each with its weight and value
   // (the moments are taken block by block).
   const bool one_group = std::all_of(rows.g, rows.g + n, [](int g) { return g == 1; });
-  const std::size_t width = one_group ? 2 + nl + nq : (rows.y ? 4 : 3);
+  const std::size_t width = rows.y ? 4 : 3, wm = nl + nq;
+  // one group: the moments of every cell, and whether it has records (a
+  // block's rows are then its cells with records, read from here)
+  std::vector<double> agg;
+  std::vector<unsigned char> seen;
   if (one_group) {
-    const std::size_t ncell = block_of.size(), wm = nl + nq;
-    std::vector<double> agg(ncell * wm, 0.0);
-    std::vector<unsigned char> seen(ncell, 0);
+    const std::size_t ncell = block_of.size();
+    agg.assign(ncell * wm, 0.0);
+    seen.assign(ncell, 0);
     for (std::size_t i = 0; i < n; ++i) {
+      if (i % match_batch == 0) {
+        for (std::size_t j = i; j < std::min(n, i + match_batch); ++j) {
+          const int zj = rows.cell[j];
+          if (zj < 1 || zj > static_cast<int>(ncell)) continue;
+          __builtin_prefetch(&block_of[zj - 1]);
+          __builtin_prefetch(&agg[static_cast<std::size_t>(zj - 1) * wm]);
+        }
+      }
       const int z = rows.cell[i];
       if (z < 1 || (rows.y && std::isnan(rows.y[i]))) continue;
       if (z > static_cast<int>(ncell)) throw std::invalid_argument("ifpr_sums: cell out of range");
@@ -153,21 +182,18 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, co
       first[b + 1] = first[b];
       for (int z = in.block_start[b]; z < in.block_start[b + 1]; ++z) first[b + 1] += seen[z];
     }
-    packed.resize(first[in.nb] * width);
-    std::size_t r = 0;
-    for (std::size_t z = 0; z < ncell; ++z) {
-      if (!seen[z]) continue;
-      double* row = &packed[r++ * width];
-      row[0] = static_cast<double>(z);
-      row[1] = 1.0;
-      std::copy(&agg[z * wm], &agg[z * wm] + wm, row + 2);
-    }
   } else {
     // the block of every kept record (-1: skipped), read once from the
     // cells: the records of a block lie anywhere in the file, and every
     // look-up of a cell by record is a cache miss
     std::vector<int> rec_block(n, -1);
     for (std::size_t i = 0; i < n; ++i) {
+      if (i % match_batch == 0) {
+        for (std::size_t j = i; j < std::min(n, i + match_batch); ++j) {
+          const int zj = rows.cell[j];
+          if (zj >= 1 && zj <= static_cast<int>(block_of.size())) __builtin_prefetch(&block_of[zj - 1]);
+        }
+      }
       const int z = rows.cell[i];
       if (z < 1 || (rows.y && std::isnan(rows.y[i]))) continue;
       if (z > static_cast<int>(block_of.size())) throw std::invalid_argument("ifpr_sums: cell out of range");
@@ -182,10 +208,23 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, co
     packed.resize(first[in.nb] * width);
     std::vector<std::size_t> next(first.begin(), first.end() - 1);
     for (std::size_t i = 0; i < n; ++i) {
-      if (rec_block[i] < 0) continue;
-      double* r = &packed[next[rec_block[i]]++ * width];
+      if (i % match_batch == 0) {
+        for (std::size_t j = i; j < std::min(n, i + match_batch); ++j) {
+          if (rec_block[j] < 0) continue;
+          __builtin_prefetch(&next[rec_block[j]]);
+          __builtin_prefetch(&g_lo[rec_block[j]]);
+        }
+      }
+      const int b = rec_block[i];
+      if (b < 0) continue;
+      const int gi = rows.g[i];
+      if (gi < 1) throw std::invalid_argument("ifpr_sums: group below 1");
+      if (next[b] == first[b]) g_lo[b] = g_hi[b] = gi;
+      g_lo[b] = std::min(g_lo[b], gi);
+      g_hi[b] = std::max(g_hi[b], gi);
+      double* r = &packed[next[b]++ * width];
       r[0] = rows.cell[i] - 1;
-      r[1] = rows.g[i];
+      r[1] = gi;
       r[2] = rows.w ? rows.w[i] : 1.0;
       if (rows.y) r[3] = rows.y[i];
     }
@@ -194,10 +233,6 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, co
   // w^2 y and w^2 y^2)
   double mom[5];
   const auto moments = [&](const double* r) {
-    if (one_group) {
-      std::copy(r + 2, r + 2 + nl + nq, mom);
-      return;
-    }
     const double wi = r[2];
     mom[0] = wi;
     mom[nl] = wi * wi;
@@ -208,69 +243,141 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, co
       mom[4] = wi * wi * yi * yi;
     }
   };
-  std::size_t max_ns = 1;
-  for (std::size_t b = 0; b < in.nb; ++b) max_ns = std::max(max_ns, static_cast<std::size_t>(slot_start[b + 1] - slot_start[b]));
-  // block sums B1, B1q, B2q and the row of cell k; per slot A1, A1q, A2q, A3q
-  std::vector<double> B1(nl), Mk(nl), B1q(nq), B2q(nq), Mkq(nq);
-  std::vector<double> A1(max_ns * nl), A1q(max_ns * nq), A2q(max_ns * nq), A3q(max_ns * nq);
+  // The sums of a group of a block: `gb` its block sums B1, Mk (the row of
+  // cell k) (nl each), B1q, B2q, Mkq (nq each); `ga` per slot A1 (nl), A1q,
+  // A2q, A3q (nq each).
+  const std::size_t gbw = 2 * nl + 3 * nq, saw = nl + 3 * nq;
+  // (the moments of the row of cell z in `mom`)
+  const auto add_row = [&](std::size_t b, int z, double* gb, double* ga) {
+    const bool is_k = z == k_of[b];
+    double* a = ga + static_cast<std::size_t>(slot[z]) * saw;
+    for (std::size_t j = 0; j < nl; ++j) {
+      const double m = mom[j];
+      if (is_k) gb[nl + j] += m;
+      gb[j] += m * w[z];
+      a[j] += m * alpha[z];
+    }
+    for (std::size_t j = 0; j < nq; ++j) {
+      const double m = mom[nl + j];
+      double* q = gb + 2 * nl;
+      if (is_k) q[2 * nq + j] += m;
+      q[j] += m * w[z];
+      q[nq + j] += m * w[z] * w[z];
+      a[nl + j] += m * alpha[z];
+      a[nl + nq + j] += m * alpha[z] * alpha[z];
+      a[nl + 2 * nq + j] += m * alpha[z] * w[z];
+    }
+  };
+  // The targets, one per (block, group, d); or, when the array of every
+  // (d, group) is small (ng the largest group), summed over the blocks by
+  // (d, group) there, in the order of the blocks (block 0 in the output).
+  int ng = 0;
+  for (std::size_t i = 0; i < n; ++i) ng = std::max(ng, rows.g[i]);
+  const std::size_t n_dg = in.n_d * static_cast<std::size_t>(std::max(ng, 1));
+  const bool merge = n_dg <= merge_limit;
+  std::vector<double> m_lin(merge ? n_dg * nl : 0, 0.0), m_quad(merge ? n_dg * nq : 0, 0.0);
+  std::vector<unsigned char> m_hit(merge ? n_dg : 0, 0);
+  double tl[2], tq[3];
+  const auto emit = [&](std::size_t b, int g, const double* gb, const double* ga) {
+    const int ns = slot_start[b + 1] - slot_start[b];
+    const double *B1 = gb, *Mk = gb + nl, *B1q = gb + 2 * nl, *B2q = B1q + nq, *Mkq = B2q + nq;
+    for (int sl = 0; sl < ns; ++sl) {
+      const std::size_t t = static_cast<std::size_t>(slot_start[b] + sl);
+      const double cs = c[b] * slot_s[t], hk = slot_hk[t];
+      const double *A1 = ga + sl * saw, *A1q = A1 + nl, *A2q = A1q + nq, *A3q = A2q + nq;
+      for (std::size_t j = 0; j < nl; ++j) tl[j] = A1[j] - cs * B1[j] + hk * Mk[j];
+      for (std::size_t j = 0; j < nq; ++j) {
+        const double lin_q = A1q[j] - cs * B1q[j] + hk * Mkq[j];
+        const double sq = A2q[j] - 2 * cs * A3q[j] + cs * cs * B2q[j] + hk * hk * Mkq[j];
+        tq[j] = sq - lin_q;
+      }
+      if (merge) {
+        const std::size_t at = static_cast<std::size_t>(slot_d[t] - 1) * ng + (g - 1);
+        m_hit[at] = 1;
+        for (std::size_t j = 0; j < nl; ++j) m_lin[at * nl + j] += tl[j];
+        for (std::size_t j = 0; j < nq; ++j) m_quad[at * nq + j] += tq[j];
+        continue;
+      }
+      out.block.push_back(static_cast<int>(b) + 1);
+      out.g.push_back(g);
+      out.d.push_back(slot_d[t]);
+      out.lin.insert(out.lin.end(), tl, tl + nl);
+      out.quad.insert(out.quad.end(), tq, tq + nq);
+    }
+  };
+  std::vector<double> gb, ga;
+  std::vector<unsigned char> g_hit;
   std::vector<std::size_t> order;
   for (std::size_t b = 0; b < in.nb; ++b) {
     if (first[b] == first[b + 1]) continue;
-    // the block's rows by group (stable: the same sums in every run)
+    const std::size_t ns = static_cast<std::size_t>(slot_start[b + 1] - slot_start[b]);
+    const std::size_t rows_b = first[b + 1] - first[b];
+    const int glo = one_group ? 1 : g_lo[b], ghi = one_group ? 1 : g_hi[b];
+    const std::size_t span = static_cast<std::size_t>(ghi - glo) + 1;
+    if (one_group || span * (ns + 1) <= 4 * rows_b + 64) {
+      // the block's groups side by side: one pass over its rows in their
+      // order (each sum receives the same terms in the same order as in the
+      // group-by-group pass below), then the groups in order
+      gb.assign(span * gbw, 0.0);
+      ga.assign(span * ns * saw, 0.0);
+      g_hit.assign(span, 0);
+      if (one_group) {
+        for (int z = in.block_start[b]; z < in.block_start[b + 1]; ++z) {
+          if (!seen[z]) continue;
+          std::copy(&agg[static_cast<std::size_t>(z) * wm], &agg[static_cast<std::size_t>(z) * wm] + wm, mom);
+          add_row(b, z, gb.data(), ga.data());
+        }
+        g_hit[0] = 1;
+      }
+      for (std::size_t i = first[b]; !one_group && i < first[b + 1]; ++i) {
+        const double* r = &packed[i * width];
+        const std::size_t gi = static_cast<std::size_t>(static_cast<int>(r[1]) - glo);
+        g_hit[gi] = 1;
+        moments(r);
+        add_row(b, static_cast<int>(r[0]), &gb[gi * gbw], &ga[gi * ns * saw]);
+      }
+      for (std::size_t gi = 0; gi < span; ++gi) {
+        if (g_hit[gi]) emit(b, glo + static_cast<int>(gi), &gb[gi * gbw], &ga[gi * ns * saw]);
+      }
+      continue;
+    }
+    // groups spread too far for an array: the block's rows sorted by group
+    // (stable: the same sums in every run), one group after another
     order.clear();
     for (std::size_t i = first[b]; i < first[b + 1]; ++i) order.push_back(i);
     const auto grp = [&](std::size_t i) { return packed[i * width + 1]; };
-    if (!one_group) std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return grp(x) < grp(y); });
-    const int ns = slot_start[b + 1] - slot_start[b];
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return grp(x) < grp(y); });
+    gb.resize(gbw);
+    ga.resize(ns * saw);
     for (auto run = order.begin(); run != order.end();) {
       const double gv = grp(*run);
       auto end = run;
       while (end != order.end() && grp(*end) == gv) ++end;
-      const int g = static_cast<int>(gv);
-      for (auto* v : {&B1, &Mk, &B1q, &B2q, &Mkq}) std::fill(v->begin(), v->end(), 0.0);
-      std::fill(A1.begin(), A1.begin() + ns * static_cast<std::ptrdiff_t>(nl), 0.0);
-      for (auto* v : {&A1q, &A2q, &A3q}) std::fill(v->begin(), v->begin() + ns * static_cast<std::ptrdiff_t>(nq), 0.0);
+      std::fill(gb.begin(), gb.end(), 0.0);
+      std::fill(ga.begin(), ga.begin() + static_cast<std::ptrdiff_t>(ns * saw), 0.0);
       for (auto it = run; it != end; ++it) {
         const double* r = &packed[*it * width];
-        const int z = static_cast<int>(r[0]);
-        const bool is_k = z == k_of[b];
-        const int sl = slot[z];
         moments(r);
-        for (std::size_t j = 0; j < nl; ++j) {
-          const double m = mom[j];
-          if (is_k) Mk[j] += m;
-          B1[j] += m * w[z];
-          A1[sl * nl + j] += m * alpha[z];
-        }
-        for (std::size_t j = 0; j < nq; ++j) {
-          const double m = mom[nl + j];
-          if (is_k) Mkq[j] += m;
-          B1q[j] += m * w[z];
-          B2q[j] += m * w[z] * w[z];
-          A1q[sl * nq + j] += m * alpha[z];
-          A2q[sl * nq + j] += m * alpha[z] * alpha[z];
-          A3q[sl * nq + j] += m * alpha[z] * w[z];
-        }
+        add_row(b, static_cast<int>(r[0]), gb.data(), ga.data());
       }
-      for (int sl = 0; sl < ns; ++sl) {
-        const std::size_t t = static_cast<std::size_t>(slot_start[b] + sl);
-        const double cs = c[b] * slot_s[t], hk = slot_hk[t];
-        out.block.push_back(static_cast<int>(b) + 1);
-        out.g.push_back(g);
-        out.d.push_back(slot_d[t]);
-        for (std::size_t j = 0; j < nl; ++j) out.lin.push_back(A1[sl * nl + j] - cs * B1[j] + hk * Mk[j]);
-        for (std::size_t j = 0; j < nq; ++j) {
-          const double lin_q = A1q[sl * nq + j] - cs * B1q[j] + hk * Mkq[j];
-          const double sq = A2q[sl * nq + j] - 2 * cs * A3q[sl * nq + j] + cs * cs * B2q[j] + hk * hk * Mkq[j];
-          out.quad.push_back(sq - lin_q);
-        }
-      }
+      emit(b, static_cast<int>(gv), gb.data(), ga.data());
       run = end;
+    }
+  }
+  if (merge) {
+    for (std::size_t at = 0; at < n_dg; ++at) {
+      if (!m_hit[at]) continue;
+      out.block.push_back(0);
+      out.g.push_back(static_cast<int>(at % ng) + 1);
+      out.d.push_back(static_cast<int>(at / ng) + 1);
+      out.lin.insert(out.lin.end(), &m_lin[at * nl], &m_lin[at * nl] + nl);
+      out.quad.insert(out.quad.end(), &m_quad[at * nq], &m_quad[at * nq] + nq);
     }
   }
 }
 
-inline IfprSums ifpr_sums(const IfprBlockInput& in, const IfprRowInput& rows) {
+inline IfprSums ifpr_sums(const IfprBlockInput& in, const IfprRowInput& rows,
+                          std::size_t merge_limit = ifpr_merge_limit) {
   const std::size_t ncell = static_cast<std::size_t>(in.block_start[in.nb]);
   // the block of every cell, -1 for a block that is not IFPR
   std::vector<int> block_of(ncell);
@@ -329,7 +436,7 @@ inline IfprSums ifpr_sums(const IfprBlockInput& in, const IfprRowInput& rows) {
   }
   slot_start[in.nb] = static_cast<int>(slot_d.size());
   if (!out.singular.empty()) return out;
-  ifpr_row_sums(in, rows, block_of, alpha, w, k_of, c, slot, slot_start, slot_d, slot_s, slot_hk, out);
+  ifpr_row_sums(in, rows, merge_limit, block_of, alpha, w, k_of, c, slot, slot_start, slot_d, slot_s, slot_hk, out);
   return out;
 }
 
@@ -418,9 +525,21 @@ inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, s
     };
     std::vector<int> cell_at(nc);
     for (std::size_t j = 0; j < nc; ++j) cell_at[rank(idx[j]) - 1] = static_cast<int>(j) + 1;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint64_t r = rank(index(rec_codes, i, d_rec));
-      out[i] = r ? cell_at[r - 1] : 0;
+    // the records in batches: the words of a batch, then its cells, asked
+    // for from memory before they are read (two cache misses a record
+    // overlapped rather than one after the other)
+    std::uint64_t bx[match_batch];
+    for (std::size_t i0 = 0; i0 < n; i0 += match_batch) {
+      const std::size_t m = std::min(match_batch, n - i0);
+      for (std::size_t j = 0; j < m; ++j) {
+        bx[j] = index(rec_codes, i0 + j, d_rec);
+        __builtin_prefetch(&words[bx[j] >> 6]);
+      }
+      for (std::size_t j = 0; j < m; ++j) {
+        bx[j] = rank(bx[j]);
+        if (bx[j]) __builtin_prefetch(&cell_at[bx[j] - 1]);
+      }
+      for (std::size_t j = 0; j < m; ++j) out[i0 + j] = bx[j] ? cell_at[bx[j] - 1] : 0;
     }
     return 0;
   }
@@ -443,11 +562,19 @@ inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, s
     if (table[h].key == key) return j + 1;
     table[h] = Slot{key, static_cast<int>(j) + 1};
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint64_t key = index(rec_codes, i, d_rec);
-    std::size_t h = home(key);
-    while (table[h].key != empty && table[h].key != key) h = (h + 1) & mask;
-    out[i] = table[h].key == key ? table[h].cell : 0;
+  std::uint64_t bx[match_batch];
+  for (std::size_t i0 = 0; i0 < n; i0 += match_batch) {
+    const std::size_t m = std::min(match_batch, n - i0);
+    for (std::size_t j = 0; j < m; ++j) {
+      bx[j] = index(rec_codes, i0 + j, d_rec);
+      __builtin_prefetch(&table[home(bx[j])]);
+    }
+    for (std::size_t j = 0; j < m; ++j) {
+      const std::uint64_t key = bx[j];
+      std::size_t h = home(key);
+      while (table[h].key != empty && table[h].key != key) h = (h + 1) & mask;
+      out[i0 + j] = table[h].key == key ? table[h].cell : 0;
+    }
   }
   return 0;
 }
