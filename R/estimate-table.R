@@ -87,7 +87,8 @@
 #' moves with the estimate. In a row of a few records, a draw in which its
 #' records moved out gives a low estimate and a low variance estimate at
 #' once, and the normal interval missed the truth in up to 47% of the draws
-#' for rows of one record (`bench/README.md`). For rows of many records
+#' for rows of one record (`bench/README.md`); with these intervals the
+#' lowest row covered 86%. For rows of many records
 #' the two intervals nearly agree (\eqn{b} is small beside
 #' \eqn{\sqrt{V}}). The interval of a negative estimate of a count can lie
 #' above the estimate, since a count is not negative. `se` stays the
@@ -115,11 +116,15 @@
 #' estimator (400 draws each of the Massachusetts and national excerpts,
 #' the latter a per-variable plan, and `pums_md`) no row was biased, and
 #' the 95% intervals of rows of at least 20 records covered 94.8% to 95.3%
-#' per family, the models' 94.5% to 95.9% (the lowest row 91.25%); rows of one to ten records covered
-#' down to 53%: the estimate of such a row is unbiased but far from
-#' normal, so the normal interval is poor for them (the intervals of
-#' `"auto"` below cover exactly when the moment estimator's do), and such
-#' rows are hardly estimable from a file perturbed that much (ask for
+#' per family, the models' 94.5% to 95.9%; rows of one to ten records
+#' covered down to 53% with the normal interval of `se`, which is why
+#' counts and totals now have the intervals of the section "Intervals".
+#' With them (400 draws of each study again) one row in 242 covers less
+#' than 90% (86%, a weighted count of one person), the families of every
+#' row cover 94.5% to 96.0% except the key x non-key family of the
+#' Massachusetts excerpt 96.5% (its rows of at least 20 records 96.6%): a
+#' little above 95 + 1.5 (`bench/README.md`). Rows of a few records are
+#' still hardly estimable from a file perturbed that much (ask for
 #' coarser groups). A negative estimate of a count is the price of unbiasedness;
 #' sums of rows stay unbiased.
 #'
