@@ -55,6 +55,18 @@ dense_estimate <- function(plan, released, keys, by, c1, c2) {
   }, numeric(2)))
 }
 
+# IFPR blocks of `size` cells of at most `max_count` records, each at the
+# largest theta below its smallest count (at most 0.9); and the block of one
+# singleton and three doubletons at theta 0.75, where a = 0 for the
+# singleton (theta m / (m - 1) = 1) while the matrix is regular.
+small_blocks <- function(tt, max_count = 4, size = 4) {
+  small <- which(tt <= max_count)
+  nb <- length(small) %/% size
+  blocks <- unname(split(small[seq_len(size * nb)], rep(seq_len(nb), each = size)))
+  list(blocks = blocks, theta = unname(vapply(blocks, function(b) min(tt[b], 0.9), 0)))
+}
+a_zero_block <- function(tt) list(blocks = list(c(which(tt == 1)[1], which(tt >= 2)[1:3])), theta = 0.75)
+
 test_that("the closed form of IFPR blocks equals the inverse of the dense matrix, a_z = 0 included", {
   for (seed in 1:6) {
     set.seed(seed)
@@ -62,20 +74,8 @@ test_that("the closed form of IFPR blocks equals the inverse of the dense matrix
     df <- data.frame(a = sample(letters[1:6], n, TRUE, prob = (6:1)^2), b = sample(1:4, n, TRUE),
                      y = stats::rnorm(n), w = stats::runif(n, 1, 3))
     cf <- cell_frequencies(df, c("a", "b"))
-    tt <- cf$cells$count
-    small <- which(tt <= 4)
-    nb <- length(small) %/% 4
-    blocks <- split(small[seq_len(4 * nb)], rep(seq_len(nb), each = 4))
-    theta <- vapply(blocks, function(b) min(tt[b], 0.9), 0)
-    if (seed == 1) {
-      # a block of one singleton and three doubletons at theta 0.75: a = 0
-      # for the singleton (theta m / (m - 1) = 1), the matrix is regular
-      one <- which(tt == 1)[1]
-      two <- which(tt >= 2)[1:3]
-      blocks <- list(c(one, two))
-      theta <- 0.75
-    }
-    plan <- pram_plan(cf, unname(blocks), theta = unname(theta))
+    bl <- if (seed == 1) a_zero_block(cf$cells$count) else small_blocks(cf$cells$count)
+    plan <- pram_plan(cf, bl$blocks, theta = bl$theta)
     released <- pram_apply(df, c("a", "b"), plan)
     pub <- publish_plan(plan, released = released)
     for (by in list("a", "b", c("a", "b"))) {
@@ -97,12 +97,8 @@ test_that("tables of a key by a non-key (few groups, and groups spread wider tha
                    y = stats::rnorm(n), w = stats::runif(n, 1, 3), few = sample(1:3, n, TRUE),
                    many = sample(1:200, n, TRUE))
   cf <- cell_frequencies(df, c("a", "b"))
-  tt <- cf$cells$count
-  small <- which(tt <= 12)
-  nb <- length(small) %/% 3
-  blocks <- split(small[seq_len(3 * nb)], rep(seq_len(nb), each = 3))
-  theta <- vapply(blocks, function(b) min(tt[b], 0.9), 0)
-  plan <- pram_plan(cf, unname(blocks), theta = unname(theta))
+  bl <- small_blocks(cf$cells$count, max_count = 12, size = 3)
+  plan <- pram_plan(cf, bl$blocks, theta = bl$theta)
   released <- pram_apply(df, c("a", "b"), plan)
   pub <- publish_plan(plan, released = released)
   for (gcol in c("few", "many")) {
@@ -366,23 +362,12 @@ test_that("the variance function of the intervals is the count's variance from t
     df <- data.frame(a = sample(letters[1:6], n, TRUE, prob = (6:1)^2), b = sample(1:4, n, TRUE))
     cf <- cell_frequencies(df, c("a", "b"))
     tt <- cf$cells$count
-    small <- which(tt <= 4)
-    nb <- length(small) %/% 4
-    blocks <- unname(split(small[seq_len(4 * nb)], rep(seq_len(nb), each = 4)))
-    theta <- unname(vapply(blocks, function(b) min(tt[b], 0.9), 0))
-    matrix <- rep(list(NULL), length(blocks))
-    if (seed == 1) {
-      one <- which(tt == 1)[1]
-      two <- which(tt >= 2)[1:3]
-      blocks <- list(c(one, two))
-      theta <- 0.75
-      matrix <- list(NULL)
-    }
+    bl <- if (seed == 1) a_zero_block(tt) else small_blocks(tt)
     # a block given by a matrix, beside the IFPR blocks
-    big <- setdiff(order(-tt), unlist(blocks))[1:3]
-    blocks <- c(blocks, list(big))
-    theta <- c(theta, NA)
-    matrix <- c(matrix, list(matrix(c(0.8, 0.1, 0.1, 0.2, 0.7, 0.1, 0.05, 0.15, 0.8), 3)))
+    big <- setdiff(order(-tt), unlist(bl$blocks))[1:3]
+    blocks <- c(bl$blocks, list(big))
+    theta <- c(bl$theta, NA)
+    matrix <- c(rep(list(NULL), length(bl$blocks)), list(matrix(c(0.8, 0.1, 0.1, 0.2, 0.7, 0.1, 0.05, 0.15, 0.8), 3)))
     plan <- pram_plan(cf, blocks, theta = theta, matrix = matrix)
     released <- pram_apply(df, c("a", "b"), plan)
     pub <- publish_plan(plan, released = released)

@@ -63,18 +63,26 @@ dense_vars_estimate <- function(plan, released, est, by, c1, c2) {
   }, numeric(2)))
 }
 
+# A file of keys a, b and stratum s, released by a per-variable plan of
+# random matrices for a and b within s.
+stratified_release <- function(n, w_max) {
+  df <- data.frame(a = sample(c("p", "q", "r"), n, TRUE), b = sample(1:4, n, TRUE),
+                   s = sample(c("u", "v"), n, TRUE), y = stats::rnorm(n), w = stats::runif(n, 1, w_max))
+  cf <- cell_frequencies(df, c("a", "b", "s"))
+  mats <- lapply(1:2, function(i) list(a = random_stochastic_matrix(3), b = random_stochastic_matrix(4)))
+  names(mats) <- pram_strata(cf, "s")$label
+  plan <- pram_plan_vars(cf, mats, strata = "s")
+  released <- pram_apply(df, c("a", "b", "s"), plan)
+  list(plan = plan, released = released, pub = publish_plan(plan, released = released))
+}
+
 test_that("per-variable estimates equal the inverse of the dense Kronecker product", {
   for (seed in 1:3) {
     set.seed(seed)
-    n <- 400
-    df <- data.frame(a = sample(c("p", "q", "r"), n, TRUE), b = sample(1:4, n, TRUE),
-                     s = sample(c("u", "v"), n, TRUE), y = stats::rnorm(n), w = stats::runif(n, 1, 2))
-    cf <- cell_frequencies(df, c("a", "b", "s"))
-    mats <- lapply(1:2, function(i) list(a = random_stochastic_matrix(3), b = random_stochastic_matrix(4)))
-    names(mats) <- pram_strata(cf, "s")$label
-    plan <- pram_plan_vars(cf, mats, strata = "s")
-    released <- pram_apply(df, c("a", "b", "s"), plan)
-    pub <- publish_plan(plan, released = released)
+    sr <- stratified_release(400, 2)
+    plan <- sr$plan
+    released <- sr$released
+    pub <- sr$pub
     for (by in list(c("a", "b"), c("b", "s"), "a")) {
       est <- estimate_table(released, pub, by = by, value = "y", stat = "total", weights = "w", estimator = "moment")
       ref <- dense_vars_estimate(plan, released, est, by, released$w * released$y, (released$w * released$y)^2)
@@ -136,14 +144,10 @@ test_that("the variance from outside a row (of its interval) equals the dense Kr
   for (seed in 1:3) {
     set.seed(seed)
     n <- 60
-    df <- data.frame(a = sample(c("p", "q", "r"), n, TRUE), b = sample(1:4, n, TRUE),
-                     s = sample(c("u", "v"), n, TRUE), w = stats::runif(n, 1, 3))
-    cf <- cell_frequencies(df, c("a", "b", "s"))
-    mats <- lapply(1:2, function(i) list(a = random_stochastic_matrix(3), b = random_stochastic_matrix(4)))
-    names(mats) <- pram_strata(cf, "s")$label
-    plan <- pram_plan_vars(cf, mats, strata = "s")
-    released <- pram_apply(df, c("a", "b", "s"), plan)
-    pub <- publish_plan(plan, released = released)
+    sr <- stratified_release(n, 3)
+    plan <- sr$plan
+    released <- sr$released
+    pub <- sr$pub
     vars <- plan$vars
     lev <- plan$levels
     for (by in list(c("a", "b"), c("a", "b", "s"), "a", c("b", "s"))) {
