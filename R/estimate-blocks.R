@@ -80,46 +80,43 @@ estimate_sums.sdc_publication_blocks <- function(pub, rec, by_keys, call = rlang
   out$plug_var <- function(col, kappa) {
     if (all(direct)) return(list(outside = numeric(length(out$d)), own = numeric(length(out$d))))
     v <- block_plug_var(p, parts, d_cell, bc$n_d, tabulate(d_rec[direct], bc$n_d))
-    list(outside = (v$total - v$own)[out$d] * kappa[out$g], own = v$own_unit[out$d])
+    list(outside = v$outside[out$d] * kappa[out$g], own = v$own_unit[out$d])
   }
   out$ml_systems <- function(d, g) block_ml_systems(pub, cell, d_cell, rec, d, g)
   out
 }
 
 # The variance of the unweighted count of every row d given the original
-# file, from the block cells' original counts T (published): `total`,
-# sum_x T_x g_d(x) over every cell, with g_d(x) = E[q_d(Z) | x] and q_d =
-# h_d^2 - h_d the variance of h_d(Z) given x (plus 1 in the row's cells,
-# where E[h_d(Z) | x] = 1); `own`, the same over the row's cells D; and
-# `own_unit`, the mean g_d(x) of one record of the row (own over the row's
-# original records, those outside the blocks adding none). The total is
-# sum_z E[S_z] q_d(z), the variance estimate of the sums above taken at the
-# expected released counts E[S] = P T (= T for an IFPR block, an unbiased
-# PRAM).
+# file, from the block cells' original counts T (published), in two parts:
+# `outside`, sum_x T_x g_d(x) over the cells outside the row's cells D,
+# with g_d(x) = E[q_d(Z) | x] and q_d = h_d^2 - h_d the variance of h_d(Z)
+# given x (plus 1 in the row's cells, where E[h_d(Z) | x] = 1); and
+# `own_unit`, the mean g_d(x) of one record of the row (sum_x T_x g_d(x)
+# over D, over the row's original records, those outside the blocks adding
+# none).
 block_plug_var <- function(p, parts, d_cell, n_d, n_direct) {
   t <- as.numeric(p$cells$count)
-  total <- numeric(n_d)
+  outside <- numeric(n_d)
   g <- numeric(length(t))
   if (any(parts$ifpr_b)) {
-    nc <- length(t)
-    res <- core_call(cpp_ifpr_sums, c(0L, cumsum(p$size)), as.numeric(p$theta), p$cells$count, d_cell,
-                     max(d_cell), estimate_singular_tol, seq_len(nc), rep.int(1L, nc), sqrt(t), NULL)
-    total <- total + sum_by(res$quad[, 1], res$d, n_d)
     at <- which(parts$ifpr)
-    g[at] <- ifpr_own_var(p, parts$block[at], d_cell[at], t[at])
+    v <- ifpr_own_var(p, parts$block[at], d_cell[at], t[at])
+    g[at] <- v$g
+    outside <- outside + sum_by(v$outside, v$d, n_d)
   }
   start <- c(0L, cumsum(p$size))
   for (b in which(!parts$ifpr_b)) {
     cells <- start[b] + seq_len(p$size[b])
     ds <- unique(d_cell[cells])
-    h <- crossprod(parts$inverse[[b]], outer(d_cell[cells], ds, `==`) * 1)
-    total[ds] <- total[ds] + drop(crossprod(h^2 - h, p$matrices[[b]] %*% t[cells]))
+    ind <- outer(d_cell[cells], ds, `==`) * 1
+    h <- crossprod(parts$inverse[[b]], ind)
     gb <- crossprod(p$matrices[[b]], h^2 - h)
+    outside[ds] <- outside[ds] + colSums(t[cells] * gb * (1 - ind))
     g[cells] <- gb[cbind(seq_along(cells), match(d_cell[cells], ds))]
   }
   own <- sum_by(t * pmax(g, 0), d_cell, n_d)
   n <- sum_by(t, d_cell, n_d) + n_direct
-  list(total = total, own = own, own_unit = ifelse(n > 0, own / n, 0))
+  list(outside = outside, own_unit = ifelse(n > 0, own / n, 0))
 }
 
 # g(x) of every cell x of IFPR blocks (block ids `block`, rows `d`, original
@@ -144,18 +141,30 @@ ifpr_own_var <- function(p, block, d, t) {
   k_of <- integer(nb)
   k_of[rev(block[o])] <- rev(o)
   is_k <- seq_along(a) == k_of[block]
-  alpha <- ifelse(is_k, 0, 1 / a)
+  alpha <- 1 / a
+  alpha[is_k] <- 0
   wv <- alpha / t
-  V <- sum_by(wv, block, nb)
-  W2 <- sum_by(wv^2, block, nb)
-  # slots: the (block, d) pairs
-  sl <- shared_ids(list(list(block, d)), c(nb, max(d)))
-  slot <- sl$ids[[1]]
-  ns <- sl$n
-  sb <- sl$codes[[1]]
-  Fp <- sum_by(alpha, slot, ns)
-  E1 <- sum_by(alpha^2, slot, ns)
-  E2 <- sum_by(alpha^2 / t, slot, ns)
+  VW <- sum_by(cbind(wv, wv^2), block, nb)
+  V <- VW[, 1]
+  W2 <- VW[, 2]
+  # slots: the (block, d) pairs (the cells themselves when no two share a d)
+  if (anyDuplicated(d) == 0) {
+    slot <- seq_along(d)
+    ns <- length(d)
+    sb <- block
+    sd <- d
+  } else {
+    sl <- shared_ids(list(list(block, d)), c(nb, max(d)))
+    slot <- sl$ids[[1]]
+    ns <- sl$n
+    sb <- sl$codes[[1]]
+    sd <- sl$codes[[2]]
+  }
+  sums <- sum_by(cbind(alpha, alpha^2, alpha^2 / t, wv), slot, ns)
+  Fp <- sums[, 1]
+  E1 <- sums[, 2]
+  E2 <- sums[, 3]
+  VD <- sums[, 4]
   k <- k_of[sb]
   fk <- as.numeric(slot[k] == seq_len(ns))
   cb <- p$theta[sb] / (p$size[sb] - 1)
@@ -163,8 +172,17 @@ ifpr_own_var <- function(p, block, d, t) {
   H <- (fk + a[k] * Fp) / den
   hk <- H * (1 + cb * V[sb]) - Fp
   Q <- (E1 - 2 * cb * H * E2 + cb^2 * H^2 * W2[sb] + hk^2) - H
-  h <- ifelse(is_k, hk[slot], (1 - cc * H[slot] / t) * alpha)
-  a * (h^2 - h) + cc / t * Q[slot]
+  h <- (1 - cc * H[slot] / t) * alpha
+  h[is_k] <- hk[slot[is_k]]
+  # outside the row's cells, x != k: h(x) = -c H w_x, so T_x a_x q(x) =
+  # c^2 H^2 w_x + c H; the cell k when it is not the row's; and c / T_x Q
+  # times T_x for every such cell
+  mb <- p$size[sb]
+  nD <- tabulate(slot, ns)
+  kout <- 1 - fk
+  outside <- cb^2 * H^2 * (V[sb] - VD) + cb * H * (mb - nD - kout) + kout * t[k] * a[k] * (hk^2 - hk) +
+    cb * (mb - nD) * Q
+  list(g = a * (h^2 - h) + cc / t * Q[slot], outside = outside, d = sd)
 }
 
 # The systems of the maximum likelihood estimator for the rows (d, g): each

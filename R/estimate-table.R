@@ -448,8 +448,13 @@ plug_variance <- function(sums, spec, rec) {
   if (is.null(sums$plug_var)) return(NULL)
   c1 <- rep_len((rec$w %||% 1) * (if (is.null(spec$y)) 1 else rec$y), length(rec$g))
   keep <- !is.na(c1)
-  s1 <- sum_by(c1[keep], rec$g[keep], rec$n_groups)
-  s2 <- sum_by(c1[keep]^2, rec$g[keep], rec$n_groups)
+  if (rec$n_groups == 1) {
+    s1 <- sum(c1, na.rm = TRUE)
+    s2 <- sum(c1^2, na.rm = TRUE)
+  } else {
+    s1 <- sum_by(c1[keep], rec$g[keep], rec$n_groups)
+    s2 <- sum_by(c1[keep]^2, rec$g[keep], rec$n_groups)
+  }
   v <- sums$plug_var(if (is.null(spec$y)) 1L else 3L, s2 / sum(keep))
   own <- v$own * ifelse(s1 > 0, s2 / s1, 0)[sums$g]
   out <- list(outside = v$outside, own = own)
