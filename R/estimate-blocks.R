@@ -147,7 +147,9 @@ ifpr_own_var <- function(p, block, d, t) {
   VW <- sum_by(cbind(wv, wv^2), block, nb)
   V <- VW[, 1]
   W2 <- VW[, 2]
-  # slots: the (block, d) pairs (the cells themselves when no two share a d)
+  # slots: the (block, d) pairs, with the sums over their cells (the cells
+  # themselves when no two share a d)
+  sums <- cbind(alpha, alpha^2, alpha^2 / t, wv, 1)
   if (anyDuplicated(d) == 0) {
     slot <- seq_along(d)
     ns <- length(d)
@@ -159,19 +161,13 @@ ifpr_own_var <- function(p, block, d, t) {
     ns <- sl$n
     sb <- sl$codes[[1]]
     sd <- sl$codes[[2]]
+    sums <- sum_by(sums, slot, ns)
   }
-  if (ns == length(d)) {
-    Fp <- alpha
-    E1 <- alpha^2
-    E2 <- E1 / t
-    VD <- wv
-  } else {
-    sums <- sum_by(cbind(alpha, alpha^2, alpha^2 / t, wv), slot, ns)
-    Fp <- sums[, 1]
-    E1 <- sums[, 2]
-    E2 <- sums[, 3]
-    VD <- sums[, 4]
-  }
+  Fp <- sums[, 1]
+  E1 <- sums[, 2]
+  E2 <- sums[, 3]
+  VD <- sums[, 4]
+  nD <- sums[, 5]
   k <- k_of[sb]
   fk <- as.numeric(slot[k] == seq_len(ns))
   cb <- p$theta[sb] / (p$size[sb] - 1)
@@ -185,7 +181,6 @@ ifpr_own_var <- function(p, block, d, t) {
   # c^2 H^2 w_x + c H; the cell k when it is not the row's; and c / T_x Q
   # times T_x for every such cell
   mb <- p$size[sb]
-  nD <- if (ns == length(d)) 1 else tabulate(slot, ns)
   kout <- 1 - fk
   outside <- cb^2 * H^2 * (V[sb] - VD) + cb * H * (mb - nD - kout) + kout * t[k] * a[k] * (hk^2 - hk) +
     cb * (mb - nD) * Q

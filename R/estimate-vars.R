@@ -82,8 +82,7 @@ estimate_sums.sdc_publication_vars <- function(pub, rec, by_keys, call = rlang::
   out$ml_systems <- function(d, g) vars_ml_systems(pub, agg, s, by_keys, vars, dk$codes, d, g)
   out$plug_var <- function(col, kappa) {
     if (is.null(moved)) return(list(outside = numeric(length(out$d)), own = numeric(length(out$d))))
-    list(outside = vars_plug_var(pub, vars, inverses, moved, col, dk$ids[[2]], out),
-         own = vars_own_var(pub, vars, inverses, moved, dk$ids[[2]], dk$n)[out$d])
+    vars_plug_var(pub, vars, inverses, moved, col, dk$ids[[2]], out)
   }
   out
 }
@@ -160,13 +159,18 @@ vars_collapse <- function(state, nl, n_groups) {
        lin = sum_by(state$lin, id, ids$n), lin_q = sum_by(state$lin_q, id, ids$n), sq = sum_by(state$sq, id, ids$n))
 }
 
-# The variance that the records outside every row's cells add to its
-# estimate given the original file, with the original sums of c^2 (the
+# The two parts of every row's variance function (plug_variance()):
+# `outside`, the variance that the records outside the row's cells add to
+# its estimate given the original file, with the original sums of c^2 (the
 # column `col` of the moments) of every (stratum, d', group) taken at their
 # moment estimates, cut at 0: within a stratum, the sum over d' != d of
 # C2(d') prod over the perturbed keys v of `by` of G_v[d_v, d'_v], with
 # G_v[d, x] = E[Q_v[d, Z]^2 | x] = ((Q_v * Q_v) P_v)[d, x], spread key by
-# key as in vars_spread().
+# key as in vars_spread(); and `own`, the mean variance of one record of
+# the row, prod_v G_v[d_v, d_v] - 1 within a stratum (the same for every
+# cell of the row, as the keys are perturbed independently and a key
+# outside `by` adds a factor 1), the strata in which the row has cells
+# weighed by their numbers of records.
 vars_plug_var <- function(pub, vars, inverses, moved, col, d_moved, out) {
   p <- pub$plan
   ns <- length(p$matrices)
@@ -189,39 +193,19 @@ vars_plug_var <- function(pub, vars, inverses, moved, col, d_moved, out) {
   m <- match(ids$ids[[2]], ids$ids[[1]])
   keep <- !is.na(m)
   m <- m[keep]
-  # less the row's own cells: C2(d) prod_v G_v[d_v, d_v]
+  # the row's own cells: C2(d) prod_v G_v[d_v, d_v]
   own <- Reduce(`*`, lapply(vars, function(v) G[[v]][cbind(moved$codes[[v]][m], moved$codes[[v]][m], moved$s[m])]), 1)
   v <- state$lin[keep, 1] - c2[m, 1] * own
   rows <- shared_ids(list(list(d_moved[m], moved$g[m]), list(out$d, out$g)), c(max(d_moved, out$d), ng))
   tot <- sum_by(v, rows$ids[[1]], rows$n)
-  plug <- tot[rows$ids[[2]]]
-  plug[!rows$ids[[2]] %in% rows$ids[[1]]] <- 0
-  plug
-}
-
-# The own variance of every row d of the table (the mean variance of one
-# record of the row, as in block_plug_var()): within
-# stratum s a record of the row's cells has the variance prod over the
-# perturbed keys v of `by` of E[Q_v[d_v, Z_v]^2 | d_v] - 1 (the keys are
-# perturbed independently, and a key outside `by` adds a factor 1), the
-# same for every cell of the row; the strata in which the row has cells
-# are weighed by their numbers of records.
-vars_own_var <- function(pub, vars, inverses, moved, d_moved, n_d) {
-  p <- pub$plan
-  ns <- length(p$matrices)
-  # G[[v]][d_v, s] = sum_z P_v[z, d_v] Q_v[d_v, z]^2
-  G <- lapply(vars, function(v) {
-    vapply(seq_len(ns), function(s) rowSums(inverses[[v]][, , s]^2 * t(p$matrices[[s]][[v]])),
-           numeric(dim(inverses[[v]])[1]))
-  })
-  names(G) <- vars
-  pairs <- unique(data.frame(s = moved$s, d = d_moved))
-  g <- Reduce(`*`, lapply(vars, function(v) {
-    dv <- moved$codes[[v]][match(paste(pairs$s, pairs$d), paste(moved$s, d_moved))]
-    matrix(G[[v]], ncol = ns)[cbind(dv, pairs$s)]
-  }), 1) - 1
-  n_s <- as.numeric(p$strata_cells$records)[pairs$s]
-  tot <- sum_by(n_s * pmax(g, 0), pairs$d, n_d)
-  n <- sum_by(n_s, pairs$d, n_d)
-  ifelse(n > 0, tot / n, 0)
+  outside <- tot[rows$ids[[2]]]
+  outside[!rows$ids[[2]] %in% rows$ids[[1]]] <- 0
+  # one record of the row: prod_v G_v[d_v, d_v] - 1 of each (stratum, d)
+  pairs <- shared_ids(list(list(moved$s[m], d_moved[m])), c(ns, max(d_moved)))
+  first <- match(seq_len(pairs$n), pairs$ids[[1]])
+  n_s <- as.numeric(p$strata_cells$records)[pairs$codes[[1]]]
+  n_d <- max(d_moved, out$d)
+  unit <- sum_by(n_s * pmax(own[first] - 1, 0), pairs$codes[[2]], n_d) / sum_by(n_s, pairs$codes[[2]], n_d)
+  unit[!is.finite(unit)] <- 0
+  list(outside = outside, own = unit[out$d])
 }
