@@ -307,6 +307,10 @@ estimate_value <- function(data, value, stat, key_names, na_rm, call) {
                 "i" = "Use {.code na_rm = TRUE} to estimate over the records that have a value."),
               "missing_value", call = call, arg = "value")
   }
+  if (length(y) > 0 && all(is.na(y))) {
+    abort_sdc(c("{.arg value} has no value: column {.var {value}} is missing in every record.",
+                "i" = "Nothing can be estimated of it."), "missing_value", call = call, arg = "value")
+  }
   if (if (anyNA(y)) any(is.infinite(y)) else !all_finite(y)) {
     abort_sdc("{.arg value} must be finite where it is not missing.", "value_type", call = call, arg = "value")
   }
@@ -444,7 +448,7 @@ estimate_stat <- function(sums, spec, call) {
 # the moment estimates, cut at 0.
 plug_variance <- function(sums, spec, rec) {
   if (spec$stat == "mean" || (spec$stat == "proportion" && !is.null(spec$y))) return(NULL)
-  if (spec$stat == "total" && min(spec$y, na.rm = TRUE) < 0) return(NULL)
+  if (spec$stat == "total" && any(spec$y < 0, na.rm = TRUE)) return(NULL)
   if (is.null(sums$plug_var)) return(NULL)
   c1 <- rep_len((rec$w %||% 1) * (if (is.null(spec$y)) 1 else rec$y), length(rec$g))
   keep <- !is.na(c1)

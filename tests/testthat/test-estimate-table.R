@@ -172,6 +172,11 @@ test_that("bad input is a classed error that says what is wrong, never an estima
   d2$weight[5] <- NA
   expect_error(estimate_table(d2, pub, by = "race", weights = "weight"), class = "sdcRisk_error_weight")
   expect_error(estimate_table(d2, pub, by = "race", value = "weight", stat = "mean"), class = "sdcRisk_error_missing_value")
+  # a value missing in every record, even with na_rm
+  d3 <- d
+  d3$none <- NA_real_
+  expect_error(estimate_table(d3, pub, by = "race", value = "none", stat = "total", na_rm = TRUE),
+               class = "sdcRisk_error_missing_value")
   d2$weight[5] <- -1
   expect_error(estimate_table(d2, pub, by = "race", weights = "weight"), class = "sdcRisk_error_weight")
   expect_error(estimate_table(d, pub, by = "race", weights = "race"), class = "sdcRisk_error_weight")
