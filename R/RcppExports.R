@@ -105,6 +105,10 @@ cpp_ifpr_sums <- function(block_start, theta, count, d, n_d, tol, cell, g, w, y)
     .Call(`_sdcRisk_cpp_ifpr_sums`, block_start, theta, count, d, n_d, tol, cell, g, w, y)
 }
 
+cpp_ifpr_plug_var <- function(block_start, theta, count, d, n_d, tol) {
+    .Call(`_sdcRisk_cpp_ifpr_plug_var`, block_start, theta, count, d, n_d, tol)
+}
+
 cpp_match_block_cells <- function(codes, cell_codes, nlevels, by) {
     .Call(`_sdcRisk_cpp_match_block_cells`, codes, cell_codes, nlevels, by)
 }

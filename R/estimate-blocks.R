@@ -99,10 +99,13 @@ block_plug_var <- function(p, parts, d_cell, n_d, n_direct) {
   outside <- numeric(n_d)
   g <- numeric(length(t))
   if (any(parts$ifpr_b)) {
-    at <- which(parts$ifpr)
-    v <- ifpr_own_var(p, parts$block[at], d_cell[at], t[at])
-    g[at] <- v$g
-    outside <- outside + sum_by(v$outside, v$d, n_d)
+    # in closed form in the core (sdcRisk::ifpr_plug_var(), whose comment
+    # gives the formulas), linear in the cells
+    v <- core_call(cpp_ifpr_plug_var, c(0L, cumsum(p$size)), as.numeric(p$theta), p$cells$count, d_cell,
+                   n_d, estimate_singular_tol)
+    if (length(v$singular) > 0) abort_singular(v$singular, p, rlang::caller_env())
+    g <- v$g
+    outside <- v$outside
   }
   start <- c(0L, cumsum(p$size))
   for (b in which(!parts$ifpr_b)) {
@@ -117,74 +120,6 @@ block_plug_var <- function(p, parts, d_cell, n_d, n_direct) {
   own <- sum_by(t * pmax(g, 0), d_cell, n_d)
   n <- sum_by(t, d_cell, n_d) + n_direct
   list(outside = outside, own_unit = ifelse(n > 0, own / n, 0))
-}
-
-# g(x) of every cell x of IFPR blocks (block ids `block`, rows `d`, original
-# counts `t`), in closed form. With c = theta / (m - 1) and a_x = 1 - c m /
-# T_x, P'h = f reads a_x h(x) + c H / T_x = f(x), H = sum_z h(z); the cell
-# k of the smallest |a_k| is eliminated as in the core's ifpr_sums():
-# h(x) = (f(x) - c H / T_x) / a_x for x != k, h(k) = H (1 + c V) - F' and
-# H = (f(k) + a_k F') / (a_k (1 + c V) + c / T_k), where F' sums 1 / a_x
-# over the row's cells but k and V sums 1 / (a_x T_x) over the block's
-# cells but k. Then sum_z h(z)^2 over the block is E1 - 2 c H E2 + c^2 H^2
-# W2 + h(k)^2 (E1, E2 the sums of 1 / a_x^2 and 1 / (a_x^2 T_x) over the
-# row's cells but k, W2 of 1 / (a_x T_x)^2 over the block's cells but k),
-# and g(x) = a_x q(x) + c / T_x sum_z q(z).
-ifpr_own_var <- function(p, block, d, t) {
-  t <- as.numeric(t)
-  nb <- length(p$size)
-  m <- p$size[block]
-  cc <- (p$theta / (p$size - 1))[block]
-  a <- 1 - cc * m / t
-  # k: the first cell of the smallest |a| in each block
-  o <- order(block, abs(a))
-  k_of <- integer(nb)
-  k_of[rev(block[o])] <- rev(o)
-  is_k <- seq_along(a) == k_of[block]
-  alpha <- 1 / a
-  alpha[is_k] <- 0
-  wv <- alpha / t
-  VW <- sum_by(cbind(wv, wv^2), block, nb)
-  V <- VW[, 1]
-  W2 <- VW[, 2]
-  # slots: the (block, d) pairs, with the sums over their cells (the cells
-  # themselves when no two share a d)
-  sums <- cbind(alpha, alpha^2, alpha^2 / t, wv, 1)
-  if (anyDuplicated(d) == 0) {
-    slot <- seq_along(d)
-    ns <- length(d)
-    sb <- block
-    sd <- d
-  } else {
-    sl <- shared_ids(list(list(block, d)), c(nb, max(d)))
-    slot <- sl$ids[[1]]
-    ns <- sl$n
-    sb <- sl$codes[[1]]
-    sd <- sl$codes[[2]]
-    sums <- sum_by(sums, slot, ns)
-  }
-  Fp <- sums[, 1]
-  E1 <- sums[, 2]
-  E2 <- sums[, 3]
-  VD <- sums[, 4]
-  nD <- sums[, 5]
-  k <- k_of[sb]
-  fk <- as.numeric(slot[k] == seq_len(ns))
-  cb <- p$theta[sb] / (p$size[sb] - 1)
-  den <- a[k] * (1 + cb * V[sb]) + cb / t[k]
-  H <- (fk + a[k] * Fp) / den
-  hk <- H * (1 + cb * V[sb]) - Fp
-  Q <- (E1 - 2 * cb * H * E2 + cb^2 * H^2 * W2[sb] + hk^2) - H
-  h <- (1 - cc * H[slot] / t) * alpha
-  h[is_k] <- hk[slot[is_k]]
-  # outside the row's cells, x != k: h(x) = -c H w_x, so T_x a_x q(x) =
-  # c^2 H^2 w_x + c H; the cell k when it is not the row's; and c / T_x Q
-  # times T_x for every such cell
-  mb <- p$size[sb]
-  kout <- 1 - fk
-  outside <- cb^2 * H^2 * (V[sb] - VD) + cb * H * (mb - nD - kout) + kout * t[k] * a[k] * (hk^2 - hk) +
-    cb * (mb - nD) * Q
-  list(g = a * (h^2 - h) + cc / t * Q[slot], outside = outside, d = sd)
 }
 
 # The systems of the maximum likelihood estimator for the rows (d, g): each

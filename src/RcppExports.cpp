@@ -349,6 +349,22 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_ifpr_plug_var
+SEXP cpp_ifpr_plug_var(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVector& theta, const Rcpp::IntegerVector& count, const Rcpp::IntegerVector& d, int n_d, double tol);
+RcppExport SEXP _sdcRisk_cpp_ifpr_plug_var(SEXP block_startSEXP, SEXP thetaSEXP, SEXP countSEXP, SEXP dSEXP, SEXP n_dSEXP, SEXP tolSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type block_start(block_startSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type theta(thetaSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type count(countSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type d(dSEXP);
+    Rcpp::traits::input_parameter< int >::type n_d(n_dSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ifpr_plug_var(block_start, theta, count, d, n_d, tol));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_match_block_cells
 SEXP cpp_match_block_cells(const Rcpp::List& codes, const Rcpp::List& cell_codes, const Rcpp::IntegerVector& nlevels, const Rcpp::Nullable<Rcpp::IntegerVector>& by);
 RcppExport SEXP _sdcRisk_cpp_match_block_cells(SEXP codesSEXP, SEXP cell_codesSEXP, SEXP nlevelsSEXP, SEXP bySEXP) {
@@ -490,6 +506,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_group_moments", (DL_FUNC) &_sdcRisk_cpp_group_moments, 4},
     {"_sdcRisk_cpp_group_sums", (DL_FUNC) &_sdcRisk_cpp_group_sums, 3},
     {"_sdcRisk_cpp_ifpr_sums", (DL_FUNC) &_sdcRisk_cpp_ifpr_sums, 10},
+    {"_sdcRisk_cpp_ifpr_plug_var", (DL_FUNC) &_sdcRisk_cpp_ifpr_plug_var, 6},
     {"_sdcRisk_cpp_match_block_cells", (DL_FUNC) &_sdcRisk_cpp_match_block_cells, 4},
     {"_sdcRisk_cpp_population", (DL_FUNC) &_sdcRisk_cpp_population, 3},
     {"_sdcRisk_cpp_population_counts", (DL_FUNC) &_sdcRisk_cpp_population_counts, 4},

@@ -91,6 +91,27 @@ SEXP cpp_ifpr_sums(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVe
   });
 }
 
+// The variance of the unweighted counts from the IFPR blocks' original
+// counts (sdcRisk::ifpr_plug_var): a list with `g` (every cell's g_d(x), 0
+// outside the IFPR blocks), `outside` (one value per d) and `singular`, the
+// 1-based blocks whose matrix is singular.
+// [[Rcpp::export]]
+SEXP cpp_ifpr_plug_var(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVector& theta,
+                       const Rcpp::IntegerVector& count, const Rcpp::IntegerVector& d, int n_d, double tol) {
+  return sdcRisk_glue::run_engine([&] {
+    const std::size_t nb = static_cast<std::size_t>(theta.size());
+    if (static_cast<std::size_t>(block_start.size()) != nb + 1 || count.size() != d.size() ||
+        block_start[nb] != count.size() || n_d < 0) {
+      throw std::invalid_argument("cpp_ifpr_plug_var: inconsistent lengths");
+    }
+    const sdcRisk::IfprBlockInput in{block_start.begin(), theta.begin(), nb, count.begin(), d.begin(),
+                                     static_cast<std::size_t>(n_d), tol};
+    const sdcRisk::IfprPlugVar out = sdcRisk::ifpr_plug_var(in);
+    return Rcpp::List::create(Rcpp::Named("g") = Rcpp::wrap(out.g), Rcpp::Named("outside") = Rcpp::wrap(out.outside),
+                              Rcpp::Named("singular") = Rcpp::wrap(out.singular));
+  });
+}
+
 // The block cell of every record (sdcRisk::match_block_cells): `codes` the
 // records' codes (a list of integer vectors, 1-based, every code at most
 // its key's `nlevels`), `cell_codes` those of the plan's block cells, `by`

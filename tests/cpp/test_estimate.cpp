@@ -4,7 +4,7 @@
 // record, with and without weights and values, records in no group and
 // values that are NaN; ifpr_sums() against the dense inverse of a block,
 // of many blocks and groups, with its targets by block and summed by
-// (d, group).
+// (d, group); ifpr_plug_var() against the dense matrices of its blocks.
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -263,6 +263,74 @@ void check_ifpr_sums_blocks() {
   check(thrown, "ifpr_sums: a group below 1 throws");
 }
 
+// ifpr_plug_var() against each block's dense matrices: g_d(x) =
+// sum_z P[z, x] q_d(z), q_d = h_d^2 - h_d, h_d = Q' 1_D, and the sum of
+// T_x g_d(x) over the cells outside D; blocks of random counts with a
+// cell of a = 0 (counts 1, 2, 2, 3 at theta 0.75), a block that is not
+// IFPR (skipped, g = 0) and rows whose cells lie in several blocks.
+void check_ifpr_plug_var() {
+  std::uint64_t s = 5;
+  const auto draw = [&](int l) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((s >> 33) % static_cast<std::uint64_t>(l));
+  };
+  const int nd = 5;
+  std::vector<int> start = {0, 4}, count = {1, 2, 2, 3}, d = {1, 1, 2, 3};
+  std::vector<double> theta = {0.75};
+  for (int b = 0; b < 25; ++b) {
+    const int m = 2 + draw(5);
+    start.push_back(start.back() + m);
+    theta.push_back(b == 7 ? std::numeric_limits<double>::quiet_NaN() : 0.1 + draw(5) / 10.0);
+    for (int z = 0; z < m; ++z) {
+      count.push_back(2 + draw(30));
+      d.push_back(1 + draw(nd));
+    }
+  }
+  const sdcRisk::IfprBlockInput in{start.data(), theta.data(), theta.size(), count.data(), d.data(),
+                                   static_cast<std::size_t>(nd), 1e-10};
+  const sdcRisk::IfprPlugVar out = sdcRisk::ifpr_plug_var(in);
+  check(out.singular.empty() && out.g.size() == count.size() && out.outside.size() == nd, "ifpr_plug_var: its sizes");
+  std::vector<double> outside(nd, 0.0);
+  for (std::size_t b = 0; b < theta.size(); ++b) {
+    const int lo = start[b], m = start[b + 1] - lo;
+    if (std::isnan(theta[b])) {
+      for (int x = 0; x < m; ++x) check(out.g[lo + x] == 0.0, "ifpr_plug_var: a block that is not IFPR is skipped");
+      continue;
+    }
+    std::vector<double> p(m * m);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < m; ++j)
+        p[i * m + j] = i == j ? 1 - theta[b] / count[lo + j] : theta[b] / ((m - 1) * count[lo + j]);
+    const std::vector<double> q = inverse(p, m);
+    for (int dv = 1; dv <= nd; ++dv) {
+      std::vector<double> qd(m, 0.0);
+      for (int z = 0; z < m; ++z) {
+        double h = 0;
+        for (int x = 0; x < m; ++x)
+          if (d[lo + x] == dv) h += q[x * m + z];
+        qd[z] = h * h - h;
+      }
+      for (int x = 0; x < m; ++x) {
+        double gx = 0;
+        for (int z = 0; z < m; ++z) gx += p[z * m + x] * qd[z];
+        if (d[lo + x] == dv) {
+          check(std::fabs(out.g[lo + x] - gx) < 1e-8 * (1 + std::fabs(gx)), "ifpr_plug_var: g against the dense matrices");
+        } else {
+          outside[dv - 1] += count[lo + x] * gx;
+        }
+      }
+    }
+  }
+  for (int dv = 0; dv < nd; ++dv)
+    check(std::fabs(out.outside[dv] - outside[dv]) < 1e-8 * (1 + std::fabs(outside[dv])),
+          "ifpr_plug_var: the variance outside the row against the dense matrices");
+  // two cells of count 1 at theta 0.75 in the first block: singular
+  count[1] = 1;
+  const sdcRisk::IfprBlockInput in2{start.data(), theta.data(), theta.size(), count.data(), d.data(),
+                                    static_cast<std::size_t>(nd), 1e-10};
+  check(sdcRisk::ifpr_plug_var(in2).singular == std::vector<int>({1}), "ifpr_plug_var finds a singular block");
+}
+
 // match_block_cells() against a search of every cell, with few and with
 // many combinations of codes (its bitmap and its hash table), the `by`
 // index, and a cell listed twice.
@@ -312,6 +380,7 @@ int main() {
   check_match_block_cells();
   check_ifpr_sums();
   check_ifpr_sums_blocks();
+  check_ifpr_plug_var();
   check_moments();
   check_sums();
   return testutil::report("test_estimate");

@@ -376,6 +376,40 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, st
   }
 }
 
+// One IFPR block b of `in` (the formulas above): a_z of its cells, and
+// alpha_z = 1 / a_z and w_z = alpha_z / T_z of its cells other than k (0 at
+// k), written into the vectors over all cells; c, k, V' and den; whether
+// the block is singular (|a_z| for z != k or |den| below in.tol).
+struct IfprBlock {
+  double c, vp, den;
+  int k;
+  bool singular;
+};
+
+inline IfprBlock ifpr_block(const IfprBlockInput& in, std::size_t b, std::vector<double>& a, std::vector<double>& alpha,
+                            std::vector<double>& w) {
+  const int lo = in.block_start[b], hi = in.block_start[b + 1];
+  const double m = hi - lo;
+  IfprBlock out{in.theta[b] / (m - 1), 0.0, 0.0, lo, false};
+  for (int z = lo; z < hi; ++z) {
+    a[z] = 1.0 - out.c * m / in.count[z];
+    if (std::fabs(a[z]) < std::fabs(a[out.k])) out.k = z;
+  }
+  for (int z = lo; z < hi; ++z) {
+    if (z == out.k) {
+      alpha[z] = w[z] = 0.0;
+      continue;
+    }
+    if (std::fabs(a[z]) < in.tol) out.singular = true;
+    alpha[z] = 1.0 / a[z];
+    w[z] = alpha[z] / in.count[z];
+    out.vp += w[z];
+  }
+  out.den = a[out.k] * (1.0 + out.c * out.vp) + out.c / in.count[out.k];
+  if (std::fabs(out.den) < in.tol) out.singular = true;
+  return out;
+}
+
 inline IfprSums ifpr_sums(const IfprBlockInput& in, const IfprRowInput& rows,
                           std::size_t merge_limit = ifpr_merge_limit) {
   const std::size_t ncell = static_cast<std::size_t>(in.block_start[in.nb]);
@@ -396,24 +430,13 @@ inline IfprSums ifpr_sums(const IfprBlockInput& in, const IfprRowInput& rows,
     slot_start[b] = static_cast<int>(slot_d.size());
     const int lo = in.block_start[b], hi = in.block_start[b + 1];
     if (std::isnan(in.theta[b])) continue;
-    const double m = hi - lo;
-    c[b] = in.theta[b] / (m - 1);
-    int k = lo;
-    for (int z = lo; z < hi; ++z) {
-      a[z] = 1.0 - c[b] * m / in.count[z];
-      if (std::fabs(a[z]) < std::fabs(a[k])) k = z;
-    }
-    k_of[b] = k;
-    bool singular = false;
-    for (int z = lo; z < hi; ++z) {
-      if (z == k) continue;
-      if (std::fabs(a[z]) < in.tol) singular = true;
-      alpha[z] = 1.0 / a[z];
-      w[z] = alpha[z] / in.count[z];
-      vp[b] += w[z];
-    }
-    den[b] = a[k] * (1.0 + c[b] * vp[b]) + c[b] / in.count[k];
-    if (singular || std::fabs(den[b]) < in.tol) out.singular.push_back(static_cast<int>(b) + 1);
+    const IfprBlock blk = ifpr_block(in, b, a, alpha, w);
+    c[b] = blk.c;
+    k_of[b] = blk.k;
+    vp[b] = blk.vp;
+    den[b] = blk.den;
+    const int k = blk.k;
+    if (blk.singular) out.singular.push_back(static_cast<int>(b) + 1);
     // slots: the distinct d of the block, F'_d, then s_d and h_d(k)
     fp.clear();
     for (int z = lo; z < hi; ++z) {
@@ -437,6 +460,91 @@ inline IfprSums ifpr_sums(const IfprBlockInput& in, const IfprRowInput& rows,
   slot_start[in.nb] = static_cast<int>(slot_d.size());
   if (!out.singular.empty()) return out;
   ifpr_row_sums(in, rows, merge_limit, block_of, alpha, w, k_of, c, slot, slot_start, slot_d, slot_s, slot_hk, out);
+  return out;
+}
+
+// The variance of the unweighted count of every row d given the original
+// file, from the IFPR blocks' original counts T (the intervals of
+// estimate_table(), R/estimate-blocks.R): for every cell x of an IFPR
+// block, g_d(x) = E[q_d(Z) | x] with q_d = h_d^2 - h_d and d the row of x
+// (`g`, over all cells, 0 outside the IFPR blocks), and for every d,
+// sum_x T_x g_d(x) over the cells x of the blocks outside the row's cells D
+// (`outside`, n_d values, the row d at position d - 1).
+// With H = s_d of ifpr_sums() and h(x) = (1 - c H / T_x) alpha_x for
+// x != k, P'h = 1_D gives q's expectation in closed form:
+//   g_d(x) = a_x q(x) + c / T_x Q_d,  Q_d = sum_z q(z) over the block
+//          = E1 - 2 c H E2 + c^2 H^2 W2 + h(k)^2 - H,
+// E1, E2 the sums of alpha^2 and alpha^2 / T over the cells of D other
+// than k, W2 that of w^2 over the block's cells but k. Outside D, for x !=
+// k, h(x) = -c H w_x, so T_x a_x q(x) = c^2 H^2 w_x + c H; the cell k when
+// it is not in D adds T_k a_k q(k), and every cell outside D adds c Q_d.
+// Linear in the cells; `singular` as in ifpr_sums() (then nothing is
+// computed).
+struct IfprPlugVar {
+  std::vector<double> g, outside;
+  std::vector<int> singular;
+};
+
+inline IfprPlugVar ifpr_plug_var(const IfprBlockInput& in) {
+  const std::size_t ncell = static_cast<std::size_t>(in.block_start[in.nb]);
+  std::vector<double> a(ncell, 0.0), alpha(ncell, 0.0), w(ncell, 0.0);
+  IfprPlugVar out;
+  out.g.assign(ncell, 0.0);
+  out.outside.assign(in.n_d, 0.0);
+  std::vector<int> slot(ncell), slot_of_d(in.n_d + 1, -1), slot_d;
+  // per slot (a distinct d of the block): F', E1, E2, the sum of w over D
+  // and D's number of cells; then H, h(k) and Q
+  std::vector<double> fp, e1, e2, vd, nd, hh, hk, qq;
+  for (std::size_t b = 0; b < in.nb; ++b) {
+    if (std::isnan(in.theta[b])) continue;
+    const int lo = in.block_start[b], hi = in.block_start[b + 1];
+    const IfprBlock blk = ifpr_block(in, b, a, alpha, w);
+    if (blk.singular) {
+      out.singular.push_back(static_cast<int>(b) + 1);
+      continue;
+    }
+    const int k = blk.k;
+    const double c = blk.c, m = hi - lo, tk = in.count[k];
+    double w2 = 0.0;
+    slot_d.clear();
+    for (auto* v : {&fp, &e1, &e2, &vd, &nd}) v->clear();
+    for (int z = lo; z < hi; ++z) {
+      const int dz = in.d[z];
+      if (dz < 1 || static_cast<std::size_t>(dz) > in.n_d) throw std::invalid_argument("ifpr_plug_var: d out of range");
+      if (slot_of_d[dz] < 0) {
+        slot_of_d[dz] = static_cast<int>(slot_d.size());
+        slot_d.push_back(dz);
+        for (auto* v : {&fp, &e1, &e2, &vd, &nd}) v->push_back(0.0);
+      }
+      const int j = slot[z] = slot_of_d[dz];
+      const double al2 = alpha[z] * alpha[z];
+      fp[j] += alpha[z];
+      e1[j] += al2;
+      e2[j] += al2 / in.count[z];
+      vd[j] += w[z];
+      nd[j] += 1.0;
+      w2 += w[z] * w[z];
+    }
+    const std::size_t ns = slot_d.size();
+    hh.assign(ns, 0.0);
+    hk.assign(ns, 0.0);
+    qq.assign(ns, 0.0);
+    for (std::size_t j = 0; j < ns; ++j) {
+      const double fk = slot[k] == static_cast<int>(j) ? 1.0 : 0.0;
+      hh[j] = (fk + a[k] * fp[j]) / blk.den;
+      hk[j] = hh[j] * (1.0 + c * blk.vp) - fp[j];
+      qq[j] = e1[j] - 2.0 * c * hh[j] * e2[j] + c * c * hh[j] * hh[j] * w2 + hk[j] * hk[j] - hh[j];
+      const double kout = 1.0 - fk;
+      out.outside[slot_d[j] - 1] += c * c * hh[j] * hh[j] * (blk.vp - vd[j]) + c * hh[j] * (m - nd[j] - kout) +
+                                    kout * tk * a[k] * (hk[j] * hk[j] - hk[j]) + c * (m - nd[j]) * qq[j];
+    }
+    for (int z = lo; z < hi; ++z) {
+      const int j = slot[z];
+      const double h = z == k ? hk[j] : (1.0 - c * hh[j] / in.count[z]) * alpha[z];
+      out.g[z] = a[z] * (h * h - h) + c / in.count[z] * qq[j];
+    }
+    for (int z = lo; z < hi; ++z) slot_of_d[in.d[z]] = -1;
+  }
   return out;
 }
 
