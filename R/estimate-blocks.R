@@ -77,49 +77,111 @@ estimate_sums.sdc_publication_blocks <- function(pub, rec, by_keys, call = rlang
   out$d_codes <- bc$d_codes
   out$perturbed <- !all(direct)
   out$exact_count <- function() exact_block_counts(out, pieces[[1]], p$cells$count, d_cell, bc$n_d)
-  out$plug_var <- function(col, kappa) {
+  out$plug_var <- function(col, lin_col, c) {
     if (all(direct)) return(list(outside = numeric(length(out$d)), own = numeric(length(out$d))))
-    v <- block_plug_var(p, parts, d_cell, bc$n_d, tabulate(d_rec[direct], bc$n_d))
-    list(outside = v$outside[out$d] * kappa[out$g], own = v$own_unit[out$d])
+    block_plug_var(p, parts, cell, d_cell, bc$n_d, rec, c, out, lin_col)
   }
   out$ml_systems <- function(d, g) block_ml_systems(pub, cell, d_cell, rec, d, g)
   out
 }
 
-# The variance of the unweighted count of every row d given the original
-# file, from the block cells' original counts T (published), in two parts:
-# `outside`, sum_x T_x g_d(x) over the cells outside the row's cells D,
-# with g_d(x) = E[q_d(Z) | x] and q_d = h_d^2 - h_d the variance of h_d(Z)
-# given x (plus 1 in the row's cells, where E[h_d(Z) | x] = 1); and
-# `own_unit`, the mean g_d(x) of one record of the row (sum_x T_x g_d(x)
-# over D, over the row's original records, those outside the blocks adding
-# none).
-block_plug_var <- function(p, parts, d_cell, n_d, n_direct) {
-  t <- as.numeric(p$cells$count)
-  outside <- numeric(n_d)
-  g <- numeric(length(t))
-  if (any(parts$ifpr_b)) {
-    # in closed form in the core (sdcRisk::ifpr_plug_var(), whose comment
-    # gives the formulas), linear in the cells
+# The two parts of the variance function of every row (d, g) of the table
+# (plug_variance()), from the block cells' original counts T (published):
+# `outside`, what the records outside the row's cells D add, sum_x N_x(g)
+# g_d(x) over the cells x of D's blocks outside D, and `own`, what one unit
+# of the row's value adds, sum_x N_x(g) g_d(x) over D divided by the row's
+# value; g_d(x) = E[q_d(Z) | x], q_d = h_d^2 - h_d the variance of h_d(Z)
+# given x (plus 1 in D, where E[h_d(Z) | x] = 1), and N_x(g) the sum of c^2
+# over the original records of group g in cell x. A record stays in its
+# block, so the records of group g of every block are those of the
+# released file: N_x(g) is taken as T_x times their mean c^2 over the
+# block's records, and the row's value as the sum of T_x times their mean c
+# (plus the records outside the blocks, which count as they are). `c` is
+# the c of every record (0 for one that counts nowhere), `lin_col` the
+# column of the sums whose records outside the blocks give that part.
+block_plug_var <- function(p, parts, cell, d_cell, n_d, rec, c, out, lin_col) {
+  sl <- block_plug_slots(p, parts, d_cell, n_d)
+  f <- block_group_means(parts$block[cell], rec$g, rec$n_groups, c, length(p$size))
+  n_rows <- length(out$d)
+  if (rec$n_groups == 1L) {
+    # one group: every slot with its block's means, summed by d
+    k1 <- f$k1[sl$block]
+    k2 <- f$k2[sl$block]
+    sums <- sum_by(cbind(sl$outside * k2, sl$own * k2, sl$count * k1), sl$d, n_d)[out$d, , drop = FALSE]
+  } else {
+    # every (block, group) with records, once for each slot of its block
+    o <- order(sl$block)
+    n_slots <- tabulate(sl$block, length(p$size))
+    first <- c(0L, cumsum(n_slots))[f$block] + 1L
+    pair <- rep.int(seq_along(f$block), n_slots[f$block])
+    s <- o[sequence(n_slots[f$block], from = first)]
+    ng <- as.numeric(rec$n_groups)
+    row <- match((sl$d[s] - 1) * ng + f$g[pair], (out$d - 1) * ng + out$g)
+    at <- !is.na(row)
+    s <- s[at]
+    pair <- pair[at]
+    sums <- sum_by(cbind(sl$outside[s] * f$k2[pair], sl$own[s] * f$k2[pair], sl$count[s] * f$k1[pair]),
+                   row[at], n_rows)
+  }
+  value <- sums[, 3] + out$direct_lin[, lin_col]
+  list(outside = sums[, 1], own = ifelse(value > 0, sums[, 2] / value, 0))
+}
+
+# The parts of the count's variance by slot, a block and a d of its cells
+# (the cells D): `outside`, sum_x T_x g_d(x) over the block's cells outside
+# D; `own`, sum_x T_x max(g_d(x), 0) over D; `count`, sum_x T_x over D.
+# IFPR blocks in closed form in the core (sdcRisk::ifpr_plug_var(), whose
+# comment gives the formulas), linear in the cells; blocks given by a
+# matrix densely.
+block_plug_slots <- function(p, parts, d_cell, n_d) {
+  sl <- if (any(parts$ifpr_b)) {
     v <- core_call(cpp_ifpr_plug_var, c(0L, cumsum(p$size)), as.numeric(p$theta), p$cells$count, d_cell,
                    n_d, estimate_singular_tol)
     if (length(v$singular) > 0) abort_singular(v$singular, p, rlang::caller_env())
-    g <- v$g
-    outside <- v$outside
+    v[c("block", "d", "outside", "own", "count")]
   }
+  t <- as.numeric(p$cells$count)
   start <- c(0L, cumsum(p$size))
-  for (b in which(!parts$ifpr_b)) {
+  mat <- lapply(which(!parts$ifpr_b), function(b) {
     cells <- start[b] + seq_len(p$size[b])
     ds <- unique(d_cell[cells])
     ind <- outer(d_cell[cells], ds, `==`) * 1
     h <- crossprod(parts$inverse[[b]], ind)
     gb <- crossprod(p$matrices[[b]], h^2 - h)
-    outside[ds] <- outside[ds] + colSums(t[cells] * gb * (1 - ind))
-    g[cells] <- gb[cbind(seq_along(cells), match(d_cell[cells], ds))]
+    list(block = rep(b, length(ds)), d = ds, outside = colSums(t[cells] * gb * (1 - ind)),
+         own = colSums(t[cells] * pmax(gb, 0) * ind), count = colSums(t[cells] * ind))
+  })
+  parts_of <- c(list(sl), mat)
+  parts_of <- parts_of[!vapply(parts_of, is.null, TRUE)]
+  if (length(parts_of) == 1) return(parts_of[[1]])
+  lapply(stats::setNames(nm = c("block", "d", "outside", "own", "count")),
+         function(k) unlist(lapply(parts_of, `[[`, k), use.names = FALSE))
+}
+
+# The mean c (k1) and c^2 (k2) of group g over all the released records of
+# block B, for every (B, g) with records of the group (`block`, `g`; with
+# one group, k1 and k2 by block). `rb` the block of every record, NA
+# outside the blocks.
+block_group_means <- function(rb, g, ng, c, nb) {
+  n_b <- tabulate(rb, nb)
+  if (ng == 1L) {
+    m <- core_call(cpp_group_moments, rb, nb, c, NULL)
+    return(list(k1 = ifelse(n_b > 0, m[, 1] / n_b, 0), k2 = ifelse(n_b > 0, m[, 2] / n_b, 0)))
   }
-  own <- sum_by(t * pmax(g, 0), d_cell, n_d)
-  n <- sum_by(t, d_cell, n_d) + n_direct
-  list(outside = outside, own_unit = ifelse(n > 0, own / n, 0))
+  if (as.numeric(nb) * ng <= max(estimate_dense_groups, length(rb))) {
+    id <- (rb - 1L) * ng + g
+    n <- nb * ng
+    there <- which(tabulate(id, n) > 0)
+    bg <- decode_mixed_radix(there, c(nb, ng))
+  } else {
+    cc <- cross_classify_codes(list(rb, g), c(nb, ng))
+    id <- cc$cell_id
+    n <- length(cc$counts)
+    there <- which(tabulate(id, n) > 0)
+    bg <- list(cc$codes[[1]][there], cc$codes[[2]][there])
+  }
+  m <- core_call(cpp_group_moments, id, n, c, NULL)[there, , drop = FALSE]
+  list(block = bg[[1]], g = bg[[2]], k1 = m[, 1] / n_b[bg[[1]]], k2 = m[, 2] / n_b[bg[[1]]])
 }
 
 # The systems of the maximum likelihood estimator for the rows (d, g): each

@@ -92,9 +92,9 @@ SEXP cpp_ifpr_sums(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVe
 }
 
 // The variance of the unweighted counts from the IFPR blocks' original
-// counts (sdcRisk::ifpr_plug_var): a list with `g` (every cell's g_d(x), 0
-// outside the IFPR blocks), `outside` (one value per d) and `singular`, the
-// 1-based blocks whose matrix is singular.
+// counts (sdcRisk::ifpr_plug_var): a list with one element per slot (a
+// block and a d of its cells) of `block`, `d`, `outside`, `own` and
+// `count`, and `singular`, the 1-based blocks whose matrix is singular.
 // [[Rcpp::export]]
 SEXP cpp_ifpr_plug_var(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVector& theta,
                        const Rcpp::IntegerVector& count, const Rcpp::IntegerVector& d, int n_d, double tol) {
@@ -107,7 +107,9 @@ SEXP cpp_ifpr_plug_var(const Rcpp::IntegerVector& block_start, const Rcpp::Numer
     const sdcRisk::IfprBlockInput in{block_start.begin(), theta.begin(), nb, count.begin(), d.begin(),
                                      static_cast<std::size_t>(n_d), tol};
     const sdcRisk::IfprPlugVar out = sdcRisk::ifpr_plug_var(in);
-    return Rcpp::List::create(Rcpp::Named("g") = Rcpp::wrap(out.g), Rcpp::Named("outside") = Rcpp::wrap(out.outside),
+    return Rcpp::List::create(Rcpp::Named("block") = Rcpp::wrap(out.block), Rcpp::Named("d") = Rcpp::wrap(out.d),
+                              Rcpp::Named("outside") = Rcpp::wrap(out.outside), Rcpp::Named("own") = Rcpp::wrap(out.own),
+                              Rcpp::Named("count") = Rcpp::wrap(out.count),
                               Rcpp::Named("singular") = Rcpp::wrap(out.singular));
   });
 }

@@ -5,6 +5,7 @@
 // values that are NaN; ifpr_sums() against the dense inverse of a block,
 // of many blocks and groups, with its targets by block and summed by
 // (d, group); ifpr_plug_var() against the dense matrices of its blocks.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -264,10 +265,11 @@ void check_ifpr_sums_blocks() {
 }
 
 // ifpr_plug_var() against each block's dense matrices: g_d(x) =
-// sum_z P[z, x] q_d(z), q_d = h_d^2 - h_d, h_d = Q' 1_D, and the sum of
-// T_x g_d(x) over the cells outside D; blocks of random counts with a
-// cell of a = 0 (counts 1, 2, 2, 3 at theta 0.75), a block that is not
-// IFPR (skipped, g = 0) and rows whose cells lie in several blocks.
+// sum_z P[z, x] q_d(z), q_d = h_d^2 - h_d, h_d = Q' 1_D, the sums of T_x
+// g_d(x) over the cells outside D and of T_x max(g_d(x), 0) and T_x over
+// D, for every slot (block, d); blocks of random counts, one with a cell
+// of a = 0 (counts 1, 2, 2, 3 at theta 0.75), a block that is not IFPR
+// (no slot) and rows whose cells lie in several blocks.
 void check_ifpr_plug_var() {
   std::uint64_t s = 5;
   const auto draw = [&](int l) {
@@ -289,20 +291,22 @@ void check_ifpr_plug_var() {
   const sdcRisk::IfprBlockInput in{start.data(), theta.data(), theta.size(), count.data(), d.data(),
                                    static_cast<std::size_t>(nd), 1e-10};
   const sdcRisk::IfprPlugVar out = sdcRisk::ifpr_plug_var(in);
-  check(out.singular.empty() && out.g.size() == count.size() && out.outside.size() == nd, "ifpr_plug_var: its sizes");
-  std::vector<double> outside(nd, 0.0);
+  check(out.singular.empty(), "ifpr_plug_var: no singular block");
+  const auto close = [](double x, double y) { return std::fabs(x - y) < 1e-8 * (1 + std::fabs(y)); };
+  std::size_t t = 0;
   for (std::size_t b = 0; b < theta.size(); ++b) {
+    if (std::isnan(theta[b])) continue;
     const int lo = start[b], m = start[b + 1] - lo;
-    if (std::isnan(theta[b])) {
-      for (int x = 0; x < m; ++x) check(out.g[lo + x] == 0.0, "ifpr_plug_var: a block that is not IFPR is skipped");
-      continue;
-    }
     std::vector<double> p(m * m);
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < m; ++j)
         p[i * m + j] = i == j ? 1 - theta[b] / count[lo + j] : theta[b] / ((m - 1) * count[lo + j]);
     const std::vector<double> q = inverse(p, m);
-    for (int dv = 1; dv <= nd; ++dv) {
+    // the slots of the block: its distinct d in the order of its cells
+    std::vector<int> ds;
+    for (int x = 0; x < m; ++x)
+      if (std::find(ds.begin(), ds.end(), d[lo + x]) == ds.end()) ds.push_back(d[lo + x]);
+    for (const int dv : ds) {
       std::vector<double> qd(m, 0.0);
       for (int z = 0; z < m; ++z) {
         double h = 0;
@@ -310,20 +314,26 @@ void check_ifpr_plug_var() {
           if (d[lo + x] == dv) h += q[x * m + z];
         qd[z] = h * h - h;
       }
+      double outside = 0, own = 0, cnt = 0;
       for (int x = 0; x < m; ++x) {
         double gx = 0;
         for (int z = 0; z < m; ++z) gx += p[z * m + x] * qd[z];
         if (d[lo + x] == dv) {
-          check(std::fabs(out.g[lo + x] - gx) < 1e-8 * (1 + std::fabs(gx)), "ifpr_plug_var: g against the dense matrices");
+          own += count[lo + x] * std::max(gx, 0.0);
+          cnt += count[lo + x];
         } else {
-          outside[dv - 1] += count[lo + x] * gx;
+          outside += count[lo + x] * gx;
         }
       }
+      check(t < out.d.size() && out.block[t] == static_cast<int>(b) + 1 && out.d[t] == dv, "ifpr_plug_var: the slots in order");
+      if (t >= out.d.size()) return;
+      check(close(out.outside[t], outside), "ifpr_plug_var: the variance outside the row against the dense matrices");
+      check(close(out.own[t], own), "ifpr_plug_var: the row's own variance against the dense matrices");
+      check(out.count[t] == cnt, "ifpr_plug_var: the row's original count in the block");
+      ++t;
     }
   }
-  for (int dv = 0; dv < nd; ++dv)
-    check(std::fabs(out.outside[dv] - outside[dv]) < 1e-8 * (1 + std::fabs(outside[dv])),
-          "ifpr_plug_var: the variance outside the row against the dense matrices");
+  check(t == out.d.size() && out.outside.size() == t && out.own.size() == t, "ifpr_plug_var: no other slot");
   // two cells of count 1 at theta 0.75 in the first block: singular
   count[1] = 1;
   const sdcRisk::IfprBlockInput in2{start.data(), theta.data(), theta.size(), count.data(), d.data(),

@@ -360,11 +360,49 @@ sums_of <- function(pub, released, by) {
   sums
 }
 
-test_that("the variance function of the intervals is the count's variance from the published counts, IFPR (a_z = 0 included) and matrix blocks", {
+# The two parts of the variance function of every row (d, g) from the
+# dense matrices: g_d(x) = sum_z P[z, x] (h(z)^2 - h(z)), h = Q' 1_D, for
+# every cell x; the mean c and c^2 of group g over the released records of
+# every block (records stay in their block); `outside` sums T_x g_d(x)
+# times the mean c^2 of x's block over the cells outside D, `own` the same
+# over D (g_d cut at 0) divided by the row's value taken likewise (T_x
+# times the mean c), plus the records of the row outside the blocks.
+dense_plug_ref <- function(plan, released, keys, by, c, grp) {
+  p <- dense_p(plan)
+  q <- solve(p)
+  cells <- plan$cells$cells
+  tt <- cells$count
+  sizes <- diff(plan$block_start)
+  cell_block <- rep(NA_integer_, nrow(cells))
+  for (b in seq_along(sizes)) cell_block[plan$block_cells[plan$block_start[b] + seq_len(sizes[b])]] <- b
+  key_of <- function(d) do.call(paste, c(lapply(d[by], as.character), sep = "|"))
+  rb <- cell_block[match(do.call(paste, released[keys]), do.call(paste, cells[keys]))]
+  n_b <- tabulate(rb, length(sizes))
+  rows <- unique(data.frame(d = key_of(released), g = grp))
+  out <- t(vapply(seq_len(nrow(rows)), function(i) {
+    f <- key_of(cells) == rows$d[i]
+    h <- drop(crossprod(q, f))
+    gx <- drop(crossprod(p, h^2 - h))
+    mine <- grp == rows$g[i]
+    k <- vapply(cell_block, function(b) {
+      if (is.na(b)) return(c(0, 0))
+      at <- mine & !is.na(rb) & rb == b
+      c(sum(c[at]), sum(c[at]^2)) / n_b[b]
+    }, numeric(2))
+    direct <- sum(c[mine & is.na(rb) & key_of(released) == rows$d[i]])
+    value <- sum((tt * k[1, ])[f]) + direct
+    own <- sum((tt * pmax(gx, 0) * k[2, ])[f])
+    c(outside = sum((tt * gx * k[2, ])[!f]), own = if (value > 0) own / value else 0)
+  }, numeric(2)))
+  cbind(rows, out)
+}
+
+test_that("the variance function of the intervals is the count's variance from the published counts and each block's records, IFPR (a_z = 0 included) and matrix blocks", {
   for (seed in 1:4) {
     set.seed(seed)
     n <- 300
-    df <- data.frame(a = sample(letters[1:6], n, TRUE, prob = (6:1)^2), b = sample(1:4, n, TRUE))
+    df <- data.frame(a = sample(letters[1:6], n, TRUE, prob = (6:1)^2), b = sample(1:4, n, TRUE),
+                     e = sample(c("x", "y", "z"), n, TRUE, prob = c(0.6, 0.3, 0.1)), w = stats::runif(n, 1, 3))
     cf <- cell_frequencies(df, c("a", "b"))
     tt <- cf$cells$count
     bl <- if (seed == 1) a_zero_block(tt) else small_blocks(tt)
@@ -377,14 +415,36 @@ test_that("the variance function of the intervals is the count's variance from t
     released <- pram_apply(df, c("a", "b"), plan)
     pub <- publish_plan(plan, released = released)
     for (by in list("a", "b", c("a", "b"))) {
-      sums <- sums_of(pub, released, by)
-      plug <- sums$plug_var(1L, 2)
-      ref <- dense_count_var(plan, c("a", "b"), by)
-      at <- match(names(ref$own), sums$label)
-      info <- paste("seed", seed, paste(by, collapse = ","))
-      expect_equal(plug$outside[at], 2 * unname(ref$outside), tolerance = 1e-9, info = info)
-      expect_equal(plug$own[at], unname(ref$own), tolerance = 1e-9, info = info)
-      expect_true(all(ref$outside >= -1e-9) && all(ref$own >= -1e-12))
+      for (grouped in c(FALSE, TRUE)) {
+        grp <- if (grouped) released$e else rep("all", n)
+        gf <- factor(grp)
+        for (c in list(rep(1, n), released$w)) {
+          # c the weight of every record (all 1: no weights)
+          w <- if (length(unique(c)) > 1) c
+          rec <- list(codes = released_codes(pub, released), g = as.integer(gf), n_groups = nlevels(gf), w = w, y = NULL)
+          sums <- estimate_sums(pub, rec, by)
+          plug <- sums$plug_var(1L, 1L, c)
+          label <- do.call(paste, c(lapply(seq_along(by), function(j) {
+            k <- pub$keys[[match(by[j], vapply(pub$keys, `[[`, "", "name"))]]
+            k$categories[sums$d_codes[[j]][sums$d]]
+          }), sep = "|"))
+          ref <- dense_plug_ref(plan, released, c("a", "b"), by, c, grp)
+          at <- match(paste(ref$d, ref$g), paste(label, levels(gf)[sums$g]))
+          info <- paste("seed", seed, paste(by, collapse = ","), grouped, length(unique(c)))
+          expect_false(anyNA(at), info = info)
+          expect_equal(plug$outside[at], ref$outside, tolerance = 1e-9, info = info)
+          expect_equal(plug$own[at], ref$own, tolerance = 1e-9, info = info)
+          expect_true(all(ref$outside >= -1e-9) && all(ref$own >= 0))
+          if (!grouped && length(unique(c)) == 1) {
+            # unweighted and one group: the count's variance from the
+            # published counts
+            dense <- dense_count_var(plan, c("a", "b"), by)
+            at <- match(names(dense$own), label)
+            expect_equal(plug$outside[at], unname(dense$outside), tolerance = 1e-9, info = info)
+            expect_equal(plug$own[at], unname(dense$own), tolerance = 1e-9, info = info)
+          }
+        }
+      }
     }
   }
 })
@@ -398,14 +458,13 @@ test_that("the intervals of counts invert the test with the variance as a functi
   d <- rel$data
   rec <- list(codes = released_codes(pub, d), g = rep(1L, nrow(d)), n_groups = 1L, w = d$weight, y = NULL)
   sums <- estimate_sums(pub, rec, c("race", "marital"))
-  v <- sums$plug_var(1L, mean(d$weight^2))
-  own <- v$own * sum(d$weight^2) / sum(d$weight)
+  v <- sums$plug_var(1L, 1L, d$weight)
+  own <- v$own
   # rows in the order of the table (sums$d follows the categories' codes)
   o <- do.call(order, unname(lapply(sums$d_codes, function(x) x[sums$d])))
   own <- own[o]
-  # what the records outside add: the plug-in value, or the unbiased
-  # variance estimate less the row's own part where it is larger
-  outside <- pmax(v$outside[o], attr(est, "variance") - own * est$estimate)
+  # what the records outside add: from the original sums, not the draw
+  outside <- v$outside[o]
   # both limits t solve (estimate - t)^2 = z^2 (outside + own t)
   for (lim in list(est$lower, est$upper)) {
     expect_equal((est$estimate - lim)^2, z^2 * (outside + own * lim), tolerance = 1e-8)

@@ -157,7 +157,7 @@ test_that("the variance function of a row (of its interval) equals the dense Kro
         k <- pub$keys[[match(by[j], vapply(pub$keys, `[[`, "", "name"))]]
         k$categories[sums$d_codes[[j]][sums$d]]
       }), col.names = by)
-      parts <- sums$plug_var(1L, NULL)
+      parts <- sums$plug_var(1L, 1L, released$w)
       plug <- parts$outside
       pv <- intersect(by, vars)
       # one record of the row: the variance of h(Z) given a cell x of the
@@ -178,7 +178,9 @@ test_that("the variance function of a row (of its interval) equals the dense Kro
         sizes <- as.numeric(table(factor(released$s, c("u", "v"))))
         sum((sizes * gs)[there]) / sum(sizes[there])
       }, 0)
-      expect_equal(parts$own, own_ref, tolerance = 1e-9, info = paste("seed", seed, paste(by, collapse = ",")))
+      # one unit of a weighted count: one record's times sum w^2 / sum w
+      expect_equal(parts$own, own_ref * sum(released$w^2) / sum(released$w), tolerance = 1e-9,
+                   info = paste("seed", seed, paste(by, collapse = ",")))
       ref <- vapply(seq_len(nrow(rows)), function(i) {
         sum(vapply(1:2, function(st) {
           if ("s" %in% by && c("u", "v")[st] != rows$s[i]) return(0)

@@ -465,23 +465,23 @@ inline IfprSums ifpr_sums(const IfprBlockInput& in, const IfprRowInput& rows,
 
 // The variance of the unweighted count of every row d given the original
 // file, from the IFPR blocks' original counts T (the intervals of
-// estimate_table(), R/estimate-blocks.R): for every cell x of an IFPR
-// block, g_d(x) = E[q_d(Z) | x] with q_d = h_d^2 - h_d and d the row of x
-// (`g`, over all cells, 0 outside the IFPR blocks), and for every d,
-// sum_x T_x g_d(x) over the cells x of the blocks outside the row's cells D
-// (`outside`, n_d values, the row d at position d - 1).
-// With H = s_d of ifpr_sums() and h(x) = (1 - c H / T_x) alpha_x for
-// x != k, P'h = 1_D gives q's expectation in closed form:
+// estimate_table(), R/estimate-blocks.R), by slot (a block and a d of its
+// cells, the cells D of the row): `outside`, sum_x T_x g_d(x) over the
+// block's cells x outside D, with g_d(x) = E[q_d(Z) | x], q_d = h_d^2 - h_d;
+// `own`, sum_x T_x max(g_d(x), 0) over the block's cells in D; `count`, the
+// sum of T over them. With H = s_d of ifpr_sums() and h(x) = (1 - c H /
+// T_x) alpha_x for x != k, P'h = 1_D gives q's expectation in closed form:
 //   g_d(x) = a_x q(x) + c / T_x Q_d,  Q_d = sum_z q(z) over the block
 //          = E1 - 2 c H E2 + c^2 H^2 W2 + h(k)^2 - H,
 // E1, E2 the sums of alpha^2 and alpha^2 / T over the cells of D other
 // than k, W2 that of w^2 over the block's cells but k. Outside D, for x !=
 // k, h(x) = -c H w_x, so T_x a_x q(x) = c^2 H^2 w_x + c H; the cell k when
 // it is not in D adds T_k a_k q(k), and every cell outside D adds c Q_d.
-// Linear in the cells; `singular` as in ifpr_sums() (then nothing is
-// computed).
+// Linear in the cells. The slots come block after block (1-based block
+// and d); `singular` as in ifpr_sums() (then nothing is computed).
 struct IfprPlugVar {
-  std::vector<double> g, outside;
+  std::vector<int> block, d;
+  std::vector<double> outside, own, count;
   std::vector<int> singular;
 };
 
@@ -489,12 +489,10 @@ inline IfprPlugVar ifpr_plug_var(const IfprBlockInput& in) {
   const std::size_t ncell = static_cast<std::size_t>(in.block_start[in.nb]);
   std::vector<double> a(ncell, 0.0), alpha(ncell, 0.0), w(ncell, 0.0);
   IfprPlugVar out;
-  out.g.assign(ncell, 0.0);
-  out.outside.assign(in.n_d, 0.0);
-  std::vector<int> slot(ncell), slot_of_d(in.n_d + 1, -1), slot_d;
-  // per slot (a distinct d of the block): F', E1, E2, the sum of w over D
-  // and D's number of cells; then H, h(k) and Q
-  std::vector<double> fp, e1, e2, vd, nd, hh, hk, qq;
+  std::vector<int> slot(ncell), slot_of_d(in.n_d + 1, -1);
+  // per slot of the block (a distinct d): F', E1, E2, the sum of w over D,
+  // D's number of cells, the sums of T max(g, 0) and of T; then H, h(k), Q
+  std::vector<double> fp, e1, e2, vd, nd, own, cnt;
   for (std::size_t b = 0; b < in.nb; ++b) {
     if (std::isnan(in.theta[b])) continue;
     const int lo = in.block_start[b], hi = in.block_start[b + 1];
@@ -506,15 +504,15 @@ inline IfprPlugVar ifpr_plug_var(const IfprBlockInput& in) {
     const int k = blk.k;
     const double c = blk.c, m = hi - lo, tk = in.count[k];
     double w2 = 0.0;
-    slot_d.clear();
-    for (auto* v : {&fp, &e1, &e2, &vd, &nd}) v->clear();
+    const std::size_t first = out.d.size();
+    for (auto* v : {&fp, &e1, &e2, &vd, &nd, &own, &cnt}) v->clear();
     for (int z = lo; z < hi; ++z) {
       const int dz = in.d[z];
       if (dz < 1 || static_cast<std::size_t>(dz) > in.n_d) throw std::invalid_argument("ifpr_plug_var: d out of range");
       if (slot_of_d[dz] < 0) {
-        slot_of_d[dz] = static_cast<int>(slot_d.size());
-        slot_d.push_back(dz);
-        for (auto* v : {&fp, &e1, &e2, &vd, &nd}) v->push_back(0.0);
+        slot_of_d[dz] = static_cast<int>(out.d.size() - first);
+        out.d.push_back(dz);
+        for (auto* v : {&fp, &e1, &e2, &vd, &nd, &own, &cnt}) v->push_back(0.0);
       }
       const int j = slot[z] = slot_of_d[dz];
       const double al2 = alpha[z] * alpha[z];
@@ -523,27 +521,28 @@ inline IfprPlugVar ifpr_plug_var(const IfprBlockInput& in) {
       e2[j] += al2 / in.count[z];
       vd[j] += w[z];
       nd[j] += 1.0;
+      cnt[j] += in.count[z];
       w2 += w[z] * w[z];
     }
-    const std::size_t ns = slot_d.size();
-    hh.assign(ns, 0.0);
-    hk.assign(ns, 0.0);
-    qq.assign(ns, 0.0);
+    const std::size_t ns = out.d.size() - first;
+    std::vector<double> hh(ns), hk(ns), qq(ns);
     for (std::size_t j = 0; j < ns; ++j) {
-      const double fk = slot[k] == static_cast<int>(j) ? 1.0 : 0.0;
+      const double fk = slot[k] == static_cast<int>(j) ? 1.0 : 0.0, kout = 1.0 - fk;
       hh[j] = (fk + a[k] * fp[j]) / blk.den;
       hk[j] = hh[j] * (1.0 + c * blk.vp) - fp[j];
       qq[j] = e1[j] - 2.0 * c * hh[j] * e2[j] + c * c * hh[j] * hh[j] * w2 + hk[j] * hk[j] - hh[j];
-      const double kout = 1.0 - fk;
-      out.outside[slot_d[j] - 1] += c * c * hh[j] * hh[j] * (blk.vp - vd[j]) + c * hh[j] * (m - nd[j] - kout) +
-                                    kout * tk * a[k] * (hk[j] * hk[j] - hk[j]) + c * (m - nd[j]) * qq[j];
+      out.outside.push_back(c * c * hh[j] * hh[j] * (blk.vp - vd[j]) + c * hh[j] * (m - nd[j] - kout) +
+                            kout * tk * a[k] * (hk[j] * hk[j] - hk[j]) + c * (m - nd[j]) * qq[j]);
     }
     for (int z = lo; z < hi; ++z) {
       const int j = slot[z];
       const double h = z == k ? hk[j] : (1.0 - c * hh[j] / in.count[z]) * alpha[z];
-      out.g[z] = a[z] * (h * h - h) + c / in.count[z] * qq[j];
+      own[j] += in.count[z] * std::max(a[z] * (h * h - h) + c / in.count[z] * qq[j], 0.0);
+      slot_of_d[in.d[z]] = -1;
     }
-    for (int z = lo; z < hi; ++z) slot_of_d[in.d[z]] = -1;
+    out.block.insert(out.block.end(), ns, static_cast<int>(b) + 1);
+    out.own.insert(out.own.end(), own.begin(), own.end());
+    out.count.insert(out.count.end(), cnt.begin(), cnt.end());
   }
   return out;
 }
