@@ -109,14 +109,14 @@ block_plug_var <- function(p, parts, cell, d_cell, n_d, rec, c, out, lin_col) {
     k2 <- f$k2[sl$block]
     sums <- sum_by(cbind(sl$outside * k2, sl$own * k2, sl$count * k1), sl$d, n_d)[out$d, , drop = FALSE]
   } else {
-    # every (block, group) with records, once for each slot of its block
-    o <- order(sl$block)
-    n_slots <- tabulate(sl$block, length(p$size))
-    first <- c(0L, cumsum(n_slots))[f$block] + 1L
-    pair <- rep.int(seq_along(f$block), n_slots[f$block])
-    s <- o[sequence(n_slots[f$block], from = first)]
-    ng <- as.numeric(rec$n_groups)
-    row <- match((sl$d[s] - 1) * ng + f$g[pair], (out$d - 1) * ng + out$g)
+    # every (block, group) with records, once for each slot (block, d) of
+    # its block: the (block, d, group) targets the sums of the estimates
+    # have already (every d of a block is a row for every group in it)
+    ns_b <- tabulate(sl$block, length(p$size))
+    a <- ns_b[f$block]
+    pair <- rep.int(seq_along(a), a)
+    s <- order(sl$block)[sequence(a, from = c(0L, cumsum(ns_b))[f$block] + 1L)]
+    row <- match_pairs(sl$d[s], f$g[pair], out$d, out$g, n_d, rec$n_groups)
     at <- !is.na(row)
     s <- s[at]
     pair <- pair[at]
@@ -125,6 +125,15 @@ block_plug_var <- function(p, parts, cell, d_cell, n_d, rec, c, out, lin_col) {
   }
   value <- sums[, 3] + out$direct_lin[, lin_col]
   list(outside = sums[, 1], own = ifelse(value > 0, sums[, 2] / value, 0))
+}
+
+# The position of every pair (x1, x2) among the pairs (y1, y2), NA if
+# absent; codes below n1 and n2 (one number per pair when their product
+# is exact in a double, a cross-classification otherwise).
+match_pairs <- function(x1, x2, y1, y2, n1, n2) {
+  if (as.numeric(n1) * n2 <= 2^52) return(match((x1 - 1) * as.numeric(n2) + x2, (y1 - 1) * as.numeric(n2) + y2))
+  ids <- shared_ids(list(list(x1, x2), list(y1, y2)), c(n1, n2))
+  match(ids$ids[[1]], ids$ids[[2]])
 }
 
 # The parts of the count's variance by slot, a block and a d of its cells

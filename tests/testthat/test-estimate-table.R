@@ -415,8 +415,9 @@ test_that("the variance function of the intervals is the count's variance from t
     released <- pram_apply(df, c("a", "b"), plan)
     pub <- publish_plan(plan, released = released)
     for (by in list("a", "b", c("a", "b"))) {
-      for (grouped in c(FALSE, TRUE)) {
-        grp <- if (grouped) released$e else rep("all", n)
+      # no group, three groups, and 100 groups of three records
+      for (grouped in c("none", "e", "many")) {
+        grp <- switch(grouped, none = rep("all", n), e = released$e, many = as.character(seq_len(n) %% 100))
         gf <- factor(grp)
         for (c in list(rep(1, n), released$w)) {
           # c the weight of every record (all 1: no weights)
@@ -435,7 +436,7 @@ test_that("the variance function of the intervals is the count's variance from t
           expect_equal(plug$outside[at], ref$outside, tolerance = 1e-9, info = info)
           expect_equal(plug$own[at], ref$own, tolerance = 1e-9, info = info)
           expect_true(all(ref$outside >= -1e-9) && all(ref$own >= 0))
-          if (!grouped && length(unique(c)) == 1) {
+          if (grouped == "none" && length(unique(c)) == 1) {
             # unweighted and one group: the count's variance from the
             # published counts
             dense <- dense_count_var(plan, c("a", "b"), by)
