@@ -121,11 +121,9 @@
 #' per family, the models' 94.5% to 95.9%; rows of one to ten records
 #' covered down to 53% with the normal interval of `se`, which is why
 #' counts and totals now have the intervals of the section "Intervals".
-#' With them (400 draws of each study again) one row in 242 covers less
-#' than 90% (86%, a weighted count of one person), the families of every
-#' row cover 94.5% to 96.0% except the key x non-key family of the
-#' Massachusetts excerpt 96.5% (its rows of at least 20 records 96.6%): a
-#' little above 95 + 1.5 (`bench/README.md`). Rows of a few records are
+#' With them (400 draws of each study again) every row covers at least
+#' 90% (the lowest 90.25%, a count of two persons) and every family
+#' 94.5% to 95.9% (`bench/README.md`). Rows of a few records are
 #' still hardly estimable from a file perturbed that much (ask for
 #' coarser groups). A negative estimate of a count is the price of unbiasedness;
 #' sums of rows stay unbiased.
