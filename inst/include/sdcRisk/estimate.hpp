@@ -492,7 +492,8 @@ inline IfprPlugVar ifpr_plug_var(const IfprBlockInput& in) {
   std::vector<int> slot(ncell), slot_of_d(in.n_d + 1, -1);
   // per slot of the block (a distinct d): F', E1, E2, the sum of w over D,
   // D's number of cells, the sums of T max(g, 0) and of T; then H, h(k), Q
-  std::vector<double> fp, e1, e2, vd, nd, own, cnt;
+  // (reused from block to block)
+  std::vector<double> fp, e1, e2, vd, nd, own, cnt, hh, hk, qq;
   for (std::size_t b = 0; b < in.nb; ++b) {
     if (std::isnan(in.theta[b])) continue;
     const int lo = in.block_start[b], hi = in.block_start[b + 1];
@@ -525,7 +526,9 @@ inline IfprPlugVar ifpr_plug_var(const IfprBlockInput& in) {
       w2 += w[z] * w[z];
     }
     const std::size_t ns = out.d.size() - first;
-    std::vector<double> hh(ns), hk(ns), qq(ns);
+    hh.assign(ns, 0.0);
+    hk.assign(ns, 0.0);
+    qq.assign(ns, 0.0);
     for (std::size_t j = 0; j < ns; ++j) {
       const double fk = slot[k] == static_cast<int>(j) ? 1.0 : 0.0, kout = 1.0 - fk;
       hh[j] = (fk + a[k] * fp[j]) / blk.den;
