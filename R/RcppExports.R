@@ -105,12 +105,28 @@ cpp_ifpr_sums <- function(block_start, theta, count, d, n_d, tol, cell, g, w, y)
     .Call(`_sdcRisk_cpp_ifpr_sums`, block_start, theta, count, d, n_d, tol, cell, g, w, y)
 }
 
-cpp_ifpr_plug_var <- function(block_start, theta, count, d, n_d, tol) {
-    .Call(`_sdcRisk_cpp_ifpr_plug_var`, block_start, theta, count, d, n_d, tol)
+cpp_ifpr_plug_var <- function(block_start, theta, count, d, n_d, tol, k1, k2) {
+    .Call(`_sdcRisk_cpp_ifpr_plug_var`, block_start, theta, count, d, n_d, tol, k1, k2)
 }
 
 cpp_match_block_cells <- function(codes, cell_codes, nlevels, by) {
     .Call(`_sdcRisk_cpp_match_block_cells`, codes, cell_codes, nlevels, by)
+}
+
+cpp_score_limits <- function(estimate, var, sv, outside, own, z) {
+    .Call(`_sdcRisk_cpp_score_limits`, estimate, var, sv, outside, own, z)
+}
+
+cpp_direct_moments <- function(group, n_groups, skip, w, y) {
+    .Call(`_sdcRisk_cpp_direct_moments`, group, n_groups, skip, w, y)
+}
+
+cpp_combine_rows <- function(pieces, n_d, n_groups) {
+    .Call(`_sdcRisk_cpp_combine_rows`, pieces, n_d, n_groups)
+}
+
+cpp_key_sums <- function(block_start, theta, count, d, n_d, tol, cell, d_rec, w, y, plug) {
+    .Call(`_sdcRisk_cpp_key_sums`, block_start, theta, count, d, n_d, tol, cell, d_rec, w, y, plug)
 }
 
 cpp_population <- function(model, f, param) {

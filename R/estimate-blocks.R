@@ -58,28 +58,50 @@ abort_singular <- function(blocks, p, call) {
 # each id), g, and the matrices `lin` (estimates of the moments w, w y) and
 # `quad` (variance estimates, from the moments w^2, w^2 y, w^2 y^2).
 #' @export
-estimate_sums.sdc_publication_blocks <- function(pub, rec, by_keys, call = rlang::caller_env()) {
+estimate_sums.sdc_publication_blocks <- function(pub, rec, by_keys, call = rlang::caller_env(), plug = FALSE,
+                                                 one_pass = TRUE, ...) {
   p <- pub$plan
   bc <- released_block_cells(pub, rec$codes, by_keys, call)
   d_rec <- bc$d_rec
   d_cell <- bc$d_cell
   # records outside the blocks, and all records when `by` has no key, count
-  # as they are
-  cell <- if (length(by_keys) > 0) bc$cell else rep(NA_integer_, length(bc$cell))
-  direct <- is.na(cell)
-  parts <- if (!all(direct)) block_parts(pub, call = call)
-  pieces <- list(
-    direct_sums(d_rec, rec, direct, bc$n_d),
-    if (!all(direct)) ifpr_block_sums(pub, parts, cell, d_cell, rec, call),
-    if (!all(direct)) matrix_block_sums(parts, cell, d_cell, rec)
-  )
-  out <- combine_sums(pieces, bc$n_d, rec$n_groups)
+  # as they are; `none`: no record counts otherwise (the block cells hold
+  # as many released records as published)
+  none <- length(by_keys) == 0 || sum(p$cells$count) == 0
+  cell <- if (!none) bc$cell else rep(NA_integer_, length(bc$cell))
+  parts <- if (!none) block_parts(pub, call = call)
+  cell_moments <- NULL
+  key_plug <- NULL
+  if (!none && one_pass && rec$n_groups == 1L && all(parts$ifpr_b)) {
+    # keys alone and IFPR blocks: one pass over the records sums them by
+    # block cell and by d, the rest works on the cells (sdcRisk::key_sums()),
+    # with the variance function's parts when asked
+    ks <- core_call(cpp_key_sums, c(0L, cumsum(p$size)), as.numeric(p$theta), p$cells$count, d_cell,
+                    as.integer(bc$n_d), estimate_singular_tol, cell, d_rec, rec$w, rec$y, isTRUE(plug), call = call)
+    if (length(ks$singular) > 0) abort_singular(ks$singular, p, call)
+    out <- list(d = ks$d, g = rep.int(1L, length(ks$d)), lin = ks$lin, quad = ks$quad, direct_lin = ks$direct_lin)
+    cell_moments <- ks$cell_moments
+    key_plug <- ks$plug
+  } else {
+    pieces <- list(
+      direct_sums(d_rec, rec, is.na(cell), bc$n_d, cell),
+      if (!none) ifpr_block_sums(pub, parts, cell, d_cell, rec, call),
+      if (!none) matrix_block_sums(parts, cell, d_cell, rec)
+    )
+    out <- combine_sums(pieces, bc$n_d, rec$n_groups)
+  }
   out$d_codes <- bc$d_codes
-  out$perturbed <- !all(direct)
-  out$exact_count <- function() exact_block_counts(out, pieces[[1]], p$cells$count, d_cell, bc$n_d)
-  out$plug_var <- function(col, lin_col, c) {
-    if (all(direct)) return(list(outside = numeric(length(out$d)), own = numeric(length(out$d))))
-    block_plug_var(p, parts, cell, d_cell, bc$n_d, rec, c, out, lin_col)
+  # rows numbered by d in the order of their key values
+  out$d_sorted <- isTRUE(bc$d_sorted)
+  out$perturbed <- !none
+  out$exact_count <- function() exact_block_counts(out, p$cells$count, d_cell, bc$n_d)
+  out$plug_var <- function(col, lin_col) {
+    if (none) return(list(outside = numeric(length(out$d)), own = numeric(length(out$d))))
+    # the core's parts are for c the weight, or the weighted value
+    if (!is.null(key_plug) && col == if (is.null(rec$y)) 1L else 3L && lin_col == if (is.null(rec$y)) 1L else 2L) {
+      return(plug_parts(key_plug$outside, key_plug$own, key_plug$count + out$direct_lin[, lin_col]))
+    }
+    block_plug_var(p, parts, cell, d_cell, bc$n_d, rec, out, col, lin_col, cell_moments)
   }
   out$ml_systems <- function(d, g) block_ml_systems(pub, cell, d_cell, rec, d, g)
   out
@@ -96,19 +118,28 @@ estimate_sums.sdc_publication_blocks <- function(pub, rec, by_keys, call = rlang
 # block, so the records of group g of every block are those of the
 # released file: N_x(g) is taken as T_x times their mean c^2 over the
 # block's records, and the row's value as the sum of T_x times their mean c
-# (plus the records outside the blocks, which count as they are). `c` is
-# the c of every record (0 for one that counts nowhere), `lin_col` the
-# column of the sums whose records outside the blocks give that part.
-block_plug_var <- function(p, parts, cell, d_cell, n_d, rec, c, out, lin_col) {
-  sl <- block_plug_slots(p, parts, d_cell, n_d)
-  f <- block_group_means(parts$block[cell], rec$g, rec$n_groups, c, length(p$size))
+# (plus the records outside the blocks, which count as they are). c is the
+# c of every record (record_c()); `col` and `lin_col` the columns of c^2
+# among the moments of `quad` and of c among those of `lin` (whose records
+# outside the blocks give that part).
+block_plug_var <- function(p, parts, cell, d_cell, n_d, rec, out, col, lin_col, cell_moments = NULL) {
   n_rows <- length(out$d)
   if (rec$n_groups == 1L) {
-    # one group: every slot with its block's means, summed by d
-    k1 <- f$k1[sl$block]
-    k2 <- f$k2[sl$block]
-    sums <- sum_by(cbind(sl$outside * k2, sl$own * k2, sl$count * k1), sl$d, n_d)[out$d, , drop = FALSE]
+    # one group: every slot with its block's means, summed by d (IFPR
+    # blocks in the core)
+    f <- block_cell_means(p, cell, rec, col, lin_col, cell_moments)
+    v <- ifpr_plug_slots(p, parts, d_cell, n_d, f)
+    sums <- if (is.null(v)) matrix(0, n_d, 3) else cbind(v$outside, v$own, v$count)
+    mat <- matrix_plug_slots(p, parts, d_cell)
+    if (!is.null(mat)) {
+      sums <- sums + sum_by(cbind(mat$outside * f$k2[mat$block], mat$own * f$k2[mat$block],
+                                  mat$count * f$k1[mat$block]), mat$d, n_d)
+    }
+    # (the rows are every d, in order, when no row lacks records)
+    if (n_rows != n_d || is.unsorted(out$d)) sums <- sums[out$d, , drop = FALSE]
   } else {
+    sl <- block_plug_slots(p, parts, d_cell, n_d)
+    f <- block_group_means(parts$block[cell], rec$g, rec$n_groups, record_c(rec), length(p$size))
     # every (block, group) with records, once for each slot (block, d) of
     # its block: the (block, d, group) targets the sums of the estimates
     # have already (every d of a block is a row for every group in it)
@@ -123,8 +154,15 @@ block_plug_var <- function(p, parts, cell, d_cell, n_d, rec, c, out, lin_col) {
     sums <- sum_by(cbind(sl$outside[s] * f$k2[pair], sl$own[s] * f$k2[pair], sl$count[s] * f$k1[pair]),
                    row[at], n_rows)
   }
-  value <- sums[, 3] + out$direct_lin[, lin_col]
-  list(outside = sums[, 1], own = ifelse(value > 0, sums[, 2] / value, 0))
+  plug_parts(sums[, 1], sums[, 2], sums[, 3] + out$direct_lin[, lin_col])
+}
+
+# The variance function's parts of the rows: `outside`, and `own` per unit
+# of the row's value `value` (0 where the value is not positive).
+plug_parts <- function(outside, own, value) {
+  own <- own / value
+  own[which(!(value > 0))] <- 0
+  list(outside = outside, own = own)
 }
 
 # The position of every pair (x1, x2) among the pairs (y1, y2), NA if
@@ -143,12 +181,29 @@ match_pairs <- function(x1, x2, y1, y2, n1, n2) {
 # comment gives the formulas), linear in the cells; blocks given by a
 # matrix densely.
 block_plug_slots <- function(p, parts, d_cell, n_d) {
-  sl <- if (any(parts$ifpr_b)) {
-    v <- core_call(cpp_ifpr_plug_var, c(0L, cumsum(p$size)), as.numeric(p$theta), p$cells$count, d_cell,
-                   n_d, estimate_singular_tol)
-    if (length(v$singular) > 0) abort_singular(v$singular, p, rlang::caller_env())
-    v[c("block", "d", "outside", "own", "count")]
-  }
+  parts_of <- list(ifpr_plug_slots(p, parts, d_cell, n_d), matrix_plug_slots(p, parts, d_cell))
+  parts_of <- parts_of[!vapply(parts_of, is.null, TRUE)]
+  if (length(parts_of) == 1) return(parts_of[[1]])
+  lapply(stats::setNames(nm = c("block", "d", "outside", "own", "count")),
+         function(k) unlist(lapply(parts_of, `[[`, k), use.names = FALSE))
+}
+
+# The slots of the IFPR blocks (NULL when there is none); with `k` (the
+# blocks' means k1 and k2 of block_cell_means()), their sums by d instead:
+# `outside` and `own` times the block's k2, `count` times its k1, n_d each.
+ifpr_plug_slots <- function(p, parts, d_cell, n_d, k = NULL) {
+  if (!any(parts$ifpr_b)) return(NULL)
+  v <- core_call(cpp_ifpr_plug_var, c(0L, cumsum(p$size)), as.numeric(p$theta), p$cells$count, d_cell,
+                 as.integer(n_d), estimate_singular_tol, k$k1, k$k2)
+  if (length(v$singular) > 0) abort_singular(v$singular, p, rlang::caller_env())
+  if (!is.null(k)) return(v[c("outside", "own", "count")])
+  v[c("block", "d", "outside", "own", "count")]
+}
+
+# The slots of the blocks given by a matrix, densely (NULL when there is
+# none).
+matrix_plug_slots <- function(p, parts, d_cell) {
+  if (all(parts$ifpr_b)) return(NULL)
   t <- as.numeric(p$cells$count)
   start <- c(0L, cumsum(p$size))
   mat <- lapply(which(!parts$ifpr_b), function(b) {
@@ -160,11 +215,25 @@ block_plug_slots <- function(p, parts, d_cell, n_d) {
     list(block = rep(b, length(ds)), d = ds, outside = colSums(t[cells] * gb * (1 - ind)),
          own = colSums(t[cells] * pmax(gb, 0) * ind), count = colSums(t[cells] * ind))
   })
-  parts_of <- c(list(sl), mat)
-  parts_of <- parts_of[!vapply(parts_of, is.null, TRUE)]
-  if (length(parts_of) == 1) return(parts_of[[1]])
   lapply(stats::setNames(nm = c("block", "d", "outside", "own", "count")),
-         function(k) unlist(lapply(parts_of, `[[`, k), use.names = FALSE))
+         function(k) unlist(lapply(mat, `[[`, k), use.names = FALSE))
+}
+
+# The mean c (k1) and c^2 (k2) of all the released records of every block
+# (one group): the sums of c and c^2 by block cell (`cell` NA outside the
+# blocks; the moments of cpp_group_moments() with the records' weights and
+# values, `lin_col` and `col` of its lin and quad columns; `cell_moments`
+# when they are known already) summed by block, over the block's records (its published count, which its released records
+# match).
+block_cell_means <- function(p, cell, rec, col, lin_col, cell_moments = NULL) {
+  nb <- length(p$size)
+  m <- cell_moments %||% core_call(cpp_group_moments, cell, length(p$cells$count), rec$w, rec$y)
+  nl <- if (is.null(rec$y)) 1L else 2L
+  # (sums of doubles block by block, in the order of the cells)
+  m <- sum_by(m[, c(lin_col, nl + col), drop = FALSE], rep.int(seq_len(nb), p$size), nb)
+  n_b <- block_totals(p$cells$count, p$size)
+  n_b[n_b == 0] <- Inf
+  list(k1 = m[, 1] / n_b, k2 = m[, 2] / n_b)
 }
 
 # The mean c (k1) and c^2 (k2) of group g over all the released records of
@@ -233,58 +302,38 @@ block_dense_p <- function(p, b) {
 }
 
 # The block cell of every released record (NA outside the blocks), and the
-# key values d of `by_keys` of every record and every block cell: `d_rec`,
-# `d_cell`, numbered 1..n_d, with `d_codes` the codes of each d. One pass
-# over the records, looking their cells up among the plan's block cells
-# (sdcRisk::match_block_cells()); checked: no cell twice in the blocks, as
+# key values d of `by_keys` of every record outside the blocks (`d_rec`, NA
+# for a record in a block cell, whose d is its cell's; every record's when
+# `by_keys` is empty) and of every block cell (`d_cell`), numbered 1..n_d
+# in the order of their codes (a table's rows by d are in order), with
+# `d_codes` the codes of each d. One pass over the
+# records looks their cells up among the plan's block cells
+# (sdcRisk::match_block_cells()), a second numbers their key values
+# (sdcRisk::number_by_values()); checked: no cell twice in the blocks, as
 # many records in each block as published.
-released_block_cells <- function(pub, codes, by_keys, call, dense_limit = NULL) {
+released_block_cells <- function(pub, codes, by_keys, call) {
   p <- pub$plan
   ext <- extended_codes(codes, pub)
   if (prod(as.numeric(ext$nlevels)) > 2^62) return(released_block_cells_classified(pub, codes, by_keys, call))
   kk <- match(by_keys, names(codes))
-  n <- length(ext$codes[[1]])
   nc <- length(p$cells$count)
-  # the rows' key values numbered in the same pass when there are few
-  # combinations (an array of them), in a cross-classification otherwise
-  n_by <- prod(as.numeric(ext$nlevels[kk]))
-  dense <- n_by <= (dense_limit %||% max(2^20, n + nc))
-  m <- core_call(cpp_match_block_cells, ext$codes, p$cells$codes, as.integer(ext$nlevels),
-                 if (dense) as.integer(kk), call = call)
+  m <- core_call(cpp_match_block_cells, ext$codes, p$cells$codes, as.integer(ext$nlevels), as.integer(kk), call = call)
   if (m$duplicate > 0) abort_block_twice(call)
-  block <- rep.int(seq_along(p$size), p$size)
-  check_released_parts(sum_by(as.numeric(tabulate(m$cell, nc)), block, length(p$size)),
-                       sum_by(p$cells$count, block, length(p$size)), "block", "data", call)
-  if (dense) {
-    # number the combinations present 1..n_d, in the order of their index
-    present <- which(tabulate(m$d_rec, n_by) > 0 | tabulate(m$d_cell, n_by) > 0)
-    id <- dense_ids(present, n_by)
-    dk <- list(ids = list(id[m$d_rec], id[m$d_cell]), codes = decode_mixed_radix(present, ext$nlevels[kk]),
-               n = length(present))
-  } else if (setequal(kk, seq_along(codes))) {
-    # every key: the rows are the released cells, the block cells first,
-    # then the cells of the records outside the blocks (never a block cell)
-    out <- which(is.na(m$cell))
-    cc <- if (length(out) > 0) {
-      cross_classify_codes(lapply(ext$codes[kk], `[`, out), ext$nlevels[kk])
-    } else {
-      list(cell_id = integer(), counts = integer(), codes = lapply(kk, function(k) integer()))
-    }
-    d_rec <- m$cell
-    d_rec[out] <- nc + cc$cell_id
-    dk <- list(ids = list(d_rec, seq_len(nc)), codes = Map(c, p$cells$codes[kk], cc$codes),
-               n = nc + length(cc$counts))
-  } else {
-    # a record in a block cell has that cell's key values: only the records
-    # outside the blocks are classified with the block cells
-    out <- which(is.na(m$cell))
-    dk <- shared_ids(list(lapply(ext$codes[kk], `[`, out), p$cells$codes[kk]), ext$nlevels[kk], n = c(length(out), nc))
-    d_rec <- dk$ids[[2]][m$cell]
-    d_rec[out] <- dk$ids[[1]]
-    dk$ids[[1]] <- d_rec
-  }
-  names(dk$codes) <- by_keys
-  list(cell = m$cell, d_rec = dk$ids[[1]], d_cell = dk$ids[[2]], d_codes = dk$codes, n_d = dk$n)
+  check_released_parts(block_totals(tabulate(m$cell, nc), p$size), block_totals(p$cells$count, p$size),
+                       "block", "data", call)
+  names(m$d_codes) <- by_keys
+  # with no key in `by`, every record has the one d
+  d_rec <- if (length(kk) == 0) rep.int(1L, length(m$cell)) else m$d_rec
+  list(cell = m$cell, d_rec = d_rec, d_cell = m$d_cell, d_codes = m$d_codes, n_d = as.integer(m$n_d),
+       d_sorted = TRUE)
+}
+
+# The sums of `x` (one value per block cell) by block, blocks of `size`
+# cells one after the other (differences of the cumulative sums: exact for
+# counts).
+block_totals <- function(x, size) {
+  cs <- cumsum(as.numeric(x))
+  diff(c(0, cs[cumsum(size)]))
 }
 
 # The codes (1-based, one vector per key) of 1-based mixed-radix indexes,
@@ -362,9 +411,18 @@ released_cells <- function(pub, codes, call) {
 }
 
 # The moments of the records `keep` by (d, g), and no variance: a piece of
-# combine_sums().
-direct_sums <- function(d, rec, keep, n_d) {
+# combine_sums(). With `cell` (NA exactly where `keep`) and one group, in
+# the core without vectors over the records.
+direct_sums <- function(d, rec, keep, n_d, cell = NULL) {
   ng <- rec$n_groups
+  if (ng == 1L && !is.null(cell)) {
+    # one group: the records outside the blocks (cell NA) summed by d in the
+    # core, the d with records kept
+    m <- core_call(cpp_direct_moments, d, as.integer(n_d), cell, rec$w, rec$y)
+    lin_cols <- if (is.null(rec$y)) 1L else 1:2
+    return(list(d = m$group, g = rep.int(1L, length(m$group)), lin = m$moments[, lin_cols, drop = FALSE],
+                quad = 0 * m$moments[, -lin_cols, drop = FALSE]))
+  }
   dense <- as.numeric(n_d) * ng <= max(estimate_dense_groups, length(d))
   if (dense) {
     id <- if (ng == 1L) d else (d - 1L) * ng + rec$g
@@ -400,7 +458,17 @@ moments_by <- function(id, n, rec) {
   list(lin = mom[, lin_cols, drop = FALSE], quad = mom[, -lin_cols, drop = FALSE])
 }
 
-estimate_sums <- function(pub, rec, by_keys, call = rlang::caller_env()) UseMethod("estimate_sums")
+estimate_sums <- function(pub, rec, by_keys, call = rlang::caller_env(), ...) UseMethod("estimate_sums")
+
+# A piece of no rows with the columns of `x`.
+empty_piece <- function(x) {
+  list(d = integer(), g = integer(), lin = x$lin[0, , drop = FALSE], quad = x$quad[0, , drop = FALSE])
+}
+
+as_double_matrix <- function(x) {
+  if (!is.double(x)) storage.mode(x) <- "double"
+  x
+}
 
 # Sum pieces (d, g, lin, quad) by (d, g); the first piece is the records
 # that count as they are, whose sums are kept apart (`direct_lin`) for the
@@ -408,19 +476,25 @@ estimate_sums <- function(pub, rec, by_keys, call = rlang::caller_env()) UseMeth
 combine_sums <- function(pieces, n_d, n_groups) {
   n_rows <- vapply(pieces, function(x) if (is.null(x)) 0L else length(x$d), 1L)
   pieces <- pieces[n_rows > 0]
+  n_all <- sum(n_rows)
+  n_dg <- as.numeric(n_d) * n_groups
+  if (n_dg <= max(estimate_dense_groups, n_all)) {
+    # (d, g) numbered through an array, in the order of d then g, in the
+    # core (the first piece the direct one, or none when it is empty)
+    if (n_rows[1] == 0) pieces <- c(list(empty_piece(pieces[[1]])), pieces)
+    pieces <- lapply(pieces, function(x) {
+      x$d <- as.integer(x$d)
+      x$g <- as.integer(x$g)
+      x$lin <- as_double_matrix(x$lin)
+      x$quad <- as_double_matrix(x$quad)
+      x
+    })
+    return(core_call(cpp_combine_rows, pieces, as.integer(n_d), as.integer(n_groups)))
+  }
   d <- unlist(lapply(pieces, `[[`, "d"))
   g <- unlist(lapply(pieces, `[[`, "g"))
-  n_dg <- as.numeric(n_d) * n_groups
-  if (n_dg <= max(estimate_dense_groups, length(d))) {
-    # (d, g) numbered through an array, in the order of d then g
-    full <- (d - 1L) * n_groups + g
-    present <- which(tabulate(full, n_dg) > 0)
-    id <- dense_ids(present, n_dg)[full]
-    ids <- list(codes = decode_mixed_radix(present, c(n_d, n_groups)), n = length(present))
-  } else {
-    ids <- shared_ids(list(list(d, g)), c(n_d, n_groups))
-    id <- ids$ids[[1]]
-  }
+  ids <- shared_ids(list(list(d, g)), c(n_d, n_groups))
+  id <- ids$ids[[1]]
   lin <- do.call(rbind, lapply(pieces, `[[`, "lin"))
   direct <- seq_len(n_rows[1])
   list(
@@ -476,7 +550,6 @@ matrix_block_sums <- function(parts, cell, d_cell, rec) {
 # The count of records of every row whose records are all unweighted and
 # whose groups are keys only: exact for a block plan, whose block cells'
 # counts are published (cells outside the blocks are released unchanged).
-exact_block_counts <- function(out, direct, counts, d_cell, n_d) {
-  exact <- sum_by(direct$lin[, 1], direct$d, n_d) + sum_by(as.numeric(counts), d_cell, n_d)
-  exact[out$d]
+exact_block_counts <- function(out, counts, d_cell, n_d) {
+  out$direct_lin[, 1] + sum_by(as.numeric(counts), d_cell, n_d)[out$d]
 }

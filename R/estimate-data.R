@@ -143,6 +143,9 @@ shared_ids <- function(tables, nlevels, n = NULL) {
 # Sums of the rows of a numeric matrix (or of a vector) by id (1..n), as a
 # matrix (a vector), in one pass in C++.
 sum_by <- function(x, id, n) {
-  if (is.matrix(x)) return(core_call(cpp_group_sums, as.integer(id), x * 1, as.integer(n)))
+  if (is.matrix(x)) {
+    if (!is.double(x)) storage.mode(x) <- "double"
+    return(core_call(cpp_group_sums, as.integer(id), x, as.integer(n)))
+  }
   core_call(cpp_group_sums, as.integer(id), matrix(as.numeric(x)), as.integer(n))[, 1]
 }

@@ -210,7 +210,8 @@ ml_stat <- function(total, v, amounts, spec) {
 # not positive or that lies outside the range of the value.
 outside_parameter_space <- function(res, spec) {
   if (is.null(spec$y)) {
-    bad <- res$count < 0
+    # (which() leaves NA out)
+    return(which(res$count < 0))
   } else {
     lo <- min(spec$y, na.rm = TRUE)
     hi <- max(spec$y, na.rm = TRUE)

@@ -239,7 +239,7 @@ estimate_table <- function(data, publication, by = NULL, value = NULL,
   codes <- released_codes(publication, data, call = call)
   grp <- column_groups(data, spec$by_other)
   rec <- list(codes = codes, g = grp$g, n_groups = grp$n, w = spec$w, y = spec$y)
-  sums <- estimate_sums(publication, rec, spec$by_keys, call = call)
+  sums <- estimate_sums(publication, rec, spec$by_keys, call = call, plug = plug_wanted(spec))
   exact <- spec$exact_counts && !is.null(sums$exact_count)
   if (exact) sums <- exact_sums(sums)
   res <- estimate_stat(sums, spec, call)
@@ -281,6 +281,23 @@ estimate_spec <- function(data, pub, by, value, stat, weights, na_rm, call) {
   )
 }
 
+# Whether the rows' intervals use a variance function of their true value
+# (plug_variance()): counts, proportions of all records and totals of a
+# non-negative value.
+plug_wanted <- function(spec) {
+  if (spec$stat == "mean" || (spec$stat == "proportion" && !is.null(spec$y))) return(FALSE)
+  !(spec$stat == "total" && any(spec$y < 0, na.rm = TRUE))
+}
+
+# The c of every record in the variance function of plug_variance(): its
+# weight (1 without weights) times its value (without a value, 1), 0 for a
+# record whose value is missing (it counts nowhere).
+record_c <- function(rec) {
+  c1 <- rep_len((rec$w %||% 1) * (if (is.null(rec$y)) 1 else rec$y), length(rec$g))
+  c1[is.na(c1)] <- 0
+  c1
+}
+
 # Names of the columns estimate_table() adds.
 estimate_columns <- c("estimate", "se", "lower", "upper", "estimator", "outside", "se_sampling", "se_total")
 
@@ -318,8 +335,9 @@ estimate_value <- function(data, value, stat, key_names, na_rm, call) {
 }
 
 # Whether a numeric vector without missing values is finite everywhere (its
-# range, without the vectors of any(is.finite())).
-all_finite <- function(x) length(x) == 0 || all(is.finite(range(x)))
+# smallest and largest value, without the vectors of any(is.finite()) or
+# the copy range() makes).
+all_finite <- function(x) length(x) == 0 || (is.finite(min(x)) && is.finite(max(x)))
 
 # One numeric column that the release did not perturb, as a double vector.
 estimate_column <- function(data, name, arg, key_names, call) {
@@ -447,16 +465,12 @@ estimate_stat <- function(sums, spec, call) {
 # block's records (block_plug_var()); for a per-variable plan the sums of
 # c^2 are the moment estimates, cut at 0, and one unit adds the mean
 # variance of one record of the row times sum c^2 / sum c over the records
-# of the row's group. The sums' plug_var(col, lin_col, c) takes the columns
-# of c^2 and c among the moments and every record's c (0 for a record that
-# counts nowhere).
+# of the row's group. The sums' plug_var(col, lin_col) takes the columns
+# of c^2 and c among the moments (of `quad` and `lin`); every record's c is
+# record_c().
 plug_variance <- function(sums, spec, rec) {
-  if (spec$stat == "mean" || (spec$stat == "proportion" && !is.null(spec$y))) return(NULL)
-  if (spec$stat == "total" && any(spec$y < 0, na.rm = TRUE)) return(NULL)
-  if (is.null(sums$plug_var)) return(NULL)
-  c1 <- rep_len((rec$w %||% 1) * (if (is.null(spec$y)) 1 else rec$y), length(rec$g))
-  c1[is.na(c1)] <- 0
-  out <- sums$plug_var(if (is.null(spec$y)) 1L else 3L, if (is.null(spec$y)) 1L else 2L, c1)
+  if (!plug_wanted(spec) || is.null(sums$plug_var)) return(NULL)
+  out <- sums$plug_var(if (is.null(spec$y)) 1L else 3L, if (is.null(spec$y)) 1L else 2L)
   if (spec$stat == "proportion") out <- list(outside = out$outside / spec$n_total^2, own = out$own / spec$n_total)
   out
 }
@@ -474,7 +488,7 @@ estimate_frame <- function(res, sums, spec, pub, data, grp) {
   level_codes <- lapply(spec$by, function(v) {
     if (v %in% spec$by_keys) sums$d_codes[[match(v, spec$by_keys)]] else grp$codes[[v]]
   })
-  o <- row_order(level_codes, is_key, sums$d, sums$g)
+  o <- row_order(level_codes, is_key, sums$d, sums$g, isTRUE(sums$d_sorted))
   pick <- function(x) if (is.null(o)) x else x[o]
   d <- pick(sums$d)
   g <- pick(sums$g)
@@ -487,11 +501,12 @@ estimate_frame <- function(res, sums, spec, pub, data, grp) {
   names(cols) <- spec$by
   out <- c(cols, list(
     estimate = pick(unname(res$estimate)), var = pick(unname(res$var)), estimator = pick(res$estimator),
-    outside = pick(res$outside), moment_estimate = pick(unname(res$moment_estimate %||% res$estimate)),
-    moment_var = pick(unname(res$moment_var %||% res$var)),
+    outside = pick(res$outside), moment_var = pick(unname(res$moment_var %||% res$var)),
     outside_var = pick(unname(res$plug$outside %||% rep(NA_real_, length(res$estimate)))),
     own_var = pick(unname(res$plug$own %||% rep(NA_real_, length(res$estimate))))
   ))
+  # the moment estimates apart only where maximum likelihood replaced some
+  if (!is.null(res$moment_estimate)) out$moment_estimate <- pick(unname(res$moment_estimate))
   # a data frame of these columns as they are (automatic row names)
   structure(out, class = "data.frame", row.names = .set_row_names(length(out$estimate)))
 }
@@ -500,9 +515,12 @@ estimate_frame <- function(res, sums, spec, pub, data, grp) {
 # first most significant (ties keep their order), or NULL when they are in
 # order: `level_codes` the codes of each column by d (`is_key`) or by g. One
 # mixed-radix index, summed from its part by d and its part by g, sorted
-# when the codes' combinations fit in an integer.
-row_order <- function(level_codes, is_key, d, g) {
+# when the codes' combinations fit in an integer. `d_sorted`: d numbers the
+# key values in the order of their codes (released_block_cells()), so rows
+# of keys alone in the order of d are in order.
+row_order <- function(level_codes, is_key, d, g, d_sorted = FALSE) {
   if (length(level_codes) == 0) return(NULL)
+  if (d_sorted && all(is_key) && !is.unsorted(d)) return(NULL)
   size <- vapply(level_codes, function(x) if (length(x) == 0 || anyNA(x)) NA_real_ else as.numeric(max(x)), 1)
   if (anyNA(size) || prod(size) > .Machine$integer.max ||
         any(vapply(level_codes, function(x) as.numeric(min(x, 1)), 1) < 1)) {
@@ -541,36 +559,38 @@ category_values <- function(code, categories, x) {
 }
 
 # Standard errors, confidence limits and the sampling variance if given.
+# `out` is worked on as a list (its columns replaced, never copied through
+# the data frame's methods).
 finish_estimate <- function(out, spec, sampling_var, level, call) {
+  out <- unclass(out)
   var <- out$var
-  neg <- var < -1e-8 * max(1, abs(var), na.rm = TRUE)
-  if (any(neg, na.rm = TRUE)) {
-    warn_sdc(c("The variance estimate of {sum(neg, na.rm = TRUE)} row{?s} is negative; its {.field se} is reported as 0.",
+  # (the largest |var| from its extremes: no vector of 4 million |var|)
+  scale <- suppressWarnings(max(1, abs(min(var, na.rm = TRUE)), abs(max(var, na.rm = TRUE))))
+  n_neg <- sum(var < -1e-8 * scale, na.rm = TRUE)
+  if (n_neg > 0) {
+    warn_sdc(c("The variance estimate of {n_neg} row{?s} is negative; its {.field se} is reported as 0.",
                "i" = "The unbiased variance estimate can be negative when the perturbation variance is small against its estimation error."),
              "variance_negative", call = call)
   }
   out$se <- sqrt(pmax(var, 0))
   out$var <- NULL
-  raw_var <- var
-  se <- out$se
   sv <- 0
   if (!is.null(sampling_var)) {
-    sv <- align_sampling_var(sampling_var, out, spec$by, call)
+    sv <- align_sampling_var(sampling_var, structure(out, class = "data.frame"), spec$by, call)
     out$se_sampling <- sqrt(sv)
     out$se_total <- sqrt(out$se^2 + sv)
-    se <- out$se_total
   }
   z <- stats::qnorm(1 - (1 - level) / 2)
   # maximum likelihood at the boundary is biased and its delta-method error
   # too small: the limits are the moment estimator's, cut to the parameter
   # space (which holds the truth, so they cover as often)
-  ml <- which(out$estimator == "ml")
+  ml <- if (is.null(out$moment_estimate)) integer() else which(out$estimator == "ml")
   center <- out$estimate
-  center[ml] <- out$moment_estimate[ml]
+  if (length(ml) > 0) center[ml] <- out$moment_estimate[ml]
   # what the records outside the row add: from the original sums
   # (plug_variance()), not from the draw, whose variance estimate moves
   # with the estimate
-  lim <- estimate_limits(center, pmax(out$moment_var, 0) + sv, out$outside_var + sv, out$own_var, z)
+  lim <- estimate_limits(center, out$moment_var, sv, out$outside_var, out$own_var, z)
   out$lower <- lim$lower
   out$upper <- lim$upper
   if (length(ml) > 0) {
@@ -578,33 +598,31 @@ finish_estimate <- function(out, spec, sampling_var, level, call) {
     out$lower[ml] <- pmin(pmax(out$lower[ml], space[1]), space[2])
     out$upper[ml] <- pmax(pmin(out$upper[ml], space[2]), out$lower[ml])
   }
-  out$lower[is.na(out$estimate)] <- NA_real_
-  out$upper[is.na(out$estimate)] <- NA_real_
+  if (anyNA(out$estimate)) {
+    na <- which(is.na(out$estimate))
+    out$lower[na] <- NA_real_
+    out$upper[na] <- NA_real_
+  }
   out$moment_estimate <- NULL
   out$moment_var <- NULL
   out$outside_var <- NULL
   out$own_var <- NULL
   first <- c(spec$by, "estimate", "se", "lower", "upper", "estimator", "outside")
   out <- out[c(first, setdiff(names(out), first))]
-  structure(out, class = c("sdc_estimate", "data.frame"), stat = spec$stat, value = spec$value,
-            weights = spec$weights, by = spec$by, level = level, variance = raw_var)
+  structure(out, row.names = .set_row_names(length(out$estimate)), class = c("sdc_estimate", "data.frame"),
+            stat = spec$stat, value = spec$value, weights = spec$weights, by = spec$by, level = level, variance = var)
 }
 
-# The confidence limits of every row: for the statistics with a variance
-# function v(t) = outside + own t of the row's true value t
-# (plug_variance()), the values t that a test with that variance does not
-# reject, (estimate - t)^2 <= z^2 v(t), whose limits are estimate + z^2 own
-# / 2 -+ sqrt(z^2 v(estimate) + z^4 own^2 / 4); the normal interval of the
-# variance estimate `v` for the others, and where no t passes the test.
-estimate_limits <- function(estimate, v, outside, own, z) {
-  lower <- estimate - z * sqrt(v)
-  upper <- estimate + z * sqrt(v)
-  radicand <- z^2 * (outside + own * estimate) + z^4 * own^2 / 4
-  score <- which(!is.na(outside) & !is.na(radicand) & radicand >= 0)
-  mid <- estimate[score] + z^2 * own[score] / 2
-  lower[score] <- mid - sqrt(radicand[score])
-  upper[score] <- mid + sqrt(radicand[score])
-  list(lower = lower, upper = upper)
+# The confidence limits of every row (sdcRisk::score_limits() in the core,
+# one pass): for the statistics with a variance function v(t) = outside +
+# sv + own t of the row's true value t (plug_variance(); `outside` not NA),
+# the values t that a test with that variance does not reject, (estimate -
+# t)^2 <= z^2 v(t), whose limits are estimate + z^2 own / 2 -+ sqrt(z^2
+# v(estimate) + z^4 own^2 / 4); the normal interval of the variance
+# max(var, 0) + sv for the others, and where no t passes the test. `sv`:
+# the sampling variance, one value or one per row.
+estimate_limits <- function(estimate, var, sv, outside, own, z) {
+  core_call(cpp_score_limits, as.numeric(estimate), as.numeric(var), as.numeric(sv), outside, own, z)
 }
 
 align_sampling_var <- function(sampling_var, out, by, call) {

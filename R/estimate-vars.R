@@ -61,7 +61,7 @@ vars_strata <- function(pub, agg, call) {
 }
 
 #' @export
-estimate_sums.sdc_publication_vars <- function(pub, rec, by_keys, call = rlang::caller_env()) {
+estimate_sums.sdc_publication_vars <- function(pub, rec, by_keys, call = rlang::caller_env(), ...) {
   agg <- aggregate_released(rec$codes, pub, rec$g, rec$n_groups, rec$w, rec$y)
   s <- vars_strata(pub, agg, call)
   vars <- by_keys[by_keys %in% pub$plan$vars]
@@ -80,11 +80,12 @@ estimate_sums.sdc_publication_vars <- function(pub, rec, by_keys, call = rlang::
   out$d_codes <- dk$codes
   out$perturbed <- !is.null(moved)
   out$ml_systems <- function(d, g) vars_ml_systems(pub, agg, s, by_keys, vars, dk$codes, d, g)
-  out$plug_var <- function(col, lin_col, c) {
+  out$plug_var <- function(col, lin_col) {
     if (is.null(moved)) return(list(outside = numeric(length(out$d)), own = numeric(length(out$d))))
     v <- vars_plug_var(pub, vars, inverses, moved, col, dk$ids[[2]], out)
     # one unit of the row's value: the mean variance of one record times
     # sum c^2 / sum c over the records of the row's group
+    c <- record_c(rec)
     s <- if (rec$n_groups == 1L) cbind(sum(c), sum(c^2)) else sum_by(cbind(c, c^2), rec$g, rec$n_groups)
     list(outside = v$outside, own = v$own * ifelse(s[, 1] > 0, s[, 2] / s[, 1], 0)[out$g])
   }

@@ -350,8 +350,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_ifpr_plug_var
-SEXP cpp_ifpr_plug_var(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVector& theta, const Rcpp::IntegerVector& count, const Rcpp::IntegerVector& d, int n_d, double tol);
-RcppExport SEXP _sdcRisk_cpp_ifpr_plug_var(SEXP block_startSEXP, SEXP thetaSEXP, SEXP countSEXP, SEXP dSEXP, SEXP n_dSEXP, SEXP tolSEXP) {
+SEXP cpp_ifpr_plug_var(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVector& theta, const Rcpp::IntegerVector& count, const Rcpp::IntegerVector& d, int n_d, double tol, const Rcpp::Nullable<Rcpp::NumericVector>& k1, const Rcpp::Nullable<Rcpp::NumericVector>& k2);
+RcppExport SEXP _sdcRisk_cpp_ifpr_plug_var(SEXP block_startSEXP, SEXP thetaSEXP, SEXP countSEXP, SEXP dSEXP, SEXP n_dSEXP, SEXP tolSEXP, SEXP k1SEXP, SEXP k2SEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -361,7 +361,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type d(dSEXP);
     Rcpp::traits::input_parameter< int >::type n_d(n_dSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_ifpr_plug_var(block_start, theta, count, d, n_d, tol));
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type k1(k1SEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type k2(k2SEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ifpr_plug_var(block_start, theta, count, d, n_d, tol, k1, k2));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -376,6 +378,71 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type nlevels(nlevelsSEXP);
     Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::IntegerVector>& >::type by(bySEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_match_block_cells(codes, cell_codes, nlevels, by));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_score_limits
+SEXP cpp_score_limits(const Rcpp::NumericVector& estimate, const Rcpp::NumericVector& var, const Rcpp::NumericVector& sv, const Rcpp::Nullable<Rcpp::NumericVector>& outside, const Rcpp::Nullable<Rcpp::NumericVector>& own, double z);
+RcppExport SEXP _sdcRisk_cpp_score_limits(SEXP estimateSEXP, SEXP varSEXP, SEXP svSEXP, SEXP outsideSEXP, SEXP ownSEXP, SEXP zSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type estimate(estimateSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type var(varSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type sv(svSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type outside(outsideSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type own(ownSEXP);
+    Rcpp::traits::input_parameter< double >::type z(zSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_score_limits(estimate, var, sv, outside, own, z));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_direct_moments
+SEXP cpp_direct_moments(const Rcpp::IntegerVector& group, int n_groups, const Rcpp::IntegerVector& skip, const Rcpp::Nullable<Rcpp::NumericVector>& w, const Rcpp::Nullable<Rcpp::NumericVector>& y);
+RcppExport SEXP _sdcRisk_cpp_direct_moments(SEXP groupSEXP, SEXP n_groupsSEXP, SEXP skipSEXP, SEXP wSEXP, SEXP ySEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type group(groupSEXP);
+    Rcpp::traits::input_parameter< int >::type n_groups(n_groupsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type skip(skipSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type w(wSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type y(ySEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_direct_moments(group, n_groups, skip, w, y));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_combine_rows
+SEXP cpp_combine_rows(const Rcpp::List& pieces, int n_d, int n_groups);
+RcppExport SEXP _sdcRisk_cpp_combine_rows(SEXP piecesSEXP, SEXP n_dSEXP, SEXP n_groupsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type pieces(piecesSEXP);
+    Rcpp::traits::input_parameter< int >::type n_d(n_dSEXP);
+    Rcpp::traits::input_parameter< int >::type n_groups(n_groupsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_combine_rows(pieces, n_d, n_groups));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_key_sums
+SEXP cpp_key_sums(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVector& theta, const Rcpp::IntegerVector& count, const Rcpp::IntegerVector& d, int n_d, double tol, const Rcpp::IntegerVector& cell, const Rcpp::IntegerVector& d_rec, const Rcpp::Nullable<Rcpp::NumericVector>& w, const Rcpp::Nullable<Rcpp::NumericVector>& y, bool plug);
+RcppExport SEXP _sdcRisk_cpp_key_sums(SEXP block_startSEXP, SEXP thetaSEXP, SEXP countSEXP, SEXP dSEXP, SEXP n_dSEXP, SEXP tolSEXP, SEXP cellSEXP, SEXP d_recSEXP, SEXP wSEXP, SEXP ySEXP, SEXP plugSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type block_start(block_startSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type theta(thetaSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type count(countSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type d(dSEXP);
+    Rcpp::traits::input_parameter< int >::type n_d(n_dSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type d_rec(d_recSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type w(wSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::NumericVector>& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< bool >::type plug(plugSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_key_sums(block_start, theta, count, d, n_d, tol, cell, d_rec, w, y, plug));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -506,8 +573,12 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_group_moments", (DL_FUNC) &_sdcRisk_cpp_group_moments, 4},
     {"_sdcRisk_cpp_group_sums", (DL_FUNC) &_sdcRisk_cpp_group_sums, 3},
     {"_sdcRisk_cpp_ifpr_sums", (DL_FUNC) &_sdcRisk_cpp_ifpr_sums, 10},
-    {"_sdcRisk_cpp_ifpr_plug_var", (DL_FUNC) &_sdcRisk_cpp_ifpr_plug_var, 6},
+    {"_sdcRisk_cpp_ifpr_plug_var", (DL_FUNC) &_sdcRisk_cpp_ifpr_plug_var, 8},
     {"_sdcRisk_cpp_match_block_cells", (DL_FUNC) &_sdcRisk_cpp_match_block_cells, 4},
+    {"_sdcRisk_cpp_score_limits", (DL_FUNC) &_sdcRisk_cpp_score_limits, 6},
+    {"_sdcRisk_cpp_direct_moments", (DL_FUNC) &_sdcRisk_cpp_direct_moments, 5},
+    {"_sdcRisk_cpp_combine_rows", (DL_FUNC) &_sdcRisk_cpp_combine_rows, 3},
+    {"_sdcRisk_cpp_key_sums", (DL_FUNC) &_sdcRisk_cpp_key_sums, 11},
     {"_sdcRisk_cpp_population", (DL_FUNC) &_sdcRisk_cpp_population, 3},
     {"_sdcRisk_cpp_population_counts", (DL_FUNC) &_sdcRisk_cpp_population_counts, 4},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},

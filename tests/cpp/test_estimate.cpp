@@ -135,6 +135,31 @@ void check_ifpr_sums() {
   const sdcRisk::IfprSums one = sdcRisk::ifpr_sums(in, rows1);
   check(one.block.size() == 2, "ifpr_sums: one target per d in one group");
   against_dense(one, g1, "ifpr_sums by cell");
+  // key_sums(): the same targets from one pass summing the records by cell,
+  // plus the record outside the blocks (d 3, a row of its own)
+  {
+    const sdcRisk::IfprBlockInput in3{start.data(), theta.data(), 1, count.data(), d.data(), 3, 1e-10};
+    const std::vector<int> d_rec = {0, 0, 0, 0, 0, 0, 3};
+    const sdcRisk::KeySums ks = sdcRisk::key_sums(in3, cell.data(), d_rec.data(), cell.size(), w.data(), y.data());
+    check(ks.singular.empty() && ks.d == std::vector<int>({1, 2, 3}), "key_sums: the rows");
+    for (int t = 0; t < 2; ++t) {
+      for (int j = 0; j < 2; ++j) {
+        check(std::fabs(ks.lin[t * 2 + j] - one.lin[t * 2 + j]) < 1e-12, "key_sums: lin as ifpr_sums");
+        check(ks.direct_lin[t * 2 + j] == 0, "key_sums: no direct record in d 1, 2");
+      }
+      for (int j = 0; j < 3; ++j) check(std::fabs(ks.quad[t * 3 + j] - one.quad[t * 3 + j]) < 1e-12, "key_sums: quad as ifpr_sums");
+    }
+    check(ks.lin[4] == 7 && ks.lin[5] == 35 && ks.direct_lin[4] == 7 && ks.direct_lin[5] == 35, "key_sums: the direct row");
+    check(ks.quad[6] == 0 && ks.quad[7] == 0 && ks.quad[8] == 0, "key_sums: the direct row adds no variance");
+    // the moments of cell 2: records 2 and 5
+    check(ks.agg[5 * 1 + 0] == 5 && ks.agg[5 * 1 + 1] == 2 * -1 + 3 * 1 && ks.agg[5 * 1 + 2] == 4 + 9,
+          "key_sums: the moments of a cell");
+    // a record outside the blocks without a value still makes its row
+    std::vector<double> y2 = y;
+    y2[6] = std::numeric_limits<double>::quiet_NaN();
+    const sdcRisk::KeySums k2 = sdcRisk::key_sums(in3, cell.data(), d_rec.data(), cell.size(), w.data(), y2.data());
+    check(k2.d == std::vector<int>({1, 2, 3}) && k2.lin[4] == 0, "key_sums: a row of records without a value");
+  }
   // the targets kept by block (no array of (d, group)): the same numbers,
   // block 1
   const sdcRisk::IfprSums sep = sdcRisk::ifpr_sums(in, rows, 0);
@@ -368,16 +393,45 @@ void check_match_block_cells() {
     const std::vector<const int*> rp = {rc[0].data(), rc[1].data(), rc[2].data()};
     const std::vector<const int*> cp = {cc[0].data(), cc[1].data(), cc[2].data()};
     std::vector<int> out(n), d_rec(n), d_cell(nc);
-    check(sdcRisk::match_block_cells(rp, n, cp, nc, nl, out.data(), {2, 0}, d_rec.data(), d_cell.data()) == 0,
-          "match_block_cells: no cell twice");
+    check(sdcRisk::match_block_cells(rp, n, cp, nc, nl, out.data()) == 0, "match_block_cells: no cell twice");
     for (std::size_t i = 0; i < n; ++i) {
       int want = 0;
       for (std::size_t t = 0; t < nc; ++t)
         if (cc[0][t] == rc[0][i] && cc[1][t] == rc[1][i] && cc[2][t] == rc[2][i]) want = static_cast<int>(t) + 1;
       check(out[i] == want, "match_block_cells finds the record's cell");
-      check(d_rec[i] == (rc[2][i] - 1) * levels + rc[0][i], "match_block_cells: the index of by");
     }
-    for (std::size_t t = 0; t < nc; ++t) check(d_cell[t] == (cc[2][t] - 1) * levels + cc[0][t], "match_block_cells: by of cells");
+    // number_by_values(): the rank of the index of `by` (key 3 then key 1)
+    // among the distinct indexes of records and cells, sorted; with no key,
+    // every d is 1. levels 3: the bitmap; 2000: the hash table
+    for (const std::vector<int>& by : {std::vector<int>{2, 0}, std::vector<int>{1}, std::vector<int>{}}) {
+      std::vector<std::uint64_t> want_rec(n), want_cell(nc), all;
+      const auto idx = [&](const std::vector<std::vector<int>>& x, std::size_t i) {
+        std::uint64_t v = 0;
+        for (int k : by) v = v * static_cast<std::uint64_t>(nl[k]) + static_cast<std::uint64_t>(x[k][i] - 1);
+        return v;
+      };
+      for (std::size_t i = 0; i < n; ++i) all.push_back(want_rec[i] = idx(rc, i));
+      for (std::size_t t = 0; t < nc; ++t) all.push_back(want_cell[t] = idx(cc, t));
+      std::sort(all.begin(), all.end());
+      all.erase(std::unique(all.begin(), all.end()), all.end());
+      const auto rank = [&](std::uint64_t v) {
+        return static_cast<int>(std::lower_bound(all.begin(), all.end(), v) - all.begin()) + 1;
+      };
+      // with and without the records' block cells (out: 0 outside the blocks)
+      for (const int* rec_cell : {static_cast<const int*>(nullptr), static_cast<const int*>(out.data())}) {
+        std::fill(d_rec.begin(), d_rec.end(), -7);
+        const std::vector<std::uint64_t> got =
+            sdcRisk::number_by_values(rp, n, cp, nc, nl, by, rec_cell, d_rec.data(), d_cell.data());
+        check(got == all, "number_by_values: the sorted distinct indexes");
+        for (std::size_t i = 0; i < n; ++i) {
+          // records in a block cell: left as they were (-7), their d is their cell's
+          const int got_d = rec_cell && rec_cell[i] >= 1 ? d_cell[rec_cell[i] - 1] : d_rec[i];
+          check(got_d == rank(want_rec[i]), "number_by_values: d of a record");
+          if (rec_cell && rec_cell[i] >= 1) check(d_rec[i] == -7, "number_by_values: records in a cell untouched");
+        }
+        for (std::size_t t = 0; t < nc; ++t) check(d_cell[t] == rank(want_cell[t]), "number_by_values: d of a cell");
+      }
+    }
     for (int k = 0; k < 3; ++k) cc[k].push_back(cc[k][5]);
     const std::vector<const int*> cp2 = {cc[0].data(), cc[1].data(), cc[2].data()};
     check(sdcRisk::match_block_cells(rp, n, cp2, nc + 1, nl, out.data()) == nc + 1, "match_block_cells: a cell twice");

@@ -270,15 +270,22 @@ test_that("the one pass over the records finds the block cells and sums of the c
     codes <- released_codes(pub, rel$data)
     for (by in by_sets) {
       b <- released_block_cells_classified(pub, codes, by, NULL)
-      # the key values of `by` numbered through an array, and through a
-      # cross-classification of the records outside the blocks
-      for (limit in list(NULL, 0)) {
-        a <- released_block_cells(pub, codes, by, NULL, dense_limit = limit)
-        expect_identical(a$cell, b$cell)
-        expect_identical(a$n_d, b$n_d)
-        # the same partition of records and cells by d, and the same codes
-        expect_identical(lapply(a$d_codes, `[`, a$d_rec), lapply(b$d_codes, `[`, b$d_rec))
-        expect_identical(lapply(a$d_codes, `[`, a$d_cell), lapply(b$d_codes, `[`, b$d_cell))
+      a <- released_block_cells(pub, codes, by, NULL)
+      expect_identical(a$cell, b$cell)
+      expect_identical(a$n_d, b$n_d)
+      # a record in a block cell has its cell's d (d_rec NA when `by` has a key)
+      if (length(by) > 0) expect_true(all(is.na(a$d_rec[!is.na(a$cell)])))
+      a_rec <- ifelse(is.na(a$cell), a$d_rec, a$d_cell[a$cell])
+      # the same partition of records and cells by d, and the same codes
+      expect_identical(lapply(a$d_codes, `[`, a_rec), lapply(b$d_codes, `[`, b$d_rec))
+      expect_identical(lapply(a$d_codes, `[`, a$d_cell), lapply(b$d_codes, `[`, b$d_cell))
+      # d numbers the key values in the order of their codes
+      if (length(by) > 0) {
+        o <- do.call(order, unname(a$d_codes))
+        expect_identical(o, seq_len(a$n_d))
+        expect_false(anyDuplicated(do.call(paste, unname(a$d_codes))) > 0)
+      } else {
+        expect_identical(a$n_d, 1L)
       }
     }
     list(pub = pub, data = rel$data)
@@ -424,7 +431,7 @@ test_that("the variance function of the intervals is the count's variance from t
           w <- if (length(unique(c)) > 1) c
           rec <- list(codes = released_codes(pub, released), g = as.integer(gf), n_groups = nlevels(gf), w = w, y = NULL)
           sums <- estimate_sums(pub, rec, by)
-          plug <- sums$plug_var(1L, 1L, c)
+          plug <- sums$plug_var(1L, 1L)
           label <- do.call(paste, c(lapply(seq_along(by), function(j) {
             k <- pub$keys[[match(by[j], vapply(pub$keys, `[[`, "", "name"))]]
             k$categories[sums$d_codes[[j]][sums$d]]
@@ -459,7 +466,7 @@ test_that("the intervals of counts invert the test with the variance as a functi
   d <- rel$data
   rec <- list(codes = released_codes(pub, d), g = rep(1L, nrow(d)), n_groups = 1L, w = d$weight, y = NULL)
   sums <- estimate_sums(pub, rec, c("race", "marital"))
-  v <- sums$plug_var(1L, 1L, d$weight)
+  v <- sums$plug_var(1L, 1L)
   own <- v$own
   # rows in the order of the table (sums$d follows the categories' codes)
   o <- do.call(order, unname(lapply(sums$d_codes, function(x) x[sums$d])))
@@ -480,4 +487,44 @@ test_that("the intervals of counts invert the test with the variance as a functi
   # means keep the normal interval of se
   m <- estimate_table(rel$data, pub, by = "race", value = "weight", stat = "mean")
   expect_equal(m$upper - m$lower, 2 * z * m$se)
+})
+
+test_that("the one pass over the records of a table by keys gives the sums of the general path", {
+  # sdcRisk::key_sums(): records summed by block cell and by d in one pass,
+  # the IFPR targets summed by d; against the pieces summed apart
+  for (seed in 1:3) {
+    set.seed(seed)
+    n <- 2000
+    df <- data.frame(a = sample(letters[1:6], n, TRUE, prob = (6:1)^2), b = sample(1:5, n, TRUE),
+                     c = factor(sample(c("x", "y", NA), n, TRUE, prob = c(0.6, 0.35, 0.05))),
+                     w = stats::runif(n, 1, 3), y = stats::rnorm(n, 10))
+    df$y[sample(n, 30)] <- NA
+    rel <- ifpr(df, c("a", "b", "c"), 0.3)
+    pub <- publish_plan(rel)
+    codes <- released_codes(pub, rel$data)
+    for (by in list("a", c("a", "c"), c("a", "b", "c"), c("c", "b"))) {
+      for (wy in list(list(w = NULL, y = NULL), list(w = rel$data$w, y = NULL), list(w = rel$data$w, y = rel$data$y))) {
+        rec <- list(codes = codes, g = rep(1L, n), n_groups = 1L, w = wy$w, y = wy$y)
+        # (the variance function's parts from the core's pass, or from the
+        # cells' moments it gives)
+        one <- estimate_sums(pub, rec, by, one_pass = TRUE, plug = TRUE)
+        one_late <- estimate_sums(pub, rec, by, one_pass = TRUE, plug = FALSE)
+        gen <- estimate_sums(pub, rec, by, one_pass = FALSE)
+        info <- paste(seed, paste(by, collapse = ","), length(wy))
+        expect_identical(one$d, gen$d, info = info)
+        expect_identical(one$g, gen$g, info = info)
+        for (part in c("lin", "quad", "direct_lin")) {
+          expect_equal(unname(one[[part]]), unname(gen[[part]]), tolerance = 1e-12, info = paste(info, part))
+        }
+        cols <- if (is.null(wy$y)) c(1L, 1L) else c(3L, 2L)
+        expect_equal(one$plug_var(cols[1], cols[2]), gen$plug_var(cols[1], cols[2]), tolerance = 1e-12, info = info)
+        expect_equal(one_late$plug_var(cols[1], cols[2]), gen$plug_var(cols[1], cols[2]), tolerance = 1e-12, info = info)
+        if (is.null(wy$w)) expect_identical(one$exact_count(), gen$exact_count(), info = info)
+      }
+    }
+  }
+  # the rows of a table by keys are in the order of their codes
+  est <- estimate_table(rel$data, pub, by = c("c", "b"), weights = "w")
+  expect_identical(est[c("c", "b")], est[do.call(order, unname(lapply(est[c("c", "b")], as.integer))), c("c", "b")],
+                   ignore_attr = TRUE)
 })

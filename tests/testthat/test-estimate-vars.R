@@ -157,7 +157,7 @@ test_that("the variance function of a row (of its interval) equals the dense Kro
         k <- pub$keys[[match(by[j], vapply(pub$keys, `[[`, "", "name"))]]
         k$categories[sums$d_codes[[j]][sums$d]]
       }), col.names = by)
-      parts <- sums$plug_var(1L, 1L, released$w)
+      parts <- sums$plug_var(1L, 1L)
       plug <- parts$outside
       pv <- intersect(by, vars)
       # one record of the row: the variance of h(Z) given a cell x of the

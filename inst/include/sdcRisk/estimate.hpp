@@ -23,24 +23,45 @@ namespace sdcRisk {
 // `y` may be null (every weight 1; no value). A record whose value is NaN
 // counts in no group. `out` holds n_groups * n_columns doubles, column
 // after column (as R stores a matrix), set to zero here.
+// Records taken together by group_moments(), ifpr_sums() and match_block_cells(): the memory
+// a batch needs (cells met in any order) asked for first, then read.
+constexpr std::size_t match_batch = 32;
+
 inline std::size_t moment_columns(bool has_value) { return has_value ? 5 : 2; }
 
+//
+// With `skip` not null, records whose skip[i] is at least 1 count in no
+// group (the records in a block cell, skip their block cell); with `hit`
+// not null (n_groups bytes, set here), hit[g] tells whether a record counts
+// in group g (a record whose value is NaN included). The groups of the
+// records are then read a batch ahead (the groups met in any order).
 inline void group_moments(const int* group, std::size_t n, const double* w, const double* y,
-                          std::size_t n_groups, double* out) {
+                          std::size_t n_groups, double* out, const int* skip = nullptr,
+                          unsigned char* hit = nullptr) {
   const std::size_t nc = moment_columns(y != nullptr);
   std::fill(out, out + n_groups * nc, 0.0);
+  if (hit) std::fill(hit, hit + n_groups, static_cast<unsigned char>(0));
   double* s[5];
   for (std::size_t c = 0; c < nc; ++c) s[c] = out + c * n_groups;
   for (std::size_t i = 0; i < n; ++i) {
-    if (group[i] < 1) continue;
+    if (skip && i % match_batch == 0) {
+      for (std::size_t j = i; j < std::min(n, i + match_batch); ++j) {
+        if (skip[j] >= 1 || group[j] < 1 || static_cast<std::size_t>(group[j]) > n_groups) continue;
+        for (std::size_t c = 0; c < nc; ++c) __builtin_prefetch(&s[c][group[j] - 1]);
+      }
+    }
+    if (group[i] < 1 || (skip && skip[i] >= 1)) continue;
     const std::size_t g = static_cast<std::size_t>(group[i]) - 1;
     if (g >= n_groups) throw std::invalid_argument("group_moments: group out of range");
     const double wi = w ? w[i] : 1.0;
     if (!y) {
       s[0][g] += wi;
       s[1][g] += wi * wi;
+      if (hit) hit[g] = 1;
       continue;
     }
+    // (a record without a value still makes its group one with records)
+    if (hit) hit[g] = 1;
     const double yi = y[i];
     if (std::isnan(yi)) continue;
     const double w2 = wi * wi;
@@ -66,9 +87,6 @@ inline void group_sums(const int* group, std::size_t n, const double* x, std::si
   }
 }
 
-// Records taken together by ifpr_sums() and match_block_cells(): the memory
-// a batch needs (cells met in any order) asked for first, then read.
-constexpr std::size_t match_batch = 32;
 
 // The moment estimator's sums over the IFPR blocks of a block plan (see
 // R/estimate-blocks.R). A block of m cells with parameter theta has the
@@ -115,11 +133,53 @@ struct IfprRowInput {
   std::size_t n;
   const double* w;  // weights, or null (1)
   const double* y;  // values, or null
+  // Or, every record in group 1, their moments already summed by cell:
+  // `agg` (a row of lin and quad moments per cell, row after row) and
+  // `seen` (whether the cell has records); then cell, g, w and the values
+  // of y are not read (y only tells whether there are values).
+  const double* agg = nullptr;
+  const unsigned char* seen = nullptr;
 };
 
 // Up to this many (d, group) pairs, ifpr_sums() sums its targets over the
 // blocks in one array of them (8 MB a column of sums).
 constexpr std::size_t ifpr_merge_limit = std::size_t(1) << 20;
+
+// The moments of the records of every cell of an IFPR block (one group):
+// `agg` (block_of.size() rows of lin and quad moments, row after row, set
+// to 0 first by the caller) and `seen` (whether a record with a value is
+// in the cell). Records outside the blocks, in blocks that are not IFPR or
+// whose value is NaN count nowhere. The cells of the records are read a
+// batch ahead (met in any order).
+inline void cell_moments(const IfprRowInput& rows, const std::vector<int>& block_of, double* agg,
+                         unsigned char* seen) {
+  const std::size_t nl = rows.y ? 2 : 1, wm = rows.y ? 5 : 2, n = rows.n, ncell = block_of.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i % match_batch == 0) {
+      for (std::size_t j = i; j < std::min(n, i + match_batch); ++j) {
+        const int zj = rows.cell[j];
+        if (zj < 1 || zj > static_cast<int>(ncell)) continue;
+        __builtin_prefetch(&block_of[zj - 1]);
+        __builtin_prefetch(&agg[static_cast<std::size_t>(zj - 1) * wm]);
+      }
+    }
+    const int z = rows.cell[i];
+    if (z < 1 || (rows.y && std::isnan(rows.y[i]))) continue;
+    if (z > static_cast<int>(ncell)) throw std::invalid_argument("ifpr_sums: cell out of range");
+    if (block_of[z - 1] < 0) continue;
+    double* a = &agg[static_cast<std::size_t>(z - 1) * wm];
+    const double wi = rows.w ? rows.w[i] : 1.0;
+    a[0] += wi;
+    a[nl] += wi * wi;
+    if (rows.y) {
+      const double yi = rows.y[i];
+      a[1] += wi * yi;
+      a[3] += wi * wi * yi;
+      a[4] += wi * wi * yi * yi;
+    }
+    seen[z - 1] = 1;
+  }
+}
 
 // The second part of ifpr_sums(): the rows packed block after block (a
 // counting sort by block), then within each block the sums of every group:
@@ -143,41 +203,23 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, st
   // moments, so the sums by cell give the same targets as the records do.
   // Otherwise the rows are the records, each with its weight and value
   // (the moments are taken block by block).
-  const bool one_group = std::all_of(rows.g, rows.g + n, [](int g) { return g == 1; });
+  const bool given = rows.agg != nullptr;
+  const bool one_group = given || std::all_of(rows.g, rows.g + n, [](int g) { return g == 1; });
   const std::size_t width = rows.y ? 4 : 3, wm = nl + nq;
   // one group: the moments of every cell, and whether it has records (a
   // block's rows are then its cells with records, read from here)
-  std::vector<double> agg;
-  std::vector<unsigned char> seen;
+  std::vector<double> agg_own;
+  std::vector<unsigned char> seen_own;
+  const double* agg = rows.agg;
+  const unsigned char* seen = rows.seen;
+  if (one_group && !given) {
+    agg_own.assign(block_of.size() * wm, 0.0);
+    seen_own.assign(block_of.size(), 0);
+    agg = agg_own.data();
+    seen = seen_own.data();
+    cell_moments(rows, block_of, agg_own.data(), seen_own.data());
+  }
   if (one_group) {
-    const std::size_t ncell = block_of.size();
-    agg.assign(ncell * wm, 0.0);
-    seen.assign(ncell, 0);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (i % match_batch == 0) {
-        for (std::size_t j = i; j < std::min(n, i + match_batch); ++j) {
-          const int zj = rows.cell[j];
-          if (zj < 1 || zj > static_cast<int>(ncell)) continue;
-          __builtin_prefetch(&block_of[zj - 1]);
-          __builtin_prefetch(&agg[static_cast<std::size_t>(zj - 1) * wm]);
-        }
-      }
-      const int z = rows.cell[i];
-      if (z < 1 || (rows.y && std::isnan(rows.y[i]))) continue;
-      if (z > static_cast<int>(ncell)) throw std::invalid_argument("ifpr_sums: cell out of range");
-      if (block_of[z - 1] < 0) continue;
-      double* a = &agg[static_cast<std::size_t>(z - 1) * wm];
-      const double wi = rows.w ? rows.w[i] : 1.0;
-      a[0] += wi;
-      a[nl] += wi * wi;
-      if (rows.y) {
-        const double yi = rows.y[i];
-        a[1] += wi * yi;
-        a[3] += wi * wi * yi;
-        a[4] += wi * wi * yi * yi;
-      }
-      seen[z - 1] = 1;
-    }
     for (std::size_t b = 0; b < in.nb; ++b) {
       first[b + 1] = first[b];
       for (int z = in.block_start[b]; z < in.block_start[b + 1]; ++z) first[b + 1] += seen[z];
@@ -272,7 +314,8 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, st
   // (d, group) is small (ng the largest group), summed over the blocks by
   // (d, group) there, in the order of the blocks (block 0 in the output).
   int ng = 0;
-  for (std::size_t i = 0; i < n; ++i) ng = std::max(ng, rows.g[i]);
+  if (given) ng = 1;
+  for (std::size_t i = 0; !given && i < n; ++i) ng = std::max(ng, rows.g[i]);
   const std::size_t n_dg = in.n_d * static_cast<std::size_t>(std::max(ng, 1));
   const bool merge = n_dg <= merge_limit;
   std::vector<double> m_lin(merge ? n_dg * nl : 0, 0.0), m_quad(merge ? n_dg * nq : 0, 0.0);
@@ -485,34 +528,37 @@ struct IfprPlugVar {
   std::vector<int> singular;
 };
 
-inline IfprPlugVar ifpr_plug_var(const IfprBlockInput& in) {
+// The slots of ifpr_plug_var() handed one at a time to `emit(b, d,
+// outside, own, count)` (0-based block, 1-based d), block after block;
+// returns the 1-based singular blocks (skipped).
+template <typename Emit>
+inline std::vector<int> ifpr_plug_slots(const IfprBlockInput& in, Emit&& emit) {
   const std::size_t ncell = static_cast<std::size_t>(in.block_start[in.nb]);
   std::vector<double> a(ncell, 0.0), alpha(ncell, 0.0), w(ncell, 0.0);
-  IfprPlugVar out;
-  std::vector<int> slot(ncell), slot_of_d(in.n_d + 1, -1);
+  std::vector<int> singular, slot(ncell), slot_of_d(in.n_d + 1, -1), ds;
   // per slot of the block (a distinct d): F', E1, E2, the sum of w over D,
   // D's number of cells, the sums of T max(g, 0) and of T; then H, h(k), Q
-  // (reused from block to block)
-  std::vector<double> fp, e1, e2, vd, nd, own, cnt, hh, hk, qq;
+  // and the outside part (reused from block to block)
+  std::vector<double> fp, e1, e2, vd, nd, own, cnt, hh, hk, qq, outside;
   for (std::size_t b = 0; b < in.nb; ++b) {
     if (std::isnan(in.theta[b])) continue;
     const int lo = in.block_start[b], hi = in.block_start[b + 1];
     const IfprBlock blk = ifpr_block(in, b, a, alpha, w);
     if (blk.singular) {
-      out.singular.push_back(static_cast<int>(b) + 1);
+      singular.push_back(static_cast<int>(b) + 1);
       continue;
     }
     const int k = blk.k;
     const double c = blk.c, m = hi - lo, tk = in.count[k];
     double w2 = 0.0;
-    const std::size_t first = out.d.size();
+    ds.clear();
     for (auto* v : {&fp, &e1, &e2, &vd, &nd, &own, &cnt}) v->clear();
     for (int z = lo; z < hi; ++z) {
       const int dz = in.d[z];
       if (dz < 1 || static_cast<std::size_t>(dz) > in.n_d) throw std::invalid_argument("ifpr_plug_var: d out of range");
       if (slot_of_d[dz] < 0) {
-        slot_of_d[dz] = static_cast<int>(out.d.size() - first);
-        out.d.push_back(dz);
+        slot_of_d[dz] = static_cast<int>(ds.size());
+        ds.push_back(dz);
         for (auto* v : {&fp, &e1, &e2, &vd, &nd, &own, &cnt}) v->push_back(0.0);
       }
       const int j = slot[z] = slot_of_d[dz];
@@ -525,17 +571,18 @@ inline IfprPlugVar ifpr_plug_var(const IfprBlockInput& in) {
       cnt[j] += in.count[z];
       w2 += w[z] * w[z];
     }
-    const std::size_t ns = out.d.size() - first;
+    const std::size_t ns = ds.size();
     hh.assign(ns, 0.0);
     hk.assign(ns, 0.0);
     qq.assign(ns, 0.0);
+    outside.assign(ns, 0.0);
     for (std::size_t j = 0; j < ns; ++j) {
       const double fk = slot[k] == static_cast<int>(j) ? 1.0 : 0.0, kout = 1.0 - fk;
       hh[j] = (fk + a[k] * fp[j]) / blk.den;
       hk[j] = hh[j] * (1.0 + c * blk.vp) - fp[j];
       qq[j] = e1[j] - 2.0 * c * hh[j] * e2[j] + c * c * hh[j] * hh[j] * w2 + hk[j] * hk[j] - hh[j];
-      out.outside.push_back(c * c * hh[j] * hh[j] * (blk.vp - vd[j]) + c * hh[j] * (m - nd[j] - kout) +
-                            kout * tk * a[k] * (hk[j] * hk[j] - hk[j]) + c * (m - nd[j]) * qq[j]);
+      outside[j] = c * c * hh[j] * hh[j] * (blk.vp - vd[j]) + c * hh[j] * (m - nd[j] - kout) +
+                   kout * tk * a[k] * (hk[j] * hk[j] - hk[j]) + c * (m - nd[j]) * qq[j];
     }
     for (int z = lo; z < hi; ++z) {
       const int j = slot[z];
@@ -543,9 +590,153 @@ inline IfprPlugVar ifpr_plug_var(const IfprBlockInput& in) {
       own[j] += in.count[z] * std::max(a[z] * (h * h - h) + c / in.count[z] * qq[j], 0.0);
       slot_of_d[in.d[z]] = -1;
     }
-    out.block.insert(out.block.end(), ns, static_cast<int>(b) + 1);
-    out.own.insert(out.own.end(), own.begin(), own.end());
-    out.count.insert(out.count.end(), cnt.begin(), cnt.end());
+    for (std::size_t j = 0; j < ns; ++j) emit(b, ds[j], outside[j], own[j], cnt[j]);
+  }
+  return singular;
+}
+
+inline IfprPlugVar ifpr_plug_var(const IfprBlockInput& in) {
+  IfprPlugVar out;
+  const std::size_t ncell = static_cast<std::size_t>(in.block_start[in.nb]);
+  for (auto* v : {&out.block, &out.d}) v->reserve(ncell);
+  for (auto* v : {&out.outside, &out.own, &out.count}) v->reserve(ncell);
+  out.singular = ifpr_plug_slots(in, [&](std::size_t b, int d, double outside, double own, double count) {
+    out.block.push_back(static_cast<int>(b) + 1);
+    out.d.push_back(d);
+    out.outside.push_back(outside);
+    out.own.push_back(own);
+    out.count.push_back(count);
+  });
+  return out;
+}
+
+// A table whose rows are key values d alone (every record in one group)
+// from a block plan whose blocks are all IFPR (estimate_sums() in
+// R/estimate-blocks.R): one pass over the records sums their moments by
+// block cell (the records in a block) and by d (the records outside the
+// blocks, which count as they are, `d_rec` their 1-based d); ifpr_sums()
+// then works from the cells' sums, with its targets summed by d; the rows
+// are the d with records outside the blocks or a target, in order, with
+// the sums of lin and quad moments (`lin`, `quad`) and those of the records
+// outside the blocks alone (`direct_lin`), row after row. `agg`: the
+// moments of every block cell (row after row, lin then quad), for the
+// variance function of the intervals. `singular` as in ifpr_sums() (then
+// no row is computed). With `plug`, the parts of that variance function by
+// row (`plug_outside`, `plug_own`, `plug_count`: ifpr_plug_var()'s slots
+// summed by d, outside and own times their block's mean c^2 and count
+// times its mean c, over the block's records; c the weight, or with values
+// the weighted value), as block_plug_var() in R/estimate-blocks.R has them.
+struct KeySums {
+  std::vector<int> d;
+  std::vector<double> lin, quad, direct_lin, agg;
+  std::vector<double> plug_outside, plug_own, plug_count;
+  std::vector<int> singular;
+};
+
+inline KeySums key_sums(const IfprBlockInput& in, const int* cell, const int* d_rec, std::size_t n, const double* w,
+                        const double* y, bool plug = false) {
+  const std::size_t ncell = static_cast<std::size_t>(in.block_start[in.nb]);
+  const std::size_t nl = y ? 2 : 1, nq = y ? 3 : 1, wm = nl + nq, n_d = in.n_d;
+  std::vector<int> block_of(ncell);
+  for (std::size_t b = 0; b < in.nb; ++b) {
+    if (std::isnan(in.theta[b])) throw std::invalid_argument("key_sums: a block that is not IFPR");
+    for (int z = in.block_start[b]; z < in.block_start[b + 1]; ++z) block_of[z] = static_cast<int>(b);
+  }
+  KeySums out;
+  out.agg.assign(ncell * wm, 0.0);
+  std::vector<unsigned char> seen(ncell, 0), hit(n_d, 0);
+  // the records outside the blocks by d: lin then quad moments (only lin
+  // is kept: they add no variance)
+  std::vector<double> dm(n_d * wm, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i % match_batch == 0) {
+      for (std::size_t j = i; j < std::min(n, i + match_batch); ++j) {
+        const int zj = cell[j], dj = d_rec[j];
+        if (zj >= 1 && static_cast<std::size_t>(zj) <= ncell) {
+          __builtin_prefetch(&out.agg[static_cast<std::size_t>(zj - 1) * wm]);
+        } else if (zj < 1 && dj >= 1 && static_cast<std::size_t>(dj) <= n_d) {
+          __builtin_prefetch(&dm[static_cast<std::size_t>(dj - 1) * wm]);
+        }
+      }
+    }
+    const int z = cell[i];
+    double* a;
+    if (z >= 1) {
+      if (static_cast<std::size_t>(z) > ncell) throw std::invalid_argument("key_sums: cell out of range");
+      if (y && std::isnan(y[i])) continue;
+      seen[z - 1] = 1;
+      a = &out.agg[static_cast<std::size_t>(z - 1) * wm];
+    } else {
+      const int di = d_rec[i];
+      if (di < 1 || static_cast<std::size_t>(di) > n_d) throw std::invalid_argument("key_sums: d out of range");
+      // (a record without a value still makes its d a row)
+      hit[di - 1] = 1;
+      if (y && std::isnan(y[i])) continue;
+      a = &dm[static_cast<std::size_t>(di - 1) * wm];
+    }
+    const double wi = w ? w[i] : 1.0;
+    a[0] += wi;
+    a[nl] += wi * wi;
+    if (y) {
+      const double yi = y[i];
+      a[1] += wi * yi;
+      a[3] += wi * wi * yi;
+      a[4] += wi * wi * yi * yi;
+    }
+  }
+  IfprRowInput rows{nullptr, nullptr, 0, nullptr, y};
+  rows.agg = out.agg.data();
+  rows.seen = seen.data();
+  const IfprSums s = ifpr_sums(in, rows, static_cast<std::size_t>(-1));
+  if (!s.singular.empty()) {
+    out.singular = s.singular;
+    return out;
+  }
+  // the variance function's parts by d: each block's mean c and c^2 over
+  // its records (a record never leaves its block; T_b of them), the slots
+  // weighted by them
+  std::vector<double> po(plug ? n_d : 0, 0.0), pw(plug ? n_d : 0, 0.0), pc(plug ? n_d : 0, 0.0);
+  if (plug) {
+    const std::size_t lc = y ? 1 : 0, qc = y ? 4 : 1;
+    std::vector<double> k1(in.nb, 0.0), k2(in.nb, 0.0);
+    for (std::size_t b = 0; b < in.nb; ++b) {
+      double tb = 0.0, s1 = 0.0, s2 = 0.0;
+      for (int z = in.block_start[b]; z < in.block_start[b + 1]; ++z) {
+        tb += in.count[z];
+        s1 += out.agg[static_cast<std::size_t>(z) * wm + lc];
+        s2 += out.agg[static_cast<std::size_t>(z) * wm + qc];
+      }
+      if (tb > 0) k1[b] = s1 / tb, k2[b] = s2 / tb;
+    }
+    ifpr_plug_slots(in, [&](std::size_t b, int d, double outside, double own, double count) {
+      po[d - 1] += outside * k2[b];
+      pw[d - 1] += own * k2[b];
+      pc[d - 1] += count * k1[b];
+    });
+  }
+  // the targets (one per d, summed over the blocks) added to the records
+  // outside the blocks
+  std::vector<double> tq(n_d * nq, 0.0);
+  std::vector<double> tl(n_d * nl, 0.0);
+  for (std::size_t t = 0; t < s.d.size(); ++t) {
+    const std::size_t j = static_cast<std::size_t>(s.d[t]) - 1;
+    hit[j] = 1;
+    for (std::size_t c = 0; c < nl; ++c) tl[j * nl + c] = s.lin[t * nl + c];
+    for (std::size_t c = 0; c < nq; ++c) tq[j * nq + c] = s.quad[t * nq + c];
+  }
+  for (std::size_t j = 0; j < n_d; ++j) {
+    if (!hit[j]) continue;
+    out.d.push_back(static_cast<int>(j) + 1);
+    for (std::size_t c = 0; c < nl; ++c) {
+      out.lin.push_back(dm[j * wm + c] + tl[j * nl + c]);
+      out.direct_lin.push_back(dm[j * wm + c]);
+    }
+    for (std::size_t c = 0; c < nq; ++c) out.quad.push_back(tq[j * nq + c]);
+    if (plug) {
+      out.plug_outside.push_back(po[j]);
+      out.plug_own.push_back(pw[j]);
+      out.plug_count.push_back(pc[j]);
+    }
   }
   return out;
 }
@@ -564,15 +755,9 @@ inline IfprPlugVar ifpr_plug_var(const IfprBlockInput& in) {
 // block cells sorted by index; otherwise a hash table of the indexes (open
 // addressing, at most half full) does. Both are linear in the records and
 // cells.
-//
-// With `by` (positions of some keys, possibly none) and `d_rec`, `d_cell`
-// not null, the mixed-radix index of the `by` keys' codes of every record
-// and every cell is written there too, 1-based (the caller has checked that
-// it fits in an int).
 inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, std::size_t n,
                                      const std::vector<const int*>& cell_codes, std::size_t nc,
-                                     const std::vector<int>& nlevels, int* out,
-                                     const std::vector<int>& by = {}, int* d_rec = nullptr, int* d_cell = nullptr) {
+                                     const std::vector<int>& nlevels, int* out) {
   const std::size_t nk = nlevels.size();
   if (rec_codes.size() != nk || cell_codes.size() != nk) throw std::invalid_argument("match_block_cells: keys differ");
   std::vector<std::uint64_t> stride(nk);
@@ -584,27 +769,12 @@ inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, s
   }
   if (prod > 9.0e18L) throw std::invalid_argument("match_block_cells: too many key combinations");
   const std::uint64_t total = static_cast<std::uint64_t>(prod);
-  std::vector<std::uint64_t> by_stride(by.size());
-  {
-    std::uint64_t acc = 1;
-    for (std::size_t j = by.size(); j-- > 0;) {
-      if (by[j] < 0 || static_cast<std::size_t>(by[j]) >= nk) throw std::invalid_argument("match_block_cells: by");
-      by_stride[j] = acc;
-      acc *= static_cast<std::uint64_t>(nlevels[by[j]]);
-    }
-  }
-  const bool with_d = d_rec && d_cell;
-  const auto index = [&](const std::vector<const int*>& codes, std::size_t i, int* d) {
+  const auto index = [&](const std::vector<const int*>& codes, std::size_t i) {
     std::uint64_t idx = 0;
     for (std::size_t k = 0; k < nk; ++k) {
       const int c = codes[k][i];
       if (c < 1 || c > nlevels[k]) throw std::invalid_argument("match_block_cells: code out of range");
       idx += static_cast<std::uint64_t>(c - 1) * stride[k];
-    }
-    if (with_d) {
-      std::uint64_t di = 0;
-      for (std::size_t j = 0; j < by.size(); ++j) di += static_cast<std::uint64_t>(codes[by[j]][i] - 1) * by_stride[j];
-      d[i] = static_cast<int>(di) + 1;
     }
     return idx;
   };
@@ -616,7 +786,7 @@ inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, s
     std::vector<Word> words(static_cast<std::size_t>(total / 64 + 1), Word{0, 0});
     std::vector<std::uint64_t> idx(nc);
     for (std::size_t j = 0; j < nc; ++j) {
-      idx[j] = index(cell_codes, j, d_cell);
+      idx[j] = index(cell_codes, j);
       Word& wd = words[idx[j] >> 6];
       const std::uint64_t bit = std::uint64_t(1) << (idx[j] & 63);
       if (wd.bits & bit) return j + 1;
@@ -642,7 +812,7 @@ inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, s
     for (std::size_t i0 = 0; i0 < n; i0 += match_batch) {
       const std::size_t m = std::min(match_batch, n - i0);
       for (std::size_t j = 0; j < m; ++j) {
-        bx[j] = index(rec_codes, i0 + j, d_rec);
+        bx[j] = index(rec_codes, i0 + j);
         __builtin_prefetch(&words[bx[j] >> 6]);
       }
       for (std::size_t j = 0; j < m; ++j) {
@@ -666,7 +836,7 @@ inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, s
     return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
   };
   for (std::size_t j = 0; j < nc; ++j) {
-    const std::uint64_t key = index(cell_codes, j, d_cell);
+    const std::uint64_t key = index(cell_codes, j);
     std::size_t h = home(key);
     while (table[h].key != empty && table[h].key != key) h = (h + 1) & mask;
     if (table[h].key == key) return j + 1;
@@ -676,7 +846,7 @@ inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, s
   for (std::size_t i0 = 0; i0 < n; i0 += match_batch) {
     const std::size_t m = std::min(match_batch, n - i0);
     for (std::size_t j = 0; j < m; ++j) {
-      bx[j] = index(rec_codes, i0 + j, d_rec);
+      bx[j] = index(rec_codes, i0 + j);
       __builtin_prefetch(&table[home(bx[j])]);
     }
     for (std::size_t j = 0; j < m; ++j) {
@@ -687,6 +857,220 @@ inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, s
     }
   }
   return 0;
+}
+
+// Rows (d, g) of several pieces summed by (d, g) (combine_sums() in
+// R/estimate-blocks.R): piece t has n[t] rows with 1-based d[t][i] (at most
+// n_d) and g[t][i] (at most ng) and the columns of `lin` (nl) and `quad`
+// (nq), column after column. The pairs present are numbered in the order
+// of d then g through an array of n_d * ng ints (the caller keeps it
+// small); `out_d`, `out_g` receive them, `lin`, `quad` their sums (row
+// after row, nl and nq a row) and `direct_lin` the sums of `lin` over the
+// first piece alone.
+struct CombinePiece {
+  std::size_t n;
+  const int* d;
+  const int* g;
+  const double* lin;
+  const double* quad;
+};
+
+struct Combined {
+  std::vector<int> d, g;
+  std::vector<double> lin, quad, direct_lin;
+};
+
+inline Combined combine_rows(const std::vector<CombinePiece>& pieces, std::size_t n_d, std::size_t ng, std::size_t nl,
+                             std::size_t nq) {
+  std::vector<int> id(n_d * ng, -1);
+  const auto at = [&](const CombinePiece& p, std::size_t i) {
+    if (p.d[i] < 1 || static_cast<std::size_t>(p.d[i]) > n_d || p.g[i] < 1 || static_cast<std::size_t>(p.g[i]) > ng)
+      throw std::invalid_argument("combine_rows: d or g out of range");
+    return static_cast<std::size_t>(p.d[i] - 1) * ng + static_cast<std::size_t>(p.g[i] - 1);
+  };
+  for (const CombinePiece& p : pieces)
+    for (std::size_t i = 0; i < p.n; ++i) id[at(p, i)] = 0;
+  Combined out;
+  for (std::size_t x = 0; x < id.size(); ++x) {
+    if (id[x] < 0) continue;
+    id[x] = static_cast<int>(out.d.size());
+    out.d.push_back(static_cast<int>(x / ng) + 1);
+    out.g.push_back(static_cast<int>(x % ng) + 1);
+  }
+  const std::size_t m = out.d.size();
+  out.lin.assign(m * nl, 0.0);
+  out.quad.assign(m * nq, 0.0);
+  out.direct_lin.assign(m * nl, 0.0);
+  for (std::size_t t = 0; t < pieces.size(); ++t) {
+    const CombinePiece& p = pieces[t];
+    for (std::size_t i = 0; i < p.n; ++i) {
+      const std::size_t r = static_cast<std::size_t>(id[at(p, i)]);
+      for (std::size_t j = 0; j < nl; ++j) {
+        out.lin[r * nl + j] += p.lin[j * p.n + i];
+        if (t == 0) out.direct_lin[r * nl + j] += p.lin[j * p.n + i];
+      }
+      for (std::size_t j = 0; j < nq; ++j) out.quad[r * nq + j] += p.quad[j * p.n + i];
+    }
+  }
+  return out;
+}
+
+// The confidence limits of the rows of estimate_table()
+// (R/estimate-table.R, estimate_limits()): with v = max(var, 0) + sv, the
+// normal interval est -+ z sqrt(v); where the row has a variance function
+// outside + sv + own t of its true value t (`outside` not null and not NaN)
+// and the test (est - t)^2 <= z^2 (outside + sv + own t) accepts some t, the
+// limits of those t, est + z^2 own / 2 -+ sqrt(z^2 (outside + sv + own est)
+// + z^4 own^2 / 4). `sv` has n values, or one for every row (n_sv 1).
+// NaN stays NaN. One pass over the rows.
+inline void score_limits(std::size_t n, const double* est, const double* var, const double* sv, std::size_t n_sv,
+                         const double* outside, const double* own, double z, double* lower, double* upper) {
+  const double z2 = z * z, z4 = z2 * z2;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double s = sv[n_sv == 1 ? 0 : i];
+    const double vi = (std::isnan(var[i]) ? var[i] : std::max(var[i], 0.0)) + s;
+    const double half = z * std::sqrt(vi);
+    lower[i] = est[i] - half;
+    upper[i] = est[i] + half;
+    if (!outside || std::isnan(outside[i])) continue;
+    const double o = outside[i] + s;
+    const double radicand = z2 * (o + own[i] * est[i]) + z4 * own[i] * own[i] / 4;
+    if (std::isnan(radicand) || radicand < 0) continue;
+    const double mid = est[i] + z2 * own[i] / 2, r = std::sqrt(radicand);
+    lower[i] = mid - r;
+    upper[i] = mid + r;
+  }
+}
+
+// The key values of the keys `by` (positions among the keys, possibly
+// none) of every record and every block cell, numbered 1..n_d in the order
+// of their mixed-radix index (the first key of `by` most significant; codes
+// 1-based, at most nlevels): `d_rec[i]`, `d_cell[j]`. Returns the 0-based
+// indexes of the n_d values, sorted: rows numbered by d are in the order of
+// their key values. When the indexes span at most 16 times the records and
+// cells (and fit in an int), a bitmap of the indexes present with the rank
+// of every 64-bit word numbers them (two passes); otherwise a hash table of
+// the distinct indexes (open addressing, at most half full, doubled as it
+// fills) numbers them as met, and the distinct indexes are sorted once.
+// `rec_cell` (null, or the 1-based block cell of every record, 0 or less
+// outside the blocks, as match_block_cells() finds them): a record in a
+// block cell has its cell's key values, d_cell[rec_cell[i] - 1], so only
+// the records outside the blocks are looked at and numbered (d_rec is left
+// as it is for the others). Linear in the records and cells (and n_d log n_d).
+inline std::vector<std::uint64_t> number_by_values(const std::vector<const int*>& rec_codes, std::size_t n,
+                                                   const std::vector<const int*>& cell_codes, std::size_t nc,
+                                                   const std::vector<int>& nlevels, const std::vector<int>& by,
+                                                   const int* rec_cell, int* d_rec, int* d_cell) {
+  const std::size_t nk = nlevels.size(), nby = by.size();
+  if (rec_codes.size() != nk || cell_codes.size() != nk) throw std::invalid_argument("number_by_values: keys differ");
+  std::vector<std::uint64_t> stride(nby);
+  long double prod = 1;
+  for (std::size_t j = nby; j-- > 0;) {
+    if (by[j] < 0 || static_cast<std::size_t>(by[j]) >= nk) throw std::invalid_argument("number_by_values: by");
+    if (nlevels[by[j]] < 1) throw std::invalid_argument("number_by_values: key without levels");
+    stride[j] = static_cast<std::uint64_t>(prod);
+    prod *= nlevels[by[j]];
+  }
+  if (prod > 9.0e18L) throw std::invalid_argument("number_by_values: too many key combinations");
+  const std::uint64_t total = static_cast<std::uint64_t>(prod);
+  const auto index = [&](const std::vector<const int*>& codes, std::size_t i) {
+    std::uint64_t idx = 0;
+    for (std::size_t j = 0; j < nby; ++j) {
+      const int c = codes[by[j]][i];
+      if (c < 1 || c > nlevels[by[j]]) throw std::invalid_argument("number_by_values: code out of range");
+      idx += static_cast<std::uint64_t>(c - 1) * stride[j];
+    }
+    return idx;
+  };
+  std::vector<std::uint64_t> present;
+  if (n + nc == 0) return present;
+  if (total <= 16 * static_cast<std::uint64_t>(n + nc) + 64 && total < (std::uint64_t(1) << 31)) {
+    struct Word {
+      std::uint64_t bits;
+      std::uint64_t rank;  // indexes present in the words before
+    };
+    std::vector<Word> words(static_cast<std::size_t>(total / 64 + 1), Word{0, 0});
+    // the index of every record and cell kept in d (it fits in an int),
+    // then replaced by its rank
+    const auto mark = [&](const std::vector<const int*>& codes, std::size_t m, int* d, const int* in_cell) {
+      for (std::size_t i = 0; i < m; ++i) {
+        if (in_cell && in_cell[i] >= 1) continue;
+        const std::uint64_t x = index(codes, i);
+        d[i] = static_cast<int>(x);
+        words[x >> 6].bits |= std::uint64_t(1) << (x & 63);
+      }
+    };
+    mark(rec_codes, n, d_rec, rec_cell);
+    mark(cell_codes, nc, d_cell, nullptr);
+    std::uint64_t acc = 0;
+    for (std::size_t t = 0; t < words.size(); ++t) {
+      words[t].rank = acc;
+      for (std::uint64_t bits = words[t].bits; bits; bits &= bits - 1)
+        present.push_back(static_cast<std::uint64_t>(t) * 64 + static_cast<std::uint64_t>(__builtin_ctzll(bits)));
+      acc += static_cast<std::uint64_t>(__builtin_popcountll(words[t].bits));
+    }
+    const auto rank = [&](int* d, std::size_t m, const int* in_cell) {
+      for (std::size_t i = 0; i < m; ++i) {
+        if (in_cell && in_cell[i] >= 1) continue;
+        const std::uint64_t x = static_cast<std::uint64_t>(d[i]);
+        const Word& wd = words[x >> 6];
+        const std::uint64_t below = wd.bits & ((std::uint64_t(1) << (x & 63)) - 1);
+        d[i] = static_cast<int>(wd.rank + static_cast<std::uint64_t>(__builtin_popcountll(below))) + 1;
+      }
+    };
+    rank(d_cell, nc, nullptr);
+    rank(d_rec, n, rec_cell);
+    return present;
+  }
+  // the hash table: the distinct indexes numbered as met (provisional ids
+  // in d), then sorted and the ids replaced by their ranks
+  const std::uint64_t empty = ~std::uint64_t(0);
+  struct Slot {
+    std::uint64_t key;
+    int id;
+  };
+  int bits = 10;
+  std::vector<Slot> table(std::size_t(1) << bits, Slot{empty, 0});
+  const auto home = [&](std::uint64_t key) {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+  };
+  const auto insert = [&](std::uint64_t key) {
+    std::size_t mask = table.size() - 1, h = home(key);
+    while (table[h].key != empty && table[h].key != key) h = (h + 1) & mask;
+    if (table[h].key == key) return table[h].id;
+    const int id = static_cast<int>(present.size());
+    table[h] = Slot{key, id};
+    present.push_back(key);
+    if (2 * present.size() > table.size()) {
+      ++bits;
+      std::vector<Slot> old(std::size_t(1) << bits, Slot{empty, 0});
+      old.swap(table);
+      mask = table.size() - 1;
+      for (const Slot& sl : old) {
+        if (sl.key == empty) continue;
+        std::size_t g = home(sl.key);
+        while (table[g].key != empty) g = (g + 1) & mask;
+        table[g] = sl;
+      }
+    }
+    return id;
+  };
+  for (std::size_t j = 0; j < nc; ++j) d_cell[j] = insert(index(cell_codes, j));
+  for (std::size_t i = 0; i < n; ++i)
+    if (!rec_cell || rec_cell[i] < 1) d_rec[i] = insert(index(rec_codes, i));
+  std::vector<int> order(present.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int x, int y) { return present[x] < present[y]; });
+  std::vector<int> rank_of(present.size());
+  std::vector<std::uint64_t> sorted(present.size());
+  for (std::size_t r = 0; r < order.size(); ++r) {
+    rank_of[order[r]] = static_cast<int>(r) + 1;
+    sorted[r] = present[order[r]];
+  }
+  for (std::size_t j = 0; j < nc; ++j) d_cell[j] = rank_of[d_cell[j]];
+  for (std::size_t i = 0; i < n; ++i)
+    if (!rec_cell || rec_cell[i] < 1) d_rec[i] = rank_of[d_rec[i]];
+  return sorted;
 }
 
 }  // namespace sdcRisk
