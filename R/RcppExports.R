@@ -129,6 +129,10 @@ cpp_key_sums <- function(block_start, theta, count, d, n_d, tol, cell, d_rec, w,
     .Call(`_sdcRisk_cpp_key_sums`, block_start, theta, count, d, n_d, tol, cell, d_rec, w, y, plug)
 }
 
+cpp_recode <- function(x, map, offset, na_code) {
+    .Call(`_sdcRisk_cpp_recode`, x, map, offset, na_code)
+}
+
 cpp_population <- function(model, f, param) {
     .Call(`_sdcRisk_cpp_population`, model, f, param)
 }

@@ -446,6 +446,20 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_recode
+SEXP cpp_recode(const Rcpp::IntegerVector& x, const Rcpp::IntegerVector& map, int offset, int na_code);
+RcppExport SEXP _sdcRisk_cpp_recode(SEXP xSEXP, SEXP mapSEXP, SEXP offsetSEXP, SEXP na_codeSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type map(mapSEXP);
+    Rcpp::traits::input_parameter< int >::type offset(offsetSEXP);
+    Rcpp::traits::input_parameter< int >::type na_code(na_codeSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_recode(x, map, offset, na_code));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_population
 SEXP cpp_population(const std::string& model, const Rcpp::NumericVector& f, const Rcpp::NumericVector& param);
 RcppExport SEXP _sdcRisk_cpp_population(SEXP modelSEXP, SEXP fSEXP, SEXP paramSEXP) {
@@ -579,6 +593,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_direct_moments", (DL_FUNC) &_sdcRisk_cpp_direct_moments, 5},
     {"_sdcRisk_cpp_combine_rows", (DL_FUNC) &_sdcRisk_cpp_combine_rows, 3},
     {"_sdcRisk_cpp_key_sums", (DL_FUNC) &_sdcRisk_cpp_key_sums, 11},
+    {"_sdcRisk_cpp_recode", (DL_FUNC) &_sdcRisk_cpp_recode, 4},
     {"_sdcRisk_cpp_population", (DL_FUNC) &_sdcRisk_cpp_population, 3},
     {"_sdcRisk_cpp_population_counts", (DL_FUNC) &_sdcRisk_cpp_population_counts, 4},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},

@@ -373,3 +373,28 @@ SEXP cpp_key_sums(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVec
                               Rcpp::Named("singular") = Rcpp::wrap(ks.singular));
   });
 }
+
+// Codes of a key's values through a table (released_key_codes()): for
+// every element of `x` (integers: a factor's codes or integer values), NA
+// gives `na_code`, a value v with v - offset in [0, length(map)) gives
+// map[v - offset], any other value NA. One pass, no copy of `x`.
+// [[Rcpp::export]]
+SEXP cpp_recode(const Rcpp::IntegerVector& x, const Rcpp::IntegerVector& map, int offset, int na_code) {
+  return sdcRisk_glue::run_engine([&] {
+    const R_xlen_t n = x.size();
+    const long long len = static_cast<long long>(map.size());
+    Rcpp::IntegerVector out(Rcpp::no_init(n));
+    const int* xp = x.begin();
+    const int* mp = map.begin();
+    int* op = out.begin();
+    for (R_xlen_t i = 0; i < n; ++i) {
+      if (xp[i] == NA_INTEGER) {
+        op[i] = na_code;
+        continue;
+      }
+      const long long at = static_cast<long long>(xp[i]) - offset;
+      op[i] = at >= 0 && at < len ? mp[at] : NA_INTEGER;
+    }
+    return Rcpp::wrap(out);
+  });
+}

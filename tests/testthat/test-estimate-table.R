@@ -528,3 +528,27 @@ test_that("the one pass over the records of a table by keys gives the sums of th
   expect_identical(est[c("c", "b")], est[do.call(order, unname(lapply(est[c("c", "b")], as.integer))), c("c", "b")],
                    ignore_attr = TRUE)
 })
+
+test_that("released key codes through a table equal those of match()", {
+  # factors through the table of their levels, integers through a table over
+  # the categories' range (released_key_codes())
+  key <- list(name = "k", type = "integer", categories = c("-2", "0", "3", "7", NA))
+  x <- c(7L, -2L, NA, 3L, 0L, 3L)
+  expect_identical(released_key_codes(x, key, "category", "data", NULL), c(4L, 1L, 5L, 3L, 2L, 3L))
+  # a value the plan does not have
+  expect_error(released_key_codes(c(x, 5L), key, "category", "data", NULL), class = "sdcRisk_error_publication_mismatch")
+  expect_error(released_key_codes(c(x, 100000L), key, "category", "data", NULL),
+               class = "sdcRisk_error_publication_mismatch")
+  # NA not a category: missing stays missing where na is not a category
+  key2 <- list(name = "k", type = "integer", categories = c("-2", "0", "3", "7"))
+  expect_identical(released_key_codes(x, key2, "omit", "data", NULL), c(4L, 1L, NA, 3L, 2L, 3L))
+  # far-apart categories: match()
+  key3 <- list(name = "k", type = "integer", categories = c("1", "100000000"))
+  expect_identical(released_key_codes(c(100000000L, 1L), key3, "omit", "data", NULL), c(2L, 1L))
+  # a factor: its levels in another order, an unused level, NA
+  keyf <- list(name = "f", type = "character", categories = c("a", "b", "c", NA))
+  f <- factor(c("c", NA, "a", "b", "a"), levels = c("b", "z", "a", "c"))
+  expect_identical(released_key_codes(f, keyf, "category", "data", NULL), c(3L, 4L, 1L, 2L, 1L))
+  expect_error(released_key_codes(factor(c("a", "z")), keyf, "category", "data", NULL),
+               class = "sdcRisk_error_publication_mismatch")
+})

@@ -408,6 +408,10 @@ inline void ifpr_row_sums(const IfprBlockInput& in, const IfprRowInput& rows, st
     }
   }
   if (merge) {
+    const std::size_t hits = static_cast<std::size_t>(std::count(m_hit.begin(), m_hit.end(), 1));
+    for (auto* v : {&out.block, &out.g, &out.d}) v->reserve(hits);
+    out.lin.reserve(hits * nl);
+    out.quad.reserve(hits * nq);
     for (std::size_t at = 0; at < n_dg; ++at) {
       if (!m_hit[at]) continue;
       out.block.push_back(0);
@@ -724,6 +728,13 @@ inline KeySums key_sums(const IfprBlockInput& in, const int* cell, const int* d_
     for (std::size_t c = 0; c < nl; ++c) tl[j * nl + c] = s.lin[t * nl + c];
     for (std::size_t c = 0; c < nq; ++c) tq[j * nq + c] = s.quad[t * nq + c];
   }
+  // (the rows' vectors at their size at once)
+  const std::size_t n_rows = static_cast<std::size_t>(std::count(hit.begin(), hit.end(), 1));
+  out.d.reserve(n_rows);
+  out.lin.reserve(n_rows * nl);
+  out.direct_lin.reserve(n_rows * nl);
+  out.quad.reserve(n_rows * nq);
+  for (auto* v : {&out.plug_outside, &out.plug_own, &out.plug_count}) v->reserve(plug ? n_rows : 0);
   for (std::size_t j = 0; j < n_d; ++j) {
     if (!hit[j]) continue;
     out.d.push_back(static_cast<int>(j) + 1);
@@ -1002,7 +1013,9 @@ inline std::vector<std::uint64_t> number_by_values(const std::vector<const int*>
     };
     mark(rec_codes, n, d_rec, rec_cell);
     mark(cell_codes, nc, d_cell, nullptr);
-    std::uint64_t acc = 0;
+    std::uint64_t acc = 0, total_present = 0;
+    for (const Word& wd : words) total_present += static_cast<std::uint64_t>(__builtin_popcountll(wd.bits));
+    present.reserve(static_cast<std::size_t>(total_present));
     for (std::size_t t = 0; t < words.size(); ++t) {
       words[t].rank = acc;
       for (std::uint64_t bits = words[t].bits; bits; bits &= bits - 1)
