@@ -109,8 +109,8 @@ cpp_ifpr_plug_var <- function(block_start, theta, count, d, n_d, tol, k1, k2) {
     .Call(`_sdcRisk_cpp_ifpr_plug_var`, block_start, theta, count, d, n_d, tol, k1, k2)
 }
 
-cpp_match_block_cells <- function(codes, cell_codes, nlevels, by) {
-    .Call(`_sdcRisk_cpp_match_block_cells`, codes, cell_codes, nlevels, by)
+cpp_match_block_cells <- function(codes, cell_codes, nlevels, by, block_start = NULL, count = NULL) {
+    .Call(`_sdcRisk_cpp_match_block_cells`, codes, cell_codes, nlevels, by, block_start, count)
 }
 
 cpp_score_limits <- function(estimate, var, sv, outside, own, z) {

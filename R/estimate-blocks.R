@@ -316,11 +316,10 @@ released_block_cells <- function(pub, codes, by_keys, call) {
   ext <- extended_codes(codes, pub)
   if (prod(as.numeric(ext$nlevels)) > 2^62) return(released_block_cells_classified(pub, codes, by_keys, call))
   kk <- match(by_keys, names(codes))
-  nc <- length(p$cells$count)
-  m <- core_call(cpp_match_block_cells, ext$codes, p$cells$codes, as.integer(ext$nlevels), as.integer(kk), call = call)
+  m <- core_call(cpp_match_block_cells, ext$codes, p$cells$codes, as.integer(ext$nlevels), as.integer(kk),
+                 c(0L, cumsum(p$size)), p$cells$count, call = call)
   if (m$duplicate > 0) abort_block_twice(call)
-  check_released_parts(block_totals(tabulate(m$cell, nc), p$size), block_totals(p$cells$count, p$size),
-                       "block", "data", call)
+  check_released_parts(m$block_released, m$block_published, "block", "data", call)
   names(m$d_codes) <- by_keys
   # with no key in `by`, every record has the one d
   d_rec <- if (length(kk) == 0) rep.int(1L, length(m$cell)) else m$d_rec

@@ -368,8 +368,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_match_block_cells
-SEXP cpp_match_block_cells(const Rcpp::List& codes, const Rcpp::List& cell_codes, const Rcpp::IntegerVector& nlevels, const Rcpp::Nullable<Rcpp::IntegerVector>& by);
-RcppExport SEXP _sdcRisk_cpp_match_block_cells(SEXP codesSEXP, SEXP cell_codesSEXP, SEXP nlevelsSEXP, SEXP bySEXP) {
+SEXP cpp_match_block_cells(const Rcpp::List& codes, const Rcpp::List& cell_codes, const Rcpp::IntegerVector& nlevels, const Rcpp::Nullable<Rcpp::IntegerVector>& by, const Rcpp::Nullable<Rcpp::IntegerVector>& block_start, const Rcpp::Nullable<Rcpp::IntegerVector>& count);
+RcppExport SEXP _sdcRisk_cpp_match_block_cells(SEXP codesSEXP, SEXP cell_codesSEXP, SEXP nlevelsSEXP, SEXP bySEXP, SEXP block_startSEXP, SEXP countSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -377,7 +377,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::List& >::type cell_codes(cell_codesSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type nlevels(nlevelsSEXP);
     Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::IntegerVector>& >::type by(bySEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_match_block_cells(codes, cell_codes, nlevels, by));
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::IntegerVector>& >::type block_start(block_startSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::IntegerVector>& >::type count(countSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_match_block_cells(codes, cell_codes, nlevels, by, block_start, count));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -588,7 +590,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_group_sums", (DL_FUNC) &_sdcRisk_cpp_group_sums, 3},
     {"_sdcRisk_cpp_ifpr_sums", (DL_FUNC) &_sdcRisk_cpp_ifpr_sums, 10},
     {"_sdcRisk_cpp_ifpr_plug_var", (DL_FUNC) &_sdcRisk_cpp_ifpr_plug_var, 8},
-    {"_sdcRisk_cpp_match_block_cells", (DL_FUNC) &_sdcRisk_cpp_match_block_cells, 4},
+    {"_sdcRisk_cpp_match_block_cells", (DL_FUNC) &_sdcRisk_cpp_match_block_cells, 6},
     {"_sdcRisk_cpp_score_limits", (DL_FUNC) &_sdcRisk_cpp_score_limits, 6},
     {"_sdcRisk_cpp_direct_moments", (DL_FUNC) &_sdcRisk_cpp_direct_moments, 5},
     {"_sdcRisk_cpp_combine_rows", (DL_FUNC) &_sdcRisk_cpp_combine_rows, 3},

@@ -145,10 +145,14 @@ SEXP cpp_ifpr_plug_var(const Rcpp::IntegerVector& block_start, const Rcpp::Numer
 // for a record in a block cell, whose d is its cell's) and of every block
 // cell, numbered 1..n_d in the order of their codes
 // (sdcRisk::number_by_values); `d_codes`, the codes of each key of `by`
-// for every d; `n_d`.
+// for every d; `n_d`. With `block_start` (the offsets of the blocks' cells)
+// and `count` (every block cell's published count), `block_released` and
+// `block_published`, the records of every block.
 // [[Rcpp::export]]
 SEXP cpp_match_block_cells(const Rcpp::List& codes, const Rcpp::List& cell_codes, const Rcpp::IntegerVector& nlevels,
-                           const Rcpp::Nullable<Rcpp::IntegerVector>& by) {
+                           const Rcpp::Nullable<Rcpp::IntegerVector>& by,
+                           const Rcpp::Nullable<Rcpp::IntegerVector>& block_start = R_NilValue,
+                           const Rcpp::Nullable<Rcpp::IntegerVector>& count = R_NilValue) {
   return sdcRisk_glue::run_engine([&] {
     const std::size_t nk = static_cast<std::size_t>(nlevels.size());
     if (static_cast<std::size_t>(codes.size()) != nk || static_cast<std::size_t>(cell_codes.size()) != nk || nk == 0)
@@ -180,6 +184,25 @@ SEXP cpp_match_block_cells(const Rcpp::List& codes, const Rcpp::List& cell_codes
       }
     }
     Rcpp::List res = Rcpp::List::create(Rcpp::Named("cell") = out, Rcpp::Named("duplicate") = static_cast<double>(dup));
+    if (block_start.isNotNull() && count.isNotNull()) {
+      // the records of every block, released and published
+      const Rcpp::IntegerVector bs(block_start.get()), ct(count.get());
+      const R_xlen_t nb = bs.size() - 1;
+      if (nb < 0 || bs[nb] != static_cast<int>(nc) || ct.size() != static_cast<R_xlen_t>(nc))
+        throw std::invalid_argument("cpp_match_block_cells: blocks");
+      std::vector<double> per_cell(nc, 0.0);
+      for (R_xlen_t i = 0; i < out.size(); ++i)
+        if (out[i] != NA_INTEGER) per_cell[static_cast<std::size_t>(out[i]) - 1] += 1.0;
+      Rcpp::NumericVector released(nb), published(nb);
+      for (R_xlen_t b = 0; b < nb; ++b) {
+        for (int z = bs[b]; z < bs[b + 1]; ++z) {
+          released[b] += per_cell[static_cast<std::size_t>(z)];
+          published[b] += ct[z];
+        }
+      }
+      res["block_released"] = released;
+      res["block_published"] = published;
+    }
     if (!with_d) return Rcpp::wrap(res);
     Rcpp::IntegerVector b(by.get());
     std::vector<int> bv;

@@ -199,6 +199,19 @@ test_that("a file other than the published one is refused: keys, categories, rec
   d2 <- d
   d2$age[d2$age == 40][1] <- 41L
   expect_snapshot(error = TRUE, estimate_table(d2, pub, by = "race"))
+  # the same categories of every key, records moved between blocks: two
+  # records swap their ages (every key's counts stay), and the blocks then
+  # hold other numbers of records than published
+  codes <- released_codes(pub, d)
+  block <- rep.int(seq_along(pub$plan$size), pub$plan$size)
+  rb <- block[released_block_cells(pub, codes, character(), NULL)$cell]
+  i <- which(!is.na(rb))[1]
+  j <- which(d$age != d$age[i] & (is.na(rb) | rb != rb[i]))[1]
+  d3 <- d
+  d3$age[c(i, j)] <- d$age[c(j, i)]
+  expect_error(estimate_table(d3, pub, by = "race"), "block [0-9]+ has", class = "sdcRisk_error_publication_mismatch")
+  expect_error(released_block_cells_classified(pub, released_codes(pub, d3), character(), NULL), "block [0-9]+ has",
+               class = "sdcRisk_error_publication_mismatch")
   # another release of another file with the same keys
   set.seed(2)
   other <- ifpr(pums_md[3001:6000, ], c("sex", "age", "race"), xi = 0.3)
