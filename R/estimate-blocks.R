@@ -355,14 +355,6 @@ decode_mixed_radix <- function(index, nlevels) {
   lapply(seq_along(nlevels), function(k) as.integer(((index - 1) %/% stride[k]) %% nlevels[k]) + 1L)
 }
 
-# The dense numbers 1..length(present) of the indexes `present` (sorted, in
-# 1..n), as an array over 1..n (0 elsewhere).
-dense_ids <- function(present, n) {
-  id <- integer(n)
-  id[present] <- seq_along(present)
-  id
-}
-
 # The same through one cross-classification of the records and the block
 # cells (keys whose combinations do not fit in one 64-bit index).
 released_block_cells_classified <- function(pub, codes, by_keys, call) {

@@ -201,7 +201,8 @@ void check_ifpr_sums_blocks() {
   std::vector<int> start = {0}, count, d;
   std::vector<double> theta;
   for (int b = 0; b < nb; ++b) {
-    const int m = 2 + draw(4);
+    // (block 3 larger than small_block: its slots found through the array over d)
+    const int m = b == 3 ? 40 : 2 + draw(4);
     start.push_back(start.back() + m);
     theta.push_back(0.3);
     for (int z = 0; z < m; ++z) {
@@ -305,7 +306,8 @@ void check_ifpr_plug_var() {
   std::vector<int> start = {0, 4}, count = {1, 2, 2, 3}, d = {1, 1, 2, 3};
   std::vector<double> theta = {0.75};
   for (int b = 0; b < 25; ++b) {
-    const int m = 2 + draw(5);
+    // (block 3 larger than small_block: its slots found through the array over d)
+    const int m = b == 3 ? 40 : 2 + draw(5);
     start.push_back(start.back() + m);
     theta.push_back(b == 7 ? std::numeric_limits<double>::quiet_NaN() : 0.1 + draw(5) / 10.0);
     for (int z = 0; z < m; ++z) {

@@ -141,6 +141,10 @@ struct IfprRowInput {
   const unsigned char* seen = nullptr;
 };
 
+// Blocks of at most this many cells find the slot of a d among their own
+// slots (a short scan) rather than in an array over every d.
+constexpr int small_block = 32;
+
 // Up to this many (d, group) pairs, ifpr_sums() sums its targets over the
 // blocks in one array of them (8 MB a column of sums).
 constexpr std::size_t ifpr_merge_limit = std::size_t(1) << 20;
@@ -484,25 +488,37 @@ inline IfprSums ifpr_sums(const IfprBlockInput& in, const IfprRowInput& rows,
     den[b] = blk.den;
     const int k = blk.k;
     if (blk.singular) out.singular.push_back(static_cast<int>(b) + 1);
-    // slots: the distinct d of the block, F'_d, then s_d and h_d(k)
+    // slots: the distinct d of the block, F'_d, then s_d and h_d(k); a d
+    // found among the block's slots (a small block) or in an array over
+    // every d (a cache miss a cell)
     fp.clear();
+    const bool small = hi - lo <= small_block;
     for (int z = lo; z < hi; ++z) {
       const int dz = in.d[z];
       if (dz < 1 || static_cast<std::size_t>(dz) > in.n_d) throw std::invalid_argument("ifpr_sums: d out of range");
-      if (slot_of_d[dz] < 0) {
-        slot_of_d[dz] = static_cast<int>(slot_d.size()) - slot_start[b];
+      int j = -1;
+      if (small) {
+        for (std::size_t t = static_cast<std::size_t>(slot_start[b]); t < slot_d.size() && j < 0; ++t)
+          if (slot_d[t] == dz) j = static_cast<int>(t) - slot_start[b];
+      } else {
+        j = slot_of_d[dz];
+      }
+      if (j < 0) {
+        j = static_cast<int>(slot_d.size()) - slot_start[b];
+        if (!small) slot_of_d[dz] = j;
         slot_d.push_back(dz);
         fp.push_back(0.0);
       }
-      slot[z] = slot_of_d[dz];
-      fp[slot[z]] += alpha[z];
+      slot[z] = j;
+      fp[j] += alpha[z];
     }
     for (std::size_t j = 0; j < fp.size(); ++j) {
       const double s = ((slot[k] == static_cast<int>(j) ? 1.0 : 0.0) + a[k] * fp[j]) / den[b];
       slot_s.push_back(s);
       slot_hk.push_back(s * (1.0 + c[b] * vp[b]) - fp[j]);
     }
-    for (int z = lo; z < hi; ++z) slot_of_d[in.d[z]] = -1;
+    if (!small)
+      for (int z = lo; z < hi; ++z) slot_of_d[in.d[z]] = -1;
   }
   slot_start[in.nb] = static_cast<int>(slot_d.size());
   if (!out.singular.empty()) return out;
@@ -557,15 +573,24 @@ inline std::vector<int> ifpr_plug_slots(const IfprBlockInput& in, Emit&& emit) {
     double w2 = 0.0;
     ds.clear();
     for (auto* v : {&fp, &e1, &e2, &vd, &nd, &own, &cnt}) v->clear();
+    const bool small = hi - lo <= small_block;
     for (int z = lo; z < hi; ++z) {
       const int dz = in.d[z];
       if (dz < 1 || static_cast<std::size_t>(dz) > in.n_d) throw std::invalid_argument("ifpr_plug_var: d out of range");
-      if (slot_of_d[dz] < 0) {
-        slot_of_d[dz] = static_cast<int>(ds.size());
+      int j = -1;
+      if (small) {
+        for (std::size_t t = 0; t < ds.size() && j < 0; ++t)
+          if (ds[t] == dz) j = static_cast<int>(t);
+      } else {
+        j = slot_of_d[dz];
+      }
+      if (j < 0) {
+        j = static_cast<int>(ds.size());
+        if (!small) slot_of_d[dz] = j;
         ds.push_back(dz);
         for (auto* v : {&fp, &e1, &e2, &vd, &nd, &own, &cnt}) v->push_back(0.0);
       }
-      const int j = slot[z] = slot_of_d[dz];
+      slot[z] = j;
       const double al2 = alpha[z] * alpha[z];
       fp[j] += alpha[z];
       e1[j] += al2;
@@ -592,7 +617,7 @@ inline std::vector<int> ifpr_plug_slots(const IfprBlockInput& in, Emit&& emit) {
       const int j = slot[z];
       const double h = z == k ? hk[j] : (1.0 - c * hh[j] / in.count[z]) * alpha[z];
       own[j] += in.count[z] * std::max(a[z] * (h * h - h) + c / in.count[z] * qq[j], 0.0);
-      slot_of_d[in.d[z]] = -1;
+      if (!small) slot_of_d[in.d[z]] = -1;
     }
     for (std::size_t j = 0; j < ns; ++j) emit(b, ds[j], outside[j], own[j], cnt[j]);
   }
@@ -649,9 +674,9 @@ inline KeySums key_sums(const IfprBlockInput& in, const int* cell, const int* d_
   KeySums out;
   out.agg.assign(ncell * wm, 0.0);
   std::vector<unsigned char> seen(ncell, 0), hit(n_d, 0);
-  // the records outside the blocks by d: lin then quad moments (only lin
-  // is kept: they add no variance)
-  std::vector<double> dm(n_d * wm, 0.0);
+  // the records outside the blocks by d: their lin moments (they add no
+  // variance)
+  std::vector<double> dm(n_d * nl, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     if (i % match_batch == 0) {
       for (std::size_t j = i; j < std::min(n, i + match_batch); ++j) {
@@ -659,26 +684,27 @@ inline KeySums key_sums(const IfprBlockInput& in, const int* cell, const int* d_
         if (zj >= 1 && static_cast<std::size_t>(zj) <= ncell) {
           __builtin_prefetch(&out.agg[static_cast<std::size_t>(zj - 1) * wm]);
         } else if (zj < 1 && dj >= 1 && static_cast<std::size_t>(dj) <= n_d) {
-          __builtin_prefetch(&dm[static_cast<std::size_t>(dj - 1) * wm]);
+          __builtin_prefetch(&dm[static_cast<std::size_t>(dj - 1) * nl]);
         }
       }
     }
     const int z = cell[i];
-    double* a;
-    if (z >= 1) {
-      if (static_cast<std::size_t>(z) > ncell) throw std::invalid_argument("key_sums: cell out of range");
-      if (y && std::isnan(y[i])) continue;
-      seen[z - 1] = 1;
-      a = &out.agg[static_cast<std::size_t>(z - 1) * wm];
-    } else {
+    const double wi = w ? w[i] : 1.0;
+    if (z < 1) {
       const int di = d_rec[i];
       if (di < 1 || static_cast<std::size_t>(di) > n_d) throw std::invalid_argument("key_sums: d out of range");
       // (a record without a value still makes its d a row)
       hit[di - 1] = 1;
       if (y && std::isnan(y[i])) continue;
-      a = &dm[static_cast<std::size_t>(di - 1) * wm];
+      double* a = &dm[static_cast<std::size_t>(di - 1) * nl];
+      a[0] += wi;
+      if (y) a[1] += wi * y[i];
+      continue;
     }
-    const double wi = w ? w[i] : 1.0;
+    if (static_cast<std::size_t>(z) > ncell) throw std::invalid_argument("key_sums: cell out of range");
+    if (y && std::isnan(y[i])) continue;
+    seen[z - 1] = 1;
+    double* a = &out.agg[static_cast<std::size_t>(z - 1) * wm];
     a[0] += wi;
     a[nl] += wi * wi;
     if (y) {
@@ -718,16 +744,9 @@ inline KeySums key_sums(const IfprBlockInput& in, const int* cell, const int* d_
       pc[d - 1] += count * k1[b];
     });
   }
-  // the targets (one per d, summed over the blocks) added to the records
-  // outside the blocks
-  std::vector<double> tq(n_d * nq, 0.0);
-  std::vector<double> tl(n_d * nl, 0.0);
-  for (std::size_t t = 0; t < s.d.size(); ++t) {
-    const std::size_t j = static_cast<std::size_t>(s.d[t]) - 1;
-    hit[j] = 1;
-    for (std::size_t c = 0; c < nl; ++c) tl[j * nl + c] = s.lin[t * nl + c];
-    for (std::size_t c = 0; c < nq; ++c) tq[j * nq + c] = s.quad[t * nq + c];
-  }
+  // the targets (one per d, summed over the blocks, in the order of d)
+  // added to the records outside the blocks
+  for (int dt : s.d) hit[static_cast<std::size_t>(dt) - 1] = 1;
   // (the rows' vectors at their size at once)
   const std::size_t n_rows = static_cast<std::size_t>(std::count(hit.begin(), hit.end(), 1));
   out.d.reserve(n_rows);
@@ -735,14 +754,17 @@ inline KeySums key_sums(const IfprBlockInput& in, const int* cell, const int* d_
   out.direct_lin.reserve(n_rows * nl);
   out.quad.reserve(n_rows * nq);
   for (auto* v : {&out.plug_outside, &out.plug_own, &out.plug_count}) v->reserve(plug ? n_rows : 0);
+  std::size_t t = 0;
   for (std::size_t j = 0; j < n_d; ++j) {
     if (!hit[j]) continue;
     out.d.push_back(static_cast<int>(j) + 1);
+    const bool target = t < s.d.size() && static_cast<std::size_t>(s.d[t]) == j + 1;
     for (std::size_t c = 0; c < nl; ++c) {
-      out.lin.push_back(dm[j * wm + c] + tl[j * nl + c]);
-      out.direct_lin.push_back(dm[j * wm + c]);
+      out.lin.push_back(dm[j * nl + c] + (target ? s.lin[t * nl + c] : 0.0));
+      out.direct_lin.push_back(dm[j * nl + c]);
     }
-    for (std::size_t c = 0; c < nq; ++c) out.quad.push_back(tq[j * nq + c]);
+    for (std::size_t c = 0; c < nq; ++c) out.quad.push_back(target ? s.quad[t * nq + c] : 0.0);
+    if (target) ++t;
     if (plug) {
       out.plug_outside.push_back(po[j]);
       out.plug_own.push_back(pw[j]);
