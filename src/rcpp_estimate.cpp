@@ -174,14 +174,17 @@ SEXP cpp_match_block_cells(const Rcpp::List& codes, const Rcpp::List& cell_codes
     Rcpp::IntegerVector out(n);
     const std::size_t dup = sdcRisk::match_block_cells(rp, n, cp, nc, nl, out.begin());
     const bool with_d = by.isNotNull() && dup == 0;
-    // d of the records in a block cell: NA (their cell's d_cell)
+    // d of the records in a block cell: NA (their cell's d_cell); the
+    // records of every block cell counted in the same pass
     Rcpp::IntegerVector d_rec = with_d ? Rcpp::IntegerVector(Rcpp::no_init(static_cast<R_xlen_t>(n))) : Rcpp::IntegerVector(0);
+    std::vector<int> per_cell(nc, 0);
     for (R_xlen_t i = 0; i < out.size(); ++i) {
       if (out[i] == 0) {
         out[i] = NA_INTEGER;
-      } else if (with_d) {
-        d_rec[i] = NA_INTEGER;
+        continue;
       }
+      ++per_cell[static_cast<std::size_t>(out[i]) - 1];
+      if (with_d) d_rec[i] = NA_INTEGER;
     }
     Rcpp::List res = Rcpp::List::create(Rcpp::Named("cell") = out, Rcpp::Named("duplicate") = static_cast<double>(dup));
     if (block_start.isNotNull() && count.isNotNull()) {
@@ -190,9 +193,6 @@ SEXP cpp_match_block_cells(const Rcpp::List& codes, const Rcpp::List& cell_codes
       const R_xlen_t nb = bs.size() - 1;
       if (nb < 0 || bs[nb] != static_cast<int>(nc) || ct.size() != static_cast<R_xlen_t>(nc))
         throw std::invalid_argument("cpp_match_block_cells: blocks");
-      std::vector<double> per_cell(nc, 0.0);
-      for (R_xlen_t i = 0; i < out.size(); ++i)
-        if (out[i] != NA_INTEGER) per_cell[static_cast<std::size_t>(out[i]) - 1] += 1.0;
       Rcpp::NumericVector released(nb), published(nb);
       for (R_xlen_t b = 0; b < nb; ++b) {
         for (int z = bs[b]; z < bs[b + 1]; ++z) {

@@ -572,7 +572,8 @@ inline std::vector<int> ifpr_plug_slots(const IfprBlockInput& in, Emit&& emit) {
     const double c = blk.c, m = hi - lo, tk = in.count[k];
     double w2 = 0.0;
     ds.clear();
-    for (auto* v : {&fp, &e1, &e2, &vd, &nd, &own, &cnt}) v->clear();
+    // (a slot per cell at most: the sums sized once, set to 0)
+    for (auto* v : {&fp, &e1, &e2, &vd, &nd, &own, &cnt}) v->assign(static_cast<std::size_t>(hi - lo), 0.0);
     const bool small = hi - lo <= small_block;
     for (int z = lo; z < hi; ++z) {
       const int dz = in.d[z];
@@ -588,7 +589,6 @@ inline std::vector<int> ifpr_plug_slots(const IfprBlockInput& in, Emit&& emit) {
         j = static_cast<int>(ds.size());
         if (!small) slot_of_d[dz] = j;
         ds.push_back(dz);
-        for (auto* v : {&fp, &e1, &e2, &vd, &nd, &own, &cnt}) v->push_back(0.0);
       }
       slot[z] = j;
       const double al2 = alpha[z] * alpha[z];
