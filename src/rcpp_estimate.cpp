@@ -172,19 +172,32 @@ SEXP cpp_match_block_cells(const Rcpp::List& codes, const Rcpp::List& cell_codes
     }
     std::vector<int> nl(nlevels.begin(), nlevels.end());
     Rcpp::IntegerVector out(n);
-    const std::size_t dup = sdcRisk::match_block_cells(rp, n, cp, nc, nl, out.begin());
+    // the records of every block cell, counted in the look-up; the index of
+    // `by` of every record computed there too when it fits in an int
+    std::vector<int> per_cell(nc, 0), bv;
+    long double by_prod = 1;
+    if (by.isNotNull()) {
+      Rcpp::IntegerVector b(by.get());
+      for (R_xlen_t j = 0; j < b.size(); ++j) {
+        if (b[j] < 1 || b[j] > static_cast<int>(nk)) throw std::invalid_argument("cpp_match_block_cells: by");
+        bv.push_back(b[j] - 1);
+        by_prod *= nl[b[j] - 1];
+      }
+    }
+    const bool index_given = by.isNotNull() && by_prod < 2147483647.0L;
+    Rcpp::IntegerVector d_rec =
+        by.isNotNull() ? Rcpp::IntegerVector(Rcpp::no_init(static_cast<R_xlen_t>(n))) : Rcpp::IntegerVector(0);
+    const std::size_t dup = sdcRisk::match_block_cells(rp, n, cp, nc, nl, out.begin(), per_cell.data(),
+                                                       index_given ? &bv : nullptr,
+                                                       index_given ? d_rec.begin() : nullptr);
     const bool with_d = by.isNotNull() && dup == 0;
-    // d of the records in a block cell: NA (their cell's d_cell); the
-    // records of every block cell counted in the same pass
-    Rcpp::IntegerVector d_rec = with_d ? Rcpp::IntegerVector(Rcpp::no_init(static_cast<R_xlen_t>(n))) : Rcpp::IntegerVector(0);
-    std::vector<int> per_cell(nc, 0);
+    // d of the records in a block cell: NA (their cell's d_cell)
     for (R_xlen_t i = 0; i < out.size(); ++i) {
       if (out[i] == 0) {
         out[i] = NA_INTEGER;
-        continue;
+      } else if (with_d) {
+        d_rec[i] = NA_INTEGER;
       }
-      ++per_cell[static_cast<std::size_t>(out[i]) - 1];
-      if (with_d) d_rec[i] = NA_INTEGER;
     }
     Rcpp::List res = Rcpp::List::create(Rcpp::Named("cell") = out, Rcpp::Named("duplicate") = static_cast<double>(dup));
     if (block_start.isNotNull() && count.isNotNull()) {
@@ -204,13 +217,10 @@ SEXP cpp_match_block_cells(const Rcpp::List& codes, const Rcpp::List& cell_codes
       res["block_published"] = published;
     }
     if (!with_d) return Rcpp::wrap(res);
-    Rcpp::IntegerVector b(by.get());
-    std::vector<int> bv;
-    for (R_xlen_t j = 0; j < b.size(); ++j) bv.push_back(b[j] - 1);
     Rcpp::IntegerVector d_cell(nc);
     // records in a block cell: their cell's values (`out` holds 0 or NA outside)
     const std::vector<std::uint64_t> idx =
-        sdcRisk::number_by_values(rp, n, cp, nc, nl, bv, out.begin(), d_rec.begin(), d_cell.begin());
+        sdcRisk::number_by_values(rp, n, cp, nc, nl, bv, out.begin(), d_rec.begin(), d_cell.begin(), index_given);
     // the codes of every d, key after key of `by` (the first most
     // significant): the digits of its index, each the quotient by the key's
     // stride through a multiplication by its inverse, corrected to the exact

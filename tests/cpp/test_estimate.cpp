@@ -394,14 +394,16 @@ void check_match_block_cells() {
     }
     const std::vector<const int*> rp = {rc[0].data(), rc[1].data(), rc[2].data()};
     const std::vector<const int*> cp = {cc[0].data(), cc[1].data(), cc[2].data()};
-    std::vector<int> out(n), d_rec(n), d_cell(nc);
-    check(sdcRisk::match_block_cells(rp, n, cp, nc, nl, out.data()) == 0, "match_block_cells: no cell twice");
+    std::vector<int> out(n), d_rec(n), d_cell(nc), count(nc, -1), want_count(nc, 0);
+    check(sdcRisk::match_block_cells(rp, n, cp, nc, nl, out.data(), count.data()) == 0, "match_block_cells: no cell twice");
     for (std::size_t i = 0; i < n; ++i) {
       int want = 0;
       for (std::size_t t = 0; t < nc; ++t)
         if (cc[0][t] == rc[0][i] && cc[1][t] == rc[1][i] && cc[2][t] == rc[2][i]) want = static_cast<int>(t) + 1;
       check(out[i] == want, "match_block_cells finds the record's cell");
+      if (want) ++want_count[want - 1];
     }
+    check(count == want_count, "match_block_cells counts the records of every cell");
     // number_by_values(): the rank of the index of `by` (key 3 then key 1)
     // among the distinct indexes of records and cells, sorted; with no key,
     // every d is 1. levels 3: the bitmap; 2000: the hash table
@@ -419,11 +421,21 @@ void check_match_block_cells() {
       const auto rank = [&](std::uint64_t v) {
         return static_cast<int>(std::lower_bound(all.begin(), all.end(), v) - all.begin()) + 1;
       };
-      // with and without the records' block cells (out: 0 outside the blocks)
-      for (const int* rec_cell : {static_cast<const int*>(nullptr), static_cast<const int*>(out.data())}) {
+      // with and without the records' block cells (out: 0 outside the blocks),
+      // and with the records' index of `by` from match_block_cells()
+      for (int variant = 0; variant < 3; ++variant) {
+        const int* rec_cell = variant == 0 ? nullptr : out.data();
         std::fill(d_rec.begin(), d_rec.end(), -7);
+        if (variant == 2) {
+          std::vector<int> cnt(nc);
+          sdcRisk::match_block_cells(rp, n, cp, nc, nl, out.data(), cnt.data(), &by, d_rec.data());
+          for (std::size_t i = 0; i < n; ++i) {
+            check(static_cast<std::uint64_t>(d_rec[i]) == want_rec[i], "match_block_cells: the index of by");
+            if (out[i] >= 1) d_rec[i] = -7;
+          }
+        }
         const std::vector<std::uint64_t> got =
-            sdcRisk::number_by_values(rp, n, cp, nc, nl, by, rec_cell, d_rec.data(), d_cell.data());
+            sdcRisk::number_by_values(rp, n, cp, nc, nl, by, rec_cell, d_rec.data(), d_cell.data(), variant == 2);
         check(got == all, "number_by_values: the sorted distinct indexes");
         for (std::size_t i = 0; i < n; ++i) {
           // records in a block cell: left as they were (-7), their d is their cell's

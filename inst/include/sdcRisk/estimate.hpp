@@ -778,8 +778,13 @@ inline KeySums key_sums(const IfprBlockInput& in, const int* cell, const int* d_
 // plan (nc cells given by their codes, key after key) looked up by the
 // records' codes in one pass. Codes are 1-based, at most nlevels[k]; the
 // product of the nlevels must stay below 2^63. `out[i]` receives the
-// 1-based block cell of record i, or 0 when its cell is in no block.
-// Returns the 1-based position of a cell listed twice, 0 if none.
+// 1-based block cell of record i, or 0 when its cell is in no block;
+// `cell_count` (nc ints, or null) the number of records of every block
+// cell; with `by` (positions of keys) and `by_index` not null, the
+// mixed-radix index of the `by` keys of every record (0-based, the first
+// most significant; it must fit in an int), as number_by_values() numbers
+// them. Returns the 1-based position of a cell listed twice, 0 if none
+// (then the counts are not set).
 //
 // The cells are found by their mixed-radix index (first key most
 // significant). When the indexes span at most 16 times the records and
@@ -790,7 +795,8 @@ inline KeySums key_sums(const IfprBlockInput& in, const int* cell, const int* d_
 // cells.
 inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, std::size_t n,
                                      const std::vector<const int*>& cell_codes, std::size_t nc,
-                                     const std::vector<int>& nlevels, int* out) {
+                                     const std::vector<int>& nlevels, int* out, int* cell_count = nullptr,
+                                     const std::vector<int>* by = nullptr, int* by_index = nullptr) {
   const std::size_t nk = nlevels.size();
   if (rec_codes.size() != nk || cell_codes.size() != nk) throw std::invalid_argument("match_block_cells: keys differ");
   std::vector<std::uint64_t> stride(nk);
@@ -802,6 +808,26 @@ inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, s
   }
   if (prod > 9.0e18L) throw std::invalid_argument("match_block_cells: too many key combinations");
   const std::uint64_t total = static_cast<std::uint64_t>(prod);
+  // the mixed-radix index of the keys `by` of every record, while its codes
+  // are at hand (number_by_values() reads it back)
+  std::vector<std::uint64_t> by_stride;
+  if (by && by_index) {
+    long double by_prod = 1;
+    by_stride.resize(by->size());
+    for (std::size_t t = by->size(); t-- > 0;) {
+      const int k = (*by)[t];
+      if (k < 0 || static_cast<std::size_t>(k) >= nk) throw std::invalid_argument("match_block_cells: by");
+      by_stride[t] = static_cast<std::uint64_t>(by_prod);
+      by_prod *= nlevels[k];
+    }
+    if (by_prod >= 2147483647.0L) throw std::invalid_argument("match_block_cells: the index of by does not fit");
+  }
+  const auto by_idx = [&](std::size_t i) {
+    std::uint64_t x = 0;
+    for (std::size_t t = 0; t < by_stride.size(); ++t)
+      x += static_cast<std::uint64_t>(rec_codes[(*by)[t]][i] - 1) * by_stride[t];
+    by_index[i] = static_cast<int>(x);
+  };
   const auto index = [&](const std::vector<const int*>& codes, std::size_t i) {
     std::uint64_t idx = 0;
     for (std::size_t k = 0; k < nk; ++k) {
@@ -836,8 +862,14 @@ inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, s
       if (!(wd.bits & bit)) return std::uint64_t(0);
       return wd.rank + static_cast<std::uint64_t>(__builtin_popcountll(wd.bits & (bit - 1))) + 1;
     };
-    std::vector<int> cell_at(nc);
-    for (std::size_t j = 0; j < nc; ++j) cell_at[rank(idx[j]) - 1] = static_cast<int>(j) + 1;
+    // the cell at every rank, and its records counted beside it (the same
+    // cache line)
+    struct At {
+      int cell;
+      int count;
+    };
+    std::vector<At> cell_at(nc, At{0, 0});
+    for (std::size_t j = 0; j < nc; ++j) cell_at[rank(idx[j]) - 1].cell = static_cast<int>(j) + 1;
     // the records in batches: the words of a batch, then its cells, asked
     // for from memory before they are read (two cache misses a record
     // overlapped rather than one after the other)
@@ -846,14 +878,25 @@ inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, s
       const std::size_t m = std::min(match_batch, n - i0);
       for (std::size_t j = 0; j < m; ++j) {
         bx[j] = index(rec_codes, i0 + j);
+        if (by_index) by_idx(i0 + j);
         __builtin_prefetch(&words[bx[j] >> 6]);
       }
       for (std::size_t j = 0; j < m; ++j) {
         bx[j] = rank(bx[j]);
         if (bx[j]) __builtin_prefetch(&cell_at[bx[j] - 1]);
       }
-      for (std::size_t j = 0; j < m; ++j) out[i0 + j] = bx[j] ? cell_at[bx[j] - 1] : 0;
+      for (std::size_t j = 0; j < m; ++j) {
+        if (!bx[j]) {
+          out[i0 + j] = 0;
+          continue;
+        }
+        At& at = cell_at[bx[j] - 1];
+        out[i0 + j] = at.cell;
+        ++at.count;
+      }
     }
+    if (cell_count)
+      for (const At& at : cell_at) cell_count[at.cell - 1] = at.count;
     return 0;
   }
   int bits = 4;
@@ -863,8 +906,9 @@ inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, s
   struct Slot {
     std::uint64_t key;
     int cell;
+    int count;
   };
-  std::vector<Slot> table(mask + 1, Slot{empty, 0});
+  std::vector<Slot> table(mask + 1, Slot{empty, 0, 0});
   const auto home = [&](std::uint64_t key) {
     return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
   };
@@ -873,22 +917,31 @@ inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, s
     std::size_t h = home(key);
     while (table[h].key != empty && table[h].key != key) h = (h + 1) & mask;
     if (table[h].key == key) return j + 1;
-    table[h] = Slot{key, static_cast<int>(j) + 1};
+    table[h] = Slot{key, static_cast<int>(j) + 1, 0};
   }
   std::uint64_t bx[match_batch];
   for (std::size_t i0 = 0; i0 < n; i0 += match_batch) {
     const std::size_t m = std::min(match_batch, n - i0);
     for (std::size_t j = 0; j < m; ++j) {
       bx[j] = index(rec_codes, i0 + j);
+      if (by_index) by_idx(i0 + j);
       __builtin_prefetch(&table[home(bx[j])]);
     }
     for (std::size_t j = 0; j < m; ++j) {
       const std::uint64_t key = bx[j];
       std::size_t h = home(key);
       while (table[h].key != empty && table[h].key != key) h = (h + 1) & mask;
-      out[i0 + j] = table[h].key == key ? table[h].cell : 0;
+      if (table[h].key == key) {
+        out[i0 + j] = table[h].cell;
+        ++table[h].count;
+      } else {
+        out[i0 + j] = 0;
+      }
     }
   }
+  if (cell_count)
+    for (const Slot& sl : table)
+      if (sl.key != empty) cell_count[sl.cell - 1] = sl.count;
   return 0;
 }
 
@@ -989,11 +1042,14 @@ inline void score_limits(std::size_t n, const double* est, const double* var, co
 // outside the blocks, as match_block_cells() finds them): a record in a
 // block cell has its cell's key values, d_cell[rec_cell[i] - 1], so only
 // the records outside the blocks are looked at and numbered (d_rec is left
-// as it is for the others). Linear in the records and cells (and n_d log n_d).
+// as it is for the others). With `rec_index`, d_rec holds the index of the
+// `by` keys of those records already (match_block_cells() computes it).
+// Linear in the records and cells (and n_d log n_d).
 inline std::vector<std::uint64_t> number_by_values(const std::vector<const int*>& rec_codes, std::size_t n,
                                                    const std::vector<const int*>& cell_codes, std::size_t nc,
                                                    const std::vector<int>& nlevels, const std::vector<int>& by,
-                                                   const int* rec_cell, int* d_rec, int* d_cell) {
+                                                   const int* rec_cell, int* d_rec, int* d_cell,
+                                                   bool rec_index = false) {
   const std::size_t nk = nlevels.size(), nby = by.size();
   if (rec_codes.size() != nk || cell_codes.size() != nk) throw std::invalid_argument("number_by_values: keys differ");
   std::vector<std::uint64_t> stride(nby);
@@ -1025,16 +1081,18 @@ inline std::vector<std::uint64_t> number_by_values(const std::vector<const int*>
     std::vector<Word> words(static_cast<std::size_t>(total / 64 + 1), Word{0, 0});
     // the index of every record and cell kept in d (it fits in an int),
     // then replaced by its rank
-    const auto mark = [&](const std::vector<const int*>& codes, std::size_t m, int* d, const int* in_cell) {
+    const auto mark = [&](const std::vector<const int*>& codes, std::size_t m, int* d, const int* in_cell,
+                          bool given) {
       for (std::size_t i = 0; i < m; ++i) {
         if (in_cell && in_cell[i] >= 1) continue;
-        const std::uint64_t x = index(codes, i);
+        const std::uint64_t x = given ? static_cast<std::uint64_t>(d[i]) : index(codes, i);
+        if (x >= total) throw std::invalid_argument("number_by_values: index out of range");
         d[i] = static_cast<int>(x);
         words[x >> 6].bits |= std::uint64_t(1) << (x & 63);
       }
     };
-    mark(rec_codes, n, d_rec, rec_cell);
-    mark(cell_codes, nc, d_cell, nullptr);
+    mark(rec_codes, n, d_rec, rec_cell, rec_index);
+    mark(cell_codes, nc, d_cell, nullptr, false);
     std::uint64_t acc = 0, total_present = 0;
     for (const Word& wd : words) total_present += static_cast<std::uint64_t>(__builtin_popcountll(wd.bits));
     present.reserve(static_cast<std::size_t>(total_present));
@@ -1092,7 +1150,8 @@ inline std::vector<std::uint64_t> number_by_values(const std::vector<const int*>
   };
   for (std::size_t j = 0; j < nc; ++j) d_cell[j] = insert(index(cell_codes, j));
   for (std::size_t i = 0; i < n; ++i)
-    if (!rec_cell || rec_cell[i] < 1) d_rec[i] = insert(index(rec_codes, i));
+    if (!rec_cell || rec_cell[i] < 1)
+      d_rec[i] = insert(rec_index ? static_cast<std::uint64_t>(d_rec[i]) : index(rec_codes, i));
   std::vector<int> order(present.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](int x, int y) { return present[x] < present[y]; });
