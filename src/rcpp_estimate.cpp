@@ -1,9 +1,46 @@
 #include <Rcpp.h>
 
 #include <cstddef>
+#include <string>
 
 #include "glue.h"
 #include "sdcRisk/estimate.hpp"
+
+namespace {
+
+// The blocks of a plan as the core reads them (sdcRisk::IfprBlockInput),
+// their lengths checked; `what` names the caller in the error.
+sdcRisk::IfprBlockInput block_input(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVector& theta,
+                                    const Rcpp::IntegerVector& count, const Rcpp::IntegerVector& d, int n_d,
+                                    double tol, const char* what) {
+  const std::size_t nb = static_cast<std::size_t>(theta.size());
+  if (static_cast<std::size_t>(block_start.size()) != nb + 1 || count.size() != d.size() ||
+      block_start[nb] != count.size() || n_d < 0) {
+    throw std::invalid_argument(std::string(what) + ": inconsistent lengths");
+  }
+  return sdcRisk::IfprBlockInput{block_start.begin(), theta.begin(), nb, count.begin(), d.begin(),
+                                 static_cast<std::size_t>(n_d), tol};
+}
+
+// The records' weights and values (NULL: none) as the core reads them:
+// null pointers or n doubles each.
+struct RecordValues {
+  Rcpp::NumericVector w, y;
+  const double* wp = nullptr;
+  const double* yp = nullptr;
+};
+
+RecordValues record_values(const Rcpp::Nullable<Rcpp::NumericVector>& w, const Rcpp::Nullable<Rcpp::NumericVector>& y,
+                           R_xlen_t n, const char* what) {
+  RecordValues out;
+  if (w.isNotNull()) out.w = Rcpp::NumericVector(w.get()), out.wp = out.w.begin();
+  if (y.isNotNull()) out.y = Rcpp::NumericVector(y.get()), out.yp = out.y.begin();
+  if ((out.wp && out.w.size() != n) || (out.yp && out.y.size() != n))
+    throw std::invalid_argument(std::string(what) + ": inconsistent lengths");
+  return out;
+}
+
+}  // namespace
 
 // Sums by group of the weights and values of a released file's records
 // (sdcRisk::group_moments): a numeric matrix with one row per group and the
@@ -62,20 +99,11 @@ SEXP cpp_ifpr_sums(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVe
                    const Rcpp::IntegerVector& cell, const Rcpp::IntegerVector& g,
                    const Rcpp::Nullable<Rcpp::NumericVector>& w, const Rcpp::Nullable<Rcpp::NumericVector>& y) {
   return sdcRisk_glue::run_engine([&] {
-    const std::size_t nb = static_cast<std::size_t>(theta.size());
     const R_xlen_t n = cell.size();
-    Rcpp::NumericVector wv, yv;
-    if (w.isNotNull()) wv = Rcpp::NumericVector(w.get());
-    if (y.isNotNull()) yv = Rcpp::NumericVector(y.get());
-    if (static_cast<std::size_t>(block_start.size()) != nb + 1 || count.size() != d.size() ||
-        block_start[nb] != count.size() || g.size() != n || (w.isNotNull() && wv.size() != n) ||
-        (y.isNotNull() && yv.size() != n) || n_d < 0) {
-      throw std::invalid_argument("cpp_ifpr_sums: inconsistent lengths");
-    }
-    const sdcRisk::IfprBlockInput in{block_start.begin(), theta.begin(), nb, count.begin(), d.begin(),
-                                     static_cast<std::size_t>(n_d), tol};
-    const sdcRisk::IfprRowInput rows{cell.begin(), g.begin(), static_cast<std::size_t>(n),
-                                     w.isNotNull() ? wv.begin() : nullptr, y.isNotNull() ? yv.begin() : nullptr};
+    const sdcRisk::IfprBlockInput in = block_input(block_start, theta, count, d, n_d, tol, "cpp_ifpr_sums");
+    const RecordValues v = record_values(w, y, n, "cpp_ifpr_sums");
+    if (g.size() != n) throw std::invalid_argument("cpp_ifpr_sums: inconsistent lengths");
+    const sdcRisk::IfprRowInput rows{cell.begin(), g.begin(), static_cast<std::size_t>(n), v.wp, v.yp};
     const sdcRisk::IfprSums out = sdcRisk::ifpr_sums(in, rows);
     const int nl = y.isNotNull() ? 2 : 1, nq = y.isNotNull() ? 3 : 1;
     const R_xlen_t nt = static_cast<R_xlen_t>(out.block.size());
@@ -104,12 +132,7 @@ SEXP cpp_ifpr_plug_var(const Rcpp::IntegerVector& block_start, const Rcpp::Numer
                        const Rcpp::Nullable<Rcpp::NumericVector>& k1, const Rcpp::Nullable<Rcpp::NumericVector>& k2) {
   return sdcRisk_glue::run_engine([&] {
     const std::size_t nb = static_cast<std::size_t>(theta.size());
-    if (static_cast<std::size_t>(block_start.size()) != nb + 1 || count.size() != d.size() ||
-        block_start[nb] != count.size() || n_d < 0) {
-      throw std::invalid_argument("cpp_ifpr_plug_var: inconsistent lengths");
-    }
-    const sdcRisk::IfprBlockInput in{block_start.begin(), theta.begin(), nb, count.begin(), d.begin(),
-                                     static_cast<std::size_t>(n_d), tol};
+    const sdcRisk::IfprBlockInput in = block_input(block_start, theta, count, d, n_d, tol, "cpp_ifpr_plug_var");
     const sdcRisk::IfprPlugVar out = sdcRisk::ifpr_plug_var(in);
     if (k1.isNotNull() && out.singular.empty()) {
       // every slot weighted by its block's k2 (outside, own) and k1 (count),
@@ -366,21 +389,12 @@ SEXP cpp_key_sums(const Rcpp::IntegerVector& block_start, const Rcpp::NumericVec
                   const Rcpp::Nullable<Rcpp::NumericVector>& w, const Rcpp::Nullable<Rcpp::NumericVector>& y,
                   bool plug) {
   return sdcRisk_glue::run_engine([&] {
-    const std::size_t nb = static_cast<std::size_t>(theta.size());
     const R_xlen_t n = cell.size();
-    Rcpp::NumericVector wv, yv;
-    if (w.isNotNull()) wv = Rcpp::NumericVector(w.get());
-    if (y.isNotNull()) yv = Rcpp::NumericVector(y.get());
-    if (static_cast<std::size_t>(block_start.size()) != nb + 1 || count.size() != d.size() ||
-        block_start[nb] != count.size() || d_rec.size() != n || (w.isNotNull() && wv.size() != n) ||
-        (y.isNotNull() && yv.size() != n) || n_d < 0) {
-      throw std::invalid_argument("cpp_key_sums: inconsistent lengths");
-    }
-    const sdcRisk::IfprBlockInput in{block_start.begin(), theta.begin(), nb, count.begin(), d.begin(),
-                                     static_cast<std::size_t>(n_d), tol};
-    const sdcRisk::KeySums ks = sdcRisk::key_sums(in, cell.begin(), d_rec.begin(), static_cast<std::size_t>(n),
-                                                  w.isNotNull() ? wv.begin() : nullptr,
-                                                  y.isNotNull() ? yv.begin() : nullptr, plug);
+    const sdcRisk::IfprBlockInput in = block_input(block_start, theta, count, d, n_d, tol, "cpp_key_sums");
+    const RecordValues v = record_values(w, y, n, "cpp_key_sums");
+    if (d_rec.size() != n) throw std::invalid_argument("cpp_key_sums: inconsistent lengths");
+    const sdcRisk::KeySums ks = sdcRisk::key_sums(in, cell.begin(), d_rec.begin(), static_cast<std::size_t>(n), v.wp,
+                                                  v.yp, plug);
     const int nl = y.isNotNull() ? 2 : 1, nq = y.isNotNull() ? 3 : 1, wm = nl + nq;
     // row after row in the core, column after column for R
     const auto matrix = [](const std::vector<double>& x, R_xlen_t rows, int cols) {
