@@ -11,9 +11,31 @@
 #include <cstdint>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace sdcRisk {
+
+// Records taken together by group_moments(), ifpr_sums(), key_sums() and
+// match_block_cells(): the memory a batch needs (cells met in any order)
+// asked for first, then read.
+constexpr std::size_t match_batch = 32;
+
+inline std::size_t moment_columns(bool has_value) { return has_value ? 5 : 2; }
+
+// The moments of one record added to a row of sums laid out lin then quad
+// (w, or w and w y; then w^2, or w^2, w^2 y and w^2 y^2): `nl` is 2 with a
+// value `y` (not NaN), 1 without (y ignored).
+inline void add_moments(double* a, std::size_t nl, double wi, const double* y) {
+  a[0] += wi;
+  a[nl] += wi * wi;
+  if (y) {
+    const double yi = *y;
+    a[1] += wi * yi;
+    a[3] += wi * wi * yi;
+    a[4] += wi * wi * yi * yi;
+  }
+}
 
 // Sums by group of c = w (or w y) and c^2, or with values of w, w y, w^2,
 // w^2 y and w^2 y^2: the first and second moments of a count, a total and a
@@ -23,12 +45,6 @@ namespace sdcRisk {
 // `y` may be null (every weight 1; no value). A record whose value is NaN
 // counts in no group. `out` holds n_groups * n_columns doubles, column
 // after column (as R stores a matrix), set to zero here.
-// Records taken together by group_moments(), ifpr_sums() and match_block_cells(): the memory
-// a batch needs (cells met in any order) asked for first, then read.
-constexpr std::size_t match_batch = 32;
-
-inline std::size_t moment_columns(bool has_value) { return has_value ? 5 : 2; }
-
 //
 // With `skip` not null, records whose skip[i] is at least 1 count in no
 // group (the records in a block cell, skip their block cell); with `hit`
@@ -171,16 +187,7 @@ inline void cell_moments(const IfprRowInput& rows, const std::vector<int>& block
     if (z < 1 || (rows.y && std::isnan(rows.y[i]))) continue;
     if (z > static_cast<int>(ncell)) throw std::invalid_argument("ifpr_sums: cell out of range");
     if (block_of[z - 1] < 0) continue;
-    double* a = &agg[static_cast<std::size_t>(z - 1) * wm];
-    const double wi = rows.w ? rows.w[i] : 1.0;
-    a[0] += wi;
-    a[nl] += wi * wi;
-    if (rows.y) {
-      const double yi = rows.y[i];
-      a[1] += wi * yi;
-      a[3] += wi * wi * yi;
-      a[4] += wi * wi * yi * yi;
-    }
+    add_moments(&agg[static_cast<std::size_t>(z - 1) * wm], nl, rows.w ? rows.w[i] : 1.0, rows.y ? &rows.y[i] : nullptr);
     seen[z - 1] = 1;
   }
 }
@@ -704,15 +711,7 @@ inline KeySums key_sums(const IfprBlockInput& in, const int* cell, const int* d_
     if (static_cast<std::size_t>(z) > ncell) throw std::invalid_argument("key_sums: cell out of range");
     if (y && std::isnan(y[i])) continue;
     seen[z - 1] = 1;
-    double* a = &out.agg[static_cast<std::size_t>(z - 1) * wm];
-    a[0] += wi;
-    a[nl] += wi * wi;
-    if (y) {
-      const double yi = y[i];
-      a[1] += wi * yi;
-      a[3] += wi * wi * yi;
-      a[4] += wi * wi * yi * yi;
-    }
+    add_moments(&out.agg[static_cast<std::size_t>(z - 1) * wm], nl, wi, y ? &y[i] : nullptr);
   }
   IfprRowInput rows{nullptr, nullptr, 0, nullptr, y};
   rows.agg = out.agg.data();
@@ -774,6 +773,23 @@ inline KeySums key_sums(const IfprBlockInput& in, const int* cell, const int* d_
   return out;
 }
 
+// The strides of the mixed-radix index of the keys `by` (positions among
+// the `nlevels`; the first most significant), and in `product` the number
+// of their combinations (match_block_cells(), number_by_values()).
+inline std::vector<std::uint64_t> by_strides(const std::vector<int>& nlevels, const std::vector<int>& by,
+                                             long double& product, const char* what) {
+  std::vector<std::uint64_t> stride(by.size());
+  product = 1;
+  for (std::size_t j = by.size(); j-- > 0;) {
+    if (by[j] < 0 || static_cast<std::size_t>(by[j]) >= nlevels.size())
+      throw std::invalid_argument(std::string(what) + ": by");
+    if (nlevels[by[j]] < 1) throw std::invalid_argument(std::string(what) + ": key without levels");
+    stride[j] = static_cast<std::uint64_t>(product);
+    product *= nlevels[by[j]];
+  }
+  return stride;
+}
+
 // The block cell of every record of a released file: the cells of a block
 // plan (nc cells given by their codes, key after key) looked up by the
 // records' codes in one pass. Codes are 1-based, at most nlevels[k]; the
@@ -813,13 +829,7 @@ inline std::size_t match_block_cells(const std::vector<const int*>& rec_codes, s
   std::vector<std::uint64_t> by_stride;
   if (by && by_index) {
     long double by_prod = 1;
-    by_stride.resize(by->size());
-    for (std::size_t t = by->size(); t-- > 0;) {
-      const int k = (*by)[t];
-      if (k < 0 || static_cast<std::size_t>(k) >= nk) throw std::invalid_argument("match_block_cells: by");
-      by_stride[t] = static_cast<std::uint64_t>(by_prod);
-      by_prod *= nlevels[k];
-    }
+    by_stride = by_strides(nlevels, *by, by_prod, "match_block_cells");
     if (by_prod >= 2147483647.0L) throw std::invalid_argument("match_block_cells: the index of by does not fit");
   }
   const auto by_idx = [&](std::size_t i) {
@@ -1052,14 +1062,8 @@ inline std::vector<std::uint64_t> number_by_values(const std::vector<const int*>
                                                    bool rec_index = false) {
   const std::size_t nk = nlevels.size(), nby = by.size();
   if (rec_codes.size() != nk || cell_codes.size() != nk) throw std::invalid_argument("number_by_values: keys differ");
-  std::vector<std::uint64_t> stride(nby);
   long double prod = 1;
-  for (std::size_t j = nby; j-- > 0;) {
-    if (by[j] < 0 || static_cast<std::size_t>(by[j]) >= nk) throw std::invalid_argument("number_by_values: by");
-    if (nlevels[by[j]] < 1) throw std::invalid_argument("number_by_values: key without levels");
-    stride[j] = static_cast<std::uint64_t>(prod);
-    prod *= nlevels[by[j]];
-  }
+  const std::vector<std::uint64_t> stride = by_strides(nlevels, by, prod, "number_by_values");
   if (prod > 9.0e18L) throw std::invalid_argument("number_by_values: too many key combinations");
   const std::uint64_t total = static_cast<std::uint64_t>(prod);
   const auto index = [&](const std::vector<const int*>& codes, std::size_t i) {
