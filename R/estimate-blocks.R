@@ -229,9 +229,9 @@ block_cell_means <- function(p, cell, rec, col, lin_col, cell_moments = NULL) {
   nb <- length(p$size)
   m <- cell_moments %||% core_call(cpp_group_moments, cell, length(p$cells$count), rec$w, rec$y)
   nl <- if (is.null(rec$y)) 1L else 2L
-  # (sums of doubles block by block, in the order of the cells)
-  m <- sum_by(m[, c(lin_col, nl + col), drop = FALSE], rep.int(seq_len(nb), p$size), nb)
-  n_b <- block_totals(p$cells$count, p$size)
+  # sums of c, c^2 and the published counts block by block
+  m <- sum_by(cbind(m[, c(lin_col, nl + col), drop = FALSE], p$cells$count), rep.int(seq_len(nb), p$size), nb)
+  n_b <- m[, 3]
   n_b[n_b == 0] <- Inf
   list(k1 = m[, 1] / n_b, k2 = m[, 2] / n_b)
 }
@@ -325,14 +325,6 @@ released_block_cells <- function(pub, codes, by_keys, call) {
   d_rec <- if (length(kk) == 0) rep.int(1L, length(m$cell)) else m$d_rec
   list(cell = m$cell, d_rec = d_rec, d_cell = m$d_cell, d_codes = m$d_codes, n_d = as.integer(m$n_d),
        d_sorted = TRUE)
-}
-
-# The sums of `x` (one value per block cell) by block, blocks of `size`
-# cells one after the other (differences of the cumulative sums: exact for
-# counts).
-block_totals <- function(x, size) {
-  cs <- cumsum(as.numeric(x))
-  diff(c(0, cs[cumsum(size)]))
 }
 
 # The codes (1-based, one vector per key) of 1-based mixed-radix indexes,
@@ -451,28 +443,17 @@ moments_by <- function(id, n, rec) {
 
 estimate_sums <- function(pub, rec, by_keys, call = rlang::caller_env(), ...) UseMethod("estimate_sums")
 
-# A piece of no rows with the columns of `x`.
-empty_piece <- function(x) {
-  list(d = integer(), g = integer(), lin = x$lin[0, , drop = FALSE], quad = x$quad[0, , drop = FALSE])
-}
-
-as_double_matrix <- function(x) {
-  if (!is.double(x)) storage.mode(x) <- "double"
-  x
-}
-
 # Sum pieces (d, g, lin, quad) by (d, g); the first piece is the records
 # that count as they are, whose sums are kept apart (`direct_lin`) for the
 # maximum likelihood estimator.
 combine_sums <- function(pieces, n_d, n_groups) {
-  n_rows <- vapply(pieces, function(x) if (is.null(x)) 0L else length(x$d), 1L)
-  pieces <- pieces[n_rows > 0]
-  n_all <- sum(n_rows)
+  # (the direct piece first, kept even without rows)
+  pieces <- pieces[!vapply(pieces, is.null, TRUE)]
+  n_rows <- vapply(pieces, function(x) length(x$d), 1L)
   n_dg <- as.numeric(n_d) * n_groups
-  if (n_dg <= max(estimate_dense_groups, n_all)) {
+  if (n_dg <= max(estimate_dense_groups, sum(n_rows))) {
     # (d, g) numbered through an array, in the order of d then g, in the
-    # core (the first piece the direct one, or none when it is empty)
-    if (n_rows[1] == 0) pieces <- c(list(empty_piece(pieces[[1]])), pieces)
+    # core
     pieces <- lapply(pieces, function(x) {
       x$d <- as.integer(x$d)
       x$g <- as.integer(x$g)

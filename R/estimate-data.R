@@ -158,9 +158,12 @@ shared_ids <- function(tables, nlevels, n = NULL) {
 # Sums of the rows of a numeric matrix (or of a vector) by id (1..n), as a
 # matrix (a vector), in one pass in C++.
 sum_by <- function(x, id, n) {
-  if (is.matrix(x)) {
-    if (!is.double(x)) storage.mode(x) <- "double"
-    return(core_call(cpp_group_sums, as.integer(id), x, as.integer(n)))
-  }
+  if (is.matrix(x)) return(core_call(cpp_group_sums, as.integer(id), as_double_matrix(x), as.integer(n)))
   core_call(cpp_group_sums, as.integer(id), matrix(as.numeric(x)), as.integer(n))[, 1]
+}
+
+# A matrix of doubles (no copy when it is one).
+as_double_matrix <- function(x) {
+  if (!is.double(x)) storage.mode(x) <- "double"
+  x
 }
