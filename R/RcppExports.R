@@ -145,6 +145,14 @@ cpp_relation_components <- function(relation, node, n_relation, n_node) {
     .Call(`_sdcRisk_cpp_relation_components`, relation, node, n_relation, n_node)
 }
 
+cpp_table_extremes <- function(tables, rows, check, lo, hi, tol) {
+    .Call(`_sdcRisk_cpp_table_extremes`, tables, rows, check, lo, hi, tol)
+}
+
+cpp_relation_bounds <- function(row, col, v, n_row, n_col, rhs, lower, upper, passes, moved) {
+    .Call(`_sdcRisk_cpp_relation_bounds`, row, col, v, n_row, n_col, rhs, lower, upper, passes, moved)
+}
+
 cpp_ptn_sensitivity <- function(pt, noise, self_noise, opts) {
     .Call(`_sdcRisk_cpp_ptn_sensitivity`, pt, noise, self_noise, opts)
 }

@@ -683,59 +683,14 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
 # next pass), for at most `passes` passes or until nothing moves. Every
 # bound is valid after any pass (outer bounds of the cell's interval). Most
 # cells reach one of them, so a table that attains it proves the bound
-# exact without a program of its own.
+# exact without a program of its own. In the core (relation_bounds() of
+# table_components.hpp): one pass sums, for each relation, the extremes of
+# its cells at their current bounds (infinities counted apart) and bounds
+# each cell by the relation's right-hand side less the others' sum.
 relation_bounds <- function(lp, passes = audit_relation_passes) {
-  lower <- lp$lower
-  upper <- lp$upper
-  for (pass in seq_len(passes)) {
-    rb <- relation_bounds_pass(lp, lower, upper)
-    gain <- function(new, old) {
-      new != old & (is.infinite(old) | abs(new - old) > relation_bound_moved * (1 + abs(old)))
-    }
-    moved <- gain(rb$lower, lower) | gain(rb$upper, upper)
-    lower <- rb$lower
-    upper <- rb$upper
-    if (!any(moved, na.rm = TRUE)) break
-  }
-  list(lower = lower, upper = upper)
-}
-
-# One pass of relation_bounds(): bounds implied by each relation alone (the
-# other cells of the relation at their bounds `lower`, `upper`).
-relation_bounds_pass <- function(lp, lower, upper) {
   m <- lp$mat
-  lo <- lower[m$j]
-  hi <- upper[m$j]
-  tmin <- pmin(m$v * lo, m$v * hi)
-  tmax <- pmax(m$v * lo, m$v * hi)
-  # sums over each relation of the other cells' extremes, infinities counted apart
-  others <- function(t, inf) {
-    fin <- ifelse(is.infinite(t), 0, t)
-    sum_fin <- tabulate_sum(m$i, fin, m$nrow)[m$i]
-    n_inf <- tabulate(m$i[t == inf], m$nrow)[m$i]
-    ifelse(n_inf - (t == inf) > 0, inf, sum_fin - fin)
-  }
-  omin <- others(tmin, -Inf)
-  omax <- others(tmax, Inf)
-  rhs <- lp$rhs[m$i]
-  # v_j x_j = rhs - (sum of the others)
-  a <- (rhs - omax) / m$v
-  b <- (rhs - omin) / m$v
-  n <- m$ncol
-  ub <- group_extreme(m$j, pmax(a, b), n, min)
-  lb <- group_extreme(m$j, pmin(a, b), n, max)
-  list(lower = pmax(lower, lb), upper = pmin(upper, ub))
-}
-
-# min (or max) of x by group g in 1..n; Inf (-Inf) for an empty group.
-group_extreme <- function(g, x, n, f) {
-  is_min <- identical(f, min)
-  out <- rep(if (is_min) Inf else -Inf, n)
-  if (!length(g)) return(out)
-  o <- order(g, if (is_min) x else -x)
-  first <- o[!duplicated(g[o])]
-  out[g[first]] <- x[first]
-  out
+  core_call(cpp_relation_bounds, m$i, m$j, m$v, m$nrow, m$ncol, as.double(lp$rhs),
+            as.double(lp$lower), as.double(lp$upper), as.integer(passes), relation_bound_moved)
 }
 
 # Intervals of the targets at positions `pos` of one component. Every table
@@ -758,7 +713,7 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
   # the optimal tables of earlier programs of the same component (another
   # attacker's, sharing the solver) that keep this one's bounds are witnesses
   # here too
-  if (!is.null(solver$tables)) shared_witnesses(ends, solver, lp, prep)
+  if (!is.null(solver$tables)) shared_witnesses(ends, solver, lp, prep, call)
   for (upward in c(TRUE, FALSE)) {
     batch_witnesses(ends, solver, lp, upward)
     settle_ends(ends, solver, lp, upward, tick)
@@ -767,27 +722,21 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
   list(lower = ends$lo, upper = ends$hi, n_lp = ends$n_lp)
 }
 
-# The tables of earlier programs of the component (solver$tables(), a
-# matrix with a column per table, all within the bounds the solver was
-# made with, solver$base) as witnesses for the targets in `ends`: those
-# within the bounds of `lp` on every column whose bounds differ from the
-# base ones (the others they keep).
-shared_witnesses <- function(ends, solver, lp, prep) {
+# The tables of earlier programs of the component (solver$tables(), a list
+# of them, all within the bounds the solver was made with, solver$base) as
+# witnesses for the targets in `ends`: those within the bounds of `lp` on
+# every column whose bounds differ from the base ones (the others they
+# keep). The core reads the tables where they are (table_extremes()).
+shared_witnesses <- function(ends, solver, lp, prep, call) {
   tabs <- solver$tables()
-  if (!ncol(tabs)) return(invisible(ends))
+  if (!length(tabs)) return(invisible(ends))
   base <- solver$base
   changed <- which(lp$lower != base$lower | lp$upper != base$upper)
-  if (length(changed)) {
-    tol <- prep$tol[lp$vars[changed]]
-    sub <- tabs[changed, , drop = FALSE]
-    ok <- colSums(sub < lp$lower[changed] - tol | sub > lp$upper[changed] + tol) == 0
-    tabs <- tabs[, ok, drop = FALSE]
-  }
-  if (!ncol(tabs)) return(invisible(ends))
-  y <- tabs[ends$pos, , drop = FALSE]
-  rows <- seq_len(nrow(y))
-  ends$seen_hi <- pmax(ends$seen_hi, y[cbind(rows, max.col(y, ties.method = "first"))])
-  ends$seen_lo <- pmin(ends$seen_lo, y[cbind(rows, max.col(-y, ties.method = "first"))])
+  ex <- core_call(cpp_table_extremes, tabs, ends$pos, changed, lp$lower[changed], lp$upper[changed],
+                  prep$tol[lp$vars[changed]], call = call)
+  if (!ex$used) return(invisible(ends))
+  ends$seen_hi <- pmax(ends$seen_hi, ex$max)
+  ends$seen_lo <- pmin(ends$seen_lo, ex$min)
   invisible(ends)
 }
 
@@ -878,30 +827,38 @@ batch_witnesses <- function(ends, solver, lp, upward) {
 
 # Every target's end in direction `upward`: from the witnesses when they
 # settle it, otherwise by a program of its own (whose table is a witness
-# for the targets after it).
+# for the targets after it). The targets are taken in order; those up to
+# the next open one are settled together by the witnesses seen so far.
 settle_ends <- function(ends, solver, lp, upward, tick) {
-  for (k in seq_along(ends$pos)) {
-    done <- if (upward) ends$seen_hi[k] >= ends$need_hi[k] else ends$seen_lo[k] <= ends$need_lo[k]
-    if (done) {
-      end <- witnessed_end(ends, k, upward)
-    } else {
-      r <- solver$single(unit_objective(lp, ends$pos[k]), upward, ends$cells[k])
-      ends$n_lp <- ends$n_lp + 1L
-      add_witness(ends, r)
-      end <- r$value
+  n <- length(ends$pos)
+  k <- 1L
+  while (k <= n) {
+    rest <- k:n
+    open <- if (upward) ends$seen_hi[rest] < ends$need_hi[rest] else ends$seen_lo[rest] > ends$need_lo[rest]
+    nxt <- if (any(open)) rest[which.max(open)] else n + 1L
+    if (nxt > k) {
+      done <- k:(nxt - 1L)
+      end <- witnessed_end(ends, done, upward)
+      if (upward) ends$hi[done] <- end else ends$lo[done] <- end
+      tick(length(done))
     }
-    if (upward) ends$hi[k] <- end else ends$lo[k] <- end
+    if (nxt > n) break
+    r <- solver$single(unit_objective(lp, ends$pos[nxt]), upward, ends$cells[nxt])
+    ends$n_lp <- ends$n_lp + 1L
+    add_witness(ends, r)
+    if (upward) ends$hi[nxt] <- r$value else ends$lo[nxt] <- r$value
     tick()
+    k <- nxt + 1L
   }
 }
 
-# The end of target k that the witnesses settle: exact at the relation
+# The ends of targets k that the witnesses settle: exact at the relation
 # bound when reached, otherwise an inner bound.
 witnessed_end <- function(ends, k, upward) {
   if (upward) {
-    if (ends$seen_hi[k] >= ends$ub[k] - ends$tol[k]) ends$ub[k] else ends$seen_hi[k]
+    ifelse(ends$seen_hi[k] >= ends$ub[k] - ends$tol[k], ends$ub[k], ends$seen_hi[k])
   } else {
-    if (ends$seen_lo[k] <= ends$lb[k] + ends$tol[k]) ends$lb[k] else ends$seen_lo[k]
+    ifelse(ends$seen_lo[k] <= ends$lb[k] + ends$tol[k], ends$lb[k], ends$seen_lo[k])
   }
 }
 
@@ -932,7 +889,7 @@ unit_objective <- function(lp, j) {
 # that an unbounded direction cannot hide the others. Returns
 # list(large, single, batch, base, tables, rebound): `single` and `batch`
 # each a function(obj, maximize, cell) returning list(status, value,
-# solution); `tables()` the optimal tables so far (within `base`) and
+# solution); `tables()` the optimal tables so far (a list, within `base`) and
 # `rebound(lp)` for shared_simplex_solver().
 simplex_component_solver <- function(lp, prep, call) {
   box <- finite_bounds(lp, prep)
@@ -942,24 +899,18 @@ simplex_component_solver <- function(lp, prep, call) {
   # shared_witnesses() reads them
   base <- list(lower = lp$lower, upper = lp$upper)
   tables <- list()
-  tab_mat <- matrix(numeric(0), nrow = lp$mat$ncol, ncol = 0)
   base_rb <- NULL
   inside <- TRUE
   solve_in <- function(session, obj, maximize, cell) {
     r <- session$extreme(obj, maximize)
     if (!r$status %in% c("optimal", "unbounded")) r <- component_program(lp, obj, maximize, cell, call)
     if (inside && !is.null(r$solution) && (length(tables) + 1) * length(r$solution) <= audit_shared_values) {
-      tables[[length(tables) + 1L]] <<- r$solution
+      tables[[length(tables) + 1L]] <<- as.double(r$solution)
     }
     r
   }
   list(large = FALSE, base = base,
-       tables = function() {
-         if (ncol(tab_mat) < length(tables)) {
-           tab_mat <<- matrix(as.numeric(unlist(tables)), nrow = lp$mat$ncol)
-         }
-         tab_mat
-       },
+       tables = function() tables,
        # the relation bounds of the first bounds (new_interval_ends()), valid
        # for every program of the solver whose bounds are within them
        base_bounds = function(rb = NULL) {

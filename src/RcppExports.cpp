@@ -503,6 +503,42 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_table_extremes
+SEXP cpp_table_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& rows, const Rcpp::IntegerVector& check, const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, const Rcpp::NumericVector& tol);
+RcppExport SEXP _sdcRisk_cpp_table_extremes(SEXP tablesSEXP, SEXP rowsSEXP, SEXP checkSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP tolSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type tables(tablesSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type check(checkSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lo(loSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type hi(hiSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type tol(tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_table_extremes(tables, rows, check, lo, hi, tol));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_relation_bounds
+SEXP cpp_relation_bounds(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col, const Rcpp::NumericVector& v, int n_row, int n_col, const Rcpp::NumericVector& rhs, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, int passes, double moved);
+RcppExport SEXP _sdcRisk_cpp_relation_bounds(SEXP rowSEXP, SEXP colSEXP, SEXP vSEXP, SEXP n_rowSEXP, SEXP n_colSEXP, SEXP rhsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP passesSEXP, SEXP movedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type row(rowSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type col(colSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type v(vSEXP);
+    Rcpp::traits::input_parameter< int >::type n_row(n_rowSEXP);
+    Rcpp::traits::input_parameter< int >::type n_col(n_colSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type rhs(rhsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lower(lowerSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type upper(upperSEXP);
+    Rcpp::traits::input_parameter< int >::type passes(passesSEXP);
+    Rcpp::traits::input_parameter< double >::type moved(movedSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_relation_bounds(row, col, v, n_row, n_col, rhs, lower, upper, passes, moved));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_ptn_sensitivity
 SEXP cpp_ptn_sensitivity(const Rcpp::NumericVector& pt, const Rcpp::NumericVector& noise, const Rcpp::NumericVector& self_noise, const Rcpp::List& opts);
 RcppExport SEXP _sdcRisk_cpp_ptn_sensitivity(SEXP ptSEXP, SEXP noiseSEXP, SEXP self_noiseSEXP, SEXP optsSEXP) {
@@ -599,6 +635,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_population", (DL_FUNC) &_sdcRisk_cpp_population, 3},
     {"_sdcRisk_cpp_population_counts", (DL_FUNC) &_sdcRisk_cpp_population_counts, 4},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
+    {"_sdcRisk_cpp_table_extremes", (DL_FUNC) &_sdcRisk_cpp_table_extremes, 6},
+    {"_sdcRisk_cpp_relation_bounds", (DL_FUNC) &_sdcRisk_cpp_relation_bounds, 10},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},
     {"_sdcRisk_cpp_ptn_cells", (DL_FUNC) &_sdcRisk_cpp_ptn_cells, 5},

@@ -1,7 +1,8 @@
 // R glue for the suppression core (inst/include/sdcRisk/table_components.hpp). The
-// entry point runs through run_engine() (src/glue.h), where exceptions are caught.
+// entry points run through run_engine() (src/glue.h), where exceptions are caught.
 #include <Rcpp.h>
 
+#include <stdexcept>
 #include <vector>
 
 #include "glue.h"
@@ -16,5 +17,50 @@ SEXP cpp_relation_components(const Rcpp::IntegerVector& relation, const Rcpp::In
     const std::vector<int> comp = sdcRisk::relation_components(sdcRisk_glue::zero_based(relation),
                                                                sdcRisk_glue::zero_based(node), n_relation, n_node);
     return sdcRisk_glue::one_based(comp);
+  });
+}
+
+// The largest and smallest value of rows `rows` over the tables (a list of
+// numeric vectors of one length) that keep rows `check` within [lo - tol,
+// hi + tol]; 1-based rows. Returns list(max, min, used).
+// [[Rcpp::export]]
+SEXP cpp_table_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& rows,
+                        const Rcpp::IntegerVector& check, const Rcpp::NumericVector& lo,
+                        const Rcpp::NumericVector& hi, const Rcpp::NumericVector& tol) {
+  return sdcRisk_glue::run_engine([&] {
+    std::vector<const double*> tabs;
+    tabs.reserve(static_cast<std::size_t>(tables.size()));
+    R_xlen_t n_row = -1;
+    for (R_xlen_t t = 0; t < tables.size(); ++t) {
+      SEXP col = tables[t];
+      if (TYPEOF(col) != REALSXP) throw std::invalid_argument("a table is not a numeric vector");
+      if (n_row < 0) n_row = XLENGTH(col);
+      if (XLENGTH(col) != n_row) throw std::invalid_argument("tables differ in length");
+      tabs.push_back(REAL(col));
+    }
+    const sdcRisk::TableExtremes ex = sdcRisk::table_extremes(
+        tabs, static_cast<std::size_t>(n_row < 0 ? 0 : n_row), sdcRisk_glue::zero_based(rows),
+        sdcRisk_glue::zero_based(check), Rcpp::as<std::vector<double>>(lo),
+        Rcpp::as<std::vector<double>>(hi), Rcpp::as<std::vector<double>>(tol));
+    return Rcpp::List::create(Rcpp::Named("max") = ex.max, Rcpp::Named("min") = ex.min,
+                              Rcpp::Named("used") = static_cast<double>(ex.used));
+  });
+}
+
+// Bounds on the columns of a program implied by its relations (triplets
+// with 1-based rows and columns, `rhs` per row) and the bounds `lower`,
+// `upper`, by at most `passes` passes of propagation. Returns list(lower,
+// upper).
+// [[Rcpp::export]]
+SEXP cpp_relation_bounds(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col,
+                         const Rcpp::NumericVector& v, int n_row, int n_col,
+                         const Rcpp::NumericVector& rhs, const Rcpp::NumericVector& lower,
+                         const Rcpp::NumericVector& upper, int passes, double moved) {
+  return sdcRisk_glue::run_engine([&] {
+    const sdcRisk::ColumnBounds b = sdcRisk::relation_bounds(
+        sdcRisk_glue::zero_based(row), sdcRisk_glue::zero_based(col), Rcpp::as<std::vector<double>>(v),
+        n_row, n_col, Rcpp::as<std::vector<double>>(rhs), Rcpp::as<std::vector<double>>(lower),
+        Rcpp::as<std::vector<double>>(upper), passes, moved);
+    return Rcpp::List::create(Rcpp::Named("lower") = b.lower, Rcpp::Named("upper") = b.upper);
   });
 }

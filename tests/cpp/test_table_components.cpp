@@ -1,8 +1,13 @@
 // Standalone test of the suppression core, without R:
 //   g++ -std=c++17 -O2 -I../../inst/include test_suppress.cpp -o build/test_suppress && build/test_suppress
 // Compares union-find components with a breadth-first search over the same
-// random relation graphs.
+// random relation graphs; the extremes over witness tables with a scan of
+// every (table, row); and propagated relation bounds with the bounds each
+// relation implies given the others' (a fixed point: no relation tightens
+// them further) and with a point that keeps every relation.
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <cstdio>
 #include <vector>
 
@@ -80,6 +85,89 @@ int main() {
   if (!threw) {
     std::printf("out-of-range incidence not rejected\n");
     ++failures;
+  }
+
+  // extremes over witness tables against a direct scan
+  for (int rep = 0; rep < 200; ++rep) {
+    const int n_row = 1 + g.below(12), n_tab = g.below(8);
+    std::vector<std::vector<double>> tabs(n_tab, std::vector<double>(n_row));
+    std::vector<const double*> ptr;
+    for (auto& t : tabs) {
+      for (auto& x : t) x = g.below(21) - 10;
+      ptr.push_back(t.data());
+    }
+    std::vector<int> rows, check;
+    std::vector<double> lo, hi, tol;
+    for (int r = 0; r < n_row; ++r) {
+      if (g.below(2)) rows.push_back(r);
+      if (g.below(3) == 0) {
+        check.push_back(r);
+        lo.push_back(g.below(11) - 10);
+        hi.push_back(g.below(11));
+        tol.push_back(g.below(2) * 0.5);
+      }
+    }
+    const auto ex = sdcRisk::table_extremes(ptr, n_row, rows, check, lo, hi, tol);
+    std::size_t used = 0;
+    bool ok = true;
+    std::vector<double> mx(rows.size(), -std::numeric_limits<double>::infinity());
+    std::vector<double> mn(rows.size(), std::numeric_limits<double>::infinity());
+    for (const auto& t : tabs) {
+      bool keep = true;
+      for (std::size_t c = 0; c < check.size(); ++c) {
+        keep = keep && t[check[c]] >= lo[c] - tol[c] && t[check[c]] <= hi[c] + tol[c];
+      }
+      if (!keep) continue;
+      ++used;
+      for (std::size_t k = 0; k < rows.size(); ++k) {
+        mx[k] = std::max(mx[k], t[rows[k]]);
+        mn[k] = std::min(mn[k], t[rows[k]]);
+      }
+    }
+    ok = used == ex.used && mx == ex.max && mn == ex.min;
+    if (!ok) {
+      std::printf("table extremes differ from the scan, case %d\n", rep);
+      ++failures;
+    }
+  }
+
+  // propagated relation bounds: valid for a point of the relations, and a
+  // fixed point of one relation's bounds when the passes were not cut short
+  for (int rep = 0; rep < 300; ++rep) {
+    const int n_col = 2 + g.below(8), n_row = 1 + g.below(4);
+    std::vector<int> row, col;
+    std::vector<double> v, x0(n_col), rhs(n_row, 0.0), lower(n_col), upper(n_col);
+    for (int c = 0; c < n_col; ++c) {
+      x0[c] = g.below(10);
+      lower[c] = g.below(4) == 0 ? -std::numeric_limits<double>::infinity() : x0[c] - g.below(5);
+      upper[c] = g.below(3) == 0 ? std::numeric_limits<double>::infinity() : x0[c] + g.below(5);
+    }
+    for (int r = 0; r < n_row; ++r) {
+      for (int c = 0; c < n_col; ++c) {
+        if (g.below(2) == 0) continue;
+        const double coef = g.below(2) ? 1.0 : -1.0;
+        row.push_back(r);
+        col.push_back(c);
+        v.push_back(coef);
+        rhs[r] += coef * x0[c];
+      }
+    }
+    const auto b = sdcRisk::relation_bounds(row, col, v, n_row, n_col, rhs, lower, upper, 50, 0.0);
+    bool ok = true;
+    for (int c = 0; c < n_col; ++c) {
+      ok = ok && b.lower[c] <= x0[c] + 1e-9 && x0[c] <= b.upper[c] + 1e-9;
+      ok = ok && b.lower[c] >= lower[c] && b.upper[c] <= upper[c];
+    }
+    // one more pass moves nothing
+    const auto again = sdcRisk::relation_bounds(row, col, v, n_row, n_col, rhs, b.lower, b.upper, 1, 0.0);
+    for (int c = 0; c < n_col; ++c) {
+      auto same = [](double a, double z) { return a == z || std::fabs(a - z) <= 1e-9 * (1 + std::fabs(z)); };
+      ok = ok && same(again.lower[c], b.lower[c]) && same(again.upper[c], b.upper[c]);
+    }
+    if (!ok) {
+      std::printf("relation bounds wrong, case %d\n", rep);
+      ++failures;
+    }
   }
   if (failures) return 1;
   std::printf("test_suppress: all passed\n");

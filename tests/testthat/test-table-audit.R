@@ -171,6 +171,96 @@ test_that("bounds implied by single relations, infinities included", {
   expect_equal(rb$upper, c(8, 4, 8))
 })
 
+test_that("the core's relation bounds are those of the vectorised R code they replaced, bit for bit", {
+  # the R code of relation_bounds() before it moved into the core
+  ref_pass <- function(lp, lower, upper) {
+    m <- lp$mat
+    lo <- lower[m$j]
+    hi <- upper[m$j]
+    tmin <- pmin(m$v * lo, m$v * hi)
+    tmax <- pmax(m$v * lo, m$v * hi)
+    others <- function(t, inf) {
+      fin <- ifelse(is.infinite(t), 0, t)
+      sum_fin <- sdcRisk:::tabulate_sum(m$i, fin, m$nrow)[m$i]
+      n_inf <- tabulate(m$i[t == inf], m$nrow)[m$i]
+      ifelse(n_inf - (t == inf) > 0, inf, sum_fin - fin)
+    }
+    omin <- others(tmin, -Inf)
+    omax <- others(tmax, Inf)
+    rhs <- lp$rhs[m$i]
+    a <- (rhs - omax) / m$v
+    b <- (rhs - omin) / m$v
+    ext <- function(x, f, empty) {
+      out <- rep(empty, m$ncol)
+      g <- split(x, factor(m$j, levels = seq_len(m$ncol)))
+      has <- lengths(g) > 0
+      out[has] <- vapply(g[has], f, numeric(1))
+      out
+    }
+    list(lower = pmax(lower, ext(pmin(a, b), max, -Inf)), upper = pmin(upper, ext(pmax(a, b), min, Inf)))
+  }
+  ref <- function(lp, passes = 20) {
+    lower <- lp$lower
+    upper <- lp$upper
+    for (pass in seq_len(passes)) {
+      rb <- ref_pass(lp, lower, upper)
+      gain <- function(new, old) new != old & (is.infinite(old) | abs(new - old) > 1e-9 * (1 + abs(old)))
+      moved <- gain(rb$lower, lower) | gain(rb$upper, upper)
+      lower <- rb$lower
+      upper <- rb$upper
+      if (!any(moved, na.rm = TRUE)) break
+    }
+    list(lower = lower, upper = upper)
+  }
+  for (seed in 1:40) {
+    set.seed(seed)
+    n <- sample(5:40, 1)
+    nr <- sample(2:15, 1)
+    x0 <- round(rlnorm(n, 3, 1.5), sample(0:2, 1))
+    a <- matrix(sample(c(-1, 0, 0, 0, 1, 2.5), nr * n, TRUE), nr, n)
+    a[cbind(seq_len(nr), sample(n, nr, TRUE))] <- 1
+    nz <- which(a != 0, arr.ind = TRUE)
+    nz <- nz[sample(nrow(nz)), , drop = FALSE] # triplets in any order
+    lp <- list(mat = sdcRisk:::triplet_matrix(nz[, 1], nz[, 2], a[nz], nr, n),
+               rhs = as.vector(a %*% x0),
+               lower = ifelse(runif(n) < 0.3, -Inf, x0 - runif(n) * x0),
+               upper = ifelse(runif(n) < 0.4, Inf, x0 * (1 + runif(n))))
+    expect_identical(sdcRisk:::relation_bounds(lp), ref(lp), info = paste("seed", seed))
+    expect_identical(sdcRisk:::relation_bounds(lp, passes = 1), ref(lp, 1), info = paste("seed", seed))
+  }
+})
+
+test_that("extremes over witness tables: only tables within the changed bounds count", {
+  set.seed(5)
+  tabs <- lapply(1:30, function(k) round(rnorm(12, 10, 5), 1))
+  m <- do.call(cbind, tabs)
+  for (rep in 1:20) {
+    rows <- sort(sample(12, sample(1:12, 1)))
+    check <- sort(sample(12, sample(0:4, 1)))
+    lo <- runif(length(check), 0, 10)
+    hi <- lo + runif(length(check), 0, 15)
+    tol <- rep(0.05, length(check))
+    ok <- vapply(seq_along(tabs), function(k) {
+      all(m[check, k] >= lo - tol & m[check, k] <= hi + tol)
+    }, logical(1))
+    ex <- sdcRisk:::cpp_table_extremes(tabs, rows, check, lo, hi, tol)
+    expect_equal(ex$used, sum(ok))
+    if (any(ok)) {
+      expect_identical(ex$max, apply(m[rows, ok, drop = FALSE], 1, max))
+      expect_identical(ex$min, apply(m[rows, ok, drop = FALSE], 1, min))
+    } else {
+      expect_identical(ex$max, rep(-Inf, length(rows)))
+    }
+  }
+  core <- function(...) sdcRisk:::core_call(sdcRisk:::cpp_table_extremes, ...)
+  expect_error(core(list(1:3), 1L, integer(), numeric(), numeric(), numeric()), "numeric",
+               class = "sdcRisk_error")
+  expect_error(core(list(c(1, 2), c(1, 2, 3)), 1L, integer(), numeric(), numeric(), numeric()),
+               "length", class = "sdcRisk_error")
+  expect_error(core(list(c(1, 2)), 3L, integer(), numeric(), numeric(), numeric()), "range",
+               class = "sdcRisk_error")
+})
+
 test_that("propagated relation bounds contain every cell's exact interval (random systems)", {
   for (seed in 1:30) {
     set.seed(seed)

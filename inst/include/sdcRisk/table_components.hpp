@@ -8,7 +8,10 @@
 #ifndef SDCRISK_TABLE_COMPONENTS_HPP
 #define SDCRISK_TABLE_COMPONENTS_HPP
 
+#include <cmath>
+#include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <numeric>
 #include <utility>
 #include <stdexcept>
@@ -67,6 +70,127 @@ inline std::vector<int> relation_components(const std::vector<int>& relation,
     out[static_cast<std::size_t>(v)] = label[root];
   }
   return out;
+}
+
+// The tables of an audit's earlier programs as witnesses (the audit's
+// shared_witnesses()): each table a column of n_row values (tables[t]), a
+// table counts when it keeps every row check[c] within [lo[c] - tol[c],
+// hi[c] + tol[c]] (a non-finite value never does). Returns, for every row
+// rows[k], the largest and smallest value over the tables that count
+// (-Inf and Inf when none does), and how many counted. 0-based rows.
+struct TableExtremes {
+  std::vector<double> max, min;
+  std::size_t used = 0;
+};
+
+inline TableExtremes table_extremes(const std::vector<const double*>& tables, std::size_t n_row,
+                                    const std::vector<int>& rows, const std::vector<int>& check,
+                                    const std::vector<double>& lo, const std::vector<double>& hi,
+                                    const std::vector<double>& tol) {
+  if (check.size() != lo.size() || check.size() != hi.size() || check.size() != tol.size()) {
+    throw std::invalid_argument("bounds of the checked rows differ in length");
+  }
+  for (const int r : rows) {
+    if (r < 0 || static_cast<std::size_t>(r) >= n_row) throw std::invalid_argument("row out of range");
+  }
+  for (const int r : check) {
+    if (r < 0 || static_cast<std::size_t>(r) >= n_row) throw std::invalid_argument("checked row out of range");
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  TableExtremes out;
+  out.max.assign(rows.size(), -inf);
+  out.min.assign(rows.size(), inf);
+  for (const double* t : tables) {
+    bool ok = true;
+    for (std::size_t c = 0; c < check.size() && ok; ++c) {
+      const double x = t[check[c]];
+      ok = std::isfinite(x) && !(x < lo[c] - tol[c]) && !(x > hi[c] + tol[c]);
+    }
+    if (!ok) continue;
+    ++out.used;
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const double x = t[rows[k]];
+      if (x > out.max[k]) out.max[k] = x;
+      if (x < out.min[k]) out.min[k] = x;
+    }
+  }
+  return out;
+}
+
+// Bounds on every column of a component's program (the audit's
+// relation_bounds()) implied by its relations sum_j v x_j = rhs and the
+// a priori bounds, by propagation: each relation bounds each of its columns
+// given the others' current bounds, for at most `passes` passes or until no
+// bound moves by more than `moved` (relative; any move from an infinite
+// bound counts). Triplets (row[k], col[k], v[k]), 0-based, no (row, col)
+// twice. Sums run in the triplets' order, so that the bounds are those of
+// the vectorised R code this replaced, bit for bit.
+struct ColumnBounds {
+  std::vector<double> lower, upper;
+};
+
+inline ColumnBounds relation_bounds(const std::vector<int>& row, const std::vector<int>& col,
+                                    const std::vector<double>& v, int n_row, int n_col,
+                                    const std::vector<double>& rhs, std::vector<double> lower,
+                                    std::vector<double> upper, int passes, double moved) {
+  const std::size_t nt = row.size();
+  if (col.size() != nt || v.size() != nt) throw std::invalid_argument("triplet lengths differ");
+  if (rhs.size() != static_cast<std::size_t>(n_row) || lower.size() != static_cast<std::size_t>(n_col) ||
+      upper.size() != static_cast<std::size_t>(n_col)) {
+    throw std::invalid_argument("bounds or right-hand side of the wrong length");
+  }
+  for (std::size_t k = 0; k < nt; ++k) {
+    if (row[k] < 0 || row[k] >= n_row || col[k] < 0 || col[k] >= n_col) {
+      throw std::invalid_argument("triplet out of range");
+    }
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> tmin(nt), tmax(nt), sum_min(n_row), sum_max(n_row);
+  std::vector<int> inf_min(n_row), inf_max(n_row);
+  std::vector<double> lb(n_col), ub(n_col);
+  auto gain = [moved](double now, double old) {
+    return now != old && (std::isinf(old) || std::fabs(now - old) > moved * (1 + std::fabs(old)));
+  };
+  for (int pass = 0; pass < passes; ++pass) {
+    std::fill(sum_min.begin(), sum_min.end(), 0.0);
+    std::fill(sum_max.begin(), sum_max.end(), 0.0);
+    std::fill(inf_min.begin(), inf_min.end(), 0);
+    std::fill(inf_max.begin(), inf_max.end(), 0);
+    for (std::size_t k = 0; k < nt; ++k) {
+      const double a = v[k] * lower[col[k]], b = v[k] * upper[col[k]];
+      tmin[k] = std::min(a, b);
+      tmax[k] = std::max(a, b);
+      // sums of the finite extremes, infinities counted apart
+      if (!std::isinf(tmin[k])) sum_min[row[k]] += tmin[k];
+      if (!std::isinf(tmax[k])) sum_max[row[k]] += tmax[k];
+      if (tmin[k] == -inf) ++inf_min[row[k]];
+      if (tmax[k] == inf) ++inf_max[row[k]];
+    }
+    std::fill(lb.begin(), lb.end(), -inf);
+    std::fill(ub.begin(), ub.end(), inf);
+    for (std::size_t k = 0; k < nt; ++k) {
+      const int r = row[k];
+      // the sums of the other columns' extremes
+      const double fmin = std::isinf(tmin[k]) ? 0.0 : tmin[k];
+      const double fmax = std::isinf(tmax[k]) ? 0.0 : tmax[k];
+      const double omin = inf_min[r] - (tmin[k] == -inf ? 1 : 0) > 0 ? -inf : sum_min[r] - fmin;
+      const double omax = inf_max[r] - (tmax[k] == inf ? 1 : 0) > 0 ? inf : sum_max[r] - fmax;
+      // v x = rhs - (sum of the others)
+      const double a = (rhs[r] - omax) / v[k], b = (rhs[r] - omin) / v[k];
+      const double hi = std::max(a, b), lo = std::min(a, b);
+      if (hi < ub[col[k]]) ub[col[k]] = hi;
+      if (lo > lb[col[k]]) lb[col[k]] = lo;
+    }
+    bool any_moved = false;
+    for (int c = 0; c < n_col; ++c) {
+      const double nl = std::max(lower[c], lb[c]), nu = std::min(upper[c], ub[c]);
+      if (gain(nl, lower[c]) || gain(nu, upper[c])) any_moved = true;
+      lower[c] = nl;
+      upper[c] = nu;
+    }
+    if (!any_moved) break;
+  }
+  return {std::move(lower), std::move(upper)};
 }
 
 }  // namespace sdcRisk
