@@ -153,6 +153,10 @@ cpp_relation_bounds <- function(row, col, v, n_row, n_col, rhs, lower, upper, pa
     .Call(`_sdcRisk_cpp_relation_bounds`, row, col, v, n_row, n_col, rhs, lower, upper, passes, moved)
 }
 
+cpp_relation_packing <- function(open, pos, row, col, n_row, n_col, batch) {
+    .Call(`_sdcRisk_cpp_relation_packing`, open, pos, row, col, n_row, n_col, batch)
+}
+
 cpp_ptn_sensitivity <- function(pt, noise, self_noise, opts) {
     .Call(`_sdcRisk_cpp_ptn_sensitivity`, pt, noise, self_noise, opts)
 }

@@ -744,7 +744,7 @@ shared_witnesses <- function(ends, solver, lp, prep, call) {
 # component_intervals(): per target its relation bounds (`ub`, `lb`), the
 # values a witness must reach to settle its ends (`need_hi`, `need_lo`), the
 # extremes seen in witness tables so far (`seen_hi`, `seen_lo`), its
-# interval (`hi`, `lo`) and its relations (`rel_of`); the programs solved
+# interval (`hi`, `lo`); the programs solved
 # (`n_lp`) and batches run (`batch`).
 new_interval_ends <- function(lp, pos, cells, prep, exact, solver = NULL) {
   # a shared solver's programs within its first bounds start the
@@ -777,7 +777,6 @@ new_interval_ends <- function(lp, pos, cells, prep, exact, solver = NULL) {
   ends$seen_hi <- rep(-Inf, length(pos))
   ends$seen_lo <- rep(Inf, length(pos))
   ends$hi <- ends$lo <- rep(NA_real_, length(pos))
-  ends$rel_of <- split(lp$mat$i, factor(lp$mat$j, levels = seq_len(lp$mat$ncol)))[pos]
   ends$n_lp <- 0L
   ends$batch <- 0
   ends
@@ -813,7 +812,7 @@ batch_witnesses <- function(ends, solver, lp, upward) {
     open <- open_ends(ends, upward)
     if (sum(open) < audit_batch_min_open) break
     ends$batch <- ends$batch + 1
-    pick <- relation_packing(which(open), ends$rel_of, lp$mat$nrow, ends$batch)
+    pick <- relation_packing(which(open), ends$pos, lp$mat, ends$batch)
     obj <- numeric(lp$mat$ncol)
     obj[ends$pos[pick]] <- 1 / (1 + abs(ends$v[pick]))
     add_witness(ends, solver$batch(obj, upward, ends$cells[1]))
@@ -1034,26 +1033,17 @@ component_program <- function(lp, obj, maximize, cell, call) {
   audit_solver_failure(r$status, cell, call)
 }
 
-# A greedy packing of the ends `open` (positions into rel_of, each end's
-# relations): ends taken in a pseudo-random order that depends on the
-# number of the `batch` alone (R's random numbers are not touched), each
-# kept when it shares no relation with one kept before. Returns the kept
-# positions.
-relation_packing <- function(open, rel_of, nrel, batch) {
+# A greedy packing of the ends `open` (positions of targets, whose
+# columns are `pos` in the component's program `mat`): ends taken in a
+# pseudo-random order that depends on the number of the `batch` alone (R's
+# random numbers are not touched), each kept when it shares no relation
+# with one kept before. Returns the kept positions. In the core
+# (relation_packing() of table_components.hpp): the order is a
+# multiplicative hash of (position, batch) modulo 2^32.
+relation_packing <- function(open, pos, mat, batch, call = rlang::caller_env()) {
   if (length(open) <= 1L) return(open)
-  # a multiplicative hash of (position, round) modulo 2^32, exact in doubles
-  # (the factor below 2^21 times one below 2^32 stays below 2^53)
-  key <- (((open + batch * 40503) %% 2097152) * 2654435761) %% 4294967296
-  used <- logical(nrel)
-  keep <- logical(length(open))
-  for (i in order(key)) {
-    r <- rel_of[[open[i]]]
-    if (!any(used[r])) {
-      used[r] <- TRUE
-      keep[i] <- TRUE
-    }
-  }
-  open[keep]
+  core_call(cpp_relation_packing, open, pos, mat$i, mat$j, mat$nrow, mat$ncol, as.double(batch),
+            call = call)
 }
 
 # A progress bar over `total` steps of a long computation of the table side

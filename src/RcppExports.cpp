@@ -539,6 +539,23 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_relation_packing
+SEXP cpp_relation_packing(const Rcpp::IntegerVector& open, const Rcpp::IntegerVector& pos, const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col, int n_row, int n_col, double batch);
+RcppExport SEXP _sdcRisk_cpp_relation_packing(SEXP openSEXP, SEXP posSEXP, SEXP rowSEXP, SEXP colSEXP, SEXP n_rowSEXP, SEXP n_colSEXP, SEXP batchSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type open(openSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type pos(posSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type row(rowSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type col(colSEXP);
+    Rcpp::traits::input_parameter< int >::type n_row(n_rowSEXP);
+    Rcpp::traits::input_parameter< int >::type n_col(n_colSEXP);
+    Rcpp::traits::input_parameter< double >::type batch(batchSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_relation_packing(open, pos, row, col, n_row, n_col, batch));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_ptn_sensitivity
 SEXP cpp_ptn_sensitivity(const Rcpp::NumericVector& pt, const Rcpp::NumericVector& noise, const Rcpp::NumericVector& self_noise, const Rcpp::List& opts);
 RcppExport SEXP _sdcRisk_cpp_ptn_sensitivity(SEXP ptSEXP, SEXP noiseSEXP, SEXP self_noiseSEXP, SEXP optsSEXP) {
@@ -637,6 +654,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
     {"_sdcRisk_cpp_table_extremes", (DL_FUNC) &_sdcRisk_cpp_table_extremes, 6},
     {"_sdcRisk_cpp_relation_bounds", (DL_FUNC) &_sdcRisk_cpp_relation_bounds, 10},
+    {"_sdcRisk_cpp_relation_packing", (DL_FUNC) &_sdcRisk_cpp_relation_packing, 7},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},
     {"_sdcRisk_cpp_ptn_cells", (DL_FUNC) &_sdcRisk_cpp_ptn_cells, 5},

@@ -64,3 +64,17 @@ SEXP cpp_relation_bounds(const Rcpp::IntegerVector& row, const Rcpp::IntegerVect
     return Rcpp::List::create(Rcpp::Named("lower") = b.lower, Rcpp::Named("upper") = b.upper);
   });
 }
+
+// The open ends a batch program of the audit maximises together: targets
+// `open` (1-based indices into `pos`, their 1-based columns) packed so
+// that no two share a relation (triplets with 1-based rows and columns).
+// [[Rcpp::export]]
+SEXP cpp_relation_packing(const Rcpp::IntegerVector& open, const Rcpp::IntegerVector& pos,
+                          const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col, int n_row,
+                          int n_col, double batch) {
+  return sdcRisk_glue::run_engine([&] {
+    return sdcRisk_glue::one_based(sdcRisk::relation_packing(
+        sdcRisk_glue::zero_based(open), sdcRisk_glue::zero_based(pos), sdcRisk_glue::zero_based(row),
+        sdcRisk_glue::zero_based(col), n_row, n_col, batch));
+  });
+}

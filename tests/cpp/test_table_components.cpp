@@ -169,6 +169,48 @@ int main() {
       ++failures;
     }
   }
+
+  // packing of open ends: no two kept share a row, and every end left out
+  // shares one with a kept end (the packing is maximal)
+  for (int rep = 0; rep < 200; ++rep) {
+    const int n_col = 1 + g.below(20), n_row = 1 + g.below(10), m = g.below(40);
+    std::vector<int> row, col;
+    std::vector<std::vector<char>> has(n_col, std::vector<char>(n_row, 0));
+    for (int k = 0; k < m; ++k) {
+      const int r = g.below(n_row), c = g.below(n_col);
+      if (has[c][r]) continue;
+      has[c][r] = 1;
+      row.push_back(r);
+      col.push_back(c);
+    }
+    std::vector<int> pos, open;
+    for (int c = 0; c < n_col; ++c) {
+      if (g.below(2)) pos.push_back(c);
+    }
+    for (int t = 0; t < static_cast<int>(pos.size()); ++t) {
+      if (g.below(3)) open.push_back(t);
+    }
+    const auto kept = sdcRisk::relation_packing(open, pos, row, col, n_row, n_col, 1 + g.below(50));
+    std::vector<char> used(n_row, 0);
+    bool ok = true;
+    for (const int t : kept) {
+      for (int r = 0; r < n_row; ++r) {
+        if (!has[pos[t]][r]) continue;
+        ok = ok && !used[r];
+        used[r] = 1;
+      }
+    }
+    for (const int t : open) {
+      bool in = false, blocked = false;
+      for (const int u : kept) in = in || u == t;
+      for (int r = 0; r < n_row; ++r) blocked = blocked || (has[pos[t]][r] && used[r]);
+      ok = ok && (in || blocked);
+    }
+    if (!ok) {
+      std::printf("packing wrong, case %d\n", rep);
+      ++failures;
+    }
+  }
   if (failures) return 1;
   std::printf("test_suppress: all passed\n");
   return 0;

@@ -230,6 +230,38 @@ test_that("the core's relation bounds are those of the vectorised R code they re
   }
 })
 
+test_that("the core's packing of open ends is that of the R code it replaced", {
+  # the R code of relation_packing() before it moved into the core
+  ref <- function(open, rel_of, nrel, batch) {
+    if (length(open) <= 1L) return(open)
+    key <- (((open + batch * 40503) %% 2097152) * 2654435761) %% 4294967296
+    used <- logical(nrel)
+    keep <- logical(length(open))
+    for (i in order(key)) {
+      r <- rel_of[[open[i]]]
+      if (!any(used[r])) {
+        used[r] <- TRUE
+        keep[i] <- TRUE
+      }
+    }
+    open[keep]
+  }
+  for (seed in 1:30) {
+    set.seed(seed)
+    nc <- sample(5:60, 1)
+    nr <- sample(2:30, 1)
+    nz <- unique(cbind(sample(nr, 3 * nc, TRUE), sample(nc, 3 * nc, TRUE)))
+    mat <- sdcRisk:::triplet_matrix(nz[, 1], nz[, 2], rep(1, nrow(nz)), nr, nc)
+    pos <- sample(nc, sample(1:nc, 1))
+    rel_of <- split(mat$i, factor(mat$j, levels = seq_len(nc)))[pos]
+    for (batch in c(1, 2, 7, 123)) {
+      open <- sort(sample(length(pos), sample(0:length(pos), 1)))
+      expect_identical(sdcRisk:::relation_packing(open, pos, mat, batch), ref(open, rel_of, nr, batch),
+                       info = paste("seed", seed, "batch", batch))
+    }
+  }
+})
+
 test_that("extremes over witness tables: only tables within the changed bounds count", {
   set.seed(5)
   tabs <- lapply(1:30, function(k) round(rnorm(12, 10, 5), 1))

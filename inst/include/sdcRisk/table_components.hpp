@@ -11,6 +11,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -191,6 +192,64 @@ inline ColumnBounds relation_bounds(const std::vector<int>& row, const std::vect
     if (!any_moved) break;
   }
   return {std::move(lower), std::move(upper)};
+}
+
+// A greedy packing of the open ends of an audit's batch program (the
+// audit's relation_packing()): the targets `open` (indices into `pos`, the
+// column of each target) are taken in a pseudo-random order that depends
+// on (target, batch) alone, each kept when none of its relations (the rows
+// of its column's triplets) holds a target kept before. The order is a
+// multiplicative hash of (target + 1 + 40503 batch) modulo 2^21, times
+// 2654435761, modulo 2^32, ties in the order of `open` (the R code it
+// replaced, exactly). Returns the kept targets in the order of `open`.
+// 0-based indices.
+inline std::vector<int> relation_packing(const std::vector<int>& open, const std::vector<int>& pos,
+                                         const std::vector<int>& row, const std::vector<int>& col,
+                                         int n_row, int n_col, double batch) {
+  if (row.size() != col.size()) throw std::invalid_argument("triplet lengths differ");
+  if (open.size() <= 1) return open;
+  if (!(batch >= 0) || batch > 1e12) throw std::invalid_argument("batch number out of range");
+  // the rows of each column (compressed)
+  std::vector<std::size_t> start(static_cast<std::size_t>(n_col) + 1, 0);
+  for (std::size_t k = 0; k < row.size(); ++k) {
+    if (row[k] < 0 || row[k] >= n_row || col[k] < 0 || col[k] >= n_col) {
+      throw std::invalid_argument("triplet out of range");
+    }
+    ++start[static_cast<std::size_t>(col[k]) + 1];
+  }
+  for (int c = 0; c < n_col; ++c) start[c + 1] += start[c];
+  std::vector<int> rows_of(row.size());
+  {
+    std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+    for (std::size_t k = 0; k < row.size(); ++k) rows_of[fill[col[k]]++] = row[k];
+  }
+  const std::uint64_t b = static_cast<std::uint64_t>(batch);
+  std::vector<std::uint64_t> key(open.size());
+  for (std::size_t i = 0; i < open.size(); ++i) {
+    if (open[i] < 0 || static_cast<std::size_t>(open[i]) >= pos.size()) {
+      throw std::invalid_argument("open end out of range");
+    }
+    if (pos[open[i]] < 0 || pos[open[i]] >= n_col) throw std::invalid_argument("target column out of range");
+    const std::uint64_t t = static_cast<std::uint64_t>(open[i]) + 1 + b * 40503ULL;
+    key[i] = ((t % 2097152ULL) * 2654435761ULL) % 4294967296ULL;
+  }
+  std::vector<std::size_t> order(open.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t z) { return key[a] < key[z]; });
+  std::vector<char> used(static_cast<std::size_t>(n_row), 0), keep(open.size(), 0);
+  for (const std::size_t i : order) {
+    const int c = pos[open[i]];
+    bool free = true;
+    for (std::size_t k = start[c]; k < start[c + 1] && free; ++k) free = !used[rows_of[k]];
+    if (!free) continue;
+    for (std::size_t k = start[c]; k < start[c + 1]; ++k) used[rows_of[k]] = 1;
+    keep[i] = 1;
+  }
+  std::vector<int> out;
+  for (std::size_t i = 0; i < open.size(); ++i) {
+    if (keep[i]) out.push_back(open[i]);
+  }
+  return out;
 }
 
 }  // namespace sdcRisk
