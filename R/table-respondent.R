@@ -235,10 +235,14 @@ respondent_components <- function(prep, supp, call) {
 # `only`: attack only these cells (all sensitive suppressed cells when NULL).
 # `first`: stop at the first group that breaks some cell (its breaches
 # only: whether the pattern passes, as respondent_cleanup() needs);
-# `hint`: groups to attack first (those that broke a trial before), which
-# changes the order only.
+# `hint`: groups to attack first (those that broke a trial before); `near`:
+# cells (one just published) whose neighbourhood is attacked first: groups
+# whose effective knowledge lies fewer relations away from them come
+# first (relation_hops()), then those of `hint`. Both change the order
+# only, which with `first` changes which breaching group is reported, not
+# whether one is.
 respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NULL, first = FALSE,
-                                hint = integer()) {
+                                hint = integer(), near = NULL) {
   none <- data.frame(group = integer(), cell = integer(), lower = numeric(), upper = numeric(),
                      need_lower = numeric(), need_upper = numeric())
   out <- list(breaches = none, n_lp = 0L, n_groups = 0L)
@@ -272,7 +276,19 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
     any(supp[resp$cell[unlist(resp$rows[g], use.names = FALSE)]])
   }, logical(1))]
   groups <- c(single, coal)
-  if (length(hint)) groups <- c(intersect(hint, groups), setdiff(groups, hint))
+  if (length(near) && length(groups) > 1L) {
+    hops <- relation_hops(prep$structure, near, supp)
+    eff_who <- resp$who[on_rows[eff_rows]]
+    dist <- rep(Inf, length(groups))
+    if (length(eff_who)) {
+      d_min <- tapply(hops[kr$cells[eff_rows]], eff_who, min)
+      at <- match(as.integer(names(d_min)), groups)
+      dist[at[!is.na(at)]] <- d_min[!is.na(at)]
+    }
+    groups <- groups[order(dist, !groups %in% hint, seq_along(groups))]
+  } else if (length(hint)) {
+    groups <- c(intersect(hint, groups), setdiff(groups, hint))
+  }
   for (g in groups) {
     if (first && length(found)) break
     k <- respondent_knowledge(resp, prep, g)
@@ -324,6 +340,29 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
   }
   if (length(found)) out$breaches <- do.call(rbind, found)
   out
+}
+
+# The number of relations between the cells `from` and every cell of the
+# table, moving through suppressed cells (`supp`) only: 0 for `from`, 1
+# for the suppressed cells of their relations, and so on; Inf for cells
+# never reached.
+relation_hops <- function(st, from, supp) {
+  hops <- rep(Inf, st$ncell)
+  hops[from] <- 0
+  is_s <- supp[st$cell]
+  sr <- st$rel[is_s]
+  sc <- st$cell[is_s]
+  rels <- unique(st$rel[unlist(st$cell_trips[from], use.names = FALSE)])
+  h <- 0
+  while (length(rels)) {
+    h <- h + 1
+    reached <- unique(sc[sr %in% rels])
+    reached <- reached[hops[reached] > h]
+    if (!length(reached)) break
+    hops[reached] <- h
+    rels <- unique(sr[sc %in% reached])
+  }
+  hops
 }
 
 # The intervals of the sensitive cells of component cc when the cells
@@ -461,9 +500,10 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call) {
       trial_outer$lower[region] <- a$lower
       trial_outer$upper[region] <- a$upper
       # (whether some respondent breaks it: the first that does ends the
-      # test, and is tried first next time)
+      # test, and is tried early next time; those whose knowledge lies
+      # near j first)
       r <- respondent_breaches(prep, trial, resp, trial_outer, exact = FALSE, call = call,
-                               only = s_reg, first = TRUE, hint = breakers)
+                               only = s_reg, first = TRUE, hint = breakers, near = j)
       n_lp <- n_lp + r$n_lp
       if (nrow(r$breaches)) {
         breakers <- unique(c(r$breaches$group[1], breakers))
