@@ -387,6 +387,8 @@ new_protection_search <- function(prep, w, labels, box) {
   search$wit_up <- integer(n)
   search$wit_dn <- integer(n)
   search$n_lp <- 0L
+  # boxes that left nothing out, by cell (search_box())
+  search$whole_boxes <- new.env(parent = emptyenv())
   # linked tables have no classification codes (their box is the whole problem)
   if (is.null(st$codes)) return(search)
   codes <- st$codes
@@ -497,11 +499,16 @@ unprotectable <- function(search, i, call) {
 # at each of those levels (siblings) and below them down to the finest level,
 # the cheapest first (suppressed cells are free; cells that cannot absorb
 # the deviation t come last); the box is their product, with k the largest
-# that keeps it within `budget` cells. `whole` when nothing was left out.
+# that keeps it within `budget` cells. `whole` when nothing was left out:
+# such a box depends on the cell alone, and is kept for the cell's later
+# boxes of at least the same budget (a larger k picks the same categories).
 search_box <- function(search, i, t, budget) {
   codes <- search$prep$structure$codes
   # linked tables: no classification to build a box from
   if (is.null(codes)) return(list(cells = seq_len(search$prep$structure$ncell), whole = TRUE))
+  key <- as.character(i)
+  hit <- search$whole_boxes[[key]]
+  if (!is.null(hit) && budget >= hit$budget) return(hit$box)
   nd <- ncol(codes)
   k <- max(1L, floor(budget^(1 / nd)))
   repeat {
@@ -513,7 +520,9 @@ search_box <- function(search, i, t, budget) {
   whole <- all(vapply(sets, attr, logical(1), "whole"))
   grid <- as.matrix(expand.grid(lapply(sets, as.vector), KEEP.OUT.ATTRS = FALSE))
   cells <- search$cell_at(grid)
-  list(cells = cells[cells > 0], whole = whole)
+  box <- list(cells = cells[cells > 0], whole = whole)
+  if (whole) assign(key, list(budget = budget, box = box), envir = search$whole_boxes)
+  box
 }
 
 box_categories <- function(search, i, d, k, t) {
