@@ -32,7 +32,8 @@
 # deterministically; `time_limit` (seconds) does not. `relax_rounds`: rounds
 # of the linear relaxation before the integer master programs.
 optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget = Inf,
-                            mip_nodes = NULL, relax_rounds = 0, max_rounds = Inf) {
+                            mip_nodes = NULL, relax_rounds = 0, max_rounds = Inf,
+                            respondents = NULL) {
   cg <- new_cut_generation(search, todo, incumbent, time_limit, lp_budget, mip_nodes, call)
   if (relax_rounds > 0 && !relaxed_cuts(cg, relax_rounds)) return(cut_result(cg))
   rounds <- 0
@@ -50,8 +51,55 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget
     x <- round(r$solution)
     found <- separate_pattern(cg, x)
     if (is.na(found)) return(cut_result(cg))
+    if (found == 0L && !is.null(respondents)) found <- respondent_cuts(cg, x, respondents, call)
+    if (is.na(found)) return(cut_result(cg))
     if (found == 0L) return(cut_result(cg, x, optimal = r$status == "optimal"))
   }
+}
+
+# Separation against the respondents at the 0/1 pattern x, which protects
+# every side against the outsider: their audit (respondent_audit()), and for
+# every (respondent, sensitive cell) pair that breaks x, the capacity
+# constraints of the cell's sides in the respondent's problem (the
+# outsider's with the bounds the respondent knows, capacity_cut() on
+# protect_against()'s search; its protection the outsider's level within
+# what it knows, as the audit requires). Each is valid for every pattern
+# safe from that respondent, so the master stays a relaxation of the
+# respondent-safe patterns (the incumbent must be one). Returns the number
+# added: 0 when no respondent breaks x; NA when the time ran out, a program
+# failed, or a breach gave no constraint (the audit's tolerance against
+# the cut's).
+respondent_cuts <- function(cg, x, respondents, call) {
+  search <- cg$search
+  prep <- search$prep
+  a <- respondent_audit(prep, x > 0.5, respondents, exact = FALSE, call = call)
+  cg$n_lp <- cg$n_lp + a$n_lp
+  b <- a$breaches
+  if (!nrow(b)) return(0L)
+  found <- 0L
+  for (k in seq_len(nrow(b))) {
+    if (cg$left() <= 0) return(NA_integer_)
+    kn <- respondent_knowledge(respondents, prep, b$group[k])
+    pa <- prep
+    pa$lower[kn$cells] <- kn$lo
+    pa$upper[kn$cells] <- kn$hi
+    sub <- new_protection_search(pa, search$w, search$labels, search$box)
+    i <- b$cell[k]
+    t <- tryCatch(protection_targets(sub, i, call), sdcRisk_error_unprotectable = function(e) NULL)
+    if (is.null(t)) return(NA_integer_)
+    for (dir in c(1, -1)) {
+      ti <- t[[if (dir > 0) "up" else "down"]]
+      if (ti <= 0) next
+      cut <- capacity_cut(sub, i, dir, ti, x)
+      cg$n_lp <- cg$n_lp + 1L
+      if (identical(cut, "failed")) return(NA_integer_)
+      if (!is.null(cut)) {
+        cg$cuts[[length(cg$cuts) + 1L]] <- cut
+        found <- found + 1L
+      }
+    }
+  }
+  if (found == 0L) NA_integer_ else found
 }
 
 # The state of the cut generation, shared by its steps: the sides to

@@ -91,7 +91,13 @@
 #'   capacity constraint for every side of a sensitive cell that the current
 #'   pattern leaves unprotected, until none is. The heuristic's pattern
 #'   bounds the cost from the start, so the result is never worse than the
-#'   heuristic's. For tables of at most 10,000 cells.
+#'   heuristic's. With `attacker = "respondents"` the optimum is the
+#'   least-cost pattern safe from the respondents too: the heuristic's
+#'   pattern after the respondents' rounds and clean-up is the start, and
+#'   every master solution the outsider cannot break is audited against the
+#'   respondents, each breach adding the capacity constraints of the cell
+#'   in that respondent's problem (the outsider's with the bounds the
+#'   respondent knows). For tables of at most 10,000 cells.
 #' @param time_limit Seconds `method = "optimal"` may spend on top of the
 #'   heuristic. When it stops before proving optimality, the heuristic's
 #'   pattern is kept (the programs' solutions are never returned unproved),
@@ -135,8 +141,8 @@
 #'   in the units of `cost` with primary cells free; `improved`: whether
 #'   `improve` replaced the heuristic's pattern, `NA` when it did not run;
 #'   `attacker`, and `respondent_rounds`, the rounds of the respondent
-#'   audit that added suppressions; `optimal` is `FALSE` when they added
-#'   any to the optimal method's pattern, whose `lower_bound` stays valid).
+#'   audit that added suppressions; with `method = "optimal"` the optimum
+#'   and `lower_bound` are against the same attacker as the pattern).
 #' @references Hundepool, A. et al. (2012). *Statistical Disclosure
 #'   Control*, Section 4.4. Wiley.
 #'
@@ -232,33 +238,48 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
   todo <- todo[order(-prep$level[todo], todo)]
   # the heuristic first: its pattern bounds the optimal one
   heuristic_pattern(search, todo, cleanup, call)
-  exact <- exact_pattern_step(prep, search, todo, method, improve, time_limit, start, call)
-  search <- exact$search
-  # the respondents last: their suppressions come on top of the pattern
-  # (which stays protected against the outsider, more suppression only
-  # widening the intervals), until none of them breaks it
-  rp <- if (!is.null(respondents)) respondent_pattern(prep, search, respondents, call) else
+  # the optimal method against the respondents starts from a pattern safe
+  # from them (its cost bounds the optimum's), and separates their breaches
+  # too; otherwise the respondents come last
+  resp_first <- method == "optimal" && !is.null(respondents)
+  rp0 <- if (resp_first) respondent_step(prep, search, respondents, cleanup, intervals, call) else
     list(n_lp = 0L, rounds = NA_integer_)
-  # their witnesses are one per breach: the clean-up publishes again what
-  # the full audit does not need
-  # (the option sdcRisk.respondent_cleanup, undocumented, lets the tests
-  # and the bench compare the patterns without it)
+  exact <- exact_pattern_step(prep, search, todo, method, improve, time_limit, start, call,
+                              respondents = if (resp_first) respondents)
+  search <- exact$search
+  # the respondents' suppressions come on top of the pattern (which stays
+  # protected against the outsider, more suppression only widening the
+  # intervals), until none of them breaks it (none, after the optimal
+  # method against them)
+  rp <- if (!is.null(respondents)) respondent_step(prep, search, respondents, cleanup, intervals, call) else
+    list(n_lp = 0L, rounds = NA_integer_)
+  audit <- final_audit(prep, search, intervals, call)
+  stats <- list(n_lp = search$n_lp + exact$n_lp + audit$final$n_lp + rp$n_lp + rp0$n_lp,
+                seconds = proc.time()[["elapsed"]] - start, method = method,
+                # suppressions the respondents added after the optimum are not
+                # proved optimal (the lower bound stays one: a pattern safe
+                # from them is safe from the outsider)
+                optimal = if (isTRUE(rp$rounds > 0) && !is.na(exact$optimal)) FALSE else exact$optimal,
+                lower_bound = exact$lower_bound, improved = exact$improved,
+                attacker = if (is.null(respondents)) "outsider" else "respondents",
+                respondent_rounds = if (resp_first) rp0$rounds + rp$rounds else rp$rounds)
+  list(supp = search$supp, reason = search$reason, targets = audit$targets, final = audit$final,
+       stats = stats)
+}
+
+# The respondents' rounds on the pattern in `search` (respondent_pattern()),
+# then, when they added cells and `cleanup`, their clean-up: their
+# witnesses are one per breach, and the clean-up publishes again what the
+# full audit does not need (the option sdcRisk.respondent_cleanup,
+# undocumented, lets the tests and the bench compare the patterns without
+# it). Returns list(n_lp, rounds).
+respondent_step <- function(prep, search, respondents, cleanup, intervals, call) {
+  rp <- respondent_pattern(prep, search, respondents, call)
   if (cleanup && isTRUE(rp$rounds > 0) && getOption("sdcRisk.respondent_cleanup", TRUE)) {
     rc <- respondent_cleanup(prep, search, respondents, keep_witnessed = intervals == "none", call)
     rp$n_lp <- rp$n_lp + rc$n_lp
   }
-  audit <- final_audit(prep, search, intervals, call)
-  stats <- list(n_lp = search$n_lp + exact$n_lp + audit$final$n_lp + rp$n_lp,
-                seconds = proc.time()[["elapsed"]] - start, method = method,
-                # the optimum is the outsider's: suppressions the respondents
-                # added after it are not proved optimal (the lower bound
-                # stays one: a pattern safe from them is safe from the outsider)
-                optimal = if (isTRUE(rp$rounds > 0) && !is.na(exact$optimal)) FALSE else exact$optimal,
-                lower_bound = exact$lower_bound, improved = exact$improved,
-                attacker = if (is.null(respondents)) "outsider" else "respondents",
-                respondent_rounds = rp$rounds)
-  list(supp = search$supp, reason = search$reason, targets = audit$targets, final = audit$final,
-       stats = stats)
+  rp
 }
 
 # The heuristic's pattern in `search`: witness tables for the sensitive
@@ -288,7 +309,8 @@ heuristic_pattern <- function(search, todo, cleanup, call) {
 # pattern (method "optimal") within what is left of `time_limit` since
 # `start`. Returns list(search, n_lp, optimal, lower_bound, improved), with
 # `search` the heuristic's own when nothing replaced it.
-exact_pattern_step <- function(prep, search, todo, method, improve, time_limit, start, call) {
+exact_pattern_step <- function(prep, search, todo, method, improve, time_limit, start, call,
+                               respondents = NULL) {
   out <- list(search = search, n_lp = 0L, optimal = NA, lower_bound = NA_real_, improved = NA)
   if (improve && method == "heuristic" && length(todo)) {
     better <- improve_pattern(prep, search, todo, call = call)
@@ -300,7 +322,7 @@ exact_pattern_step <- function(prep, search, todo, method, improve, time_limit, 
     opt <- list(supp = NULL, optimal = TRUE, lower_bound = 0, n_lp = 0L)
     if (length(todo)) {
       left <- time_limit - (proc.time()[["elapsed"]] - start)
-      opt <- optimal_pattern(search, todo, search$supp, left, call = call)
+      opt <- optimal_pattern(search, todo, search$supp, left, call = call, respondents = respondents)
     }
     if (!is.null(opt$supp)) out$search <- witness_search(prep, search, opt$supp, todo, call = call)
     out$optimal <- opt$optimal

@@ -267,13 +267,12 @@ sdcrisk_rows <- function(sens, spec, label, big, audit_of) {
       r <- timed(function() protect_table(sens, method = "optimal", time_limit = opt_limit, attacker = att))
       st <- attr(r$res, "stats")
       # the proved lower bound is on the cost of the secondary cells (the
-      # sensitive ones are suppressed in every pattern); it is the
-      # outsider's optimum: the respondents' suppressions come after it
+      # sensitive ones are suppressed in every pattern), against the same
+      # attacker as the pattern
       lb <- 100 * (st$lower_bound + sum(abs(sens$total[sens$sensitive]))) / sum(abs(sens$total))
       add(sprintf("sdcRisk protect_table(method = \"optimal\", attacker = \"%s\")", att), r,
           r$res$status != "published",
-          note = if (isTRUE(st$optimal)) "optimal (proved)" else if (att == "respondents" && isTRUE(st$respondent_rounds > 0))
-            sprintf("the outsider's optimum (%.4f%%) plus the respondents' rounds and clean-up: not proved", lb) else
+          note = if (isTRUE(st$optimal)) "optimal (proved)" else
             sprintf("not proved in %g s; no pattern below %.4f%% of the value", opt_limit, lb))
     }
   }

@@ -181,3 +181,27 @@ test_that("linked results print", {
   aud <- audit_tables(list(t1, t2), list(t1$sensitive, t2$sensitive), attacker = "outsider")
   expect_match(format(aud)[1], "2 linked tables audited together")
 })
+
+test_that("the optimal method against the respondents of linked tables: safe, proved, no dearer than the default", {
+  checked <- 0
+  for (seed in 1:4) {
+    d <- linked_data(seed, n = 60)
+    t1 <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(20)))
+    t2 <- cell_sensitivity(d, c("a", "c"), "v", list(rule_frequency(3), rule_p(20)))
+    if (!any(t1$sensitive) && !any(t2$sensitive)) next
+    heur <- tryCatch(protect_tables(list(t1, t2)), sdcRisk_error_unprotectable = function(e) NULL)
+    if (is.null(heur)) next
+    opt <- protect_tables(list(t1, t2), method = "optimal")
+    info <- paste("seed", seed)
+    expect_true(attr(opt, "stats")$optimal, info = info)
+    # the value of the distinct suppressed cells (a's margin and the grand
+    # total, c = "Total" in the second table, are the first table's cells)
+    cost <- function(p) sum(abs(p[[1]]$total[p[[1]]$status != "published"])) +
+      sum(abs(p[[2]]$total[p[[2]]$status != "published" & p[[2]]$c != "Total"]))
+    expect_lte(cost(opt), cost(heur) * (1 + 1e-9), label = info)
+    aud <- audit_tables(list(t1, t2), list(opt[[1]]$status != "published", opt[[2]]$status != "published"))
+    expect_true(attr(aud, "passed"), info = info)
+    checked <- checked + 1
+  }
+  expect_gte(checked, 2)
+})

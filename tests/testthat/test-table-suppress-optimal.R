@@ -21,6 +21,21 @@ brute_optimum <- function(sens, w) {
   Inf
 }
 
+# The same against the respondents (audit_table()'s default attacker): the
+# cheapest pattern safe from both, Inf when none is.
+brute_optimum_respondents <- function(sens, w) {
+  free <- which(!sens$sensitive)
+  masks <- 0:(2^length(free) - 1)
+  bits <- outer(masks, seq_along(free) - 1, function(m, b) bitwAnd(m, 2^b) > 0)
+  cost <- as.vector(bits %*% w[free]) + sum(w[sens$sensitive])
+  for (k in order(cost)) {
+    supp <- sens$sensitive
+    supp[free[bits[k, ]]] <- TRUE
+    if (attr(audit_table(sens, supp, intervals = "none"), "passed")) return(cost[k])
+  }
+  Inf
+}
+
 # The extended model: x (cells) and, per side q of a sensitive cell, a
 # deviation y_q = yp - ym keeping every relation, with yp, ym <= cap x.
 extended_optimum <- function(sens, w) {
@@ -117,6 +132,31 @@ test_that("the optimum equals brute force over every pattern of tiny tables", {
     }
   }
   expect_gte(checked, 25)
+})
+
+test_that("against the respondents the optimum equals brute force over every pattern of tiny tables", {
+  checked <- 0
+  tabs <- tiny_tables()
+  for (name in names(tabs)[seq(1, length(tabs), by = 2)]) {
+    sens <- tabs[[name]]
+    for (cost in c("value", "cells")) {
+      info <- paste(name, cost)
+      w <- sdcRisk:::suppression_cost(sens$total, cost)
+      best <- brute_optimum_respondents(sens, w)
+      if (!is.finite(best)) {
+        expect_error(protect_table(sens, cost = cost, method = "optimal", intervals = "none"),
+                     class = "sdcRisk_error_unprotectable", info = info)
+        next
+      }
+      opt <- protect_table(sens, cost = cost, method = "optimal", intervals = "none")
+      expect_true(attr(opt, "stats")$optimal, info = info)
+      expect_equal(lost(opt, w), best, tolerance = 1e-9, info = info)
+      expect_lte(attr(opt, "stats")$lower_bound, best * (1 + 1e-6) + 1e-9)
+      expect_true(attr(audit_table(sens, opt$status != "published"), "passed"), info = info)
+      checked <- checked + 1
+    }
+  }
+  expect_gte(checked, 10)
 })
 
 test_that("the optimum equals the extended model on small 2- and 3-way tables", {
