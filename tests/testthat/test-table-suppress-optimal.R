@@ -6,9 +6,10 @@
 # Salazar-Gonzalez 2001), which is exact for whole-number tables of small
 # values where its big-M constants are small.
 
-# The cheapest pattern that passes audit_table(), over every set of
-# non-sensitive cells added to the sensitive ones.
-brute_optimum <- function(sens, w) {
+# The cheapest pattern that passes audit_table() against `attacker`, over
+# every set of non-sensitive cells added to the sensitive ones; Inf when
+# none does.
+brute_optimum <- function(sens, w, attacker = "outsider") {
   free <- which(!sens$sensitive)
   masks <- 0:(2^length(free) - 1)
   bits <- outer(masks, seq_along(free) - 1, function(m, b) bitwAnd(m, 2^b) > 0)
@@ -16,22 +17,7 @@ brute_optimum <- function(sens, w) {
   for (k in order(cost)) {
     supp <- sens$sensitive
     supp[free[bits[k, ]]] <- TRUE
-    if (attr(audit_table(sens, supp, intervals = "none", attacker = "outsider"), "passed")) return(cost[k])
-  }
-  Inf
-}
-
-# The same against the respondents (audit_table()'s default attacker): the
-# cheapest pattern safe from both, Inf when none is.
-brute_optimum_respondents <- function(sens, w) {
-  free <- which(!sens$sensitive)
-  masks <- 0:(2^length(free) - 1)
-  bits <- outer(masks, seq_along(free) - 1, function(m, b) bitwAnd(m, 2^b) > 0)
-  cost <- as.vector(bits %*% w[free]) + sum(w[sens$sensitive])
-  for (k in order(cost)) {
-    supp <- sens$sensitive
-    supp[free[bits[k, ]]] <- TRUE
-    if (attr(audit_table(sens, supp, intervals = "none"), "passed")) return(cost[k])
+    if (attr(audit_table(sens, supp, intervals = "none", attacker = attacker), "passed")) return(cost[k])
   }
   Inf
 }
@@ -142,7 +128,7 @@ test_that("against the respondents the optimum equals brute force over every pat
     for (cost in c("value", "cells")) {
       info <- paste(name, cost)
       w <- sdcRisk:::suppression_cost(sens$total, cost)
-      best <- brute_optimum_respondents(sens, w)
+      best <- brute_optimum(sens, w, attacker = "respondents")
       if (!is.finite(best)) {
         expect_error(protect_table(sens, cost = cost, method = "optimal", intervals = "none"),
                      class = "sdcRisk_error_unprotectable", info = info)
