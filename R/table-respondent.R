@@ -523,10 +523,7 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call) {
 # `kn`: the heuristic's protect_cell() in a search whose a priori bounds
 # are the respondent's; its new suppressions go into `search`.
 protect_against <- function(prep, search, kn, i, label, call) {
-  pa <- prep
-  pa$lower[kn$cells] <- kn$lo
-  pa$upper[kn$cells] <- kn$hi
-  sub <- new_protection_search(pa, search$w, search$labels, search$box)
+  sub <- respondent_search(prep, search, kn)
   sub$supp <- search$supp
   sub$reason <- search$reason
   tryCatch(protect_cell(sub, i, call),
@@ -542,6 +539,17 @@ protect_against <- function(prep, search, kn, i, label, call) {
   search$reason[new] <- paste0("protects ", search$labels[i], " against respondent ", label)
   search$n_lp <- search$n_lp + sub$n_lp
   invisible(search)
+}
+
+# A search state like `search` (its costs, labels and box) whose a priori
+# bounds are those of a respondent who knows the cells of `kn`: the
+# respondent's problem, for protect_against() and the optimal method's
+# respondent_cuts().
+respondent_search <- function(prep, search, kn) {
+  pa <- prep
+  pa$lower[kn$cells] <- kn$lo
+  pa$upper[kn$cells] <- kn$hi
+  new_protection_search(pa, search$w, search$labels, search$box)
 }
 
 # --- Arguments --------------------------------------------------------------

@@ -61,8 +61,8 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget
 # every side against the outsider: their audit (respondent_audit()), and for
 # every (respondent, sensitive cell) pair that breaks x, the capacity
 # constraints of the cell's sides in the respondent's problem (the
-# outsider's with the bounds the respondent knows, capacity_cut() on
-# protect_against()'s search; its protection the outsider's level within
+# outsider's with the bounds the respondent knows, capacity_cut() on the
+# search of respondent_search(); its protection the outsider's level within
 # what it knows, as the audit requires). Each is valid for every pattern
 # safe from that respondent, so the master stays a relaxation of the
 # respondent-safe patterns (the incumbent must be one). Returns the number
@@ -79,11 +79,7 @@ respondent_cuts <- function(cg, x, respondents, call) {
   found <- 0L
   for (k in seq_len(nrow(b))) {
     if (cg$left() <= 0) return(NA_integer_)
-    kn <- respondent_knowledge(respondents, prep, b$group[k])
-    pa <- prep
-    pa$lower[kn$cells] <- kn$lo
-    pa$upper[kn$cells] <- kn$hi
-    sub <- new_protection_search(pa, search$w, search$labels, search$box)
+    sub <- respondent_search(prep, search, respondent_knowledge(respondents, prep, b$group[k]))
     i <- b$cell[k]
     t <- tryCatch(protection_targets(sub, i, call), sdcRisk_error_unprotectable = function(e) NULL)
     if (is.null(t)) return(NA_integer_)
