@@ -84,6 +84,16 @@ audit_batch_settle_share <- 0.05
 audit_bound_factor <- 10
 audit_added_bound_near <- 1e-6
 
+# The box of the small programs that decide an audit's protection
+# (intervals = "none") on components of the interior point method
+# (audit_ipm_cols cells and more) before the component's own
+# (local_witnesses()): at most this many cells around the target, of which
+# the suppressed ones move. protect_table()'s default box, so that the
+# witnesses its heuristic found are within reach. 300 gave the same number
+# of programs and open ends on the 10^4-cell table of
+# bench/bench_suppress_large.R (its boxes are smaller); chosen by hand.
+audit_local_box <- 2000
+
 # The optimal tables kept per component for the respondents' audits of the
 # same pattern (each a witness for a respondent whose bounds it keeps): the
 # first ones of the outsider's audit (every one of its tables on the

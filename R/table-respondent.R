@@ -536,7 +536,7 @@ protect_against <- function(prep, search, kn, i, label, call) {
     })
   new <- sub$supp & !search$supp
   search$supp <- sub$supp
-  search$reason[new] <- paste0("protects ", search$labels[i], " against respondent ", label)
+  search_set(search, "reason", new, paste0("protects ", search$labels[i], " against respondent ", label))
   search$n_lp <- search$n_lp + sub$n_lp
   invisible(search)
 }

@@ -396,6 +396,9 @@ new_protection_search <- function(prep, w, labels, box) {
   search <- new.env(parent = emptyenv())
   search$prep <- prep
   search$w <- w
+  # (read by every box and program: not recomputed over every cell each time)
+  search$w_min <- min(w)
+  search$w_max <- max(w)
   search$labels <- labels
   search$box <- box
   search$cap_up <- prep$upper - prep$value
@@ -434,6 +437,18 @@ new_protection_search <- function(prep, w, labels, box) {
   search
 }
 
+# search[[name]][idx] <- value, in place: R copies a vector bound in an
+# environment whenever a function assigns into part of it (3 ms for 10^6
+# numbers, several times per witness table), so the vector leaves its
+# binding for the assignment.
+search_set <- function(search, name, idx, value) {
+  v <- search[[name]]
+  search[[name]] <- NULL
+  v[idx] <- value
+  search[[name]] <- v
+  invisible(search)
+}
+
 # A fresh search state for the pattern `supp` (from the optimal method):
 # witness tables found among its suppressed cells only, so that nothing is
 # added unless a program fails numerically (then the heuristic completes
@@ -458,7 +473,7 @@ witness_search <- function(prep, old, supp, todo, call, relabel = FALSE) {
       y <- deviation_lp(search, i, cells, ti, direction, symmetric = FALSE)
       if (is.null(y)) next
       unnamed <- y$cells[search$reason[y$cells] == "" & !prep$sensitive[y$cells]]
-      search$reason[unnamed] <- paste("protects", search$labels[i])
+      search_set(search, "reason", unnamed, paste("protects", search$labels[i]))
       record_witness(search, y, i)
     }
     protect_cell(search, i, call)
@@ -563,7 +578,7 @@ box_categories <- function(search, i, d, k, t) {
     ok <- j > 0
     jj <- j[ok]
     score[ok] <- ifelse(search$supp[jj], 0, search$w[jj]) +
-      ifelse(pmax(search$cap_up[jj], search$cap_dn[jj]) >= t, 0, max(search$w))
+      ifelse(pmax(search$cap_up[jj], search$cap_dn[jj]) >= t, 0, search$w_max)
     cand[order(score, cand)][seq_len(k)]
   }
   out <- c0
@@ -611,7 +626,7 @@ deviation_lp <- function(search, i, cells, t, dir, symmetric, priced = FALSE) {
   # with `priced`, suppressed secondary cells cost as much as published
   # ones: witnesses then avoid expensive cells, which the clean-up frees
   free <- if (priced) search$prep$sensitive[cells] else search$supp[cells]
-  eps <- 1e-6 * min(search$w) / t
+  eps <- 1e-6 * search$w_min / t
   w <- search$w[cells]
   obj <- c(ifelse(free, eps, w / pmax(pmin(up, t), 1e-9 * t)),
            ifelse(free, eps, w / pmax(pmin(dn, t), 1e-9 * t)))
@@ -660,18 +675,18 @@ witness_ok <- function(search, cells, y) {
 record_witness <- function(search, y, i) {
   cells <- y$cells
   new <- cells[!search$supp[cells]]
-  search$supp[new] <- TRUE
-  search$reason[new] <- paste("protects", search$labels[i])
+  search_set(search, "supp", new, TRUE)
+  search_set(search, "reason", new, paste("protects", search$labels[i]))
   k <- length(search$wits) + 1L
-  search$wits[[k]] <- y
+  search_set(search, "wits", k, list(y))
   # the witness (signed: -k for its mirror image) of each cell's largest cover
   cover <- function(dev, ref) {
     up <- dev > search$cover_up[cells]
-    search$cover_up[cells[up]] <- dev[up]
-    search$wit_up[cells[up]] <- ref
+    search_set(search, "cover_up", cells[up], dev[up])
+    search_set(search, "wit_up", cells[up], ref)
     dn <- -dev > search$cover_dn[cells]
-    search$cover_dn[cells[dn]] <- -dev[dn]
-    search$wit_dn[cells[dn]] <- ref
+    search_set(search, "cover_dn", cells[dn], -dev[dn])
+    search_set(search, "wit_dn", cells[dn], ref)
   }
   cover(y$y, k)
   if (witness_ok(search, cells, -y$y)) cover(-y$y, -k)

@@ -118,6 +118,56 @@ test_that("exact intervals equal whole-table programs, with negative values and 
   }
 })
 
+test_that("the outsider's decision from small programs around each cell is exact, their tables witnesses", {
+  for (seed in 1:8) {
+    set.seed(seed)
+    d <- data.frame(a = sample(c("a1", "a2", "b1", "b2", "b3"), 150, TRUE),
+                    b = sample(4, 150, TRUE), c = sample(3, 150, TRUE),
+                    v = if (seed %% 3 == 0) round(rnorm(150, 10, 30)) else round(rlnorm(150, 3, 1.5)))
+    hier <- list(a = c(a1 = "A", a2 = "A", b1 = "B", b2 = "B", b3 = "B"))
+    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)),
+                             hierarchy = hier, negative = "abs")
+    bound <- 2 * sum(abs(d$v))
+    lower <- if (seed %% 3 == 0) -bound else 0
+    # sparse patterns fail, dense ones pass
+    supp <- sens$sensitive | runif(nrow(sens)) < c(0.1, 0.3, 0.6)[seed %% 3 + 1]
+    # (the small programs serve the components of the interior point method)
+    local <- withr::with_options(list(sdcRisk.audit_ipm_cols = 1L),
+                                 audit_table(sens, supp, intervals = "none", attacker = "outsider",
+                                             lower = lower, upper = bound))
+    global <- withr::with_options(list(sdcRisk.audit_local = FALSE, sdcRisk.audit_ipm_cols = 1L),
+                                  audit_table(sens, supp, intervals = "none", attacker = "outsider",
+                                              lower = lower, upper = bound))
+    exact <- audit_table(sens, supp, intervals = "sensitive", attacker = "outsider", lower = lower, upper = bound)
+    expect_equal(local$protected, exact$protected, info = paste("seed", seed))
+    expect_equal(local$protected, global$protected, info = paste("seed", seed))
+    expect_identical(attr(local, "passed"), attr(exact, "passed"))
+    # every value the small programs reach is inside the exact interval
+    prep <- table_problem(sens, lower, bound, 10, arg = "x")
+    sp <- suppressed_components(prep, supp, call = NULL)
+    vars <- which(supp)
+    rels <- unique(sp$sr)
+    lp <- list(vars = vars, mat = triplet_matrix(i = match(sp$sr, rels), j = match(sp$sc, vars), v = sp$sv,
+                                                 nrow = length(rels), ncol = length(vars)),
+               rhs = -sp$pubsum[rels], lower = prep$lower[vars], upper = prep$upper[vars])
+    targets <- which(supp & prep$sensitive)
+    ends <- new_interval_ends(lp, match(targets, vars), targets, prep, exact = FALSE)
+    local_witnesses(ends, local_witness_search(prep, supp))
+    ref <- whole_table_intervals(sens, supp, prep$lower, prep$upper)
+    at <- match(targets, ref$cell)
+    tol <- 1e-6 * (1 + abs(sens$total[targets]))
+    expect_true(all(ends$seen_hi <= ref$upper[at] + tol), info = paste("seed", seed))
+    expect_true(all(ends$seen_lo >= ref$lower[at] - tol), info = paste("seed", seed))
+    # and they settle ends that need a move (a pattern whose relations pin
+    # every sensitive cell needs none)
+    if (any(ends$need_hi > sens$total[targets] + tol)) {
+      expect_true(ends$n_lp > 0)
+      expect_true(any(ends$seen_hi >= ends$need_hi & ends$seen_hi > sens$total[targets] + tol),
+                  info = paste("seed", seed))
+    }
+  }
+})
+
 test_that("the interior point path keeps exact intervals for unbounded cells and failing programs", {
   set.seed(1)
   d <- data.frame(a = sample(c("a1", "a2", "a3"), 60, TRUE), b = sample(c("x", "y", "z"), 60, TRUE),
