@@ -727,7 +727,7 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
   if (!is.null(local)) {
     # every end the small programs settle needs nothing of the component's
     ends <- new_interval_ends(lp, pos, cells, prep, exact)
-    local_witnesses(ends, local)
+    local_witnesses(ends, local, if (lp$mat$ncol >= audit_local_grow_cols) audit_local_box_max else local$box)
     if (!any(open_ends(ends, TRUE)) && !any(open_ends(ends, FALSE))) {
       all <- seq_along(pos)
       hi <- witnessed_end(ends, all, TRUE)
@@ -772,13 +772,15 @@ local_witness_search <- function(prep, supp) {
 # With the protection decided rather than measured (exact = FALSE): for
 # every end no witness has settled yet, one program of the protection
 # search (deviation_lp()) over the suppressed cells of a box around its
-# cell (search_box(), at most audit_local_box cells) for a table that moves
+# cell (search_box(), at most local$box cells; after a pass over every
+# end, the open ones again in boxes enlarged as the heuristic enlarges its
+# own, up to `max_budget`) for a table that moves
 # the cell as far as the end needs, the published cells fixed. Its table
 # (and its mirror image, when that keeps the bounds) is a witness for every
 # target it moves (witness_ok() checks it against every relation of the
 # cells it moves, and the bounds); an end it does not settle is left to the
 # component's programs. The published table itself is a witness too.
-local_witnesses <- function(ends, search) {
+local_witnesses <- function(ends, search, max_budget = search$box) {
   v <- ends$v
   ends$seen_hi <- pmax(ends$seen_hi, v)
   ends$seen_lo <- pmin(ends$seen_lo, v)
@@ -789,21 +791,31 @@ local_witnesses <- function(ends, search) {
     ends$seen_hi[k] <- pmax(ends$seen_hi[k], val)
     ends$seen_lo[k] <- pmin(ends$seen_lo[k], val)
   }
-  for (upward in c(TRUE, FALSE)) {
-    for (k in seq_along(ends$pos)) {
-      if (upward && ends$seen_hi[k] >= ends$need_hi[k]) next
-      if (!upward && ends$seen_lo[k] <= ends$need_lo[k]) next
-      i <- ends$cells[k]
-      t <- if (upward) ends$need_hi[k] - v[k] else v[k] - ends$need_lo[k]
-      if (!is.finite(t)) next
-      box <- search_box(search, i, t, search$box)
-      y <- deviation_lp(search, i, box$cells[search$supp[box$cells]], t, if (upward) 1 else -1,
-                        symmetric = FALSE)
-      ends$n_lp <- ends$n_lp + 1L
-      if (is.null(y)) next
-      see(y)
-      if (witness_ok(search, y$cells, -y$y)) see(list(cells = y$cells, y = -y$y))
+  # ends whose box left nothing out at a smaller budget (no larger box helps)
+  whole <- list(up = logical(length(v)), down = logical(length(v)))
+  budget <- search$box
+  repeat {
+    for (upward in c(TRUE, FALSE)) {
+      side <- if (upward) "up" else "down"
+      for (k in which(!whole[[side]])) {
+        if (upward && ends$seen_hi[k] >= ends$need_hi[k]) next
+        if (!upward && ends$seen_lo[k] <= ends$need_lo[k]) next
+        i <- ends$cells[k]
+        t <- if (upward) ends$need_hi[k] - v[k] else v[k] - ends$need_lo[k]
+        if (!is.finite(t)) next
+        box <- search_box(search, i, t, budget)
+        whole[[side]][k] <- box$whole
+        y <- deviation_lp(search, i, box$cells[search$supp[box$cells]], t, if (upward) 1 else -1,
+                          symmetric = FALSE)
+        ends$n_lp <- ends$n_lp + 1L
+        if (is.null(y)) next
+        see(y)
+        if (witness_ok(search, y$cells, -y$y)) see(list(cells = y$cells, y = -y$y))
+      }
     }
+    # the ends still open get a larger box, as the heuristic's do
+    budget <- budget * suppress_box_growth
+    if (budget > max_budget) break
   }
   invisible(ends)
 }

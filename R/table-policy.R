@@ -94,6 +94,17 @@ audit_added_bound_near <- 1e-6
 # bench/bench_suppress_large.R (its boxes are smaller); chosen by hand.
 audit_local_box <- 2000
 
+# On sets of at least audit_local_grow_cols suppressed cells, the ends the
+# small programs leave open get boxes enlarged suppress_box_growth-fold up
+# to audit_local_box_max cells before any program over the whole set: on
+# the 10^4-cell table of bench/bench_suppress_large.R (a set of 9,670
+# cells) that took the certificate from 24 to 52 CPU s (a batch program of
+# the whole set by the interior point method: 1.1 s), on its 10^5-cell
+# table (72,306 cells) one such batch program took about 4 minutes. The
+# threshold between the two was chosen by hand.
+audit_local_grow_cols <- 20000L
+audit_local_box_max <- 8000
+
 # The optimal tables kept per component for the respondents' audits of the
 # same pattern (each a witness for a respondent whose bounds it keeps): the
 # first ones of the outsider's audit (every one of its tables on the

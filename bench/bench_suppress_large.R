@@ -124,7 +124,7 @@ for (size in sizes) {
 }
 tab <- do.call(rbind, rows)
 header <- c("# Large hierarchical tables: protect_table() and its exact certificate",
-            "", machine_line(paste0("sdcRisk ", utils::packageVersion("sdcRisk"), ", highs ",
+            "", machine_line(paste0("sdcRisk ", read.dcf("DESCRIPTION", "Version")[1, 1], ", highs ",
                                      utils::packageVersion("highs"))),
             sprintf("Attacker: %s. Seconds are CPU seconds of the child process (elapsed beside); peak MB is its VmHWM.", attacker),
             "")

@@ -158,6 +158,19 @@ test_that("the outsider's decision from small programs around each cell is exact
     tol <- 1e-6 * (1 + abs(sens$total[targets]))
     expect_true(all(ends$seen_hi <= ref$upper[at] + tol), info = paste("seed", seed))
     expect_true(all(ends$seen_lo >= ref$lower[at] - tol), info = paste("seed", seed))
+    # boxes of 4 cells at first, enlarged for the ends they leave open up to
+    # the whole table (160 cells): sound too, and then every end that the
+    # exact interval reaches is settled
+    small <- local_witness_search(prep, supp)
+    small$box <- 4
+    ends2 <- new_interval_ends(lp, match(targets, vars), targets, prep, exact = FALSE)
+    local_witnesses(ends2, small, max_budget = 256)
+    expect_true(all(ends2$seen_hi <= ref$upper[at] + tol), info = paste("small, seed", seed))
+    expect_true(all(ends2$seen_lo >= ref$lower[at] - tol), info = paste("small, seed", seed))
+    reach_hi <- ref$upper[at] >= ends2$need_hi + tol
+    reach_lo <- ref$lower[at] <= ends2$need_lo - tol
+    expect_true(all(ends2$seen_hi[reach_hi] >= ends2$need_hi[reach_hi]), info = paste("small, seed", seed))
+    expect_true(all(ends2$seen_lo[reach_lo] <= ends2$need_lo[reach_lo]), info = paste("small, seed", seed))
     # and they settle ends that need a move (a pattern whose relations pin
     # every sensitive cell needs none)
     if (any(ends$need_hi > sens$total[targets] + tol)) {
