@@ -33,8 +33,10 @@ table_contributions <- function(x, arg = "x", call = rlang::caller_env()) {
     ), "no_contributions", call = call, arg = arg)
   }
   fields <- c("cell", "contributor", "x", "zero", "lower", "upper")
+  # (without known bounds, lower and upper are one number each)
   ok <- is.list(inc) && all(fields %in% names(inc)) &&
-    length(unique(lengths(inc[fields]))) == 1 &&
+    length(unique(lengths(inc[fields[1:4]]))) == 1 &&
+    all(lengths(inc[fields[5:6]]) %in% c(1L, length(inc$cell))) &&
     is.numeric(inc$cell) && !anyNA(inc$cell) && all(inc$cell >= 1 & inc$cell <= n) &&
     is.numeric(inc$contributor) && !anyNA(inc$contributor) && all(inc$contributor >= 1) &&
     is.numeric(inc$x) && all(is.finite(inc$x)) && is.logical(inc$zero) && !anyNA(inc$zero) &&
@@ -50,8 +52,8 @@ table_contributions <- function(x, arg = "x", call = rlang::caller_env()) {
                   "Use the table {.fn cell_sensitivity} returned, or call it again.", call)
   }
   key <- if (is.null(inc$ids)) as.character(inc$contributor) else inc$ids[inc$contributor]
-  list(cell = as.integer(inc$cell), key = key, x = inc$x, zero = inc$zero, lower = inc$lower,
-       upper = inc$upper)
+  list(cell = as.integer(inc$cell), key = key, x = inc$x, zero = inc$zero,
+       lower = rep_len(inc$lower, length(inc$cell)), upper = rep_len(inc$upper, length(inc$cell)))
 }
 
 # The respondents of the problem whose cells `prep` describes (one table, or

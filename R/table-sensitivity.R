@@ -281,7 +281,14 @@ cell_sensitivity <- function(data, by, value, rules, contributor = NULL, weight 
     rec_i <- hierarchy_level(rec, hier, depth)
     sensitivity_level(rec_i, kept, rules, opts, k_largest)
   })
-  contributions <- level_contributions(levels_out, rec)
+  # (the contributions leave the levels, and are joined field by field, so
+  # that they are held about once, not twice: 64 per record on a 4-way
+  # table with two 3-level hierarchies)
+  parts <- new.env(parent = emptyenv())
+  parts$levels <- lapply(levels_out, attr, "contributions")
+  parts$nrow <- vapply(levels_out, nrow, integer(1))
+  levels_out <- lapply(levels_out, `attr<-`, "contributions", NULL)
+  contributions <- level_contributions(parts, rec)
   out <- do.call(rbind, levels_out)
   for (j in seq_len(nby)) {
     # totals (code 0) sort after the categories
@@ -322,19 +329,29 @@ new_sdc_sensitivity <- function(df, by, value, rules, n_records, options, contri
 # (every record of it in the cell is 0), `lower`, `upper` (the sums of its
 # records' known bounds), and `ids` (the contributor ids as strings, NULL
 # without `contributor`). The cells are numbered across the levels in
-# `levels_out` in the order of their rows, before cell_sensitivity() sorts
-# them.
-level_contributions <- function(levels_out, rec) {
-  offsets <- cumsum(c(0L, vapply(levels_out, nrow, integer(1))))
-  parts <- lapply(seq_along(levels_out), function(i) {
-    p <- attr(levels_out[[i]], "contributions")
-    p$cell <- p$cell + offsets[i]
-    p
-  })
-  out <- lapply(c("cell", "contributor", "x", "zero", "lower", "upper"), function(nm) {
-    unlist(lapply(parts, `[[`, nm), use.names = FALSE)
-  })
-  names(out) <- c("cell", "contributor", "x", "zero", "lower", "upper")
+# the levels in the order of their rows, before cell_sensitivity() sorts
+# them. Without known bounds `lower` and `upper` are one number each (-Inf
+# and Inf; table_contributions() gives every pair its own). `parts` (an
+# environment, emptied here) holds each level's contributions (`levels`)
+# and its number of cells (`nrow`): each field is joined, then dropped from
+# the levels, so that the contributions are never held twice.
+level_contributions <- function(parts, rec) {
+  offsets <- cumsum(c(0L, parts$nrow))
+  out <- list()
+  for (nm in c("cell", "contributor", "x", "zero", "lower", "upper")) {
+    if (nm %in% c("lower", "upper") && length(rec[[nm]]) == 1) {
+      out[[nm]] <- rec[[nm]]
+    } else if (nm == "cell") {
+      out$cell <- unlist(lapply(seq_along(parts$levels), function(i) parts$levels[[i]]$cell + offsets[i]),
+                         use.names = FALSE)
+    } else {
+      out[[nm]] <- unlist(lapply(parts$levels, `[[`, nm), use.names = FALSE)
+    }
+    parts$levels <- lapply(parts$levels, function(p) {
+      p[[nm]] <- NULL
+      p
+    })
+  }
   out$ids <- rec$contributor_ids
   out
 }
@@ -618,8 +635,12 @@ sensitivity_level <- function(rec, kept, rules, opts, k_largest) {
   # known bounds on the cell totals, for the audit of a suppression pattern
   if (length(rec$lower) > 1) out$lower_bound <- as.numeric(rowsum(d$lower, cell, reorder = TRUE))
   if (length(rec$upper) > 1) out$upper_bound <- as.numeric(rowsum(d$upper, cell, reorder = TRUE))
+  # without known bounds every contributor's are -Inf and Inf: one number
+  # each (level_contributions())
   attr(out, "contributions") <- list(cell = cell, contributor = agg$contributor, x = value,
-                                     zero = agg$sums[[6]] == 0, lower = d$lower, upper = d$upper)
+                                     zero = agg$sums[[6]] == 0,
+                                     lower = if (length(rec$lower) > 1) d$lower else rec$lower,
+                                     upper = if (length(rec$upper) > 1) d$upper else rec$upper)
   out
 }
 
