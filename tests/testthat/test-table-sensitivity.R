@@ -466,6 +466,47 @@ test_that("margins and contributors agree with a direct aggregation", {
   expect_identical(as.character(res$ind[nrow(res)]), "Total")
 })
 
+test_that("the kept contributions agree with a direct aggregation, with and without known bounds", {
+  set.seed(5)
+  n <- 300
+  d <- data.frame(firm = sample(50, n, TRUE), a = sample(c("a1", "a2", "b1", "b2"), n, TRUE),
+                  b = sample(3, n, TRUE), v = sample(c(0, 1, 5, 40), n, TRUE),
+                  lo = ifelse(runif(n) < 0.3, 0, NA), hi = ifelse(runif(n) < 0.3, 100, NA))
+  hier <- list(a = c(a1 = "A", a2 = "A", b1 = "B", b2 = "B"))
+  plain <- cell_sensitivity(d, c("a", "b"), "v", rule_p(10), contributor = "firm", hierarchy = hier)
+  # a bounds column of NA only: no bound known either, stored one per pair
+  d$none <- NA_real_
+  na_col <- cell_sensitivity(d, c("a", "b"), "v", rule_p(10), contributor = "firm", hierarchy = hier,
+                             lower = "none", upper = "none")
+  inc <- attr(plain, "contributions")
+  expect_identical(c(inc$lower, inc$upper), c(-Inf, Inf))
+  expect_identical(length(attr(na_col, "contributions")$lower), length(inc$cell))
+  expect_identical(table_contributions(plain), table_contributions(na_col))
+  # every (cell, firm) pair: the firm's records under the cell, summed
+  bounded <- cell_sensitivity(d, c("a", "b"), "v", rule_p(10), contributor = "firm", hierarchy = hier,
+                              lower = "lo", upper = "hi")
+  tc <- table_contributions(bounded)
+  x <- as.data.frame(bounded)
+  group <- c(a1 = "A", a2 = "A", b1 = "B", b2 = "B")
+  under <- function(cell) {
+    ok_a <- x$a[cell] == "Total" | d$a == as.character(x$a[cell]) | group[d$a] == as.character(x$a[cell])
+    ok_b <- x$b[cell] == "Total" | as.character(d$b) == as.character(x$b[cell])
+    which(ok_a & ok_b)
+  }
+  for (cell in seq_len(nrow(x))) {
+    r <- under(cell)
+    mine <- tc$cell == cell
+    ord <- order(as.numeric(tc$key[mine]))
+    firms <- sort(unique(d$firm[r]))
+    expect_identical(as.numeric(tc$key[mine][ord]), as.numeric(firms), info = paste("cell", cell))
+    expect_equal(tc$x[mine][ord], as.vector(tapply(d$v[r], d$firm[r], sum)), info = paste("cell", cell))
+    lo <- ifelse(is.na(d$lo[r]), -Inf, d$lo[r])
+    hi <- ifelse(is.na(d$hi[r]), Inf, d$hi[r])
+    expect_equal(tc$lower[mine][ord], as.vector(tapply(lo, d$firm[r], sum)), info = paste("cell", cell))
+    expect_equal(tc$upper[mine][ord], as.vector(tapply(hi, d$firm[r], sum)), info = paste("cell", cell))
+  }
+})
+
 test_that("general nt, ns in cell_sensitivity equals brute force per cell", {
   set.seed(7)
   d <- random_cells(40, max_n = 7, values = c(0, 1, 2, 5, 9))
