@@ -22,12 +22,13 @@
 #' without a program of its own, which saves most programs on large
 #' patterns; programs that maximise (minimise) a weighted sum of cells that
 #' share no relation find such tables for many cells at once. With
-#' `intervals = "none"` and the outsider alone, small programs first look
-#' for such tables among the suppressed cells near each sensitive cell (a
-#' box of cells as in [protect_table()], the published cells fixed): any
-#' table they find is consistent with the whole table, and only the cells
-#' they leave undecided get programs over their whole connected set, so a
-#' large set costs no program of its own when the small ones decide it.
+#' `intervals = "none"` and the outsider alone, on connected sets of 5,000
+#' suppressed cells and more, small programs first look for such tables
+#' among the suppressed cells near each sensitive cell (a box of cells as
+#' in [protect_table()], enlarged on sets of 20,000 cells and more for the
+#' cells still undecided; the published cells fixed): any table they find
+#' is consistent with the whole table, and only the cells they leave
+#' undecided get programs over their whole connected set.
 #'
 #' Protection levels (the amount by which a sensitive cell's value must stay
 #' uncertain upwards and downwards): for a rule of the PTN framework
