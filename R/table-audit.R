@@ -659,7 +659,9 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
   supp_by_comp <- sp$supp_by_comp
   n_lp <- 0L
   # protection decided (not measured): on large components, witness tables
-  # of small programs around each target first (local_witnesses())
+  # of small programs around each target first (local_witnesses(); the
+  # option sdcRisk.audit_local, undocumented, lets the tests compare the
+  # path without them)
   local <- if (!exact && !is.null(st$codes) && getOption("sdcRisk.audit_local", TRUE)) {
     local_witness_search(prep, supp)
   }
@@ -722,7 +724,7 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
                                 local = NULL) {
   # (on the 11,724-cell bench table, whose components the simplex solves,
   # the small programs took 4.5 s where the component's took 2.3; on the
-  # 9,670-cell component of the 10^4-cell large table, 27 s against 43 by
+  # 9,670-cell component of the 10^4-cell large table, 23 s against 43 by
   # the interior point method)
   if (lp$mat$ncol < ipm_cols) local <- NULL
   if (!is.null(local)) {
