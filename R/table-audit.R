@@ -641,6 +641,18 @@ suppressed_components <- function(prep, supp, call) {
        trip_by_comp = split(seq_along(sc), comp[sc]), supp_by_comp = split(which(supp), comp[supp]))
 }
 
+# The attacker's program over the suppressed cells `vars` (a component, or
+# any set closed under the relations of the triplets `trip`) of the split
+# `sp` (suppressed_components()): the relations of those triplets with the
+# published part on the right-hand side, and the a priori bounds of `prep`.
+suppressed_lp <- function(sp, prep, vars, trip) {
+  rels <- unique(sp$sr[trip])
+  list(vars = vars,
+       mat = triplet_matrix(i = match(sp$sr[trip], rels), j = match(sp$sc[trip], vars), v = sp$sv[trip],
+                            nrow = length(rels), ncol = length(vars)),
+       rhs = -sp$pubsum[rels], lower = prep$lower[vars], upper = prep$upper[vars])
+}
+
 audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_env()) {
   st <- prep$structure
   lo <- hi <- rep(NA_real_, length(targets))
@@ -650,10 +662,6 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
   # the solvers of another pattern's components are of no more use
   if (!is.null(prep$lp_cache)) rm(list = ls(prep$lp_cache, all.names = TRUE), envir = prep$lp_cache)
   sp <- suppressed_components(prep, supp, call)
-  pubsum <- sp$pubsum
-  sr <- sp$sr
-  sc <- sp$sc
-  sv <- sp$sv
   comp <- sp$comp
   trip_by_comp <- sp$trip_by_comp
   supp_by_comp <- sp$supp_by_comp
@@ -675,11 +683,7 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
       tick(2 * length(mine))
       next
     }
-    rels <- unique(sr[trip])
-    lp <- list(vars = vars,
-               mat = triplet_matrix(i = match(sr[trip], rels), j = match(sc[trip], vars),
-                                    v = sv[trip], nrow = length(rels), ncol = length(vars)),
-               rhs = -pubsum[rels], lower = prep$lower[vars], upper = prep$upper[vars])
+    lp <- suppressed_lp(sp, prep, vars, trip)
     pos <- match(targets[mine], vars)
     res <- component_intervals(lp, pos, targets[mine], prep, exact, call, tick, local = local)
     lo[mine] <- res$lower
@@ -726,9 +730,10 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
   # the small programs took 4.5 s where the component's took 2.3; on the
   # 9,670-cell component of the 10^4-cell large table, 23 s against 43 by
   # the interior point method)
-  if (lp$mat$ncol < ipm_cols) local <- NULL
-  if (!is.null(local)) {
+  if (lp$mat$ncol >= ipm_cols && !is.null(local)) {
     # every end the small programs settle needs nothing of the component's
+    # (the interior point solver starts from no earlier bounds, so the ends
+    # are those it would start from)
     ends <- new_interval_ends(lp, pos, cells, prep, exact)
     local_witnesses(ends, local, if (lp$mat$ncol >= audit_local_grow_cols) audit_local_box_max else local$box)
     if (!any(open_ends(ends, TRUE)) && !any(open_ends(ends, FALSE))) {
@@ -741,15 +746,11 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
         return(list(lower = lo, upper = hi, n_lp = ends$n_lp))
       }
     }
-  }
-  solver <- if (lp$mat$ncol >= ipm_cols) ipm_component_solver(lp, prep, call) else
-    shared_simplex_solver(lp, prep, call)
-  seen <- if (!is.null(local)) ends
-  ends <- new_interval_ends(lp, pos, cells, prep, exact, solver)
-  if (!is.null(seen)) {
-    ends$seen_hi <- seen$seen_hi
-    ends$seen_lo <- seen$seen_lo
-    ends$n_lp <- seen$n_lp
+    solver <- ipm_component_solver(lp, prep, call)
+  } else {
+    solver <- if (lp$mat$ncol >= ipm_cols) ipm_component_solver(lp, prep, call) else
+      shared_simplex_solver(lp, prep, call)
+    ends <- new_interval_ends(lp, pos, cells, prep, exact, solver)
   }
   # the optimal tables of earlier programs of the same component (another
   # attacker's, sharing the solver) that keep this one's bounds are witnesses
@@ -791,8 +792,8 @@ local_witnesses <- function(ends, search, max_budget = search$box) {
     at <- match(y$cells, ends$cells, nomatch = 0L)
     k <- at[at > 0]
     val <- search$prep$value[y$cells[at > 0]] + y$y[at > 0]
-    ends$seen_hi[k] <- pmax(ends$seen_hi[k], val)
-    ends$seen_lo[k] <- pmin(ends$seen_lo[k], val)
+    env_set(ends, "seen_hi", k, pmax(ends$seen_hi[k], val))
+    env_set(ends, "seen_lo", k, pmin(ends$seen_lo[k], val))
   }
   # ends whose box left nothing out at a smaller budget (no larger box helps)
   whole <- list(up = logical(length(v)), down = logical(length(v)))

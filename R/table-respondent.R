@@ -204,25 +204,15 @@ knowledge_bounds <- function(resp, prep, cells, xg, lfin, linf, ufin, uinf, cnt)
 # problem (as audit_cells() splits them): the component of every cell (0
 # for published ones) and a function building the program of one.
 respondent_components <- function(prep, supp, call) {
-  st <- prep$structure
   sp <- suppressed_components(prep, supp, call)
-  pubsum <- sp$pubsum
-  sr <- sp$sr
-  sc <- sp$sc
-  sv <- sp$sv
   comp <- sp$comp
   comp[!supp] <- 0L
-  trip_by_comp <- sp$trip_by_comp
   supp_by_comp <- sp$supp_by_comp
   lp_of <- function(cc) {
     vars <- supp_by_comp[[as.character(cc)]]
-    trip <- trip_by_comp[[as.character(cc)]]
+    trip <- sp$trip_by_comp[[as.character(cc)]]
     if (is.null(trip)) return(list(vars = vars, mat = NULL))
-    rels <- unique(sr[trip])
-    list(vars = vars,
-         mat = triplet_matrix(i = match(sr[trip], rels), j = match(sc[trip], vars), v = sv[trip],
-                              nrow = length(rels), ncol = length(vars)),
-         rhs = -pubsum[rels], lower = prep$lower[vars], upper = prep$upper[vars])
+    suppressed_lp(sp, prep, vars, trip)
   }
   list(comp = comp, lp_of = lp_of, supp_by_comp = supp_by_comp)
 }
@@ -538,7 +528,7 @@ protect_against <- function(prep, search, kn, i, label, call) {
     })
   new <- sub$supp & !search$supp
   search$supp <- sub$supp
-  search_set(search, "reason", new, paste0("protects ", search$labels[i], " against respondent ", label))
+  env_set(search, "reason", new, paste0("protects ", search$labels[i], " against respondent ", label))
   search$n_lp <- search$n_lp + sub$n_lp
   invisible(search)
 }

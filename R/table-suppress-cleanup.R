@@ -105,7 +105,7 @@ swap_secondary <- function(search, sides, ref) {
     if (is.null(swap)) next
     ref[affected] <- swap$witnesses
     publish(search, j)
-    search_set(search, "reason", swap$added, paste("protects", search$labels[sides$cell[affected[1]]]))
+    env_set(search, "reason", swap$added, paste("protects", search$labels[sides$cell[affected[1]]]))
     publish_idle(search, ref)
   }
   tick(done = TRUE)
@@ -123,11 +123,11 @@ swap_witnesses <- function(search, sides, affected, j) {
     w <- side_witness(search, sides[affected[k], ], exclude = j, add = TRUE)
     extra <- if (!is.null(w)) setdiff(w$cells[!search$supp[w$cells]], added)
     if (is.null(w) || sum(search$w[c(added, extra)]) >= search$w[j]) {
-      search_set(search, "supp", added, FALSE)
+      env_set(search, "supp", added, FALSE)
       return(NULL)
     }
     out[[k]] <- w
-    search_set(search, "supp", extra, TRUE)
+    env_set(search, "supp", extra, TRUE)
     added <- c(added, extra)
   }
   list(witnesses = out, added = added)
@@ -181,7 +181,7 @@ witness_use <- function(ref, n) {
 }
 
 publish <- function(search, cells) {
-  search_set(search, "supp", cells, FALSE)
-  search_set(search, "reason", cells, "")
+  env_set(search, "supp", cells, FALSE)
+  env_set(search, "reason", cells, "")
   invisible(search)
 }

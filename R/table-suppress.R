@@ -437,16 +437,19 @@ new_protection_search <- function(prep, w, labels, box) {
   search
 }
 
-# search[[name]][idx] <- value, in place: R copies a vector bound in an
-# environment whenever a function assigns into part of it (3 ms for 10^6
-# numbers, several times per witness table), so the vector leaves its
-# binding for the assignment.
-search_set <- function(search, name, idx, value) {
-  v <- search[[name]]
-  search[[name]] <- NULL
+# env[[name]][idx] <- value, in place, for the state environments of the
+# search and the audit: R copies a vector bound in an environment whenever
+# a function assigns into part of it (3 ms for 10^6 numbers, several times
+# per witness table), so the vector leaves its binding for the assignment.
+env_set <- function(env, name, idx, value) {
+  # (value may be computed from the vector itself)
+  force(value)
+  force(idx)
+  v <- env[[name]]
+  env[[name]] <- NULL
   v[idx] <- value
-  search[[name]] <- v
-  invisible(search)
+  env[[name]] <- v
+  invisible(env)
 }
 
 # A fresh search state for the pattern `supp` (from the optimal method):
@@ -473,7 +476,7 @@ witness_search <- function(prep, old, supp, todo, call, relabel = FALSE) {
       y <- deviation_lp(search, i, cells, ti, direction, symmetric = FALSE)
       if (is.null(y)) next
       unnamed <- y$cells[search$reason[y$cells] == "" & !prep$sensitive[y$cells]]
-      search_set(search, "reason", unnamed, paste("protects", search$labels[i]))
+      env_set(search, "reason", unnamed, paste("protects", search$labels[i]))
       record_witness(search, y, i)
     }
     protect_cell(search, i, call)
@@ -675,18 +678,18 @@ witness_ok <- function(search, cells, y) {
 record_witness <- function(search, y, i) {
   cells <- y$cells
   new <- cells[!search$supp[cells]]
-  search_set(search, "supp", new, TRUE)
-  search_set(search, "reason", new, paste("protects", search$labels[i]))
+  env_set(search, "supp", new, TRUE)
+  env_set(search, "reason", new, paste("protects", search$labels[i]))
   k <- length(search$wits) + 1L
-  search_set(search, "wits", k, list(y))
+  env_set(search, "wits", k, list(y))
   # the witness (signed: -k for its mirror image) of each cell's largest cover
   cover <- function(dev, ref) {
     up <- dev > search$cover_up[cells]
-    search_set(search, "cover_up", cells[up], dev[up])
-    search_set(search, "wit_up", cells[up], ref)
+    env_set(search, "cover_up", cells[up], dev[up])
+    env_set(search, "wit_up", cells[up], ref)
     dn <- -dev > search$cover_dn[cells]
-    search_set(search, "cover_dn", cells[dn], -dev[dn])
-    search_set(search, "wit_dn", cells[dn], ref)
+    env_set(search, "cover_dn", cells[dn], -dev[dn])
+    env_set(search, "wit_dn", cells[dn], ref)
   }
   cover(y$y, k)
   if (witness_ok(search, cells, -y$y)) cover(-y$y, -k)

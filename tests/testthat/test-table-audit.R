@@ -145,11 +145,9 @@ test_that("the outsider's decision from small programs around each cell is exact
     # every value the small programs reach is inside the exact interval
     prep <- table_problem(sens, lower, bound, 10, arg = "x")
     sp <- suppressed_components(prep, supp, call = NULL)
+    # (every suppressed cell in one program, whatever its component)
     vars <- which(supp)
-    rels <- unique(sp$sr)
-    lp <- list(vars = vars, mat = triplet_matrix(i = match(sp$sr, rels), j = match(sp$sc, vars), v = sp$sv,
-                                                 nrow = length(rels), ncol = length(vars)),
-               rhs = -sp$pubsum[rels], lower = prep$lower[vars], upper = prep$upper[vars])
+    lp <- suppressed_lp(sp, prep, vars, seq_along(sp$sc))
     targets <- which(supp & prep$sensitive)
     ends <- new_interval_ends(lp, match(targets, vars), targets, prep, exact = FALSE)
     local_witnesses(ends, local_witness_search(prep, supp))

@@ -375,3 +375,15 @@ test_that("progress bars show only when R is interactive, and leave the result u
   expect_true(any(grepl("Auditing the suppressed cells", res$shown_audit)))
   expect_true(res$same)
 })
+
+test_that("env_set() assigns in place, values computed from the vector itself included", {
+  e <- new.env()
+  e$x <- c(1, 2, 3)
+  env_set(e, "x", 2:3, e$x[2:3] * 10)
+  expect_identical(e$x, c(1, 20, 30))
+  env_set(e, "x", integer(), numeric())
+  expect_identical(e$x, c(1, 20, 30))
+  e$l <- list()
+  env_set(e, "l", 1L, list("a"))
+  expect_identical(e$l, list("a"))
+})
