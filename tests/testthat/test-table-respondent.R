@@ -306,6 +306,15 @@ test_that("bad input: contributor with NA, tables without contributions, linked 
   broken <- sens
   attr(broken, "contributions")$x[1] <- attr(broken, "contributions")$x[1] + 1
   expect_error(audit_table(broken, broken$sensitive), class = "sdcRisk_error_invalid_object")
+  # bounds stored as one number each (no bound known): another length, or
+  # NA, is broken too
+  inc <- attr(sens, "contributions")
+  expect_length(inc$lower, 1)
+  for (bad in list(c(-Inf, 0), NA_real_, numeric())) {
+    edited <- sens
+    attr(edited, "contributions")$lower <- bad
+    expect_error(audit_table(edited, edited$sensitive), class = "sdcRisk_error_invalid_object")
+  }
   # a table with no sensitive cell passes, with nothing to attack
   safe <- cell_sensitivity(d, c("r", "c"), "v", rule_frequency(1), contributor = "firm")
   expect_false(any(safe$sensitive))
