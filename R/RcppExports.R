@@ -145,8 +145,8 @@ cpp_relation_components <- function(relation, node, n_relation, n_node) {
     .Call(`_sdcRisk_cpp_relation_components`, relation, node, n_relation, n_node)
 }
 
-cpp_table_extremes <- function(tables, rows, check, lo, hi, tol) {
-    .Call(`_sdcRisk_cpp_table_extremes`, tables, rows, check, lo, hi, tol)
+cpp_table_extremes <- function(tables, rows, check, lo, hi, tol, center, need_hi, need_lo) {
+    .Call(`_sdcRisk_cpp_table_extremes`, tables, rows, check, lo, hi, tol, center, need_hi, need_lo)
 }
 
 cpp_relation_bounds <- function(row, col, v, n_row, n_col, rhs, lower, upper, passes, moved) {

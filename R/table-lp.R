@@ -93,38 +93,50 @@ highs_infinity <- function() 1e30
 # the bounds of the columns for the programs after it (the respondents'
 # programs of a component are the outsider's with a few bounds tightened:
 # from the outsider's last basis they take a few iterations where a cold
-# start takes thousands).
+# start takes thousands). `set_rows(lhs, rhs)` changes the bounds of the
+# rows the same way. `strategy`: HiGHS' simplex strategy, the primal simplex
+# (4) by default; the heuristic's witness programs and the optimal method's
+# dual programs, whose bounds or right-hand sides change with the
+# objective, use the dual simplex (1): on the bench table R4 the primal
+# took twice as long on them.
 lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm", "ipm_first"),
-                       iterations = NULL) {
+                       iterations = NULL, strategy = 4L) {
   method <- match.arg(method)
   big <- highs_infinity()
   n <- mat$ncol
   model <- highs::highs_model(L = numeric(n), lower = pmax(lower, -big), upper = pmin(upper, big),
                               A = mat, lhs = pmax(lhs, -big), rhs = pmin(rhs, big), maximum = TRUE)
-  simplex <- highs_options(presolve = "off", solver = "simplex", simplex_strategy = 4L)
+  simplex <- highs_options(presolve = "off", solver = "simplex", simplex_strategy = strategy)
   if (!is.null(iterations)) simplex$simplex_iteration_limit <- as.integer(iterations)
   ipm <- highs_options(presolve = "on", solver = "ipm", run_crossover = "on")
   # primal simplex (4): after a change of objective the basis stays primal
   # feasible
   solver <- highs_new(model, if (method == "simplex") simplex else ipm)
   current <- numeric(n)
-  lo_now <- pmax(lower, -big)
-  up_now <- pmin(upper, big)
   n_lp <- 0L
+  # bounds that change only where they differ from the current ones, by
+  # `change(solver, idx, lower, upper)` (0-based idx)
+  bounds_state <- function(lower, upper, change) {
+    now_lo <- pmax(lower, -big)
+    now_up <- pmin(upper, big)
+    function(lower, upper) {
+      lower <- pmax(lower, -big)
+      upper <- pmin(upper, big)
+      idx <- which(lower != now_lo | upper != now_up)
+      if (length(idx)) {
+        change(solver, idx - 1L, lower[idx], upper[idx])
+        now_lo[idx] <<- lower[idx]
+        now_up[idx] <<- upper[idx]
+      }
+      invisible(length(idx))
+    }
+  }
   # new bounds on the columns (the matrix and the row bounds stay): the next
   # program starts from the last optimal basis, which the primal simplex
   # makes feasible again when a bound cuts it off
-  set_bounds <- function(lower, upper) {
-    lower <- pmax(lower, -big)
-    upper <- pmin(upper, big)
-    change <- which(lower != lo_now | upper != up_now)
-    if (length(change)) {
-      highs::hi_solver_change_variable_bounds(solver, change - 1L, lower[change], upper[change])
-      lo_now[change] <<- lower[change]
-      up_now[change] <<- upper[change]
-    }
-    invisible(length(change))
-  }
+  set_bounds <- bounds_state(lower, upper, highs::hi_solver_change_variable_bounds)
+  # new bounds on the rows, the same way
+  set_rows <- bounds_state(lhs, rhs, highs::hi_solver_change_constraint_bounds)
   extreme <- function(obj, maximize) {
     obj <- if (maximize) obj else -obj
     change <- which(obj != current)
@@ -144,5 +156,5 @@ lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm",
     list(status = status, value = if (maximize) value else -value,
          solution = if (status == "optimal") highs::hi_solver_get_solution(solver)$col_value)
   }
-  list(extreme = extreme, n_lp = function() n_lp, set_bounds = set_bounds)
+  list(extreme = extreme, n_lp = function() n_lp, set_bounds = set_bounds, set_rows = set_rows)
 }

@@ -124,6 +124,16 @@ suppress_box_min <- 4
 suppress_box_growth <- 4
 suppress_box_shrink <- 0.9
 
+# A witness program reuses the model of an earlier one when its cells lie
+# in that model's and are at least this share of them (deviation_solve()):
+# a program of a few cells in a model of thousands takes longer from the
+# kept basis than in a model of its own (on the 3,049-cell bench table 1,
+# the whole table's model for boxes of 100 to 700 cells made the pattern
+# 40% slower, 9.3 CPU s against 6.7; on the 10,994-cell table of
+# bench_suppress_large.R, reuse without this limit took 109 CPU s against
+# 10). With it, both are as fast as before or faster. Chosen by hand.
+deviation_reuse_share <- 0.5
+
 # Tables whose cross-classification has at most this many code combinations
 # find a cell by its codes in a dense lookup vector (200 MB at most, 4 bytes
 # each); larger ones by match(). Chosen by hand for memory; not measured.

@@ -219,9 +219,10 @@ capacity_cut <- function(search, i, dir, t, x) {
   dn <- search$cap_dn / t
   # variables: lambda (nr, free), a (n), b (n); rows: cells
   # (M' lambda)_j + a_j - b_j = dir [j == i]
-  rows <- data.frame(i = c(st$cell, seq_len(n), seq_len(n)),
-                     j = c(st$rel, nr + seq_len(n), nr + n + seq_len(n)),
-                     v = c(st$coef, rep(1, n), rep(-1, n)))
+  mat <- function() {
+    triplet_matrix(c(st$cell, seq_len(n), seq_len(n)), c(st$rel, nr + seq_len(n), nr + n + seq_len(n)),
+                   c(st$coef, rep(1, n), rep(-1, n)), n, nr + 2 * n)
+  }
   cost <- function(cap) ifelse(x > 0, cap * x, 0)
   ca <- cost(up)
   cb <- cost(dn)
@@ -231,8 +232,20 @@ capacity_cut <- function(search, i, dir, t, x) {
   cb[!is.finite(cb)] <- 0
   rhs <- numeric(n)
   rhs[i] <- dir
-  r <- solve_lp(c(numeric(nr), ca, cb), triplet_matrix(rows$i, rows$j, rows$v, n, nr + 2 * n),
-                rep("==", n), rhs, lower = c(rep(-Inf, nr), numeric(2 * n)), upper = ub)
+  obj <- c(numeric(nr), ca, cb)
+  lower <- c(rep(-Inf, nr), numeric(2 * n))
+  # the matrix is the table's: one model per search, each program from the
+  # previous one's basis (a program the session fails is built on its own)
+  if (is.null(search$cut_session)) {
+    search$cut_session <- lp_session(mat(), rhs, rhs, lower, ub, strategy = 1L)
+  }
+  s <- search$cut_session
+  s$set_rows(rhs, rhs)
+  s$set_bounds(lower, ub)
+  r <- s$extreme(obj, maximize = FALSE)
+  if (!r$status %in% c("optimal", "infeasible", "unbounded")) {
+    r <- solve_lp(obj, mat(), rep("==", n), rhs, lower = lower, upper = ub)
+  }
   # infeasible dual: unbounded attacker, the side is protected
   if (r$status %in% c("infeasible", "unbounded")) return(NULL)
   # numerical trouble: the caller keeps the heuristic's pattern

@@ -612,12 +612,7 @@ box_categories <- function(search, i, d, k, t) {
 # used (the linear relaxation of the fixed charge), suppressed cells
 # (almost) nothing. With `symmetric`, -y keeps the bounds too. NULL if none.
 deviation_lp <- function(search, i, cells, t, dir, symmetric, priced = FALSE) {
-  st <- search$prep$structure
-  trips <- unlist(st$cell_trips[cells], use.names = FALSE)
-  rels <- unique(st$rel[trips])
   m <- length(cells)
-  col <- match(st$cell[trips], cells)
-  row <- match(st$rel[trips], rels)
   up <- search$cap_up[cells]
   dn <- search$cap_dn[cells]
   if (symmetric) up <- dn <- pmin(up, dn)
@@ -638,17 +633,69 @@ deviation_lp <- function(search, i, cells, t, dir, symmetric, priced = FALSE) {
   ub <- c(up, dn)
   lb[ii] <- ub[ii] <- t
   ub[m + ii] <- 0
-  mat <- triplet_matrix(i = c(row, row), j = c(col, col + m),
-                                     v = c(st$coef[trips], -st$coef[trips]),
-                                     nrow = length(rels), ncol = 2 * m)
-  # (without HiGHS' presolve: on these programs of a few hundred columns it
-  # took 40% of the time, and the real bench tables R1-R4 got the same
-  # patterns without it)
-  r <- solve_lp(obj, mat, rep("==", length(rels)), numeric(length(rels)), lower = lb, upper = ub,
-                presolve = FALSE)
   search$n_lp <- search$n_lp + 1L
-  if (r$status != "optimal") return(NULL)
-  checked_witness(search, cells, dir * (r$solution[seq_len(m)] - r$solution[m + seq_len(m)]), i)
+  y <- deviation_solve(search, cells, obj, lb, ub)
+  if (is.null(y)) return(NULL)
+  checked_witness(search, cells, dir * (y[seq_len(m)] - y[m + seq_len(m)]), i)
+}
+
+# The model of deviation_lp()'s programs over the cells `scope`: columns
+# every cell's rise, then every cell's fall; rows the relations they are in
+# (right-hand sides 0).
+deviation_model <- function(st, scope) {
+  trips <- unlist(st$cell_trips[scope], use.names = FALSE)
+  rels <- unique(st$rel[trips])
+  m <- length(scope)
+  col <- match(st$cell[trips], scope)
+  row <- match(st$rel[trips], rels)
+  triplet_matrix(i = c(row, row), j = c(col, col + m), v = c(st$coef[trips], -st$coef[trips]),
+                 nrow = length(rels), ncol = 2 * m)
+}
+
+# Solves deviation_lp()'s program over `cells` (objective, bounds of the
+# rises then the falls). The search keeps the HiGHS model of the last
+# program that needed a new one: a program whose cells lie in its cells and
+# are at least half of them (deviation_reuse_share) is that model's
+# columns' bounds and objective (the cells outside `cells` fixed at 0,
+# which is the program over `cells` alone), solved from the previous
+# program's optimal basis instead of a model built for it (the two sides of
+# a cell share their box; on small tables most boxes are the whole table).
+# Returns the solution on `cells`, NULL when no deviation exists; a program
+# the kept model fails gets a model of its own (without HiGHS' presolve: on
+# these programs of a few hundred columns it took 40% of the time).
+deviation_solve <- function(search, cells, obj, lb, ub) {
+  st <- search$prep$structure
+  sess <- search$dev_session
+  pos <- if (!is.null(sess) && length(cells) >= deviation_reuse_share * length(sess$scope)) match(cells, sess$scope)
+  if (is.null(pos) || anyNA(pos)) {
+    scope <- cells
+    mat <- deviation_model(st, scope)
+    # (a box in no relation: nothing to keep)
+    if (!mat$nrow) return(deviation_cold(st, cells, obj, lb, ub))
+    sess <- list(scope = scope, lp = lp_session(mat, numeric(mat$nrow), numeric(mat$nrow),
+                                                 numeric(mat$ncol), numeric(mat$ncol), strategy = 1L))
+    search$dev_session <- sess
+    pos <- match(cells, scope)
+  }
+  k <- length(sess$scope)
+  cols <- c(pos, pos + k)
+  full <- function(v) {
+    out <- numeric(2 * k)
+    out[cols] <- v
+    out
+  }
+  sess$lp$set_bounds(full(lb), full(ub))
+  r <- sess$lp$extreme(full(obj), maximize = FALSE)
+  if (r$status == "optimal") return(r$solution[cols])
+  if (r$status == "infeasible") return(NULL)
+  deviation_cold(st, cells, obj, lb, ub)
+}
+
+deviation_cold <- function(st, cells, obj, lb, ub) {
+  mat <- deviation_model(st, cells)
+  r <- solve_lp(obj, mat, rep("==", mat$nrow), numeric(mat$nrow), lower = lb, upper = ub,
+                presolve = FALSE)
+  if (r$status == "optimal") r$solution
 }
 
 # A program's deviation y on `cells` as a witness (the cells it moves, and

@@ -504,8 +504,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_table_extremes
-SEXP cpp_table_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& rows, const Rcpp::IntegerVector& check, const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, const Rcpp::NumericVector& tol);
-RcppExport SEXP _sdcRisk_cpp_table_extremes(SEXP tablesSEXP, SEXP rowsSEXP, SEXP checkSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP tolSEXP) {
+SEXP cpp_table_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& rows, const Rcpp::IntegerVector& check, const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, const Rcpp::NumericVector& tol, const Rcpp::NumericVector& center, const Rcpp::NumericVector& need_hi, const Rcpp::NumericVector& need_lo);
+RcppExport SEXP _sdcRisk_cpp_table_extremes(SEXP tablesSEXP, SEXP rowsSEXP, SEXP checkSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP tolSEXP, SEXP centerSEXP, SEXP need_hiSEXP, SEXP need_loSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -515,7 +515,10 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lo(loSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type hi(hiSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type tol(tolSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_table_extremes(tables, rows, check, lo, hi, tol));
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type center(centerSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type need_hi(need_hiSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type need_lo(need_loSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_table_extremes(tables, rows, check, lo, hi, tol, center, need_hi, need_lo));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -652,7 +655,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_population", (DL_FUNC) &_sdcRisk_cpp_population, 3},
     {"_sdcRisk_cpp_population_counts", (DL_FUNC) &_sdcRisk_cpp_population_counts, 4},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
-    {"_sdcRisk_cpp_table_extremes", (DL_FUNC) &_sdcRisk_cpp_table_extremes, 6},
+    {"_sdcRisk_cpp_table_extremes", (DL_FUNC) &_sdcRisk_cpp_table_extremes, 9},
     {"_sdcRisk_cpp_relation_bounds", (DL_FUNC) &_sdcRisk_cpp_relation_bounds, 10},
     {"_sdcRisk_cpp_relation_packing", (DL_FUNC) &_sdcRisk_cpp_relation_packing, 7},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},

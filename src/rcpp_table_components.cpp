@@ -22,11 +22,15 @@ SEXP cpp_relation_components(const Rcpp::IntegerVector& relation, const Rcpp::In
 
 // The largest and smallest value of rows `rows` over the tables (a list of
 // numeric vectors of one length) that keep rows `check` within [lo - tol,
-// hi + tol]; 1-based rows. Returns list(max, min, used).
+// hi + tol], or, with a `center` (numeric(0) for none), are moved toward it
+// until they do; with `need_hi` and `need_lo` (numeric(0) for none), until
+// every row reaches them; 1-based rows. Returns list(max, min, used).
 // [[Rcpp::export]]
 SEXP cpp_table_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& rows,
                         const Rcpp::IntegerVector& check, const Rcpp::NumericVector& lo,
-                        const Rcpp::NumericVector& hi, const Rcpp::NumericVector& tol) {
+                        const Rcpp::NumericVector& hi, const Rcpp::NumericVector& tol,
+                        const Rcpp::NumericVector& center, const Rcpp::NumericVector& need_hi,
+                        const Rcpp::NumericVector& need_lo) {
   return sdcRisk_glue::run_engine([&] {
     std::vector<const double*> tabs;
     tabs.reserve(static_cast<std::size_t>(tables.size()));
@@ -41,7 +45,9 @@ SEXP cpp_table_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& row
     const sdcRisk::TableExtremes ex = sdcRisk::table_extremes(
         tabs, static_cast<std::size_t>(n_row < 0 ? 0 : n_row), sdcRisk_glue::zero_based(rows),
         sdcRisk_glue::zero_based(check), Rcpp::as<std::vector<double>>(lo),
-        Rcpp::as<std::vector<double>>(hi), Rcpp::as<std::vector<double>>(tol));
+        Rcpp::as<std::vector<double>>(hi), Rcpp::as<std::vector<double>>(tol),
+        Rcpp::as<std::vector<double>>(center), Rcpp::as<std::vector<double>>(need_hi),
+        Rcpp::as<std::vector<double>>(need_lo));
     return Rcpp::List::create(Rcpp::Named("max") = ex.max, Rcpp::Named("min") = ex.min,
                               Rcpp::Named("used") = static_cast<double>(ex.used));
   });

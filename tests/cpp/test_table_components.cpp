@@ -129,6 +129,31 @@ int main() {
       std::printf("table extremes differ from the scan, case %d\n", rep);
       ++failures;
     }
+    // moved toward a center inside the checked bounds (0 there: lo <= 0 <= hi)
+    const std::vector<double> center(static_cast<std::size_t>(n_row), 0.0);
+    const auto sc = sdcRisk::table_extremes(ptr, n_row, rows, check, lo, hi, tol, center);
+    std::size_t used_sc = 0;
+    std::vector<double> mx_sc(rows.size(), -std::numeric_limits<double>::infinity());
+    std::vector<double> mn_sc(rows.size(), std::numeric_limits<double>::infinity());
+    for (const auto& t : tabs) {
+      double lambda = 1.0;
+      for (std::size_t c = 0; c < check.size(); ++c) {
+        const double x = t[check[c]];
+        if (x > hi[c] + tol[c]) lambda = std::min(lambda, hi[c] / x);
+        if (x < lo[c] - tol[c]) lambda = std::min(lambda, lo[c] / x);
+      }
+      if (!(lambda > 0.0)) continue;
+      ++used_sc;
+      for (std::size_t k = 0; k < rows.size(); ++k) {
+        const double x = lambda < 1.0 ? lambda * t[rows[k]] : t[rows[k]];
+        mx_sc[k] = std::max(mx_sc[k], x);
+        mn_sc[k] = std::min(mn_sc[k], x);
+      }
+    }
+    if (used_sc != sc.used || mx_sc != sc.max || mn_sc != sc.min) {
+      std::printf("moved table extremes differ from the scan, case %d\n", rep);
+      ++failures;
+    }
   }
 
   // propagated relation bounds: valid for a point of the relations, and a

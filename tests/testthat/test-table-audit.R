@@ -336,7 +336,7 @@ test_that("extremes over witness tables: only tables within the changed bounds c
     ok <- vapply(seq_along(tabs), function(k) {
       all(m[check, k] >= lo - tol & m[check, k] <= hi + tol)
     }, logical(1))
-    ex <- sdcRisk:::cpp_table_extremes(tabs, rows, check, lo, hi, tol)
+    ex <- sdcRisk:::cpp_table_extremes(tabs, rows, check, lo, hi, tol, numeric(), numeric(), numeric())
     expect_equal(ex$used, sum(ok))
     if (any(ok)) {
       expect_identical(ex$max, apply(m[rows, ok, drop = FALSE], 1, max))
@@ -346,12 +346,62 @@ test_that("extremes over witness tables: only tables within the changed bounds c
     }
   }
   core <- function(...) sdcRisk:::core_call(sdcRisk:::cpp_table_extremes, ...)
-  expect_error(core(list(1:3), 1L, integer(), numeric(), numeric(), numeric()), "numeric",
+  none <- numeric()
+  expect_error(core(list(1:3), 1L, integer(), numeric(), numeric(), numeric(), none, none, none), "numeric",
                class = "sdcRisk_error")
-  expect_error(core(list(c(1, 2), c(1, 2, 3)), 1L, integer(), numeric(), numeric(), numeric()),
+  expect_error(core(list(c(1, 2), c(1, 2, 3)), 1L, integer(), numeric(), numeric(), numeric(), none, none, none),
                "length", class = "sdcRisk_error")
-  expect_error(core(list(c(1, 2)), 3L, integer(), numeric(), numeric(), numeric()), "range",
+  expect_error(core(list(c(1, 2)), 3L, integer(), numeric(), numeric(), numeric(), none, none, none), "range",
                class = "sdcRisk_error")
+  expect_error(core(list(c(1, 2)), 1L, 1L, 0, 3, 0, c(5, 5), none, none), "center", class = "sdcRisk_error")
+  expect_error(core(list(c(1, 2)), 1L, 1L, 0, 3, 0, c(1, 1, 1), none, none), "length", class = "sdcRisk_error")
+  expect_error(core(list(c(1, 2)), 1L, integer(), numeric(), numeric(), numeric(), none, 1, none), "needs",
+               class = "sdcRisk_error")
+})
+
+test_that("extremes over witness tables moved toward the published table (brute force)", {
+  set.seed(6)
+  for (rep in 1:40) {
+    n <- 10
+    center <- round(runif(n, 5, 15), 1)
+    tabs <- lapply(1:25, function(k) round(center + rnorm(n, 0, 6), 1))
+    m <- do.call(cbind, tabs)
+    rows <- sort(sample(n, sample(1:n, 1)))
+    check <- sort(sample(n, sample(0:3, 1)))
+    lo <- center[check] - runif(length(check), 0, 5)
+    hi <- center[check] + runif(length(check), 0, 5)
+    lo[seq_along(lo) %% 3 == 0] <- center[check][seq_along(lo) %% 3 == 0]
+    tol <- rep(1e-9, length(check))
+    # each table's largest lambda in (0, 1] keeping the checked rows
+    lam <- vapply(seq_along(tabs), function(k) {
+      x <- m[check, k]
+      if (anyNA(x)) return(0)
+      l <- 1
+      for (c in seq_along(check)) {
+        if (x[c] > hi[c] + tol[c]) l <- min(l, (hi[c] - center[check[c]]) / (x[c] - center[check[c]]))
+        if (x[c] < lo[c] - tol[c]) l <- min(l, (lo[c] - center[check[c]]) / (x[c] - center[check[c]]))
+      }
+      l
+    }, numeric(1))
+    ok <- lam > 0
+    ex <- sdcRisk:::cpp_table_extremes(tabs, rows, check, lo, hi, tol, center, numeric(), numeric())
+    expect_equal(ex$used, sum(ok))
+    moved <- center[rows] + sweep(m[rows, ok, drop = FALSE] - center[rows], 2, lam[ok], `*`)
+    expect_equal(ex$max, apply(moved, 1, max), tolerance = 1e-12)
+    expect_equal(ex$min, apply(moved, 1, min), tolerance = 1e-12)
+    # every moved table keeps the checked rows
+    kept <- center[check] + sweep(m[check, ok, drop = FALSE] - center[check], 2, lam[ok], `*`)
+    expect_true(all(kept >= lo - 1e-9 & kept <= hi + 1e-9))
+    # with needs: the tables are read until every row reaches them, and
+    # what is returned was attained
+    need_hi <- center[rows] + runif(length(rows), 0, 4)
+    need_lo <- center[rows] - runif(length(rows), 0, 4)
+    ne <- sdcRisk:::cpp_table_extremes(tabs, rows, check, lo, hi, tol, center, need_hi, need_lo)
+    expect_true(all(ne$max <= ex$max + 1e-12 & ne$min >= ex$min - 1e-12))
+    reach <- ex$max >= need_hi & ex$min <= need_lo
+    expect_equal(ne$max >= need_hi & ne$min <= need_lo, reach)
+    if (all(reach)) expect_lte(ne$used, ex$used) else expect_equal(ne$used, ex$used)
+  }
 })
 
 test_that("propagated relation bounds contain every cell's exact interval (random systems)", {

@@ -387,3 +387,52 @@ test_that("env_set() assigns in place, values computed from the vector itself in
   env_set(e, "l", 1L, list("a"))
   expect_identical(e$l, list("a"))
 })
+
+test_that("a witness program solved in a kept model equals the program built on its own", {
+  ns <- asNamespace("sdcRisk")
+  checked <- 0
+  for (seed in 1:4) {
+    set.seed(seed)
+    n <- 300
+    d <- data.frame(a = sample(sprintf("a%02d", 1:10), n, TRUE, prob = rgamma(10, 0.7)),
+                    b = sample(sprintf("b%d", 1:5), n, TRUE), c = sample(c("u", "v", "w"), n, TRUE),
+                    v = round(rlnorm(n, 6, 1.8)))
+    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_p(10))
+    prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
+    st <- prep$structure
+    search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"),
+                                       ns$cell_labels(sens), 2000)
+    search$supp[sample(st$ncell, 20)] <- TRUE
+    # programs in one model: the whole table first, then boxes within it
+    # (reused when at least half as large) and boxes of their own
+    for (k in 1:30) {
+      cells <- if (k == 1) seq_len(st$ncell) else sort(sample(st$ncell, sample(c(20, st$ncell %/% 2, st$ncell - 3), 1)))
+      i <- cells[sample(length(cells), 1)]
+      t <- max(1, prep$level[i], 0.5 * abs(prep$value[i]))
+      up <- search$cap_up[cells]
+      dn <- search$cap_dn[cells]
+      m <- length(cells)
+      obj <- c(search$w[cells] / pmax(pmin(up, t), 1e-9), search$w[cells] / pmax(pmin(dn, t), 1e-9))
+      obj[c(search$supp[cells], search$supp[cells])] <- 1e-6
+      ii <- match(i, cells)
+      lb <- numeric(2 * m)
+      ub <- c(up, dn)
+      lb[ii] <- ub[ii] <- t
+      ub[m + ii] <- 0
+      kept <- ns$deviation_solve(search, cells, obj, lb, ub)
+      own <- ns$deviation_cold(st, cells, obj, lb, ub)
+      expect_identical(is.null(kept), is.null(own), info = paste(seed, k))
+      if (!is.null(own)) {
+        expect_equal(sum(obj * kept), sum(obj * own), tolerance = 1e-7, info = paste(seed, k))
+        # the kept model's table keeps every relation and bound
+        y <- kept[seq_len(m)] - kept[m + seq_len(m)]
+        expect_true(all(kept >= lb - 1e-7 & kept <= ub + 1e-7), info = paste(seed, k))
+        expect_true(ns$witness_ok(search, cells, y), info = paste(seed, k))
+        checked <- checked + 1
+      }
+    }
+    # the model kept is the last one built: the whole table's or a box's
+    expect_true(length(search$dev_session$scope) >= 20)
+  }
+  expect_gte(checked, 40)
+})

@@ -76,9 +76,17 @@ inline std::vector<int> relation_components(const std::vector<int>& relation,
 // The tables of an audit's earlier programs as witnesses (the audit's
 // shared_witnesses()): each table a column of n_row values (tables[t]), a
 // table counts when it keeps every row check[c] within [lo[c] - tol[c],
-// hi[c] + tol[c]] (a non-finite value never does). Returns, for every row
-// rows[k], the largest and smallest value over the tables that count
-// (-Inf and Inf when none does), and how many counted. 0-based rows.
+// hi[c] + tol[c]] (a non-finite value never does). With a `center` (n_row
+// values, a table of the same polytope that keeps those bounds: the
+// published table), a table that does not is moved toward it,
+// center + lambda (table - center) with the largest lambda in (0, 1] that
+// keeps them (the polytope is convex): a witness all the same, of smaller
+// moves. Returns, for every row rows[k], the largest and smallest value
+// over the tables that count (-Inf and Inf when none does), and how many
+// counted. 0-based rows. With `need_hi` and `need_lo` (one per row), the
+// tables are read in order until every row's largest value reaches its
+// need_hi and its smallest its need_lo (the extremes are then those of the
+// tables read).
 struct TableExtremes {
   std::vector<double> max, min;
   std::size_t used = 0;
@@ -87,9 +95,18 @@ struct TableExtremes {
 inline TableExtremes table_extremes(const std::vector<const double*>& tables, std::size_t n_row,
                                     const std::vector<int>& rows, const std::vector<int>& check,
                                     const std::vector<double>& lo, const std::vector<double>& hi,
-                                    const std::vector<double>& tol) {
+                                    const std::vector<double>& tol,
+                                    const std::vector<double>& center = std::vector<double>(),
+                                    const std::vector<double>& need_hi = std::vector<double>(),
+                                    const std::vector<double>& need_lo = std::vector<double>()) {
   if (check.size() != lo.size() || check.size() != hi.size() || check.size() != tol.size()) {
     throw std::invalid_argument("bounds of the checked rows differ in length");
+  }
+  const bool scaled = !center.empty();
+  if (scaled && center.size() != n_row) throw std::invalid_argument("the center differs in length");
+  const bool needs = !need_hi.empty() || !need_lo.empty();
+  if (needs && (need_hi.size() != rows.size() || need_lo.size() != rows.size())) {
+    throw std::invalid_argument("the needs differ in length from the rows");
   }
   for (const int r : rows) {
     if (r < 0 || static_cast<std::size_t>(r) >= n_row) throw std::invalid_argument("row out of range");
@@ -101,18 +118,63 @@ inline TableExtremes table_extremes(const std::vector<const double*>& tables, st
   TableExtremes out;
   out.max.assign(rows.size(), -inf);
   out.min.assign(rows.size(), inf);
+  if (scaled) {
+    for (std::size_t c = 0; c < check.size(); ++c) {
+      const double v0 = center[static_cast<std::size_t>(check[c])];
+      if (!std::isfinite(v0) || v0 < lo[c] - tol[c] || v0 > hi[c] + tol[c]) {
+        throw std::invalid_argument("the center breaks the bounds of the checked rows");
+      }
+    }
+  }
+  // rows whose extremes do not yet reach their needs (with needs)
+  std::size_t open = 0;
+  std::vector<char> hi_open, lo_open;
+  if (needs) {
+    hi_open.assign(rows.size(), 1);
+    lo_open.assign(rows.size(), 1);
+    open = 2 * rows.size();
+  }
   for (const double* t : tables) {
+    if (needs && open == 0) break;
     bool ok = true;
+    double lambda = 1.0;
     for (std::size_t c = 0; c < check.size() && ok; ++c) {
       const double x = t[check[c]];
-      ok = std::isfinite(x) && !(x < lo[c] - tol[c]) && !(x > hi[c] + tol[c]);
+      ok = std::isfinite(x);
+      if (!ok) break;
+      const bool above = x > hi[c] + tol[c];
+      const bool below = x < lo[c] - tol[c];
+      if (!above && !below) continue;
+      if (!scaled) {
+        ok = false;
+        break;
+      }
+      // the center keeps [lo, hi] and x lies beyond it: x != v0
+      const double v0 = center[static_cast<std::size_t>(check[c])];
+      const double room = above ? hi[c] - v0 : lo[c] - v0;
+      lambda = std::min(lambda, room / (x - v0));
+      ok = lambda > 0.0;
     }
     if (!ok) continue;
     ++out.used;
     for (std::size_t k = 0; k < rows.size(); ++k) {
-      const double x = t[rows[k]];
+      double x = t[rows[k]];
+      if (lambda < 1.0) {
+        const double v0 = center[static_cast<std::size_t>(rows[k])];
+        x = v0 + lambda * (x - v0);
+      }
       if (x > out.max[k]) out.max[k] = x;
       if (x < out.min[k]) out.min[k] = x;
+      if (needs) {
+        if (hi_open[k] && out.max[k] >= need_hi[k]) {
+          hi_open[k] = 0;
+          --open;
+        }
+        if (lo_open[k] && out.min[k] <= need_lo[k]) {
+          lo_open[k] = 0;
+          --open;
+        }
+      }
     }
   }
   return out;
