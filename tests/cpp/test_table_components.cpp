@@ -150,6 +150,35 @@ int main() {
         mn_sc[k] = std::min(mn_sc[k], x);
       }
     }
+    // with one checked row, tables between one above and one below its
+    // bounds (those with the largest, the smallest value of each row)
+    if (check.size() == 1) {
+      const double l = lo[0], h = hi[0], tl = tol[0];
+      const auto along = [](double xa, double ya, double xb, double yb, double x) {
+        return yb + (x - xb) / (xa - xb) * (ya - yb);
+      };
+      for (std::size_t k = 0; k < rows.size(); ++k) {
+        int a_hi = -1, b_hi = -1, a_lo = -1, b_lo = -1;
+        for (int t = 0; t < n_tab; ++t) {
+          const double xc = tabs[t][check[0]], y = tabs[t][rows[k]];
+          if (xc > h + tl) {
+            if (a_hi < 0 || y > tabs[a_hi][rows[k]]) a_hi = t;
+            if (a_lo < 0 || y < tabs[a_lo][rows[k]]) a_lo = t;
+          } else if (xc < l - tl) {
+            if (b_hi < 0 || y > tabs[b_hi][rows[k]]) b_hi = t;
+            if (b_lo < 0 || y < tabs[b_lo][rows[k]]) b_lo = t;
+          }
+        }
+        if (a_hi >= 0 && b_hi >= 0) {
+          const double xa = tabs[a_hi][check[0]], ya = tabs[a_hi][rows[k]];
+          const double xb = tabs[b_hi][check[0]], yb = tabs[b_hi][rows[k]];
+          mx_sc[k] = std::max({mx_sc[k], along(xa, ya, xb, yb, l), along(xa, ya, xb, yb, h)});
+          const double xa2 = tabs[a_lo][check[0]], ya2 = tabs[a_lo][rows[k]];
+          const double xb2 = tabs[b_lo][check[0]], yb2 = tabs[b_lo][rows[k]];
+          mn_sc[k] = std::min({mn_sc[k], along(xa2, ya2, xb2, yb2, l), along(xa2, ya2, xb2, yb2, h)});
+        }
+      }
+    }
     if (used_sc != sc.used || mx_sc != sc.max || mn_sc != sc.min) {
       std::printf("moved table extremes differ from the scan, case %d\n", rep);
       ++failures;

@@ -184,6 +184,11 @@ test_that("respondent breaches and their intervals match an independent program 
         expect_equal(got$upper[m], ref$upper, tolerance = 1e-6, info = info)
         expect_equal(attr(a, "passed"), attr(audit_table(sens, supp, attacker = "outsider"), "passed") &&
                        nrow(ref) == 0, info = info)
+        # protection decided, not measured (witness tables moved and combined
+        # to keep each respondent's knowledge, shared_witnesses()): the same
+        # breaching pairs
+        a_none <- audit_table(sens, supp, zero_contributions = zero, intervals = "none")
+        expect_setequal(audit_breaches(a_none, sens)$key, ref$key)
         checked <- checked + nrow(ref)
       }
       # protect_table()'s pattern withstands every firm, by the independent program

@@ -81,12 +81,15 @@ inline std::vector<int> relation_components(const std::vector<int>& relation,
 // published table), a table that does not is moved toward it,
 // center + lambda (table - center) with the largest lambda in (0, 1] that
 // keeps them (the polytope is convex): a witness all the same, of smaller
-// moves. Returns, for every row rows[k], the largest and smallest value
-// over the tables that count (-Inf and Inf when none does), and how many
-// counted. 0-based rows. With `need_hi` and `need_lo` (one per row), the
-// tables are read in order until every row's largest value reaches its
-// need_hi and its smallest its need_lo (the extremes are then those of the
-// tables read).
+// moves. With one checked row, a table above its bounds and one below meet
+// them along the segment between them, so for every row the tables above
+// and below with its largest (smallest) value give one more witness, at lo
+// or hi. Returns, for every row rows[k], the largest and smallest value
+// over the tables that count and these pairs (-Inf and Inf when none
+// does), and how many tables counted (pairs aside). 0-based rows. With
+// `need_hi` and `need_lo` (one per row), the tables are read in order
+// until every row's largest value reaches its need_hi and its smallest its
+// need_lo (the extremes are then those of the tables read).
 struct TableExtremes {
   std::vector<double> max, min;
   std::size_t used = 0;
@@ -134,8 +137,41 @@ inline TableExtremes table_extremes(const std::vector<const double*>& tables, st
     lo_open.assign(rows.size(), 1);
     open = 2 * rows.size();
   }
+  // with one checked row, pairs of tables on either side of its bounds:
+  // per row, the tables beyond them with the largest and the smallest
+  // value (their value there and in the checked row)
+  const bool pairs = scaled && check.size() == 1;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> up_hi_y, up_hi_x, up_lo_y, up_lo_x, dn_hi_y, dn_hi_x, dn_lo_y, dn_lo_x;
+  if (pairs) {
+    for (auto* v : {&up_hi_y, &up_hi_x, &up_lo_y, &up_lo_x, &dn_hi_y, &dn_hi_x, &dn_lo_y, &dn_lo_x}) {
+      v->assign(rows.size(), nan);
+    }
+  }
   for (const double* t : tables) {
     if (needs && open == 0) break;
+    if (pairs) {
+      const double xc = t[check[0]];
+      const bool above = xc > hi[0] + tol[0];
+      if (std::isfinite(xc) && (above || xc < lo[0] - tol[0])) {
+        auto& hy = above ? up_hi_y : dn_hi_y;
+        auto& hx = above ? up_hi_x : dn_hi_x;
+        auto& ly = above ? up_lo_y : dn_lo_y;
+        auto& lx = above ? up_lo_x : dn_lo_x;
+        for (std::size_t k = 0; k < rows.size(); ++k) {
+          const double y = t[rows[k]];
+          if (!std::isfinite(y)) continue;
+          if (std::isnan(hy[k]) || y > hy[k]) {
+            hy[k] = y;
+            hx[k] = xc;
+          }
+          if (std::isnan(ly[k]) || y < ly[k]) {
+            ly[k] = y;
+            lx[k] = xc;
+          }
+        }
+      }
+    }
     bool ok = true;
     double lambda = 1.0;
     for (std::size_t c = 0; c < check.size() && ok; ++c) {
@@ -174,6 +210,26 @@ inline TableExtremes table_extremes(const std::vector<const double*>& tables, st
           lo_open[k] = 0;
           --open;
         }
+      }
+    }
+  }
+  if (pairs) {
+    // a table above the bounds and one below: the tables between them
+    // that meet the bounds (at lo or hi, where the row's value along the
+    // segment is largest or smallest) are tables of the polytope too
+    const auto along = [](double xa, double ya, double xb, double yb, double x) {
+      return yb + (x - xb) / (xa - xb) * (ya - yb);
+    };
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      if (!std::isnan(up_hi_y[k]) && !std::isnan(dn_hi_y[k])) {
+        const double best = std::max(along(up_hi_x[k], up_hi_y[k], dn_hi_x[k], dn_hi_y[k], lo[0]),
+                                     along(up_hi_x[k], up_hi_y[k], dn_hi_x[k], dn_hi_y[k], hi[0]));
+        if (best > out.max[k]) out.max[k] = best;
+      }
+      if (!std::isnan(up_lo_y[k]) && !std::isnan(dn_lo_y[k])) {
+        const double best = std::min(along(up_lo_x[k], up_lo_y[k], dn_lo_x[k], dn_lo_y[k], lo[0]),
+                                     along(up_lo_x[k], up_lo_y[k], dn_lo_x[k], dn_lo_y[k], hi[0]));
+        if (best < out.min[k]) out.min[k] = best;
       }
     }
   }
