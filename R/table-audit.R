@@ -835,9 +835,9 @@ local_witnesses <- function(ends, search, max_budget = search$box) {
 # one below (a respondent alone in a cell knows it exactly: the published
 # table is then the only point of a single table's segment that keeps it).
 # On the 3,049-cell bench table 1 the outsider's tables broke the knowledge
-# of most respondents, and their programs were nine tenths of the
-# clean-up's; with both, its respondents' programs fell from 40,404 to
-# 7,372. The core reads the tables where they are (table_extremes()).
+# of most respondents, whose programs were nine tenths of protect_table()'s
+# 40,404; with both, it solves 7,372. The core reads the tables where they
+# are (table_extremes()).
 shared_witnesses <- function(ends, solver, lp, prep, call) {
   tabs <- solver$tables()
   if (!length(tabs)) return(invisible(ends))
