@@ -34,6 +34,14 @@ random_firms <- function(n, n_a, n_b) {
              v = round(rlnorm(n, 8, 2.5)))
 }
 
+# Records of firms whose first variable `a` has `n_a` categories of skewed
+# sizes (gamma weights), `b` has `n_b` and `c` three; values lognormal.
+skewed_firms <- function(n, n_a, n_b) {
+  data.frame(a = sample(sprintf("a%02d", seq_len(n_a)), n, TRUE, prob = rgamma(n_a, 0.7)),
+             b = sample(sprintf("b%d", seq_len(n_b)), n, TRUE), c = sample(c("u", "v", "w"), n, TRUE),
+             v = round(rlnorm(n, 6, 1.8)))
+}
+
 # Tiny tables (12 records, 2-way or one hierarchical variable) with at least
 # one sensitive cell and at most 10 others, small enough for brute force
 # over every pattern.

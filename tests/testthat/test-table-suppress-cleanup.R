@@ -17,10 +17,7 @@ test_that("repeated clean-up passes never cost more than one, and every pattern 
   checked <- 0
   for (seed in 1:8) {
     set.seed(seed)
-    n <- 300
-    d <- data.frame(a = sample(sprintf("a%02d", 1:12), n, TRUE, prob = rgamma(12, 0.7)),
-                    b = sample(sprintf("b%d", 1:6), n, TRUE), c = sample(c("u", "v", "w"), n, TRUE),
-                    v = round(rlnorm(n, 6, 1.8)))
+    d <- skewed_firms(300, 12, 6)
     by <- if (seed %% 2) c("a", "b") else c("a", "b", "c")
     sens <- cell_sensitivity(d, by, "v", rule_p(10))
     if (!any(sens$sensitive)) next

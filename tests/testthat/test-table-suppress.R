@@ -393,10 +393,7 @@ test_that("a witness program solved in a kept model equals the program built on 
   checked <- 0
   for (seed in 1:4) {
     set.seed(seed)
-    n <- 300
-    d <- data.frame(a = sample(sprintf("a%02d", 1:10), n, TRUE, prob = rgamma(10, 0.7)),
-                    b = sample(sprintf("b%d", 1:5), n, TRUE), c = sample(c("u", "v", "w"), n, TRUE),
-                    v = round(rlnorm(n, 6, 1.8)))
+    d <- skewed_firms(300, 10, 5)
     sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_p(10))
     prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
     st <- prep$structure
