@@ -116,8 +116,20 @@
 #' @param x An `sdc_sensitivity` table from [cell_sensitivity()], with all
 #'   its margins.
 #' @param suppressed The pattern: a logical vector with one value per row of
-#'   `x`, or a data frame whose `by` columns name the suppressed cells (with
-#'   the total label for margins), e.g. read in from sdcTable or tau-ARGUS.
+#'   `x`, a data frame whose `by` columns name the suppressed cells (with
+#'   the total label for margins), e.g. read in from sdcTable or tau-ARGUS,
+#'   the result of [protect_table()] on `x` (its secondary and primary
+#'   cells), or an earlier `sdc_audit` (its suppressed cells). A
+#'   [protect_table()] result brings its witness tables (attribute
+#'   `witnesses`): each is checked against `x` (every relation through the
+#'   cells it moves adds up, every bound is kept, only suppressed cells
+#'   move) and, when it passes, serves as a table the attacker cannot rule
+#'   out. With `intervals = "none"` and `attacker = "outsider"` (the
+#'   decision, which these tables settle) the cells they move far enough
+#'   need no program, usually none at all; otherwise they are not used (the
+#'   respondent audit needs the outsider's exact intervals). A table that
+#'   fails the check is not used: the verdict is that of the pattern alone,
+#'   only reached with fewer programs.
 #' @param ... Must be empty.
 #' @param lower,upper A priori bounds on the cell totals: one number, one
 #'   number per row of `x`, or `NULL` (the default): the columns
@@ -157,7 +169,9 @@
 #'   interval it must at least be, `required_lower`, `required_upper` (a
 #'   cell a respondent breaks has `protected = FALSE`);
 #'   `respondents_checked` counts the respondents and coalitions whose
-#'   knowledge narrows some suppressed cell.
+#'   knowledge narrows some suppressed cell; `witnesses` (when `suppressed`
+#'   brought witness tables) is `c(given, valid)`, how many were given and
+#'   how many passed the check.
 #' @references Hundepool, A. et al. (2012). *Statistical Disclosure
 #'   Control*, Sections 4.3 and 4.4. Wiley.
 #'
@@ -184,6 +198,9 @@
 #' # the pattern chosen by protect_table() passes
 #' prot <- protect_table(sens)
 #' audit_table(sens, prot$status != "published")
+#' # given the protection itself, its witness tables are checked and
+#' # decide the outsider's audit without a linear program
+#' audit_table(sens, prot, intervals = "none", attacker = "outsider")
 #'
 #' # a respondent alone in a suppressed cell knows it: the outsider's
 #' # pattern can fail the respondent audit
@@ -199,10 +216,12 @@ audit_table <- function(x, suppressed, ..., lower = NULL, upper = NULL, freq_pro
   attacker <- check_choice(attacker)
   zero_contributions <- check_choice(zero_contributions)
   supp <- suppression_vector(x, suppressed)
+  witnesses <- pattern_witness_frame(x, suppressed)
   prep <- table_problem(x, lower, upper, freq_protection, arg = "x")
   resp <- table_respondents(x, prep, attacker, zero_contributions)
   targets <- which(supp & (prep$sensitive | intervals == "suppressed"))
-  au <- audit_attackers(prep, supp, targets, resp, exact = intervals != "none", call = rlang::current_env())
+  au <- audit_attackers(prep, supp, targets, resp, exact = intervals != "none", call = rlang::current_env(),
+                        witnesses = witnesses)
   new_sdc_audit(x, prep, supp, targets, au$res, show = intervals != "none",
                 respondents = audit_respondents(x, prep, resp, au$ra, attacker))
 }
@@ -214,9 +233,12 @@ audit_table <- function(x, suppressed, ..., lower = NULL, upper = NULL, freq_pro
 # outsider's audit reads its own from them. Returns list(res, ra), `ra`
 # NULL without respondents; res$n_lp counts the outsider's programs, ra$n_lp
 # the respondents'.
-audit_attackers <- function(prep, supp, targets, resp, exact, call) {
-  if (is.null(resp)) return(list(res = audit_cells(prep, supp, targets, exact = exact, call = call), ra = NULL))
-  sh <- shared_outsider_audit(prep, supp, targets, call = call)
+audit_attackers <- function(prep, supp, targets, resp, exact, call, witnesses = NULL) {
+  if (is.null(resp)) {
+    return(list(res = audit_cells(prep, supp, targets, exact = exact, call = call, witnesses = witnesses),
+                ra = NULL))
+  }
+  sh <- shared_outsider_audit(prep, supp, targets, call = call, witnesses = witnesses)
   list(res = sh$res, ra = decided_breaches(prep, supp, resp, sh$outer, exact = exact, call = call))
 }
 
@@ -224,13 +246,15 @@ audit_attackers <- function(prep, supp, targets, resp, exact, call) {
 # audit_cells() over them, which the respondents' audit reads as `outer`),
 # and those of the `targets` as audit_cells() would return them (with the
 # programs solved). Returns list(res, outer).
-shared_outsider_audit <- function(prep, supp, targets, call) {
+shared_outsider_audit <- function(prep, supp, targets, call, witnesses = NULL) {
   all_supp <- which(supp)
-  o <- audit_cells(prep, supp, all_supp, exact = TRUE, call = call)
+  o <- audit_cells(prep, supp, all_supp, exact = TRUE, call = call, witnesses = witnesses)
   outer <- list(lower = rep(NA_real_, length(supp)), upper = rep(NA_real_, length(supp)))
   outer$lower[all_supp] <- o$lower
   outer$upper[all_supp] <- o$upper
-  list(res = list(lower = outer$lower[targets], upper = outer$upper[targets], n_lp = o$n_lp), outer = outer)
+  list(res = list(lower = outer$lower[targets], upper = outer$upper[targets], n_lp = o$n_lp,
+                  witnesses = o$witnesses),
+       outer = outer)
 }
 
 # The breaches by respondent of pattern `supp` (respondent_breaches()),
@@ -286,7 +310,14 @@ new_sdc_audit <- function(x, prep, supp, targets, res, show = TRUE,
   structure(out, class = c("sdc_audit", "data.frame"), by = by, value = attr(x, "value"),
             passed = all(protected[sens]), n_lp = res$n_lp + respondents$n_lp,
             attacker = respondents$attacker, respondents_checked = respondents$n_groups,
-            breaches = br)
+            breaches = br, witnesses = res$witnesses)
+}
+
+# The line on the witness tables that came with the pattern, if any.
+witness_line <- function(w) {
+  if (!is.numeric(w) || !all(c("given", "valid") %in% names(w))) return(character())
+  sprintf("Witness tables of the pattern: %s checked, %s valid (each keeps every relation and bound and moves suppressed cells only).",
+          format(w[["given"]], big.mark = ","), format(w[["valid"]], big.mark = ","))
 }
 
 # What is wrong with the frame of a table result (protection or audit):
@@ -348,7 +379,7 @@ format.sdc_audit <- function(x, n = 10, ...) {
       if (!nrow(x)) "No cell is sensitive or suppressed: nothing to audit." else
         if (attr(x, "passed")) "Every sensitive cell is protected." else
         sprintf("NOT PROTECTED: %s (shown below).", plural(length(fail), "sensitive cell")),
-      attacker_line(x))),
+      attacker_line(x), witness_line(attr(x, "witnesses")))),
     body$lines,
     wrap_lines(c(
       if (nrow(shown) > n) sprintf("# ... %d more rows", nrow(shown) - n),
@@ -389,7 +420,7 @@ summary.sdc_audit <- function(object, ...) {
     exact = any(!is.na(object$lower)),
     failing = as.data.frame(unclass(fail)),
     attacker = attr(object, "attacker") %||% "outsider",
-    breaches = attr(object, "breaches")
+    breaches = attr(object, "breaches"), witnesses = attr(object, "witnesses")
   ), class = "summary.sdc_audit")
 }
 
@@ -409,6 +440,7 @@ format.summary.sdc_audit <- function(x, ...) {
       sprintf("Respondent audit: %s", if (nb) sprintf("%s break%s the pattern", plural(nb, "(respondent, cell) pair"), if (nb == 1) "s" else "") else
         "no respondent narrows a sensitive cell below its protection")
     } else "Outsider audit only (attacker = \"outsider\")",
+    witness_line(x$witnesses),
     if (nrow(x$failing)) c("Cells not protected:", protection_table_lines(utils::head(x$failing, 10))$lines),
     breach_lines(x$breaches, 10)
   )
@@ -433,6 +465,23 @@ check_sensitivity_table <- function(x, arg = rlang::caller_arg(x), call = rlang:
 # A suppression pattern as a logical vector over the rows of `x`.
 suppression_vector <- function(x, suppressed, call = rlang::caller_env()) {
   by <- attr(x, "by")
+  # a protect_table() result (status) or an audit (suppressed): their rows
+  # are cells, not all of them suppressed
+  if (inherits(suppressed, "sdc_protection")) {
+    validate_sdc_protection(suppressed, arg = "suppressed", call = call)
+    if (nrow(suppressed) != nrow(x) || !identical(attr(suppressed, "by"), by) ||
+        !all(vapply(by, function(b) identical(as.character(suppressed[[b]]), as.character(x[[b]])), logical(1)))) {
+      abort_sdc(c(
+        "{.arg suppressed} must be the protection of {.arg x} itself.",
+        "x" = "Its cells are not the rows of {.arg x}, in order.",
+        "i" = "Pass the pattern of {.fn protect_table} on this table, or a logical vector or data frame of cells."
+      ), "pattern", call = call, arg = "suppressed")
+    }
+    return(suppressed$status != "published")
+  }
+  if (inherits(suppressed, "sdc_audit") && is.logical(suppressed$suppressed) && !anyNA(suppressed$suppressed)) {
+    suppressed <- as.data.frame(unclass(suppressed))[suppressed$suppressed, by, drop = FALSE]
+  }
   if (is.data.frame(suppressed)) {
     if (!all(by %in% names(suppressed))) {
       abort_sdc(c(
@@ -653,10 +702,14 @@ suppressed_lp <- function(sp, prep, vars, trip) {
        rhs = -sp$pubsum[rels], lower = prep$lower[vars], upper = prep$upper[vars])
 }
 
-audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_env()) {
+audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_env(), witnesses = NULL) {
   st <- prep$structure
   lo <- hi <- rep(NA_real_, length(targets))
-  if (!length(targets)) return(list(lower = lo, upper = hi, n_lp = 0L))
+  # witness tables given with the pattern, each checked before it counts,
+  # for the decision (exact intervals reach them only where they reach a
+  # relation bound: as many programs, measured, and other orders of them)
+  seeds <- if (!exact) witness_seeds(prep, supp, witnesses)
+  if (!length(targets)) return(list(lower = lo, upper = hi, n_lp = 0L, witnesses = seeds$count))
   # one step per end of each target's interval
   tick <- table_progress("Auditing the suppressed cells", 2 * length(targets))
   # the solvers of another pattern's components are of no more use
@@ -685,13 +738,81 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
     }
     lp <- suppressed_lp(sp, prep, vars, trip)
     pos <- match(targets[mine], vars)
-    res <- component_intervals(lp, pos, targets[mine], prep, exact, call, tick, local = local)
+    res <- component_intervals(lp, pos, targets[mine], prep, exact, call, tick, local = local,
+                               seeds = seeds)
     lo[mine] <- res$lower
     hi[mine] <- res$upper
     n_lp <- n_lp + res$n_lp
   }
   tick(done = TRUE)
-  list(lower = lo, upper = hi, n_lp = n_lp)
+  list(lower = lo, upper = hi, n_lp = n_lp, witnesses = seeds$count)
+}
+
+# The witness tables given with a pattern (`witnesses`: the attribute
+# "witnesses" of a protection, see witness_frame()) that prove something:
+# those that move suppressed cells only, each cell once, and keep every
+# relation and bound of the audited table (witness_ok(), the check of the
+# heuristic's own tables; their mirror images too when they do). A table
+# that fails is not used, so that a witness can only save programs, never
+# decide a cell. Returns list(hi, lo, count): per cell of the table the
+# largest and smallest value of the accepted tables (-Inf and Inf where
+# none moves it), and c(given, valid) (NULL when none was given).
+witness_seeds <- function(prep, supp, witnesses) {
+  if (is.null(witnesses) || !nrow(witnesses)) return(NULL)
+  n <- prep$structure$ncell
+  probe <- list(prep = prep)
+  by_wit <- split(seq_len(nrow(witnesses)), witnesses$witness)
+  cells <- list()
+  vals <- list()
+  valid <- 0L
+  for (idx in by_wit) {
+    k <- witnesses$row[idx]
+    y <- witnesses$change[idx]
+    if (anyDuplicated(k) || !all(supp[k])) next
+    used <- FALSE
+    for (y_s in list(y, -y)) {
+      if (!witness_ok(probe, k, y_s)) next
+      cells[[length(cells) + 1L]] <- k
+      vals[[length(vals) + 1L]] <- prep$value[k] + y_s
+      used <- TRUE
+    }
+    valid <- valid + used
+  }
+  cells <- unlist(cells)
+  vals <- unlist(vals)
+  hi <- rep(-Inf, n)
+  lo <- rep(Inf, n)
+  if (length(cells)) {
+    o <- order(cells, vals)
+    top <- !duplicated(cells[o], fromLast = TRUE)
+    hi[cells[o][top]] <- vals[o][top]
+    bottom <- !duplicated(cells[o])
+    lo[cells[o][bottom]] <- vals[o][bottom]
+  }
+  list(hi = hi, lo = lo, count = c(given = length(by_wit), valid = valid))
+}
+
+# The witness tables that come with `suppressed` (audit_table()): the
+# attribute "witnesses" of a protect_table() result, checked for shape (a
+# damaged one is an error; its tables are checked one by one when used);
+# NULL for any other pattern.
+pattern_witness_frame <- function(x, suppressed, call = rlang::caller_env()) {
+  if (!inherits(suppressed, "sdc_protection")) return(NULL)
+  w <- attr(suppressed, "witnesses")
+  if (is.null(w)) return(NULL)
+  ok <- is.data.frame(w) && all(c("witness", "row", "change") %in% names(w)) &&
+    is.numeric(w$witness) && is.numeric(w$row) && is.numeric(w$change) &&
+    !anyNA(w$witness) && !anyNA(w$row) && all(w$row == round(w$row)) &&
+    all(w$row >= 1 & w$row <= nrow(x)) && all(is.finite(w$change))
+  if (!ok) {
+    abort_sdc(c(
+      "The witness tables of {.arg suppressed} are damaged.",
+      "x" = "Its attribute {.field witnesses} must be a data frame of {.field witness}, {.field row} (a row of {.arg x}) and {.field change} (finite), as {.fn protect_table} makes it.",
+      "i" = "Pass the pattern alone, {.code suppressed$status != \"published\"}, to audit it without them."
+    ), "pattern", call = call, arg = "suppressed")
+  }
+  w$row <- as.integer(w$row)
+  w
 }
 
 # Bounds on every variable of a component implied by the relations and the
@@ -725,32 +846,32 @@ relation_bounds <- function(lp, passes = audit_relation_passes) {
 # undocumented, lets the tests take that path on small tables).
 component_intervals <- function(lp, pos, cells, prep, exact, call, tick = function(n = 1, done = FALSE) NULL,
                                 ipm_cols = getOption("sdcRisk.audit_ipm_cols", audit_ipm_cols),
-                                local = NULL) {
+                                local = NULL, seeds = NULL) {
   # (on the 11,724-cell bench table, whose components the simplex solves,
   # the small programs took 4.5 s where the component's took 2.3; on the
   # 9,670-cell component of the 10^4-cell large table, 23 s against 43 by
   # the interior point method)
-  if (lp$mat$ncol >= ipm_cols && !is.null(local)) {
-    # every end the small programs settle needs nothing of the component's
-    # (the interior point solver starts from no earlier bounds, so the ends
-    # are those it would start from)
+  local <- if (lp$mat$ncol >= ipm_cols) local
+  if (!is.null(local) || !is.null(seeds)) {
+    # every end the given witness tables or the small programs settle needs
+    # nothing of the component's, not even its solver (the interior point
+    # solver starts from no earlier bounds, so the ends are those it would
+    # start from)
     ends <- new_interval_ends(lp, pos, cells, prep, exact)
-    local_witnesses(ends, local, if (lp$mat$ncol >= audit_local_grow_cols) audit_local_box_max else local$box)
-    if (!any(open_ends(ends, TRUE)) && !any(open_ends(ends, FALSE))) {
-      all <- seq_along(pos)
-      hi <- witnessed_end(ends, all, TRUE)
-      lo <- witnessed_end(ends, all, FALSE)
-      # (a flat interval needs its exact ends: widen_flat_intervals())
-      if (!any(hi - lo <= ends$tol)) {
-        tick(2 * length(pos))
-        return(list(lower = lo, upper = hi, n_lp = ends$n_lp))
-      }
+    seed_ends(ends, seeds)
+    if (!is.null(local)) {
+      local_witnesses(ends, local, if (lp$mat$ncol >= audit_local_grow_cols) audit_local_box_max else local$box)
     }
+    done <- witnessed_intervals(ends, tick)
+    if (!is.null(done)) return(done)
+  }
+  if (!is.null(local)) {
     solver <- ipm_component_solver(lp, prep, call)
   } else {
     solver <- if (lp$mat$ncol >= ipm_cols) ipm_component_solver(lp, prep, call) else
       shared_simplex_solver(lp, prep, call)
     ends <- new_interval_ends(lp, pos, cells, prep, exact, solver)
+    seed_ends(ends, seeds)
   }
   # the optimal tables of earlier programs of the same component (another
   # attacker's, sharing the solver) that keep this one's bounds are witnesses
@@ -762,6 +883,29 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
   }
   if (!exact) widen_flat_intervals(ends, solver, lp)
   list(lower = ends$lo, upper = ends$hi, n_lp = ends$n_lp)
+}
+
+# The given witness tables' extremes (witness_seeds()) and the published
+# table as witnesses for the targets in `ends`.
+seed_ends <- function(ends, seeds) {
+  if (is.null(seeds)) return(invisible(ends))
+  ends$seen_hi <- pmax(ends$seen_hi, ends$v, seeds$hi[ends$cells])
+  ends$seen_lo <- pmin(ends$seen_lo, ends$v, seeds$lo[ends$cells])
+  invisible(ends)
+}
+
+# The intervals of the targets in `ends` when the witnesses seen settle
+# every end and leave no interval flat (a flat one needs its exact ends:
+# widen_flat_intervals()), as component_intervals() returns them; NULL
+# otherwise.
+witnessed_intervals <- function(ends, tick) {
+  if (any(open_ends(ends, TRUE)) || any(open_ends(ends, FALSE))) return(NULL)
+  all <- seq_along(ends$pos)
+  hi <- witnessed_end(ends, all, TRUE)
+  lo <- witnessed_end(ends, all, FALSE)
+  if (any(hi - lo <= ends$tol)) return(NULL)
+  tick(2 * length(all))
+  list(lower = lo, upper = hi, n_lp = ends$n_lp)
 }
 
 # The search state of local_witnesses() for pattern `supp`: the

@@ -32,7 +32,9 @@
 #' @param tables A list of `sdc_sensitivity` tables from [cell_sensitivity()]
 #'   on the same records and `value` (names, when given, name the results).
 #' @param suppressed A list with one pattern per table, each as for
-#'   [audit_table()].
+#'   [audit_table()] (the protections of `protect_tables()` among them;
+#'   their witness tables, each of one table, are not used for the linked
+#'   audit).
 #' @param lower,upper `NULL`, or a list with one entry per table, each as
 #'   for [audit_table()].
 #' @inheritParams protect_table
@@ -101,7 +103,7 @@ protect_tables <- function(tables, ..., cost = c("value", "cells"), lower = NULL
     targets <- which(!is.na(match(m, res$targets)))
     final <- list(lower = lower_all[m[targets]], upper = upper_all[m[targets]])
     new_sdc_protection(lp$tables[[k]], prep_k, res$supp[m], res$reason[m], targets, final, cost,
-                       res$stats)
+                       res$stats, res$witnesses, map = m)
   })
   names(out) <- names(lp$tables)
   structure(out, class = "sdc_protection_set", stats = res$stats,

@@ -142,7 +142,14 @@
 #'   `improve` replaced the heuristic's pattern, `NA` when it did not run;
 #'   `attacker`, and `respondent_rounds`, the rounds of the respondent
 #'   audit that added suppressions; with `method = "optimal"` the optimum
-#'   and `lower_bound` are against the same attacker as the pattern).
+#'   and `lower_bound` are against the same attacker as the pattern), and
+#'   `witnesses`: the witness tables that prove each side of every
+#'   sensitive cell protected against the outsider, a data frame with one
+#'   row per cell a table moves, `witness` (the table's number), `row` (the
+#'   cell's row) and `change` (how far the table moves it from its total;
+#'   the table minus `change` is a witness too when it keeps the bounds).
+#'   [audit_table()] given the protection itself checks these tables and
+#'   solves programs only for what they leave open (see there).
 #' @references Hundepool, A. et al. (2012). *Statistical Disclosure
 #'   Control*, Section 4.4. Wiley.
 #'
@@ -206,7 +213,8 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   res <- protection_pattern(prep, cost, cell_labels(x), x$rules, box, method, time_limit, cleanup,
                             intervals, improve = improve, call = rlang::current_env(),
                             respondents = resp)
-  new_sdc_protection(x, prep, res$supp, res$reason, res$targets, res$final, cost, res$stats)
+  new_sdc_protection(x, prep, res$supp, res$reason, res$targets, res$final, cost, res$stats,
+                     res$witnesses)
 }
 
 # `cleanup = "auto"` (and `improve = "auto"`): on tables of at most
@@ -264,7 +272,19 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
                 attacker = if (is.null(respondents)) "outsider" else "respondents",
                 respondent_rounds = if (resp_first) rp0$rounds + rp$rounds else rp$rounds)
   list(supp = search$supp, reason = search$reason, targets = audit$targets, final = audit$final,
-       stats = stats)
+       stats = stats, witnesses = pattern_witnesses(search))
+}
+
+# The witness tables of the pattern in `search` that its sensitive cells'
+# covers come from (wit_up, wit_dn), as a list of list(cells, y): those
+# that move suppressed cells only (the respondents' clean-up may have
+# published a cell an earlier witness moved). protect_table() returns them
+# with its pattern (attribute "witnesses"), for audit_table() to check.
+pattern_witnesses <- function(search) {
+  sens <- which(search$prep$sensitive)
+  ids <- unique(abs(c(search$wit_up[sens], search$wit_dn[sens])))
+  wits <- search$wits[sort(ids[ids > 0])]
+  Filter(function(w) all(search$supp[w$cells]), wits)
 }
 
 # The respondents' rounds on the pattern in `search` (respondent_pattern()),
@@ -357,7 +377,8 @@ final_audit <- function(prep, search, intervals, call) {
   list(targets = targets, final = final)
 }
 
-new_sdc_protection <- function(x, prep, supp, reason, targets, final, cost, stats) {
+new_sdc_protection <- function(x, prep, supp, reason, targets, final, cost, stats, witnesses = list(),
+                               map = seq_len(nrow(x))) {
   by <- attr(x, "by")
   out <- as.data.frame(x)[c(by, "level", "total")]
   status <- ifelse(prep$sensitive, "primary", ifelse(supp, "secondary", "published"))
@@ -371,7 +392,24 @@ new_sdc_protection <- function(x, prep, supp, reason, targets, final, cost, stat
   out$protected <- ifelse(prep$sensitive, TRUE, NA)
   structure(out, class = c("sdc_protection", "data.frame"), by = by, value = attr(x, "value"),
             cost = cost, stats = stats, total_label = attr(x, "options")$total_label,
-            rules = attr(x, "rules")) # for the code of release_report()
+            rules = attr(x, "rules"), # for the code of release_report()
+            witnesses = witness_frame(witnesses, map))
+}
+
+# The witness tables (list(cells, y) over the cells of the problem) as the
+# attribute "witnesses" of a protection: a data frame with one row per
+# cell a table moves, `witness` (its number), `row` (the cell's row of the
+# table) and `change` (how far it moves the cell). `map`: the problem's cell
+# of each row (linked tables: a witness of the linked problem restricted to
+# one table's cells keeps that table's relations, each of which lies in
+# the table, and bounds).
+witness_frame <- function(witnesses, map) {
+  rows <- lapply(witnesses, function(w) match(w$cells, map))
+  n <- vapply(rows, function(r) sum(!is.na(r)), integer(1))
+  keep <- n > 0
+  data.frame(witness = rep(seq_len(sum(keep)), n[keep]),
+             row = as.integer(unlist(lapply(rows[keep], function(r) r[!is.na(r)]))),
+             change = as.double(unlist(lapply(which(keep), function(k) witnesses[[k]]$y[!is.na(rows[[k]])]))))
 }
 
 suppression_cost <- function(value, cost) {

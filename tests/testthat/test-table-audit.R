@@ -455,3 +455,161 @@ test_that("propagated relation bounds contain every cell's exact interval (rando
     }
   }
 })
+
+# --- The witness tables of protect_table() ----------------------------------
+
+# A protection whose pattern is `supp` (sensitive cells primary, the other
+# suppressed cells secondary) and whose witness tables are `w`, as
+# protect_table() would return it: a forged certificate for the tests.
+forged_protection <- function(prot, supp, w) {
+  status <- ifelse(prot$status == "primary", "primary", ifelse(supp, "secondary", "published"))
+  prot$status <- factor(status, levels = levels(prot$status))
+  prot$lower[!supp] <- NA_real_
+  prot$upper[!supp] <- NA_real_
+  attr(prot, "witnesses") <- w
+  prot
+}
+
+test_that("audit_table() of a protection reads its pattern, and its witness tables spare programs", {
+  for (seed in 1:12) {
+    set.seed(seed)
+    d <- random_records(160, c(5, 4, 3), 3, 1.5)
+    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
+    if (!any(sens$sensitive)) next
+    for (attacker in c("outsider", "respondents")) {
+      prot <- protect_table(sens, attacker = attacker)
+      w <- attr(prot, "witnesses")
+      expect_s3_class(w, "data.frame")
+      expect_true(nrow(w) > 0)
+      expect_true(all(prot$status[w$row] != "published"), info = paste("seed", seed))
+      supp <- prot$status != "published"
+      for (iv in c("none", "suppressed")) {
+        plain <- audit_table(sens, supp, intervals = iv, attacker = attacker)
+        given <- audit_table(sens, prot, intervals = iv, attacker = attacker)
+        info <- paste("seed", seed, attacker, iv)
+        # the same pattern, the same verdicts and exact intervals
+        expect_identical(given$suppressed, plain$suppressed, info = info)
+        expect_identical(given$protected, plain$protected, info = info)
+        expect_true(attr(given, "passed"), info = info)
+        expect_equal(given$lower, plain$lower, tolerance = 1e-7, info = info)
+        expect_equal(given$upper, plain$upper, tolerance = 1e-7, info = info)
+        expect_null(attr(plain, "witnesses"))
+        if (iv == "none" && attacker == "outsider") {
+          # every table protect_table() returns checks out, and deciding
+          # protection needs no program at all
+          expect_equal(attr(given, "witnesses")[["valid"]], length(unique(w$witness)), info = info)
+          expect_identical(attr(given, "n_lp"), 0L, info = info)
+          expect_gt(attr(plain, "n_lp"), 0L)
+        } else {
+          # (exact intervals, and the respondents' audit, do without them)
+          expect_null(attr(given, "witnesses"))
+        }
+      }
+    }
+  }
+})
+
+test_that("witness tables that do not check out decide nothing", {
+  set.seed(5)
+  d <- random_records(200, c(5, 4, 3), 3, 1.5)
+  sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
+  prot <- protect_table(sens, attacker = "outsider")
+  w <- attr(prot, "witnesses")
+  n_w <- length(unique(w$witness))
+  sens_rows <- which(sens$sensitive)
+  # (1) a pattern of the sensitive cells alone fails; forged tables that move
+  # each sensitive cell by its level alone break their relations, those
+  # that move published cells break the pattern: none counts
+  alone <- sens$sensitive
+  lone <- data.frame(witness = seq_along(sens_rows), row = sens_rows, change = sens$S_p15[sens_rows] + 1)
+  lone$change[is.na(lone$change) | lone$change <= 0] <- sens$total[sens_rows][is.na(lone$change) | lone$change <= 0]
+  forged <- forged_protection(prot, alone, rbind(lone, transform(w, witness = witness + nrow(lone))))
+  ref <- audit_table(sens, alone, intervals = "none", attacker = "outsider")
+  got <- audit_table(sens, forged, intervals = "none", attacker = "outsider")
+  expect_false(attr(ref, "passed"))
+  expect_false(attr(got, "passed"))
+  expect_identical(got$protected, ref$protected)
+  expect_identical(attr(got, "witnesses")[["valid"]], 0L)
+  # (2) the real pattern with damaged tables: each changed table is refused,
+  # the verdict and the exact intervals stay
+  bad <- w
+  hit <- w$witness %in% unique(w$witness)[c(TRUE, FALSE)]
+  bad$change[hit] <- bad$change[hit] * 1.5 + 1
+  damaged <- prot
+  attr(damaged, "witnesses") <- bad
+  supp <- prot$status != "published"
+  got <- audit_table(sens, damaged, intervals = "none", attacker = "outsider")
+  ref <- audit_table(sens, supp, intervals = "none", attacker = "outsider")
+  expect_true(attr(got, "passed"))
+  expect_identical(got$protected, ref$protected)
+  expect_lt(attr(got, "witnesses")[["valid"]], n_w)
+  expect_gt(attr(got, "witnesses")[["valid"]], 0L)
+  expect_gt(attr(got, "n_lp"), 0L)
+  # (3) a table that moves one cell twice is refused too
+  twice <- w[w$witness == w$witness[1], ]
+  twice <- rbind(twice, twice[1, ])
+  attr(damaged, "witnesses") <- twice
+  got <- audit_table(sens, damaged, intervals = "none", attacker = "outsider")
+  expect_identical(attr(got, "witnesses")[["valid"]], 0L)
+  expect_identical(got$protected, audit_table(sens, supp, intervals = "none", attacker = "outsider")$protected)
+})
+
+test_that("a protection as the pattern: checked against the table, its witness tables for shape", {
+  set.seed(2)
+  d <- random_records(160, c(5, 4, 3), 3, 1.5)
+  sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
+  expect_true(any(sens$sensitive))
+  prot <- protect_table(sens, attacker = "outsider")
+  other <- cell_sensitivity(d[d$a != 1, ], c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
+  expect_error(audit_table(other, prot), class = "sdcRisk_error_pattern")
+  shuffled <- prot[rev(seq_len(nrow(prot))), ]
+  attributes(shuffled)[c("by", "value", "cost", "stats", "total_label", "rules", "witnesses")] <-
+    attributes(prot)[c("by", "value", "cost", "stats", "total_label", "rules", "witnesses")]
+  expect_error(audit_table(sens, shuffled), class = "sdcRisk_error_pattern")
+  for (w in list(data.frame(witness = 1, row = nrow(sens) + 1, change = 1),
+                 data.frame(witness = 1, row = 1, change = NA_real_),
+                 data.frame(witness = 1, row = 1.5, change = 1),
+                 data.frame(witness = 1, cell = 1, change = 1),
+                 "a table")) {
+    damaged <- prot
+    attr(damaged, "witnesses") <- w
+    expect_error(audit_table(sens, damaged), class = "sdcRisk_error_pattern")
+  }
+  # without the attribute (a subset, or an older object): the pattern alone
+  plain <- prot
+  attr(plain, "witnesses") <- NULL
+  a <- audit_table(sens, plain, intervals = "none", attacker = "outsider")
+  expect_true(attr(a, "passed"))
+  expect_null(attr(a, "witnesses"))
+  # an audit as the pattern: its suppressed cells, not all its rows
+  aud <- audit_table(sens, prot, attacker = "outsider")
+  again <- audit_table(sens, aud, attacker = "outsider")
+  expect_identical(again$suppressed, aud$suppressed)
+  expect_equal(again$lower, aud$lower)
+  # the print names the witness tables
+  aud <- audit_table(sens, prot, intervals = "none", attacker = "outsider")
+  expect_match(paste(format(aud), collapse = "\n"), "Witness tables of the pattern: [0-9]+ checked, [0-9]+ valid")
+  expect_match(paste(format(summary(aud)), collapse = "\n"), "Witness tables of the pattern")
+})
+
+test_that("linked tables: each table's witness tables check out against that table alone", {
+  for (seed in 1:4) {
+    set.seed(seed)
+    d <- data.frame(a = sample(c("a1", "a2", "a3"), 120, TRUE), b = sample(c("x", "y"), 120, TRUE),
+                    c = sample(c("u", "v", "w"), 120, TRUE, prob = c(0.6, 0.3, 0.1)),
+                    v = round(rlnorm(120, 4, 1.4)))
+    t1 <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(20)))
+    t2 <- cell_sensitivity(d, c("a", "c"), "v", list(rule_frequency(3), rule_p(20)))
+    prot <- protect_tables(list(t1, t2), attacker = "outsider")
+    for (k in 1:2) {
+      x <- list(t1, t2)[[k]]
+      w <- attr(prot[[k]], "witnesses")
+      if (!nrow(w)) next
+      a <- audit_table(x, prot[[k]], intervals = "none", attacker = "outsider")
+      expect_identical(attr(a, "witnesses")[["valid"]], length(unique(w$witness)), info = paste(seed, k))
+    }
+    # audit_tables() reads the protections' patterns
+    at <- audit_tables(list(t1, t2), list(prot[[1]], prot[[2]]), attacker = "outsider")
+    expect_true(attr(at, "passed"))
+  }
+})
