@@ -589,8 +589,11 @@ search_box <- function(search, i, t, budget) {
   if (!is.null(hit) && budget >= hit$budget) return(hit$box)
   nd <- ncol(codes)
   k <- max(1L, floor(budget^(1 / nd)))
+  # (the order of each set of candidates, cheapest first, does not depend
+  # on k: computed once for every k the box tries)
+  memo <- new.env(parent = emptyenv())
   repeat {
-    sets <- lapply(seq_len(nd), function(d) box_categories(search, i, d, k, t))
+    sets <- lapply(seq_len(nd), function(d) box_categories(search, i, d, k, t, memo))
     size <- prod(lengths(sets))
     if (size <= budget || k == 1L) break
     k <- max(1L, floor(k * min(suppress_box_shrink, (budget / size)^(1 / nd))))
@@ -603,41 +606,52 @@ search_box <- function(search, i, t, budget) {
   box
 }
 
-box_categories <- function(search, i, d, k, t) {
+# The categories of variable d in cell i's box (search_box()), at most k
+# others at each level; `memo` keeps the order of each set of candidates
+# (named by the category whose children they are) for the box's other k.
+box_categories <- function(search, i, d, k, t, memo = new.env(parent = emptyenv())) {
   parent <- search$prep$structure$parents[[d]]
   children <- search$children[[d]]
   codes <- search$prep$structure$codes
   c0 <- codes[i, d]
   whole <- TRUE
-  pick <- function(cand) {
+  pick <- function(cand, name) {
     if (length(cand) <= k) return(cand)
     whole <<- FALSE
-    m <- matrix(codes[i, ], length(cand), ncol(codes), byrow = TRUE)
-    m[, d] <- cand
-    j <- search$cell_at(m)
-    score <- rep(Inf, length(cand))
-    ok <- j > 0
-    jj <- j[ok]
-    score[ok] <- ifelse(search$supp[jj], 0, search$w[jj]) +
-      ifelse(pmax(search$cap_up[jj], search$cap_dn[jj]) >= t, 0, search$w_max)
-    cand[order(score, cand)][seq_len(k)]
+    name <- paste(d, name)
+    ordered <- memo[[name]]
+    if (is.null(ordered)) {
+      m <- matrix(codes[i, ], length(cand), ncol(codes), byrow = TRUE)
+      m[, d] <- cand
+      j <- search$cell_at(m)
+      score <- rep(Inf, length(cand))
+      ok <- j > 0
+      jj <- j[ok]
+      score[ok] <- ifelse(search$supp[jj], 0, search$w[jj]) +
+        ifelse(pmax(search$cap_up[jj], search$cap_dn[jj]) >= t, 0, search$w_max)
+      ordered <- cand[order(score, cand)]
+      assign(name, ordered, envir = memo)
+    }
+    ordered[seq_len(k)]
   }
   out <- c0
   u <- c0
   while (!is.na(parent[u])) {
     p <- parent[u]
-    out <- c(out, p, pick(setdiff(children[[p]], u)))
+    sib <- children[[p]]
+    out <- c(out, p, pick(sib[sib != u], p))
     u <- p
   }
   # categories below the chosen ones, down to the finest level
-  down <- setdiff(out, unlist(lapply(out, function(u) parent[u])))
+  down <- out[!out %in% parent[out]]
   down <- unique(c(c0, down))
   while (length(down)) {
     u <- down[1]
     down <- down[-1]
     ch <- children[[u]]
     if (!length(ch)) next
-    add <- setdiff(pick(ch), out)
+    add <- pick(ch, u)
+    add <- add[!add %in% out]
     out <- c(out, add)
     down <- c(down, add)
   }

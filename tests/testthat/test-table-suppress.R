@@ -278,6 +278,90 @@ test_that("the search box holds the cell, its ancestors and siblings, within its
   }
 })
 
+# The search box as it was computed before the order of each set of
+# candidates was kept for every k (the reference of the test below).
+reference_box <- function(search, i, t, budget) {
+  codes <- search$prep$structure$codes
+  nd <- ncol(codes)
+  k <- max(1L, floor(budget^(1 / nd)))
+  categories <- function(d, k) {
+    parent <- search$prep$structure$parents[[d]]
+    children <- search$children[[d]]
+    c0 <- codes[i, d]
+    whole <- TRUE
+    pick <- function(cand) {
+      if (length(cand) <= k) return(cand)
+      whole <<- FALSE
+      m <- matrix(codes[i, ], length(cand), ncol(codes), byrow = TRUE)
+      m[, d] <- cand
+      j <- search$cell_at(m)
+      score <- rep(Inf, length(cand))
+      ok <- j > 0
+      jj <- j[ok]
+      score[ok] <- ifelse(search$supp[jj], 0, search$w[jj]) +
+        ifelse(pmax(search$cap_up[jj], search$cap_dn[jj]) >= t, 0, search$w_max)
+      cand[order(score, cand)][seq_len(k)]
+    }
+    out <- c0
+    u <- c0
+    while (!is.na(parent[u])) {
+      p <- parent[u]
+      out <- c(out, p, pick(setdiff(children[[p]], u)))
+      u <- p
+    }
+    down <- unique(c(c0, setdiff(out, unlist(lapply(out, function(u) parent[u])))))
+    while (length(down)) {
+      u <- down[1]
+      down <- down[-1]
+      ch <- children[[u]]
+      if (!length(ch)) next
+      add <- setdiff(pick(ch), out)
+      out <- c(out, add)
+      down <- c(down, add)
+    }
+    structure(unique(out), whole = whole)
+  }
+  repeat {
+    sets <- lapply(seq_len(nd), function(d) categories(d, k))
+    size <- prod(lengths(sets))
+    if (size <= budget || k == 1L) break
+    k <- max(1L, floor(k * min(0.9, (budget / size)^(1 / nd))))
+  }
+  grid <- as.matrix(expand.grid(lapply(sets, as.vector), KEEP.OUT.ATTRS = FALSE))
+  cells <- search$cell_at(grid)
+  list(cells = cells[cells > 0], whole = all(vapply(sets, attr, logical(1), "whole")))
+}
+
+test_that("search boxes are those of the code they replaced, cell for cell", {
+  for (seed in 1:3) {
+    set.seed(seed)
+    n <- 900
+    a <- sample(12, n, TRUE, prob = rgamma(12, 1.5))
+    b <- sample(8, n, TRUE)
+    d <- data.frame(a = sprintf("A%02d", a), ag = sprintf("AG%d", (a - 1) %/% 3 + 1),
+                    as = sprintf("AS%d", (a - 1) %/% 6 + 1), b = sprintf("B%d", b),
+                    bg = sprintf("BG%d", (b - 1) %/% 4 + 1), c = sample(c("u", "v", "w", "x"), n, TRUE),
+                    v = round(rlnorm(n, 6, 1.8)))
+    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_p(10),
+                             hierarchy = list(a = unique(d[c("a", "ag", "as")]), b = unique(d[c("b", "bg")])))
+    prep <- sdcRisk:::table_problem(sens, NULL, NULL, 10)
+    search <- sdcRisk:::new_protection_search(prep, sdcRisk:::suppression_cost(prep$value, "value"),
+                                             sdcRisk:::cell_labels(sens), 2000)
+    search$supp <- prep$sensitive | runif(nrow(sens)) < 0.2
+    for (i in sample(nrow(sens), 40)) {
+      for (budget in c(8, 60, 400, 3000)) {
+        t <- sample(c(1, 100, 1e4), 1)
+        ref <- reference_box(search, i, t, budget)
+        # (a fresh cache of whole boxes: the reference keeps none)
+        rm(list = ls(search$whole_boxes), envir = search$whole_boxes)
+        got <- sdcRisk:::search_box(search, i, t, budget)
+        expect_identical(got$cells, ref$cells, info = paste(seed, i, budget))
+        expect_identical(got$whole, ref$whole, info = paste(seed, i, budget))
+      }
+    }
+  }
+})
+
 test_that("a witness must add up and keep the bounds before it counts", {
   d <- data.frame(k = c("a", "a", "b", "b", "b"), v = c(1, 2, 3, 4, 5))
   sens <- cell_sensitivity(d, "k", "v", rule_frequency(3))
