@@ -404,7 +404,11 @@ new_sdc_protection <- function(x, prep, supp, reason, targets, final, cost, stat
 # one table's cells keeps that table's relations, each of which lies in
 # the table, and bounds).
 witness_frame <- function(witnesses, map) {
-  rows <- lapply(witnesses, function(w) match(w$cells, map))
+  # (the row of each cell of the problem: one lookup per cell moved, where
+  # match() over the table per witness grew with the square of the table)
+  row_of <- rep(NA_integer_, max(c(map, unlist(lapply(witnesses, `[[`, "cells")), 0L)))
+  row_of[map] <- seq_along(map)
+  rows <- lapply(witnesses, function(w) row_of[w$cells])
   n <- vapply(rows, function(r) sum(!is.na(r)), integer(1))
   keep <- n > 0
   data.frame(witness = rep(seq_len(sum(keep)), n[keep]),
