@@ -157,6 +157,10 @@ cpp_relation_packing <- function(open, pos, row, col, n_row, n_col, batch) {
     .Call(`_sdcRisk_cpp_relation_packing`, open, pos, row, col, n_row, n_col, batch)
 }
 
+cpp_search_box <- function(code, parent, start, child, mult, dense, keys, key_cell, supp, w, cap_up, cap_dn, w_max, t, budget, k0, shrink) {
+    .Call(`_sdcRisk_cpp_search_box`, code, parent, start, child, mult, dense, keys, key_cell, supp, w, cap_up, cap_dn, w_max, t, budget, k0, shrink)
+}
+
 cpp_ptn_sensitivity <- function(pt, noise, self_noise, opts) {
     .Call(`_sdcRisk_cpp_ptn_sensitivity`, pt, noise, self_noise, opts)
 }

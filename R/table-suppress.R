@@ -468,14 +468,24 @@ new_protection_search <- function(prep, w, labels, box) {
     l[keys + 1] <- seq_len(n)
     l
   }
-  search$children <- lapply(st$parents, function(p) {
+  # the classification as the core's search_box() reads it: per variable
+  # the parent of each category (0 for none) and its children (CSR), and
+  # the cell at each combination of codes (a dense lookup, or the sorted
+  # keys of the cells)
+  children <- lapply(st$parents, function(p) {
     split(which(!is.na(p)), factor(p[!is.na(p)], levels = seq_along(p)))
   })
-  # the cell at the given codes (rows of a matrix), 0 when absent
-  search$cell_at <- function(m) {
-    k <- as.vector((m - 1) %*% mult)
-    if (dense) lookup[k + 1] else match(k, keys, nomatch = 0L)
-  }
+  ord <- if (!dense) order(keys)
+  search$box_index <- list(
+    parent = lapply(st$parents, function(p) {
+      p <- as.integer(p)
+      p[is.na(p)] <- 0L
+      p
+    }),
+    start = lapply(children, function(ch) as.integer(c(0, cumsum(lengths(ch))))),
+    child = lapply(children, function(ch) as.integer(unlist(ch, use.names = FALSE))),
+    mult = as.double(mult), dense = if (dense) as.integer(lookup) else integer(),
+    keys = if (dense) numeric() else as.double(keys[ord]), key_cell = if (dense) integer() else as.integer(ord))
   search
 }
 
@@ -592,74 +602,14 @@ search_box <- function(search, i, t, budget) {
   hit <- search$whole_boxes[[key]]
   if (!is.null(hit) && budget >= hit$budget) return(hit$box)
   nd <- ncol(codes)
-  k <- max(1L, floor(budget^(1 / nd)))
-  # (the order of each set of candidates, cheapest first, does not depend
-  # on k: computed once for every k the box tries)
-  memo <- new.env(parent = emptyenv())
-  repeat {
-    sets <- lapply(seq_len(nd), function(d) box_categories(search, i, d, k, t, memo))
-    size <- prod(lengths(sets))
-    if (size <= budget || k == 1L) break
-    k <- max(1L, floor(k * min(suppress_box_shrink, (budget / size)^(1 / nd))))
-  }
-  whole <- all(vapply(sets, attr, logical(1), "whole"))
-  grid <- as.matrix(expand.grid(lapply(sets, as.vector), KEEP.OUT.ATTRS = FALSE))
-  cells <- search$cell_at(grid)
-  box <- list(cells = cells[cells > 0], whole = whole)
-  if (whole) assign(key, list(budget = budget, box = box), envir = search$whole_boxes)
+  bi <- search$box_index
+  # (in the core, table_boxes.hpp: the categories of each variable at k,
+  # from the largest k down, and the cells of their product)
+  box <- core_call(cpp_search_box, codes[i, ], bi$parent, bi$start, bi$child, bi$mult, bi$dense, bi$keys,
+                   bi$key_cell, search$supp, search$w, search$cap_up, search$cap_dn, search$w_max, t, budget,
+                   max(1, floor(budget^(1 / nd))), suppress_box_shrink)
+  if (box$whole) assign(key, list(budget = budget, box = box), envir = search$whole_boxes)
   box
-}
-
-# The categories of variable d in cell i's box (search_box()), at most k
-# others at each level; `memo` keeps the order of each set of candidates
-# (named by the category whose children they are) for the box's other k.
-box_categories <- function(search, i, d, k, t, memo = new.env(parent = emptyenv())) {
-  parent <- search$prep$structure$parents[[d]]
-  children <- search$children[[d]]
-  codes <- search$prep$structure$codes
-  c0 <- codes[i, d]
-  whole <- TRUE
-  pick <- function(cand, name) {
-    if (length(cand) <= k) return(cand)
-    whole <<- FALSE
-    name <- paste(d, name)
-    ordered <- memo[[name]]
-    if (is.null(ordered)) {
-      m <- matrix(codes[i, ], length(cand), ncol(codes), byrow = TRUE)
-      m[, d] <- cand
-      j <- search$cell_at(m)
-      score <- rep(Inf, length(cand))
-      ok <- j > 0
-      jj <- j[ok]
-      score[ok] <- ifelse(search$supp[jj], 0, search$w[jj]) +
-        ifelse(pmax(search$cap_up[jj], search$cap_dn[jj]) >= t, 0, search$w_max)
-      ordered <- cand[order(score, cand)]
-      assign(name, ordered, envir = memo)
-    }
-    ordered[seq_len(k)]
-  }
-  out <- c0
-  u <- c0
-  while (!is.na(parent[u])) {
-    p <- parent[u]
-    sib <- children[[p]]
-    out <- c(out, p, pick(sib[sib != u], p))
-    u <- p
-  }
-  # categories below the chosen ones, down to the finest level
-  down <- out[!out %in% parent[out]]
-  down <- unique(c(c0, down))
-  while (length(down)) {
-    u <- down[1]
-    down <- down[-1]
-    ch <- children[[u]]
-    if (!length(ch)) next
-    add <- pick(ch, u)
-    add <- add[!add %in% out]
-    out <- c(out, add)
-    down <- c(down, add)
-  }
-  structure(unique(out), whole = whole)
 }
 
 # A deviation y of the table, nonzero only on `cells`, with y_i = dir * t,

@@ -559,6 +559,33 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_search_box
+SEXP cpp_search_box(const Rcpp::IntegerVector& code, const Rcpp::List& parent, const Rcpp::List& start, const Rcpp::List& child, const Rcpp::NumericVector& mult, const Rcpp::IntegerVector& dense, const Rcpp::NumericVector& keys, const Rcpp::IntegerVector& key_cell, const Rcpp::LogicalVector& supp, const Rcpp::NumericVector& w, const Rcpp::NumericVector& cap_up, const Rcpp::NumericVector& cap_dn, double w_max, double t, double budget, double k0, double shrink);
+RcppExport SEXP _sdcRisk_cpp_search_box(SEXP codeSEXP, SEXP parentSEXP, SEXP startSEXP, SEXP childSEXP, SEXP multSEXP, SEXP denseSEXP, SEXP keysSEXP, SEXP key_cellSEXP, SEXP suppSEXP, SEXP wSEXP, SEXP cap_upSEXP, SEXP cap_dnSEXP, SEXP w_maxSEXP, SEXP tSEXP, SEXP budgetSEXP, SEXP k0SEXP, SEXP shrinkSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type code(codeSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type parent(parentSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type start(startSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type child(childSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type mult(multSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type dense(denseSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type keys(keysSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type key_cell(key_cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type supp(suppSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type w(wSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type cap_up(cap_upSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type cap_dn(cap_dnSEXP);
+    Rcpp::traits::input_parameter< double >::type w_max(w_maxSEXP);
+    Rcpp::traits::input_parameter< double >::type t(tSEXP);
+    Rcpp::traits::input_parameter< double >::type budget(budgetSEXP);
+    Rcpp::traits::input_parameter< double >::type k0(k0SEXP);
+    Rcpp::traits::input_parameter< double >::type shrink(shrinkSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_search_box(code, parent, start, child, mult, dense, keys, key_cell, supp, w, cap_up, cap_dn, w_max, t, budget, k0, shrink));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_ptn_sensitivity
 SEXP cpp_ptn_sensitivity(const Rcpp::NumericVector& pt, const Rcpp::NumericVector& noise, const Rcpp::NumericVector& self_noise, const Rcpp::List& opts);
 RcppExport SEXP _sdcRisk_cpp_ptn_sensitivity(SEXP ptSEXP, SEXP noiseSEXP, SEXP self_noiseSEXP, SEXP optsSEXP) {
@@ -658,6 +685,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_table_extremes", (DL_FUNC) &_sdcRisk_cpp_table_extremes, 9},
     {"_sdcRisk_cpp_relation_bounds", (DL_FUNC) &_sdcRisk_cpp_relation_bounds, 10},
     {"_sdcRisk_cpp_relation_packing", (DL_FUNC) &_sdcRisk_cpp_relation_packing, 7},
+    {"_sdcRisk_cpp_search_box", (DL_FUNC) &_sdcRisk_cpp_search_box, 17},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},
     {"_sdcRisk_cpp_ptn_cells", (DL_FUNC) &_sdcRisk_cpp_ptn_cells, 5},

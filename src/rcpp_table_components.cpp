@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "glue.h"
+#include "sdcRisk/table_boxes.hpp"
 #include "sdcRisk/table_components.hpp"
 
 // Components of the graph linking the nodes of each relation; 1-based
@@ -82,5 +83,78 @@ SEXP cpp_relation_packing(const Rcpp::IntegerVector& open, const Rcpp::IntegerVe
     return sdcRisk_glue::one_based(sdcRisk::relation_packing(
         sdcRisk_glue::zero_based(open), sdcRisk_glue::zero_based(pos), sdcRisk_glue::zero_based(row),
         sdcRisk_glue::zero_based(col), n_row, n_col, batch));
+  });
+}
+
+// The search box of cell `code` (1-based codes of its variables; R's
+// search_box()): `parent`, `start`, `child` per variable (a list of
+// integer vectors each: parents, 0 for none, and children in CSR form, see
+// BoxVariable), the lookup `mult` with `dense` (integer(0) for none) or the
+// sorted `keys` and their cells `key_cell`; the pattern, costs, capacities,
+// `w_max`, the target `t`, the `budget`, the first k `k0` and `shrink`.
+// Returns list(cells, whole).
+// [[Rcpp::export]]
+SEXP cpp_search_box(const Rcpp::IntegerVector& code, const Rcpp::List& parent, const Rcpp::List& start,
+                    const Rcpp::List& child, const Rcpp::NumericVector& mult, const Rcpp::IntegerVector& dense,
+                    const Rcpp::NumericVector& keys, const Rcpp::IntegerVector& key_cell,
+                    const Rcpp::LogicalVector& supp, const Rcpp::NumericVector& w,
+                    const Rcpp::NumericVector& cap_up, const Rcpp::NumericVector& cap_dn, double w_max,
+                    double t, double budget, double k0, double shrink) {
+  return sdcRisk_glue::run_engine([&] {
+    const R_xlen_t nd = code.size();
+    if (parent.size() != nd || start.size() != nd || child.size() != nd || mult.size() != nd) {
+      throw std::invalid_argument("search box: one entry per variable is needed");
+    }
+    const R_xlen_t n = supp.size();
+    if (w.size() != n || cap_up.size() != n || cap_dn.size() != n) {
+      throw std::invalid_argument("search box: the cell vectors differ in length");
+    }
+    if (keys.size() != key_cell.size()) throw std::invalid_argument("search box: keys and cells differ in length");
+    sdcRisk::BoxProblem p;
+    p.code.assign(code.begin(), code.end());
+    for (R_xlen_t d = 0; d < nd; ++d) {
+      SEXP pa = parent[d];
+      SEXP st = start[d];
+      SEXP ch = child[d];
+      if (TYPEOF(pa) != INTSXP || TYPEOF(st) != INTSXP || TYPEOF(ch) != INTSXP ||
+          XLENGTH(st) != XLENGTH(pa) + 1) {
+        throw std::invalid_argument("search box: a variable's parents or children are malformed");
+      }
+      const int* s = INTEGER(st);
+      if (s[0] != 0 || s[XLENGTH(pa)] != XLENGTH(ch)) throw std::invalid_argument("search box: children malformed");
+      for (R_xlen_t c = 0; c < XLENGTH(pa); ++c) {
+        const int up = INTEGER(pa)[c];
+        if (up < 0 || up > XLENGTH(pa) || s[c + 1] < s[c]) throw std::invalid_argument("search box: parents malformed");
+      }
+      for (R_xlen_t c = 0; c < XLENGTH(ch); ++c) {
+        if (INTEGER(ch)[c] < 1 || INTEGER(ch)[c] > XLENGTH(pa)) throw std::invalid_argument("search box: children malformed");
+      }
+      sdcRisk::BoxVariable v;
+      v.parent = INTEGER(pa);
+      v.n_cat = static_cast<int>(XLENGTH(pa));
+      v.start = s;
+      v.child = INTEGER(ch);
+      p.vars.push_back(v);
+    }
+    p.lookup.mult = mult.begin();
+    p.lookup.n_var = static_cast<int>(nd);
+    if (dense.size()) {
+      p.lookup.dense = dense.begin();
+      p.lookup.n_dense = static_cast<std::size_t>(dense.size());
+    } else {
+      p.lookup.keys = keys.begin();
+      p.lookup.key_cell = key_cell.begin();
+      p.lookup.n_keys = static_cast<std::size_t>(keys.size());
+    }
+    p.supp = supp.begin();
+    p.w = w.begin();
+    p.cap_up = cap_up.begin();
+    p.cap_dn = cap_dn.begin();
+    p.n_cell = static_cast<std::size_t>(n);
+    p.w_max = w_max;
+    p.t = t;
+    const sdcRisk::Box box = sdcRisk::search_box(p, budget, k0, shrink);
+    return Rcpp::List::create(Rcpp::Named("cells") = Rcpp::IntegerVector(box.cells.begin(), box.cells.end()),
+                              Rcpp::Named("whole") = box.whole);
   });
 }
