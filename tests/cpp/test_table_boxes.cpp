@@ -9,22 +9,17 @@
 // chosen is the cheapest (a suppressed cell is free); the lookup of sorted
 // keys gives the boxes of the dense one.
 #include <algorithm>
-#include <cstdint>
-#include <cstdio>
+#include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "sdcRisk/table_boxes.hpp"
+#include "testutil.hpp"
 
 namespace {
 
-struct Lcg {  // deterministic generator: identical on every platform
-  std::uint64_t s;
-  int below(int n) {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<int>((s >> 33) % static_cast<std::uint64_t>(n));
-  }
-};
+using testutil::Lcg;
 
 // categories of a: 1 Total, 2 G1, 3 G2, 4 a1, 5 a2 (G1), 6 a3, 7 a4 (G2)
 const std::vector<int> a_parent{0, 1, 1, 2, 2, 3, 3};
@@ -91,14 +86,10 @@ double k0(double budget) { return std::max(1.0, std::floor(std::pow(budget, 0.5)
 }  // namespace
 
 int main() {
-  int failures = 0;
-  auto check = [&](bool ok, const char* what, int rep) {
-    if (!ok) {
-      std::printf("%s (case %d)\n", what, rep);
-      ++failures;
-    }
+  auto check = [](bool ok, const char* what, int rep) {
+    testutil::check(ok, std::string(what) + " (case " + std::to_string(rep) + ")");
   };
-  Lcg g{11};
+  Lcg g(11);
   const double inf = std::numeric_limits<double>::infinity();
   for (int rep = 0; rep < 300; ++rep) {
     const Table t = make_table(g);
@@ -138,7 +129,7 @@ int main() {
   // the cheapest sibling: cell (a1, b1), one other category of b, the
   // suppressed (a1, b3) free where (a1, b2) costs its value
   {
-    Lcg h{5};
+    Lcg h(5);
     Table t = make_table(h);
     for (int c = 0; c < n_cell; ++c) {
       t.supp[static_cast<std::size_t>(c)] = 0;
@@ -155,7 +146,5 @@ int main() {
     const sdcRisk::Box box2 = sdcRisk::search_box(problem(t, 4, 2, 10, true), 1.0, 1.0, 0.9);
     check(has(box2.cells, cell(4, 4)) && !has(box2.cells, cell(4, 3)), "a cell too small for t is chosen first", -1);
   }
-  if (failures) return 1;
-  std::printf("test_table_boxes: all passed\n");
-  return 0;
+  return testutil::report("test_table_boxes");
 }
