@@ -238,7 +238,9 @@ audit_attackers <- function(prep, supp, targets, resp, exact, call, witnesses = 
     return(list(res = audit_cells(prep, supp, targets, exact = exact, call = call, witnesses = witnesses),
                 ra = NULL))
   }
-  sh <- shared_outsider_audit(prep, supp, targets, call = call, witnesses = witnesses)
+  # (the respondents' audit needs the outsider's exact intervals, which the
+  # witness tables do not settle: audit_cells() uses them for the decision)
+  sh <- shared_outsider_audit(prep, supp, targets, call = call)
   list(res = sh$res, ra = decided_breaches(prep, supp, resp, sh$outer, exact = exact, call = call))
 }
 
@@ -246,15 +248,13 @@ audit_attackers <- function(prep, supp, targets, resp, exact, call, witnesses = 
 # audit_cells() over them, which the respondents' audit reads as `outer`),
 # and those of the `targets` as audit_cells() would return them (with the
 # programs solved). Returns list(res, outer).
-shared_outsider_audit <- function(prep, supp, targets, call, witnesses = NULL) {
+shared_outsider_audit <- function(prep, supp, targets, call) {
   all_supp <- which(supp)
-  o <- audit_cells(prep, supp, all_supp, exact = TRUE, call = call, witnesses = witnesses)
+  o <- audit_cells(prep, supp, all_supp, exact = TRUE, call = call)
   outer <- list(lower = rep(NA_real_, length(supp)), upper = rep(NA_real_, length(supp)))
   outer$lower[all_supp] <- o$lower
   outer$upper[all_supp] <- o$upper
-  list(res = list(lower = outer$lower[targets], upper = outer$upper[targets], n_lp = o$n_lp,
-                  witnesses = o$witnesses),
-       outer = outer)
+  list(res = list(lower = outer$lower[targets], upper = outer$upper[targets], n_lp = o$n_lp), outer = outer)
 }
 
 # The breaches by respondent of pattern `supp` (respondent_breaches()),
