@@ -156,5 +156,13 @@ lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm",
     list(status = status, value = if (maximize) value else -value,
          solution = if (status == "optimal") highs::hi_solver_get_solution(solver)$col_value)
   }
-  list(extreme = extreme, n_lp = function() n_lp, set_bounds = set_bounds, set_rows = set_rows)
+  # after an infeasible program: HiGHS' dual ray (one number per row), a
+  # certificate that no column values within the bounds keep the rows; NULL
+  # when HiGHS has none
+  dual_ray <- function() {
+    r <- highs::hi_solver_get_dual_ray(solver)
+    if (isTRUE(r$has_dual_ray) && length(r$dual_ray) == mat$nrow && all(is.finite(r$dual_ray))) r$dual_ray
+  }
+  list(extreme = extreme, n_lp = function() n_lp, set_bounds = set_bounds, set_rows = set_rows,
+       dual_ray = dual_ray)
 }

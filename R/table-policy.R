@@ -124,6 +124,20 @@ suppress_box_min <- 4
 suppress_box_growth <- 4
 suppress_box_shrink <- 0.9
 
+# A box whose one-sided program has no witness gets the cells that break
+# the program's certificate of infeasibility (box_witness(), ray_cells())
+# at most this many times before the next, larger box. Chosen by hand; see
+# bench/README.md for the measurements on the large tables.
+suppress_ray_rounds <- 20
+
+# ... from the box of this many times the `box` budget on (smaller boxes
+# grow suppress_box_growth-fold, which finds cheaper witnesses).
+suppress_ray_budget <- 4
+
+# Dual ray entries (and gains) below this share of the largest are
+# rounding. Chosen by hand; not measured.
+ray_tolerance <- 1e-9
+
 # A witness program reuses the model of an earlier one when its cells lie
 # in that model's and are at least this share of them (deviation_solve()):
 # a program of a few cells in a model of thousands takes longer from the

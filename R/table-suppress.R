@@ -19,13 +19,19 @@
 #' the cell: for every `by` variable, the cell's category, its ancestors,
 #' and the cheapest other categories at each of those levels and below,
 #' with at most about `box` cells in all (enlarged fourfold while no such
-#' table exists inside, up to the whole table). Every published cell that
-#' table moves is suppressed. Its cost in the program is its suppression cost
-#' when it takes the whole deviation or its whole room (the linear
-#' relaxation of the fixed charge); suppressed cells are free. Because
-#' more suppression only widens what an attacker must allow, every table
-#' found stays a witness until the end; each is checked to add up and to
-#' keep the bounds before it counts, and it serves every cell it moves
+#' table exists inside, up to the whole table). From the second box on (four
+#' times `box`), a box without such a table first gets the categories of the
+#' cells that can break the linear program's proof that it has none (its
+#' dual ray, a Farkas certificate: only a cell in a relation the proof uses,
+#' with room to move the way the proof forbids, can), up to 20 times, before
+#' it is enlarged fourfold: on tables of \eqn{10^5} cells and more, such
+#' boxes lack a few categories, not three quarters of the table. Every
+#' published cell that table moves is suppressed. Its cost in the program is
+#' its suppression cost when it takes the whole deviation or its whole room
+#' (the linear relaxation of the fixed charge); suppressed cells are free.
+#' Because more suppression only widens what an attacker must allow, every
+#' table found stays a witness until the end; each is checked to add up and
+#' to keep the bounds before it counts, and it serves every cell it moves
 #' (its mirror image too, when that keeps the bounds).
 #'
 #' A clean-up pass then looks, for every side of every sensitive cell, for
@@ -566,8 +572,8 @@ protect_cell <- function(search, i, call) {
     budget <- search$box
     repeat {
       box <- search_box(search, i, t, budget)
-      y <- deviation_lp(search, i, box$cells, t, direction, symmetric = TRUE) %||%
-        deviation_lp(search, i, box$cells, t, direction, symmetric = FALSE)
+      y <- box_witness(search, i, box$cells, t, direction,
+                       rounds = if (budget >= suppress_ray_budget * search$box) suppress_ray_rounds else 0L)
       if (!is.null(y)) break
       if (box$whole) unprotectable(search, i, call)
       budget <- budget * suppress_box_growth
@@ -575,6 +581,119 @@ protect_cell <- function(search, i, call) {
     record_witness(search, y, i)
   }
   invisible(search)
+}
+
+# A witness for cell i moving by dir * t among `cells` (a box): the
+# symmetric program's, else the one-sided program's. When the one-sided
+# program has none, the cells that break its certificate of infeasibility
+# (ray_cells()) join the box, up to suppress_ray_rounds times: a box that
+# lacks a few cells of the table (a relation whose cells in the box cannot
+# take the deviation) gets those, where the next box of the heuristic
+# would be suppress_box_growth times as large (on the 265,539-cell table (size 3e5) of
+# bench_suppress_large.R, boxes of 4,000 cells grew to 95,000, programs of
+# up to minutes).
+box_witness <- function(search, i, cells, t, dir, rounds = suppress_ray_rounds) {
+  for (round in 0:rounds) {
+    # (after the first round the one-sided program first: the symmetric one
+    # has no witness where it has none)
+    if (round == 0L) {
+      y <- deviation_lp(search, i, cells, t, dir, symmetric = TRUE) %||%
+        deviation_lp(search, i, cells, t, dir, symmetric = FALSE)
+    } else {
+      y <- deviation_lp(search, i, cells, t, dir, symmetric = FALSE)
+      if (!is.null(y)) return(deviation_lp(search, i, cells, t, dir, symmetric = TRUE) %||% y)
+    }
+    if (!is.null(y) || round == rounds) return(y)
+    more <- ray_cells(search, cells, dir)
+    if (!length(more)) return(NULL)
+    cells <- ray_box(search, cells, more)
+  }
+}
+
+# The box `cells` (a product of categories, one set per variable) with the
+# categories of the cells `more` and their ancestors added: the cells of
+# the enlarged product. (A cell added alone would be alone in its other
+# relations, and each round would add their cells: on the 10,994-cell
+# table of bench_suppress_large.R, boxes took 8 to 16 rounds that way.)
+# Linked tables, which have no classification: `cells` and `more`.
+ray_box <- function(search, cells, more) {
+  st <- search$prep$structure
+  codes <- st$codes
+  if (is.null(codes)) return(c(cells, more))
+  bi <- search$box_index
+  sets <- lapply(seq_len(ncol(codes)), function(d) {
+    add <- codes[more, d]
+    # (with their ancestors, up to the total)
+    repeat {
+      up <- bi$parent[[d]][add]
+      up <- up[up > 0 & !(up %in% add)]
+      if (!length(up)) break
+      add <- c(add, up)
+    }
+    unique(c(codes[cells, d], add))
+  })
+  grid <- as.matrix(expand.grid(sets, KEEP.OUT.ATTRS = FALSE))
+  keys <- as.vector((grid - 1) %*% bi$mult)
+  found <- if (length(bi$dense)) bi$dense[keys + 1] else bi$key_cell[match(keys, bi$keys)]
+  found <- found[!is.na(found) & found > 0]
+  c(cells, setdiff(found, cells))
+}
+
+# The cells outside `cells` that break the certificate of infeasibility of
+# deviation_solve()'s last program (one-sided, over `cells`, direction
+# `dir`): HiGHS' dual ray y over the program's relations proves that every
+# deviation x within the bounds has y'Ax < 0 (or every one > 0; Farkas'
+# lemma). A cell j outside can change that only if it lies in a relation
+# with y != 0 and its rise or fall, within its bounds, moves y'Ax the other
+# way: those cells, the ones that cover most of the certificate's gap
+# first (then the cheapest), until they cover it. integer() when there is
+# no certificate or no such cell. (Without one, the program over the whole
+# table is infeasible too; the caller's larger boxes still decide.)
+ray_cells <- function(search, cells, dir) {
+  ray <- search$dev_ray
+  if (is.null(ray) || !identical(ray$cells, cells)) return(integer())
+  st <- search$prep$structure
+  ix <- search$rel_index %||% {
+    search$rel_index <- list(ord = order(st$rel), count = tabulate(st$rel, st$nrel))
+    search$rel_index
+  }
+  nz <- abs(ray$y) > ray_tolerance * max(abs(ray$y))
+  rels <- ray$rels[nz]
+  if (!length(rels)) return(integer())
+  start <- cumsum(ix$count) - ix$count
+  trips <- ix$ord[sequence(ix$count[rels], from = start[rels] + 1L)]
+  a <- rowsum(st$coef[trips] * rep(ray$y[nz], ix$count[rels]), st$cell[trips])
+  cand <- as.integer(rownames(a))
+  a <- a[, 1]
+  # y'Ax over the program's own columns at its extremes (rises then falls)
+  m <- length(cells)
+  at <- match(cells, cand, nomatch = 0L)
+  ain <- numeric(m)
+  ain[at > 0] <- a[at]
+  r <- c(ain, -ain)
+  hi <- sum(ifelse(r > 0, r * ray$ub, r * ray$lb))
+  lo <- sum(ifelse(r > 0, r * ray$lb, r * ray$ub))
+  gap <- if (hi < 0) -hi else if (lo > 0) lo else return(integer())
+  sgn <- if (hi < 0) 1 else -1
+  out <- !(cand %in% cells)
+  cand <- cand[out]
+  a <- sgn * a[out]
+  up <- pmin(search$cap_up[cand], highs_infinity())
+  dn <- pmin(search$cap_dn[cand], highs_infinity())
+  if (dir < 0) {
+    tmp <- up
+    up <- dn
+    dn <- tmp
+  }
+  gain <- pmin(up * pmax(a, 0) + dn * pmax(-a, 0), gap)
+  keep <- gain > ray_tolerance * gap
+  cand <- cand[keep]
+  gain <- gain[keep]
+  if (!length(cand)) return(integer())
+  cost <- ifelse(search$supp[cand], 0, search$w[cand])
+  o <- order(-gain, cost, cand)
+  covered <- which(cumsum(gain[o]) >= gap * (1 - ray_tolerance))[1]
+  cand[o[seq_len(if (is.na(covered)) length(o) else covered)]]
 }
 
 unprotectable <- function(search, i, call) {
@@ -654,8 +773,10 @@ deviation_model <- function(st, scope) {
   m <- length(scope)
   col <- match(st$cell[trips], scope)
   row <- match(st$rel[trips], rels)
-  triplet_matrix(i = c(row, row), j = c(col, col + m), v = c(st$coef[trips], -st$coef[trips]),
-                 nrow = length(rels), ncol = 2 * m)
+  mat <- triplet_matrix(i = c(row, row), j = c(col, col + m), v = c(st$coef[trips], -st$coef[trips]),
+                        nrow = length(rels), ncol = 2 * m)
+  mat$rels <- rels
+  mat
 }
 
 # Solves deviation_lp()'s program over `cells` (objective, bounds of the
@@ -671,6 +792,7 @@ deviation_model <- function(st, scope) {
 # these programs of a few hundred columns it took 40% of the time).
 deviation_solve <- function(search, cells, obj, lb, ub) {
   st <- search$prep$structure
+  search$dev_ray <- NULL
   sess <- search$dev_session
   pos <- if (!is.null(sess) && length(cells) >= deviation_reuse_share * length(sess$scope)) match(cells, sess$scope)
   if (is.null(pos) || anyNA(pos)) {
@@ -678,8 +800,9 @@ deviation_solve <- function(search, cells, obj, lb, ub) {
     mat <- deviation_model(st, scope)
     # (a box in no relation: nothing to keep)
     if (!mat$nrow) return(deviation_cold(st, cells, obj, lb, ub))
-    sess <- list(scope = scope, lp = lp_session(mat, numeric(mat$nrow), numeric(mat$nrow),
-                                                 numeric(mat$ncol), numeric(mat$ncol), strategy = 1L))
+    sess <- list(scope = scope, rels = mat$rels,
+                 lp = lp_session(mat, numeric(mat$nrow), numeric(mat$nrow), numeric(mat$ncol),
+                                 numeric(mat$ncol), strategy = 1L))
     search$dev_session <- sess
     pos <- match(cells, scope)
   }
@@ -693,7 +816,12 @@ deviation_solve <- function(search, cells, obj, lb, ub) {
   sess$lp$set_bounds(full(lb), full(ub))
   r <- sess$lp$extreme(full(obj), maximize = FALSE)
   if (r$status == "optimal") return(r$solution[cols])
-  if (r$status == "infeasible") return(NULL)
+  if (r$status == "infeasible") {
+    # (kept for ray_cells(): the certificate, with the bounds of `cells`)
+    y <- sess$lp$dual_ray()
+    if (!is.null(y)) search$dev_ray <- list(cells = cells, rels = sess$rels, y = y, lb = lb, ub = ub)
+    return(NULL)
+  }
   deviation_cold(st, cells, obj, lb, ub)
 }
 

@@ -379,6 +379,118 @@ test_that("search boxes are those of the R code they replaced, cell for cell", {
   }
 })
 
+# A hierarchical table of `n` records (a in 3 levels, b in 2, c flat) and
+# its search state, with some cells suppressed at random.
+hier_search <- function(seed, n = 900, upper = NULL) {
+  set.seed(seed)
+  a <- sample(12, n, TRUE, prob = rgamma(12, 1.5))
+  b <- sample(8, n, TRUE)
+  d <- data.frame(a = sprintf("A%02d", a), ag = sprintf("AG%d", (a - 1) %/% 3 + 1),
+                  as = sprintf("AS%d", (a - 1) %/% 6 + 1), b = sprintf("B%d", b),
+                  bg = sprintf("BG%d", (b - 1) %/% 4 + 1), c = sample(c("u", "v", "w", "x"), n, TRUE),
+                  v = round(rlnorm(n, 6, 1.8)))
+  sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_p(10),
+                           hierarchy = list(a = unique(d[c("a", "ag", "as")]), b = unique(d[c("b", "bg")])))
+  # (`upper`: a priori upper bounds of that many times each cell's value)
+  prep <- sdcRisk:::table_problem(sens, NULL, if (!is.null(upper)) upper * sens$total, 10)
+  search <- sdcRisk:::new_protection_search(prep, sdcRisk:::suppression_cost(prep$value, "value"),
+                                           sdcRisk:::cell_labels(sens), 2000)
+  search$supp <- prep$sensitive | runif(nrow(sens)) < 0.2
+  list(sens = sens, prep = prep, search = search)
+}
+
+test_that("a box without a witness gets exactly the cells that break its certificate of infeasibility", {
+  ns <- asNamespace("sdcRisk")
+  seen <- c(feasible = 0, proved = 0)
+  for (seed in 1:4) {
+    # (with upper bounds, some deviations need more than the whole table has)
+    h <- hier_search(seed, upper = if (seed > 2) 1.05)
+    search <- h$search
+    prep <- h$prep
+    n <- prep$structure$ncell
+    for (i in sample(n, 40)) {
+      dir <- sample(c(1, -1), 1)
+      # a deviation of up to the whole value: often more than a small box holds
+      t <- max(1, runif(1, 0.05, 1) * abs(prep$value[i]))
+      cells <- ns$search_box(search, i, t, 8)$cells
+      # (the whole table's program first: ray_cells() reads the last one)
+      whole <- ns$deviation_lp(search, i, seq_len(n), t, dir, symmetric = FALSE)
+      y <- ns$deviation_lp(search, i, cells, t, dir, symmetric = FALSE)
+      rounds <- 0
+      # the cells of the certificates, one round after another (no product)
+      while (is.null(y)) {
+        more <- ns$ray_cells(search, cells, dir)
+        if (!length(more)) break
+        expect_false(any(more %in% cells))
+        # every cell added lies in a relation of the program
+        st <- prep$structure
+        rels <- unique(st$rel[unlist(st$cell_trips[cells])])
+        expect_true(all(vapply(more, function(j) any(st$rel[st$cell_trips[[j]]] %in% rels), logical(1))))
+        cells <- c(cells, more)
+        y <- ns$deviation_lp(search, i, cells, t, dir, symmetric = FALSE)
+        rounds <- rounds + 1
+        expect_lte(rounds, n)
+      }
+      info <- paste(seed, i, dir, t)
+      if (rounds == 0 && !is.null(y)) next
+      if (is.null(y)) {
+        # no cell breaks the certificate: then no table at all (brute force
+        # over the whole table's program) moves the cell that far
+        expect_null(whole, info = info)
+        seen[["proved"]] <- seen[["proved"]] + 1
+      } else {
+        # the rounds found a witness: the whole table has one, and it is a table
+        expect_false(is.null(whole), info = info)
+        expect_true(ns$witness_ok(search, y$cells, y$y), info = info)
+        expect_true(i %in% y$cells, info = info)
+        seen[["feasible"]] <- seen[["feasible"]] + 1
+      }
+    }
+  }
+  # both outcomes were met
+  expect_gt(seen[["feasible"]], 5)
+  expect_gt(seen[["proved"]], 5)
+})
+
+test_that("a box enlarged by the certificate's cells is the product of its categories and theirs", {
+  ns <- asNamespace("sdcRisk")
+  for (seed in 4:5) {
+    h <- hier_search(seed)
+    search <- h$search
+    codes <- h$prep$structure$codes
+    parent <- search$box_index$parent
+    # (seed 5: the lookup of sorted keys that tables too large for a dense
+    # one get)
+    if (seed == 5) {
+      bi <- search$box_index
+      keys <- as.vector((codes - 1) %*% bi$mult)
+      search$box_index$keys <- keys[order(keys)]
+      search$box_index$key_cell <- order(keys)
+      search$box_index$dense <- integer()
+    }
+    for (k in 1:20) {
+      i <- sample(nrow(codes), 1)
+      cells <- ns$search_box(search, i, 1, sample(c(8, 60), 1))$cells
+      more <- sample(setdiff(seq_len(nrow(codes)), cells), sample(1:3, 1))
+      got <- ns$ray_box(search, cells, more)
+      expect_identical(got[seq_along(cells)], cells)
+      expect_false(anyDuplicated(got) > 0)
+      # the categories of the box and of the cells added, with their ancestors
+      sets <- lapply(seq_len(ncol(codes)), function(d) {
+        s <- unique(codes[c(cells, more), d])
+        repeat {
+          up <- setdiff(parent[[d]][s], c(0, s))
+          if (!length(up)) break
+          s <- c(s, up)
+        }
+        s
+      })
+      inside <- Reduce(`&`, lapply(seq_len(ncol(codes)), function(d) codes[, d] %in% sets[[d]]))
+      expect_setequal(got, which(inside))
+    }
+  }
+})
+
 test_that("a witness must add up and keep the bounds before it counts", {
   d <- data.frame(k = c("a", "a", "b", "b", "b"), v = c(1, 2, 3, 4, 5))
   sens <- cell_sensitivity(d, "k", "v", rule_frequency(3))
