@@ -340,45 +340,6 @@ reference_box <- function(search, i, t, budget) {
   list(cells = cells[cells > 0], whole = all(vapply(sets, attr, logical(1), "whole")))
 }
 
-test_that("search boxes are those of the R code they replaced, cell for cell", {
-  for (seed in 1:4) {
-    set.seed(seed)
-    n <- 900
-    a <- sample(12, n, TRUE, prob = rgamma(12, 1.5))
-    b <- sample(8, n, TRUE)
-    d <- data.frame(a = sprintf("A%02d", a), ag = sprintf("AG%d", (a - 1) %/% 3 + 1),
-                    as = sprintf("AS%d", (a - 1) %/% 6 + 1), b = sprintf("B%d", b),
-                    bg = sprintf("BG%d", (b - 1) %/% 4 + 1), c = sample(c("u", "v", "w", "x"), n, TRUE),
-                    v = round(rlnorm(n, 6, 1.8)))
-    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_p(10),
-                             hierarchy = list(a = unique(d[c("a", "ag", "as")]), b = unique(d[c("b", "bg")])))
-    prep <- sdcRisk:::table_problem(sens, NULL, NULL, 10)
-    search <- sdcRisk:::new_protection_search(prep, sdcRisk:::suppression_cost(prep$value, "value"),
-                                             sdcRisk:::cell_labels(sens), 2000)
-    # (seeds 3 and 4: the lookup of sorted keys that tables too large for a
-    # dense one get)
-    if (seed > 2) {
-      bi <- search$box_index
-      keys <- as.vector((prep$structure$codes - 1) %*% bi$mult)
-      search$box_index$keys <- keys[order(keys)]
-      search$box_index$key_cell <- order(keys)
-      search$box_index$dense <- integer()
-    }
-    search$supp <- prep$sensitive | runif(nrow(sens)) < 0.2
-    for (i in sample(nrow(sens), 40)) {
-      for (budget in c(8, 60, 400, 3000)) {
-        t <- sample(c(1, 100, 1e4), 1)
-        ref <- reference_box(search, i, t, budget)
-        # (a fresh cache of whole boxes: the reference keeps none)
-        rm(list = ls(search$whole_boxes), envir = search$whole_boxes)
-        got <- sdcRisk:::search_box(search, i, t, budget)
-        expect_identical(got$cells, ref$cells, info = paste(seed, i, budget))
-        expect_identical(got$whole, ref$whole, info = paste(seed, i, budget))
-      }
-    }
-  }
-})
-
 # A hierarchical table of `n` records (a in 3 levels, b in 2, c flat) and
 # its search state, with some cells suppressed at random.
 hier_search <- function(seed, n = 900, upper = NULL) {
@@ -398,6 +359,38 @@ hier_search <- function(seed, n = 900, upper = NULL) {
   search$supp <- prep$sensitive | runif(nrow(sens)) < 0.2
   list(sens = sens, prep = prep, search = search)
 }
+
+# The search state's lookup of cells by their codes switched to the sorted
+# keys that tables too large for a dense lookup get.
+use_sorted_keys <- function(search) {
+  bi <- search$box_index
+  keys <- as.vector((search$prep$structure$codes - 1) %*% bi$mult)
+  search$box_index$keys <- keys[order(keys)]
+  search$box_index$key_cell <- order(keys)
+  search$box_index$dense <- integer()
+  invisible(search)
+}
+
+test_that("search boxes are those of the R code they replaced, cell for cell", {
+  for (seed in 1:4) {
+    h <- hier_search(seed)
+    search <- h$search
+    sens <- h$sens
+    # (seeds 3 and 4: the lookup of sorted keys)
+    if (seed > 2) use_sorted_keys(search)
+    for (i in sample(nrow(sens), 40)) {
+      for (budget in c(8, 60, 400, 3000)) {
+        t <- sample(c(1, 100, 1e4), 1)
+        ref <- reference_box(search, i, t, budget)
+        # (a fresh cache of whole boxes: the reference keeps none)
+        rm(list = ls(search$whole_boxes), envir = search$whole_boxes)
+        got <- sdcRisk:::search_box(search, i, t, budget)
+        expect_identical(got$cells, ref$cells, info = paste(seed, i, budget))
+        expect_identical(got$whole, ref$whole, info = paste(seed, i, budget))
+      }
+    }
+  }
+})
 
 test_that("a box without a witness gets exactly the cells that break its certificate of infeasibility", {
   ns <- asNamespace("sdcRisk")
@@ -459,15 +452,8 @@ test_that("a box enlarged by the certificate's cells is the product of its categ
     search <- h$search
     codes <- h$prep$structure$codes
     parent <- search$box_index$parent
-    # (seed 5: the lookup of sorted keys that tables too large for a dense
-    # one get)
-    if (seed == 5) {
-      bi <- search$box_index
-      keys <- as.vector((codes - 1) %*% bi$mult)
-      search$box_index$keys <- keys[order(keys)]
-      search$box_index$key_cell <- order(keys)
-      search$box_index$dense <- integer()
-    }
+    # (seed 5: the lookup of sorted keys)
+    if (seed == 5) use_sorted_keys(search)
     for (k in 1:20) {
       i <- sample(nrow(codes), 1)
       cells <- ns$search_box(search, i, 1, sample(c(8, 60), 1))$cells
