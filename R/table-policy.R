@@ -159,8 +159,8 @@ suppress_dense_lookup <- 5e7
 suppress_small_target <- 1e-3
 
 # A witness table moves a cell only when it moves it by more than this
-# share of 1 + |value| (smaller moves are the solver's rounding). Chosen by
-# hand; not measured.
+# share of 1 + its largest move (smaller moves are the solver's rounding).
+# Chosen by hand; not measured.
 witness_move <- 1e-9
 
 # --- The clean-up and the improvement (R/table-suppress-cleanup.R, -optimal.R)

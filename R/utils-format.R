@@ -48,11 +48,12 @@ key_lines <- function(keys, indent = 4L, width = PRINT_WIDTH) {
 # A column of numbers in fixed notation, never scientific: enough decimals
 # for `digits` significant digits of its largest value (at most 4), none
 # when every value is whole; values below 1e-9 of the largest (a linear
-# program's rounding, 1.164153e-10 for 0) print as 0.
-fmt_column <- function(x, digits = 6L, big.mark = "") {
+# program's rounding, 1.164153e-10 for 0) print as 0, unless `exact` (data,
+# not a solver's results: a cell of 2 beside a total of 1.6e10 is 2).
+fmt_column <- function(x, digits = 6L, big.mark = "", exact = FALSE) {
   big <- suppressWarnings(max(abs(x), na.rm = TRUE))
   if (!is.finite(big) || big == 0) return(ifelse(is.na(x), "NA", formatC(0, format = "d")))
-  x[!is.na(x) & abs(x) < big * 1e-9] <- 0
+  if (!exact) x[!is.na(x) & abs(x) < big * 1e-9] <- 0
   whole <- all(is.na(x) | abs(x - round(x)) < big * 1e-12)
   dec <- if (whole) 0L else min(4L, max(0L, digits - (floor(log10(big)) + 1L)))
   out <- formatC(x, format = "f", digits = dec, big.mark = big.mark)

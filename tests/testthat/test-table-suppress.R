@@ -477,6 +477,27 @@ test_that("a box enlarged by the certificate's cells is the product of its categ
   }
 })
 
+test_that("a small cell beside margins of billions is protected, not refused (its witness keeps its small moves)", {
+  d <- data.frame(a = rep(c("a1", "a1", "a2", "a2", "a3", "a3", "a1", "a2", "a3"), 3),
+                  b = rep(c("b1", "b2", "b1", "b2", "b1", "b2", "b3", "b3", "b3"), 3),
+                  v = c(1e9, 3e8, 5e8, 0, 7e8, 4e8, 6e8, 9e8, 8e8) * rep(c(1, 1, 1.1), each = 9))
+  d <- rbind(d, data.frame(a = "a2", b = "b2", v = 2))
+  sens <- cell_sensitivity(d, c("a", "b"), "v", rule_p(10))
+  i <- which(sens$a == "a2" & sens$b == "b2")
+  expect_equal(sens$total[i], 2)
+  expect_equal(which(sens$sensitive), i)
+  for (attacker in c("outsider", "respondents")) {
+    # (the protection level is 0.2; the margins above the cell exceed 10^9)
+    prot <- protect_table(sens, attacker = attacker)
+    expect_true(prot$status[i] == "primary")
+    expect_true(attr(audit_table(sens, prot$status != "published", intervals = "sensitive",
+                                 attacker = attacker), "passed"), info = attacker)
+  }
+  # the print shows the cell's total as it is, not as a solver's rounding
+  out <- capture.output(print(prot))
+  expect_true(any(grepl("^ *a2 +b2 +(a:b +)?2 +primary", out)))
+})
+
 test_that("a witness must add up and keep the bounds before it counts", {
   d <- data.frame(k = c("a", "a", "b", "b", "b"), v = c(1, 2, 3, 4, 5))
   sens <- cell_sensitivity(d, "k", "v", rule_frequency(3))
