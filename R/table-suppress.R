@@ -647,21 +647,23 @@ ray_box <- function(search, cells, more) {
 # with y != 0 and its rise or fall, within its bounds, moves y'Ax the other
 # way: those cells, the ones that cover most of the certificate's gap
 # first (then the cheapest), until they cover it. integer() when there is
-# no certificate or no such cell. (Without one, the program over the whole
-# table is infeasible too; the caller's larger boxes still decide.)
+# no certificate or no such cell. (When there is a certificate and no such
+# cell, the program over the whole table is infeasible too; the caller's
+# larger boxes still decide.)
 ray_cells <- function(search, cells, dir) {
   ray <- search$dev_ray
   if (is.null(ray) || !identical(ray$cells, cells)) return(integer())
   st <- search$prep$structure
+  # (the triplets of each relation: ord[start + 1:count], built once)
   ix <- search$rel_index %||% {
-    search$rel_index <- list(ord = order(st$rel), count = tabulate(st$rel, st$nrel))
+    count <- tabulate(st$rel, st$nrel)
+    search$rel_index <- list(ord = order(st$rel), count = count, start = cumsum(count) - count)
     search$rel_index
   }
   nz <- abs(ray$y) > ray_tolerance * max(abs(ray$y))
   rels <- ray$rels[nz]
   if (!length(rels)) return(integer())
-  start <- cumsum(ix$count) - ix$count
-  trips <- ix$ord[sequence(ix$count[rels], from = start[rels] + 1L)]
+  trips <- ix$ord[sequence(ix$count[rels], from = ix$start[rels] + 1L)]
   a <- rowsum(st$coef[trips] * rep(ray$y[nz], ix$count[rels]), st$cell[trips])
   cand <- as.integer(rownames(a))
   a <- a[, 1]
