@@ -148,6 +148,18 @@ ray_tolerance <- 1e-9
 # 10). With it, both are as fast as before or faster. Chosen by hand.
 deviation_reuse_share <- 0.5
 
+# The heuristic protects the sensitive cells of tables of at least
+# suppress_part_cells cells by suppress_parts parts of a hierarchy, which
+# may run side by side (R/table-suppress-parts.R, `cores` of
+# protect_table()). On the 85,328-cell table of bench_suppress_large.R two
+# parts on 2 cores took 52 s elapsed instead of about 130, for 1.6% more
+# suppressed value; on the 10,994-cell table (parts forced) 2.2% more
+# value for little time, hence the 20,000 (chosen by hand between them).
+# Two parts: the machine measured has 2 cores; more parts (each from the
+# same state) would suppress more. Chosen by hand.
+suppress_part_cells <- 20000
+suppress_parts <- 2L
+
 # Tables whose cross-classification has at most this many code combinations
 # find a cell by its codes in a dense lookup vector (200 MB at most, 4 bytes
 # each); larger ones by match(). Chosen by hand for memory; not measured.

@@ -132,6 +132,19 @@
 #'   protecting one sensitive cell may choose suppressions (see Details; at
 #'   least 4). Larger boxes find cheaper patterns more slowly; `Inf` searches
 #'   the whole table every time.
+#' @param cores The number of processes the heuristic may use (a whole number,
+#'   default `getOption("sdcRisk.cores", 1)`). With 2 or more, on tables of
+#'   at least 20,000 cells with a hierarchy (a variable with categories
+#'   below the groups under its total), the sensitive cells are protected in
+#'   two parts, the cells under each half of that variable's top groups, side
+#'   by side in forked processes (one after the other on Windows, where
+#'   processes cannot be forked), then those at its total on the merged
+#'   pattern. The pattern is certified as always, and it is the same for
+#'   every value of `cores` from 2 on; it differs from the one-process
+#'   pattern, since neither part sees the other's suppressions: on the
+#'   tables of `bench/bench_suppress_large.R` it suppressed 1.6% more value
+#'   at 85,328 cells, in 52 s instead of 127 (see `bench/README.md`). Each
+#'   process needs its own memory for its part's programs.
 #' @returns An object of class `sdc_protection`: the table as a data frame,
 #'   one row per cell, with the `by` columns, `level`, `total`, `status`
 #'   (factor: `"published"`, `"primary"` or `"secondary"`), `reason` (the
@@ -195,7 +208,8 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
                           box = 2000, method = c("heuristic", "optimal"), time_limit = 60,
                           cleanup = "auto", improve = "auto",
                           attacker = c("respondents", "outsider"),
-                          zero_contributions = c("ignore", "count")) {
+                          zero_contributions = c("ignore", "count"),
+                          cores = getOption("sdcRisk.cores", 1L)) {
   rlang::check_dots_empty()
   check_sensitivity_table(x)
   cost <- check_choice(cost)
@@ -205,6 +219,8 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   zero_contributions <- check_choice(zero_contributions)
   if (!identical(box, Inf)) check_number(box, min = suppress_box_min)
   check_number(time_limit, min = 1)
+  check_count(cores, min = 1, max = 1024)
+  check_scalar(cores)
   cleanup <- check_cleanup(cleanup, nrow(x))
   improve <- check_cleanup(improve, nrow(x), max_cells = improve_auto_cells)
   if (method == "optimal" && nrow(x) > optimal_max_cells) {
@@ -218,7 +234,7 @@ protect_table <- function(x, ..., cost = c("value", "cells"), lower = NULL, uppe
   resp <- table_respondents(x, prep, attacker, zero_contributions)
   res <- protection_pattern(prep, cost, cell_labels(x), x$rules, box, method, time_limit, cleanup,
                             intervals, improve = improve, call = rlang::current_env(),
-                            respondents = resp)
+                            respondents = resp, cores = as.integer(cores))
   new_sdc_protection(x, prep, res$supp, res$reason, res$targets, res$final, cost, res$stats,
                      res$witnesses)
 }
@@ -243,7 +259,7 @@ check_cleanup <- function(cleanup, n_cells, max_cells = cleanup_auto_cells,
 # optimal method if asked), and the final audit, which must pass. Returns
 # list(supp, reason, targets, final, stats).
 protection_pattern <- function(prep, cost, labels, reasons, box, method, time_limit, cleanup,
-                               intervals, call, improve = FALSE, respondents = NULL) {
+                               intervals, call, improve = FALSE, respondents = NULL, cores = 1L) {
   start <- proc.time()[["elapsed"]]
   search <- new_protection_search(prep, suppression_cost(prep$value, cost), labels, box)
   primary <- prep$sensitive
@@ -251,7 +267,7 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
   todo <- which(primary)
   todo <- todo[order(-prep$level[todo], todo)]
   # the heuristic first: its pattern bounds the optimal one
-  heuristic_pattern(search, todo, cleanup, call)
+  heuristic_pattern(search, todo, cleanup, call, cores)
   # the optimal method against the respondents starts from a pattern safe
   # from them (its cost bounds the optimum's), and separates their breaches
   # too; otherwise the respondents come last
@@ -313,9 +329,17 @@ respondent_step <- function(prep, search, respondents, cleanup, intervals, call)
 # pass lowers the cost (each pass starts from the witnesses the last one
 # kept, so a later pass can free what an earlier swap made unnecessary), at
 # most cleanup_max_passes passes.
-heuristic_pattern <- function(search, todo, cleanup, call) {
+heuristic_pattern <- function(search, todo, cleanup, call, cores = 1L) {
   tick <- table_progress("Protecting the sensitive cells", length(todo))
-  for (i in todo) {
+  # (large hierarchical tables: by parts of a hierarchy, R/table-suppress-parts.R)
+  parts <- pattern_parts(search, todo, cores)
+  if (!is.null(parts)) {
+    protect_parts(search, parts$parts, cores, call, tick)
+    todo_rest <- parts$last
+  } else {
+    todo_rest <- todo
+  }
+  for (i in todo_rest) {
     protect_cell(search, i, call = call)
     tick()
   }

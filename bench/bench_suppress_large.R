@@ -23,6 +23,8 @@
 # SDCRISK_BENCH_WHAT=pattern stops after the pattern.
 # SDCRISK_BENCH_SIZES (default "1e4,1e5,3e5,1e6") selects sizes;
 # SDCRISK_BENCH_ATTACKER ("outsider" by default, or "respondents");
+# SDCRISK_BENCH_CORES (default 2): protect_table()'s `cores` (the
+# heuristic by parts of a hierarchy; CPU seconds include the parts');
 # SDCRISK_BENCH_LIMIT (seconds, default 600) stops a step (R's elapsed time
 # limit) and the larger sizes after it. Each step runs in a child R process
 # (callr-free: system2 on this script with SDCRISK_BENCH_STEP) so that its
@@ -31,6 +33,7 @@
 # The machine is shared: CPU seconds of the process beside elapsed ones.
 
 step <- Sys.getenv("SDCRISK_BENCH_STEP", "")
+cores <- as.integer(Sys.getenv("SDCRISK_BENCH_CORES", "2"))
 sizes_spec <- list(
   "1e4" = list(a = c(12, 4, 2), b = c(12, 4, 2), c = 5, d = 5),
   "1e5" = list(a = c(24, 6, 2), b = c(24, 6, 2), c = 9, d = 9),
@@ -77,10 +80,11 @@ run_step <- function(size, what, attacker) {
   t_sens <- proc.time() - t0
   info <- sprintf("%d cells, %d sensitive", nrow(sens), sum(sens$sensitive))
   t1 <- proc.time()
-  p <- protect_table(sens, intervals = "none", attacker = attacker)
+  p <- protect_table(sens, intervals = "none", attacker = attacker, cores = cores)
   t_prot <- proc.time() - t1
   supp <- p$status != "published"
-  cpu <- function(t) t[["user.self"]] + t[["sys.self"]]
+  # (with the parts' processes)
+  cpu <- function(t) t[["user.self"]] + t[["sys.self"]] + t[["user.child"]] + t[["sys.child"]]
   line <- c(size, info, sum(supp), sprintf("%.1f", cpu(t_sens)), sprintf("%.1f", cpu(t_prot)),
             sprintf("%.1f", t_prot[["elapsed"]]))
   if (what == "both") {

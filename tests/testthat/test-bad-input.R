@@ -521,6 +521,7 @@ test_that("the newer exported functions answer bad values with a classed error o
     audit_table_zero = function(x) audit_table(sens, supp, zero_contributions = x),
     protect_table_attacker = function(x) protect_table(sens, attacker = x),
     protect_table_zero = function(x) protect_table(sens, zero_contributions = x),
+    protect_table_cores = function(x) protect_table(sens, cores = x),
     estimate_table_estimator = function(x) estimate_table(rel$data, pub, by = "a", estimator = x),
     estimate_table_level = function(x) estimate_table(rel$data, pub, by = "a", level = x),
     cell_sensitivity_hierarchy = function(x) cell_sensitivity(d, "a", "v", rule_p(10), hierarchy = x)

@@ -340,26 +340,6 @@ reference_box <- function(search, i, t, budget) {
   list(cells = cells[cells > 0], whole = all(vapply(sets, attr, logical(1), "whole")))
 }
 
-# A hierarchical table of `n` records (a in 3 levels, b in 2, c flat) and
-# its search state, with some cells suppressed at random.
-hier_search <- function(seed, n = 900, upper = NULL) {
-  set.seed(seed)
-  a <- sample(12, n, TRUE, prob = rgamma(12, 1.5))
-  b <- sample(8, n, TRUE)
-  d <- data.frame(a = sprintf("A%02d", a), ag = sprintf("AG%d", (a - 1) %/% 3 + 1),
-                  as = sprintf("AS%d", (a - 1) %/% 6 + 1), b = sprintf("B%d", b),
-                  bg = sprintf("BG%d", (b - 1) %/% 4 + 1), c = sample(c("u", "v", "w", "x"), n, TRUE),
-                  v = round(rlnorm(n, 6, 1.8)))
-  sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_p(10),
-                           hierarchy = list(a = unique(d[c("a", "ag", "as")]), b = unique(d[c("b", "bg")])))
-  # (`upper`: a priori upper bounds of that many times each cell's value)
-  prep <- sdcRisk:::table_problem(sens, NULL, if (!is.null(upper)) upper * sens$total, 10)
-  search <- sdcRisk:::new_protection_search(prep, sdcRisk:::suppression_cost(prep$value, "value"),
-                                           sdcRisk:::cell_labels(sens), 2000)
-  search$supp <- prep$sensitive | runif(nrow(sens)) < 0.2
-  list(sens = sens, prep = prep, search = search)
-}
-
 # The search state's lookup of cells by their codes switched to the sorted
 # keys that tables too large for a dense lookup get.
 use_sorted_keys <- function(search) {
