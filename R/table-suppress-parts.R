@@ -73,15 +73,16 @@ part_split <- function(size, k) {
 # where forking is not available), then merges the parts into `search`.
 # An error in a part (a cell that cannot be protected) is raised as is.
 protect_parts <- function(search, parts, cores, call, tick) {
+  fork <- cores > 1L && .Platform$OS.type != "windows"
   run <- function(k) {
     s <- part_state(search)
     for (i in parts[[k]]) {
       protect_cell(s, i, call = call)
-      if (cores == 1L) tick()
+      # (the progress bar is this process's: updated here in it only)
+      if (!fork) tick()
     }
     part_delta(search, s)
   }
-  fork <- cores > 1L && .Platform$OS.type != "windows"
   res <- if (fork) {
     suppressWarnings(parallel::mclapply(seq_along(parts), run, mc.cores = cores, mc.preschedule = FALSE,
                                         mc.set.seed = FALSE))
