@@ -84,8 +84,9 @@ protect_parts <- function(search, parts, cores, call, tick) {
     part_delta(search, s)
   }
   res <- if (fork) {
-    suppressWarnings(parallel::mclapply(seq_along(parts), run, mc.cores = cores, mc.preschedule = FALSE,
-                                        mc.set.seed = FALSE))
+    # (no more processes than parts: R CMD check limits them to 2)
+    suppressWarnings(parallel::mclapply(seq_along(parts), run, mc.cores = min(cores, length(parts)),
+                                        mc.preschedule = FALSE, mc.set.seed = FALSE))
   } else {
     lapply(seq_along(parts), run)
   }
