@@ -266,6 +266,9 @@ show_value <- function(x, n = 5) {
 #' * `sdcRisk_error_unprotectable`: a sensitive cell cannot be protected
 #'   even with every related cell suppressed, against the outsider or
 #'   against a respondent; the message names the cell (and the respondent).
+#' * `sdcRisk_error_worker`: a process of [protect_table()] with `cores` of
+#'   2 or more (a part of the heuristic) ended without its result (killed,
+#'   out of memory); no pattern is returned.
 #' * `sdcRisk_error_solver`: a linear program of [protect_table()] or
 #'   [audit_table()] failed in the solver (numerical trouble) where no
 #'   fallback is left; no pattern or audit is returned.
