@@ -143,7 +143,8 @@
 #'   every value of `cores` from 2 on; it differs from the one-process
 #'   pattern, since neither part sees the other's suppressions: on the
 #'   tables of `bench/bench_suppress_large.R` it suppressed 1.6% more value
-#'   at 85,328 cells, in 52 s instead of 127 (see `bench/README.md`). Each
+#'   at 85,328 cells, in 52 s elapsed instead of about 130 with one process
+#'   (see `bench/README.md`). Each
 #'   process needs its own memory for its part's programs.
 #' @returns An object of class `sdc_protection`: the table as a data frame,
 #'   one row per cell, with the `by` columns, `level`, `total`, `status`
