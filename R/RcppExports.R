@@ -177,3 +177,7 @@ cpp_cell_largest <- function(cell, x, ncell, k) {
     .Call(`_sdcRisk_cpp_cell_largest`, cell, x, ncell, k)
 }
 
+cpp_release_free_memory <- function() {
+    .Call(`_sdcRisk_cpp_release_free_memory`)
+}
+

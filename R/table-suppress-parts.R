@@ -69,26 +69,20 @@ part_split <- function(size, k) {
 }
 
 # Protects the cells of `parts` (pattern_parts()) part by part from the
-# current state of `search`, on up to `cores` cores (forked processes; one
-# where forking is not available), then merges the parts into `search`.
-# An error in a part (a cell that cannot be protected) is raised as is.
+# current state of `search`, on up to `cores` cores (forked processes
+# beside this one; one process where forking is not available), then
+# merges the parts into `search`. An error in a part (a cell that cannot
+# be protected) is raised as is.
 protect_parts <- function(search, parts, cores, call, tick) {
-  fork <- cores > 1L && .Platform$OS.type != "windows"
-  run <- function(k) {
+  run <- function(k, tick) {
     s <- part_state(search)
-    for (i in parts[[k]]) {
-      protect_cell(s, i, call = call)
-      # (the progress bar is this process's: updated here in it only)
-      if (!fork) tick()
-    }
+    protect_cells(s, parts[[k]], call, tick)
     part_delta(search, s)
   }
-  res <- if (fork) {
-    # (no more processes than parts: R CMD check limits them to 2)
-    suppressWarnings(parallel::mclapply(seq_along(parts), run, mc.cores = min(cores, length(parts)),
-                                        mc.preschedule = FALSE, mc.set.seed = FALSE))
+  res <- if (cores > 1L && .Platform$OS.type != "windows") {
+    run_forked(seq_along(parts), cores, run, tick, size = lengths(parts))
   } else {
-    lapply(seq_along(parts), run)
+    lapply(seq_along(parts), run, tick = tick)
   }
   for (r in res) {
     if (inherits(r, "try-error")) {
@@ -103,9 +97,48 @@ protect_parts <- function(search, parts, cores, call, tick) {
       ), "worker", call = call)
     }
   }
-  if (fork) tick(sum(lengths(parts)))
   for (r in res) merge_part(search, r)
   invisible(search)
+}
+
+# run(k, tick) for every k of `ids`, `cores` at a time: the first of each
+# batch in this process (which updates the progress bar), the others in
+# forked processes started just before it, so that every run starts from
+# the state at the batch's start and this process works instead of waiting
+# (one process fewer holding its own copy of the memory it touches; on
+# the 764,158-cell table of bench_suppress_large.R each part's process
+# held about 2.5 GB of its own). `size[k]` is k's number of progress
+# ticks. A forked run's error comes back as its "try-error"; a forked
+# process that ends without a result gives NULL. The forked processes are
+# stopped if this process's run fails.
+run_forked <- function(ids, cores, run, tick, size) {
+  res <- vector("list", length(ids))
+  jobs <- list()
+  # (the jobs not yet collected when this ends, by an error or interrupt)
+  on.exit(stop_forked(jobs))
+  for (batch in split(seq_along(ids), ceiling(seq_along(ids) / cores))) {
+    jobs <- lapply(batch[-1], function(b) {
+      parallel::mcparallel(run(ids[[b]], function(...) invisible()), mc.set.seed = FALSE, silent = TRUE)
+    })
+    res[[batch[1]]] <- run(ids[[batch[1]]], tick)
+    if (length(jobs)) {
+      # (a process without a result: NULL here, a classed error for the caller)
+      got <- suppressWarnings(parallel::mccollect(jobs, wait = TRUE))
+      for (b in seq_along(jobs)) res[batch[b + 1L]] <- list(got[[as.character(jobs[[b]]$pid)]])
+      jobs <- list()
+      tick(sum(size[ids[batch[-1]]]))
+    }
+  }
+  res
+}
+
+# Stops forked processes (parallel::mcparallel() jobs) and collects them,
+# so that none is left running or unreaped.
+stop_forked <- function(jobs) {
+  if (!length(jobs)) return(invisible())
+  for (j in jobs) tools::pskill(j$pid, tools::SIGKILL)
+  suppressWarnings(parallel::mccollect(jobs, wait = TRUE))
+  invisible()
 }
 
 # A copy of the search state for one part: the same vectors (copied on

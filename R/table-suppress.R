@@ -340,10 +340,7 @@ heuristic_pattern <- function(search, todo, cleanup, call, cores = 1L) {
   } else {
     todo_rest <- todo
   }
-  for (i in todo_rest) {
-    protect_cell(search, i, call = call)
-    tick()
-  }
+  protect_cells(search, todo_rest, call, tick)
   tick(done = TRUE)
   if (!cleanup) return(invisible(search))
   secondary_cost <- function() sum(search$w[search$supp & !search$prep$sensitive])
@@ -583,6 +580,18 @@ protection_targets <- function(search, i, call) {
     if (search$cap_up[i] >= search$cap_dn[i]) up <- small else dn <- small
   }
   c(up = up, down = dn)
+}
+
+# protect_cell() for the cells `cells` in turn, with tick() after each;
+# every suppress_trim_cells cells the free memory of the C library's heap
+# goes back to the system (src/rcpp_utils_memory.cpp).
+protect_cells <- function(search, cells, call, tick) {
+  for (k in seq_along(cells)) {
+    protect_cell(search, cells[[k]], call = call)
+    tick()
+    if (k %% suppress_trim_cells == 0L) cpp_release_free_memory()
+  }
+  invisible(search)
 }
 
 # Suppress cells until cell i has a witness table on each side that meets its

@@ -644,6 +644,16 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_release_free_memory
+bool cpp_release_free_memory();
+RcppExport SEXP _sdcRisk_cpp_release_free_memory() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_release_free_memory());
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_cross_classify", (DL_FUNC) &_sdcRisk_cpp_cross_classify, 3},
@@ -690,6 +700,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},
     {"_sdcRisk_cpp_ptn_cells", (DL_FUNC) &_sdcRisk_cpp_ptn_cells, 5},
     {"_sdcRisk_cpp_cell_largest", (DL_FUNC) &_sdcRisk_cpp_cell_largest, 4},
+    {"_sdcRisk_cpp_release_free_memory", (DL_FUNC) &_sdcRisk_cpp_release_free_memory, 0},
     {NULL, NULL, 0}
 };
 

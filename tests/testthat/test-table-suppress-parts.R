@@ -147,9 +147,71 @@ test_that("an error in a part is raised as it is; a part without a result is a c
     sdcRisk:::abort_sdc("Cell {i} cannot be protected.", "unprotectable", call = call)
   })
   expect_error(protect_table(sens, attacker = "outsider", cores = 2), class = "sdcRisk_error_unprotectable")
+  # (the forked part was stopped and collected: no process is left)
+  expect_null(parallel::mccollect(wait = FALSE))
+  # an error in the forked part only
+  me <- Sys.getpid()
+  local_package_function("protect_cell", function(search, i, call) {
+    if (Sys.getpid() != me) sdcRisk:::abort_sdc("Cell {i} cannot be protected.", "unprotectable", call = call)
+  })
+  expect_error(protect_table(sens, attacker = "outsider", cores = 2), class = "sdcRisk_error_unprotectable")
+  expect_null(parallel::mccollect(wait = FALSE))
   # a process that dies (killed) leaves no part
-  local_package_function("protect_cell", function(search, i, call) tools::pskill(Sys.getpid(), tools::SIGKILL))
+  # (the first part runs in this process: only the forked one is killed)
+  local_package_function("protect_cell", function(search, i, call) {
+    if (Sys.getpid() != me) tools::pskill(Sys.getpid(), tools::SIGKILL)
+  })
   expect_error(protect_table(sens, attacker = "outsider", cores = 2), class = "sdcRisk_error_worker")
+})
+
+test_that("run_forked() runs the first of each batch here, the others forked, in order", {
+  skip_on_os("windows")
+  me <- Sys.getpid()
+  ticks <- 0
+  tick <- function(n = 1) ticks <<- ticks + n
+  run <- function(k, tick) {
+    tick()
+    list(k = k, here = Sys.getpid() == me)
+  }
+  for (cores in 2:3) {
+    ticks <- 0
+    res <- sdcRisk:::run_forked(c(5L, 7L, 9L), cores, run, tick, size = c(rep(0, 4), 1, 0, 2, 0, 4))
+    expect_identical(vapply(res, `[[`, integer(1), "k"), c(5L, 7L, 9L))
+    # batches of `cores`: the first of each here
+    here <- if (cores == 2) c(TRUE, FALSE, TRUE) else c(TRUE, FALSE, FALSE)
+    expect_identical(vapply(res, `[[`, logical(1), "here"), here)
+    # the runs here tick themselves, the forked ones by their size
+    expect_identical(ticks, sum(here) + sum(c(1, 2, 4)[!here]))
+  }
+  # an error here stops the forked runs, which are collected
+  slow <- function(k, tick) if (Sys.getpid() == me) stop("here") else Sys.sleep(30)
+  t0 <- proc.time()[["elapsed"]]
+  expect_error(sdcRisk:::run_forked(1:2, 2L, slow, tick, size = c(1, 1)), "here")
+  expect_null(parallel::mccollect(wait = FALSE))
+  expect_lt(proc.time()[["elapsed"]] - t0, 20)
+  # a forked error comes back as its try-error, a dead process as NULL
+  res <- sdcRisk:::run_forked(1:3, 3L, function(k, tick) {
+    if (k == 2) stop("two")
+    if (k == 3) tools::pskill(Sys.getpid(), tools::SIGKILL)
+    k
+  }, tick, size = c(1, 1, 1))
+  expect_identical(res[[1]], 1L)
+  expect_s3_class(res[[2]], "try-error")
+  expect_match(conditionMessage(attr(res[[2]], "condition")), "two")
+  expect_null(res[[3]])
+})
+
+test_that("protect_cells() hands free memory back every suppress_trim_cells cells", {
+  # (glibc: done; elsewhere nothing to do)
+  expect_identical(sdcRisk:::cpp_release_free_memory(), R.version$os == "linux-gnu")
+  calls <- 0
+  local_package_function("cpp_release_free_memory", function() calls <<- calls + 1)
+  local_package_function("protect_cell", function(search, i, call) invisible())
+  local_package_function("suppress_trim_cells", 3L)
+  n <- 0
+  sdcRisk:::protect_cells(new.env(), 1:10, call = NULL, tick = function() n <<- n + 1)
+  expect_identical(calls, 3)
+  expect_identical(n, 10)
 })
 
 test_that("cores must be one whole number of at least 1", {
