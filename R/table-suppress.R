@@ -139,15 +139,14 @@
 #'   two parts, the cells under each half of that variable's top groups, side
 #'   by side (the first in this process, the second in a forked one; one
 #'   after the other on Windows, where processes cannot be forked), then
-#'   those at its total on the merged pattern. The pattern is certified as always, and it is the same for
-#'   every value of `cores` from 2 on; it differs from the one-process
-#'   pattern, since neither part sees the other's suppressions: on the
-#'   tables of `bench/bench_suppress_large.R` it suppressed 1.6% more value
-#'   at 85,328 cells, in 52 s elapsed instead of about 130 with one process
-#'   (see `bench/README.md`). Each
-#'   process needs its own memory for its part's programs: on the
-#'   764,158-cell table there, 27 minutes on 2 cores and at most 6.9 GB for
-#'   both processes together.
+#'   those at its total on the merged pattern. The pattern is certified as
+#'   always, and it is the same for every value of `cores` from 2 on; it
+#'   differs from the one-process pattern, since neither part sees the
+#'   other's suppressions: on the tables of `bench/bench_suppress_large.R` it
+#'   suppressed 1.6% more value at 85,328 cells, in 52 s elapsed instead of
+#'   about 130 with one process (see `bench/README.md`). Each process needs
+#'   its own memory for its part's programs: on the 764,158-cell table there,
+#'   27 minutes on 2 cores and at most 6.9 GB for both processes together.
 #' @returns An object of class `sdc_protection`: the table as a data frame,
 #'   one row per cell, with the `by` columns, `level`, `total`, `status`
 #'   (factor: `"published"`, `"primary"` or `"secondary"`), `reason` (the
