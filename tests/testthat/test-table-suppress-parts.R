@@ -183,12 +183,21 @@ test_that("run_forked() runs the first of each batch here, the others forked, in
     # the runs here tick themselves, the forked ones by their size
     expect_identical(ticks, sum(here) + sum(c(1, 2, 4)[!here]))
   }
-  # an error here stops the forked runs, which are collected
-  slow <- function(k, tick) if (Sys.getpid() == me) stop("here") else Sys.sleep(30)
-  t0 <- proc.time()[["elapsed"]]
+  # an error here stops the forked runs, which are collected: the forked
+  # run (which would sleep for minutes) is no longer a process
+  pid_file <- withr::local_tempfile()
+  slow <- function(k, tick) {
+    if (Sys.getpid() != me) {
+      writeLines(as.character(Sys.getpid()), pid_file)
+      Sys.sleep(600)
+    }
+    # (here: once the forked run has started)
+    while (!file.exists(pid_file) || !length(readLines(pid_file))) Sys.sleep(0.05)
+    stop("here")
+  }
   expect_error(sdcRisk:::run_forked(1:2, 2L, slow, tick, size = c(1, 1)), "here")
   expect_null(parallel::mccollect(wait = FALSE))
-  expect_lt(proc.time()[["elapsed"]] - t0, 20)
+  expect_false(tools::pskill(as.integer(readLines(pid_file)), 0L))
   # a forked error comes back as its try-error, a dead process as NULL
   res <- sdcRisk:::run_forked(1:3, 3L, function(k, tick) {
     if (k == 2) stop("two")
