@@ -672,7 +672,11 @@ protection_met <- function(prep, cells, lo, hi) {
 # Intervals of the suppressed cells `targets` under pattern `supp`, each over
 # its connected set of suppressed cells only (see component_intervals():
 # `exact = TRUE` gives exact intervals, `exact = FALSE` decides protection
-# only, with inner bounds where a witness table suffices).
+# only, with inner bounds where a witness table suffices; with
+# `first_breach` as well, it stops at the first target it finds
+# unprotected, whose interval is then an outer bound that proves it, the
+# targets not reached NA: whether the pattern protects them all, no more).
+# `same_pattern`: the last audit through `prep` was of the same `supp`.
 # The suppressed cells of pattern `supp` split into the components of the
 # attacker's problem (relations linking suppressed cells): the published
 # part of every relation (`pubsum`), the suppressed triplets (`sr`, `sc`,
@@ -702,7 +706,8 @@ suppressed_lp <- function(sp, prep, vars, trip) {
        rhs = -sp$pubsum[rels], lower = prep$lower[vars], upper = prep$upper[vars])
 }
 
-audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_env(), witnesses = NULL) {
+audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_env(), witnesses = NULL,
+                        first_breach = FALSE, same_pattern = FALSE) {
   st <- prep$structure
   lo <- hi <- rep(NA_real_, length(targets))
   # witness tables given with the pattern, each checked before it counts,
@@ -713,7 +718,9 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
   # one step per end of each target's interval
   tick <- table_progress("Auditing the suppressed cells", 2 * length(targets))
   # the solvers of another pattern's components are of no more use
-  if (!is.null(prep$lp_cache)) rm(list = ls(prep$lp_cache, all.names = TRUE), envir = prep$lp_cache)
+  # (`same_pattern`: the last audit's pattern was `supp`, whose solvers and
+  # their tables serve again)
+  if (!is.null(prep$lp_cache) && !same_pattern) rm(list = ls(prep$lp_cache, all.names = TRUE), envir = prep$lp_cache)
   sp <- suppressed_components(prep, supp, call)
   comp <- sp$comp
   trip_by_comp <- sp$trip_by_comp
@@ -739,10 +746,11 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
     lp <- suppressed_lp(sp, prep, vars, trip)
     pos <- match(targets[mine], vars)
     res <- component_intervals(lp, pos, targets[mine], prep, exact, call, tick, local = local,
-                               seeds = seeds)
+                               seeds = seeds, first_breach = first_breach)
     lo[mine] <- res$lower
     hi[mine] <- res$upper
     n_lp <- n_lp + res$n_lp
+    if (isTRUE(res$breached)) break
   }
   tick(done = TRUE)
   list(lower = lo, upper = hi, n_lp = n_lp, witnesses = seeds$count)
@@ -832,6 +840,33 @@ relation_bounds <- function(lp, passes = audit_relation_passes) {
             as.double(lp$lower), as.double(lp$upper), as.integer(passes), relation_bound_moved)
 }
 
+# Does pattern `supp` leave a sensitive cell whose relation bounds
+# (relation_bounds(), outer bounds of its interval) fall short of its
+# protection? Only the components of the suppressed cells in the relations
+# of the cells `near` are read (those a change at `near` can touch). No
+# program: TRUE proves the pattern unprotected, FALSE proves nothing.
+relation_breach <- function(prep, supp, near, call) {
+  st <- prep$structure
+  rels <- unique(st$rel[unlist(st$cell_trips[near], use.names = FALSE)])
+  touched <- unique(st$cell[st$rel %in% rels])
+  touched <- touched[supp[touched]]
+  if (!length(touched)) return(FALSE)
+  sp <- suppressed_components(prep, supp, call)
+  for (cc in unique(sp$comp[touched])) {
+    vars <- sp$supp_by_comp[[as.character(cc)]]
+    sens <- prep$sensitive[vars]
+    if (!any(sens)) next
+    trip <- sp$trip_by_comp[[as.character(cc)]]
+    if (is.null(trip)) next
+    rb <- relation_bounds(suppressed_lp(sp, prep, vars, trip))
+    k <- vars[sens]
+    req_hi <- pmin(prep$value[k] + prep$level[k], prep$upper[k])
+    req_lo <- pmax(prep$value[k] - prep$level[k], prep$lower[k])
+    if (any(bound_short(rb$lower[sens], rb$upper[sens], req_lo, req_hi, prep$tol[k]))) return(TRUE)
+  }
+  FALSE
+}
+
 # Intervals of the targets at positions `pos` of one component. Every table
 # a program returns is a witness for all targets at once: a target whose
 # value in some witness reaches its bound from relation_bounds() has that
@@ -846,7 +881,7 @@ relation_bounds <- function(lp, passes = audit_relation_passes) {
 # undocumented, lets the tests take that path on small tables).
 component_intervals <- function(lp, pos, cells, prep, exact, call, tick = function(n = 1, done = FALSE) NULL,
                                 ipm_cols = getOption("sdcRisk.audit_ipm_cols", audit_ipm_cols),
-                                local = NULL, seeds = NULL) {
+                                local = NULL, seeds = NULL, first_breach = FALSE) {
   # (on the 11,724-cell bench table, whose components the simplex solves,
   # the small programs took 4.5 s where the component's took 2.3; on the
   # 9,670-cell component of the 10^4-cell large table, 23 s against 43 by
@@ -858,6 +893,7 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
     # solver starts from no earlier bounds, so the ends are those it would
     # start from)
     ends <- new_interval_ends(lp, pos, cells, prep, exact)
+    if (first_breach && bounds_breach(ends)) return(breach_intervals(ends))
     seed_ends(ends, seeds)
     if (!is.null(local)) {
       local_witnesses(ends, local, if (lp$mat$ncol >= audit_local_grow_cols) audit_local_box_max else local$box)
@@ -871,8 +907,10 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
     solver <- if (lp$mat$ncol >= ipm_cols) ipm_component_solver(lp, prep, call) else
       shared_simplex_solver(lp, prep, call)
     ends <- new_interval_ends(lp, pos, cells, prep, exact, solver)
+    if (first_breach && bounds_breach(ends)) return(breach_intervals(ends))
     seed_ends(ends, seeds)
   }
+  ends$first_breach <- first_breach && !exact
   # the optimal tables of earlier programs of the same component (another
   # attacker's, sharing the solver) that keep this one's bounds are witnesses
   # here too
@@ -880,9 +918,27 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
   for (upward in c(TRUE, FALSE)) {
     batch_witnesses(ends, solver, lp, upward)
     settle_ends(ends, solver, lp, upward, tick)
+    if (isTRUE(ends$breached)) return(list(lower = ends$lo, upper = ends$hi, n_lp = ends$n_lp, breached = TRUE))
   }
   if (!exact) widen_flat_intervals(ends, solver, lp)
   list(lower = ends$lo, upper = ends$hi, n_lp = ends$n_lp)
+}
+
+# With `first_breach`: does a target's relation bound (an outer bound of its
+# interval) already fall short of its protection (as protection_met()
+# requires it)? Then no program can protect it.
+bounds_breach <- function(ends) any(bound_short(ends$lb, ends$ub, ends$req_lo, ends$req_hi, ends$tol))
+
+# Which outer bounds [lb, ub] fall short of the required ends (req_lo,
+# req_hi), or leave no width (protection_met()).
+bound_short <- function(lb, ub, req_lo, req_hi, tol) ub < req_hi - tol | lb > req_lo + tol | ub - lb <= tol
+
+# The intervals component_intervals() returns after bounds_breach(): the
+# relation bounds of the targets that break, NA for the others.
+breach_intervals <- function(ends) {
+  bad <- bound_short(ends$lb, ends$ub, ends$req_lo, ends$req_hi, ends$tol)
+  list(lower = ifelse(bad, ends$lb, NA_real_), upper = ifelse(bad, ends$ub, NA_real_), n_lp = ends$n_lp,
+       breached = TRUE)
 }
 
 # The given witness tables' extremes (witness_seeds()) and the published
@@ -1027,6 +1083,9 @@ new_interval_ends <- function(lp, pos, cells, prep, exact, solver = NULL) {
   ends$tol <- prep$tol[cells]
   ends$ub <- rb$upper[pos]
   ends$lb <- rb$lower[pos]
+  # what protection_met() requires of each end
+  ends$req_hi <- pmin(ends$v + prep$level[cells], prep$upper[cells])
+  ends$req_lo <- pmax(ends$v - prep$level[cells], prep$lower[cells])
   if (exact) {
     ends$need_hi <- ends$ub - ends$tol
     ends$need_lo <- ends$lb + ends$tol
@@ -1107,6 +1166,12 @@ settle_ends <- function(ends, solver, lp, upward, tick) {
     add_witness(ends, r)
     if (upward) ends$hi[nxt] <- r$value else ends$lo[nxt] <- r$value
     tick()
+    # (first_breach: an exact end short of the protection ends the audit)
+    if (isTRUE(ends$first_breach) && isTRUE(if (upward) r$value < ends$req_hi[nxt] - ends$tol[nxt] else
+      r$value > ends$req_lo[nxt] + ends$tol[nxt])) {
+      ends$breached <- TRUE
+      return(invisible(ends))
+    }
     k <- nxt + 1L
   }
 }

@@ -52,6 +52,9 @@ solve_lp <- function(obj, mat, dir, rhs, lower, upper, maximize = FALSE, integer
   # ("ipm": HiGHS' interior point method, for a linear program)
   if (!is.null(solver)) opts$solver <- solver
   if (is.finite(time_limit)) opts$time_limit <- max(time_limit, 0.01)
+  # (the optimum within optimal_mip_gap of its bound, not HiGHS' default
+  # 10^-4: the suppression costs break ties by far smaller shares)
+  if (length(integer)) opts$mip_rel_gap <- optimal_mip_gap
   # (a node limit reached ends as HiGHS' solution limit)
   if (!is.null(mip_nodes)) opts$mip_max_nodes <- as.integer(mip_nodes)
   solver <- highs_new(model, opts)
@@ -77,7 +80,9 @@ highs_infinity <- function() 1e30
 # A linear program solved again and again with new objectives, from the
 # previous optimal basis (HiGHS' primal simplex; the feasible set never
 # changes, so each basis stays feasible). `extreme(obj, maximize)` returns
-# list(status, value, solution) as solve_lp() does; `obj` a full vector.
+# list(status, value, solution) as solve_lp() does; `obj` a full vector;
+# with `duals`, also `row_dual`, HiGHS' dual values of the rows at an
+# optimum (of the program as it is solved, a maximisation).
 # `method`: "simplex" (every program by the primal simplex), "ipm" (every
 # program by HiGHS' interior point method with presolve and crossover to an
 # optimal vertex: no warm start, but on programs of ten thousand columns and
@@ -137,7 +142,7 @@ lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm",
   set_bounds <- bounds_state(lower, upper, highs::hi_solver_change_variable_bounds)
   # new bounds on the rows, the same way
   set_rows <- bounds_state(lhs, rhs, highs::hi_solver_change_constraint_bounds)
-  extreme <- function(obj, maximize) {
+  extreme <- function(obj, maximize, duals = FALSE) {
     obj <- if (maximize) obj else -obj
     change <- which(obj != current)
     if (length(change)) highs::hi_solver_set_objective(solver, change - 1L, obj[change])
@@ -153,8 +158,9 @@ lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm",
       optimal = highs::hi_solver_info(solver)$objective_function_value,
       unbounded = Inf,
       NA_real_)
-    list(status = status, value = if (maximize) value else -value,
-         solution = if (status == "optimal") highs::hi_solver_get_solution(solver)$col_value)
+    sol <- if (status == "optimal") highs::hi_solver_get_solution(solver)
+    list(status = status, value = if (maximize) value else -value, solution = sol$col_value,
+         row_dual = if (duals) sol$row_dual)
   }
   # after an infeasible program: HiGHS' dual ray (one number per row), a
   # certificate that no column values within the bounds keep the rows; NULL

@@ -19,9 +19,13 @@
 cleanup_pattern <- function(search, todo, call) {
   sides <- protection_sides(search, todo, call)
   if (!nrow(sides)) return(search)
+  # the side that last kept each cell from being published (its trials
+  # try it first: a trial that fails again then takes one program), kept
+  # across passes
+  if (is.null(search$blocker)) search$blocker <- integer(search$prep$structure$ncell)
   ref <- priced_witnesses(search, sides)
   publish_idle(search, ref)
-  ref <- publish_one_by_one(search, sides, ref)
+  ref <- publish_one_by_one(search, sides, ref, call)
   ref <- swap_secondary(search, sides, ref)
   # the covers, from the witnesses kept
   search$wits <- list()
@@ -58,12 +62,16 @@ publish_idle <- function(search, ref) {
 # (3) Each secondary cell, the most expensive first, is published when every
 # side whose witness moves it finds another witness without it. Returns the
 # witnesses.
-publish_one_by_one <- function(search, sides, ref) {
+publish_one_by_one <- function(search, sides, ref, call) {
   cand <- costliest_first(search)
   tick <- table_progress("Clean-up: publishing secondary cells", length(cand))
   for (j in cand) {
     tick()
     affected <- sides_using(ref, j)
+    # (no program when the relations alone show the pattern without j
+    # unprotected)
+    if (length(affected) && relation_breach(search$prep, replace(search$supp, j, FALSE), j, call)) next
+    affected <- blocker_first(search, affected, j)
     found <- witnesses_without(search, sides, affected, j)
     if (!is.null(found)) {
       ref[affected] <- found
@@ -80,10 +88,21 @@ witnesses_without <- function(search, sides, affected, j) {
   out <- vector("list", length(affected))
   for (k in seq_along(affected)) {
     w <- side_witness(search, sides[affected[k], ], exclude = j)
-    if (is.null(w)) return(NULL)
+    if (is.null(w)) {
+      search$blocker[j] <- affected[k]
+      return(NULL)
+    }
     out[[k]] <- w
   }
   out
+}
+
+# The sides `affected` with the one that last kept cell j suppressed
+# (search$blocker) first. (Whether all of them find a witness does not
+# depend on the order.)
+blocker_first <- function(search, affected, j) {
+  b <- search$blocker[j]
+  if (b > 0L && b %in% affected) c(b, affected[affected != b]) else affected
 }
 
 # (4) Swaps: each secondary cell, the most expensive first, is published
@@ -119,11 +138,22 @@ swap_secondary <- function(search, sides, ref) {
 swap_witnesses <- function(search, sides, affected, j) {
   added <- integer()
   out <- vector("list", length(affected))
+  # the side that made j's last trial fail, alone first: when its own new
+  # cells already cost as much as j, the swap is not tried (the cells the
+  # others would add first could make it cheaper, but rarely enough: the
+  # heuristic's choice, which saves the programs of trials that fail
+  # again)
+  b <- search$blocker[j]
+  if (b > 0L && b %in% affected && length(affected) > 1L) {
+    w <- side_witness(search, sides[b, ], exclude = j, add = TRUE)
+    if (is.null(w) || sum(search$w[w$cells[!search$supp[w$cells]]]) >= search$w[j]) return(NULL)
+  }
   for (k in seq_along(affected)) {
     w <- side_witness(search, sides[affected[k], ], exclude = j, add = TRUE)
     extra <- if (!is.null(w)) setdiff(w$cells[!search$supp[w$cells]], added)
     if (is.null(w) || sum(search$w[c(added, extra)]) >= search$w[j]) {
       env_set(search, "supp", added, FALSE)
+      search$blocker[j] <- affected[k]
       return(NULL)
     }
     out[[k]] <- w

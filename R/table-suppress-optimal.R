@@ -29,12 +29,16 @@
 # heuristic's pattern `incumbent` is at least as cheap as anything found.
 # `lp_budget` (dual programs), `mip_nodes` (branch and bound nodes of each
 # master program) and `max_rounds` (integer master programs) bound the work
-# deterministically; `time_limit` (seconds) does not. `relax_rounds`: rounds
+# deterministically; `time_limit` (seconds) does not. `quick_cuts`: the
+# constraints of 0/1 patterns from the program over their suppressed cells
+# (side_separation()) rather than capacity_cut()'s over the whole table.
+# `relax_rounds`: rounds
 # of the linear relaxation before the integer master programs.
 optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget = Inf,
                             mip_nodes = NULL, relax_rounds = 0, max_rounds = Inf,
-                            respondents = NULL) {
+                            respondents = NULL, quick_cuts = FALSE) {
   cg <- new_cut_generation(search, todo, incumbent, time_limit, lp_budget, mip_nodes, call)
+  cg$quick_cuts <- quick_cuts
   if (relax_rounds > 0 && !relaxed_cuts(cg, relax_rounds)) return(cut_result(cg))
   rounds <- 0
   repeat {
@@ -160,10 +164,19 @@ separate_pattern <- function(cg, x) {
   sides <- cg$sides
   for (s in seq_len(nrow(sides))) {
     if (cg$left() <= 0) return(NA_integer_)
-    if (binary && witness_protects(cg, s, x)) next
+    if (binary && known_protects(cg, s, x)) next
+    sep <- if (binary && cg$quick_cuts) side_separation(cg, s, x)
+    if (isTRUE(sep$protected)) next
+    cut <- sep$cut
+    # (fractional x, or a side the program over the suppressed cells could
+    # not decide: a witness program, then the dual program over the whole
+    # table)
+    if (is.null(cut) && binary && !cg$quick_cuts && witness_protects(cg, s, x)) next
     if (cg$n_dual >= cg$lp_budget) return(NA_integer_)
-    cut <- capacity_cut(cg$search, sides$cell[s], sides$dir[s], sides$t[s], x)
-    cg$n_lp <- cg$n_lp + 1L
+    if (is.null(cut)) {
+      cut <- capacity_cut(cg$search, sides$cell[s], sides$dir[s], sides$t[s], x)
+      cg$n_lp <- cg$n_lp + 1L
+    }
     cg$n_dual <- cg$n_dual + 1L
     if (identical(cut, "failed")) return(NA_integer_)
     if (!is.null(cut)) {
@@ -178,13 +191,91 @@ separate_pattern <- function(cg, x) {
 # suppressed cells: one known already, or one a program finds (kept)?
 witness_protects <- function(cg, s, x) {
   on <- x > 0.5
-  if (any(vapply(cg$known[[s]], function(cells) all(on[cells]), logical(1)))) return(TRUE)
+  if (known_protects(cg, s, x)) return(TRUE)
   sides <- cg$sides
   y <- deviation_lp(cg$search, sides$cell[s], which(on), sides$t[s], sides$dir[s], symmetric = FALSE)
   cg$n_lp <- cg$n_lp + 1L
   if (is.null(y)) return(FALSE)
   cg$known[[s]][[length(cg$known[[s]]) + 1L]] <- y$cells
   TRUE
+}
+
+# Does a witness known for side s move only cells the 0/1 pattern x
+# suppresses?
+known_protects <- function(cg, s, x) {
+  on <- x > 0.5
+  any(vapply(cg$known[[s]], function(cells) all(on[cells]), logical(1)))
+}
+
+# Side s at the 0/1 pattern x, by one program over x's suppressed cells:
+# the largest move of the side's cell that keeps every relation and bound
+# (the rises and falls of deviation_model(); all sides of one pattern
+# share the program, whose objective alone changes, from the last basis).
+# When it reaches the side's target t, its table is a witness (kept, as
+# witness_protects() keeps one); otherwise HiGHS' dual values of the
+# relations, lambda, are an optimal solution of capacity_cut()'s dual
+# program at x (the cells x does not suppress cost nothing there), so the
+# constraint they give is as violated at x as capacity_cut()'s, without
+# the program over the whole table: d = dir e_i - M' lambda, and cell j's
+# coefficient (d_j+ cap_up_j + d_j- cap_dn_j) / t, at most 1. (The dual
+# program may choose another optimal lambda, whose coefficients outside x
+# differ: on R4 of bench_suppress.R the optimal method needed 58 master
+# programs with these constraints against 23 with its own, so only the
+# bounded improvement uses them.) The constraint is used only when its
+# value at x equals the program's (strong duality, which checks the
+# signs); otherwise, or when the program fails, list(protected = FALSE,
+# cut = NULL) and the caller solves the dual program. Returns
+# list(protected, cut).
+side_separation <- function(cg, s, x) {
+  search <- cg$search
+  st <- search$prep$structure
+  on <- which(x > 0.5)
+  sess <- cg$sep_session
+  if (is.null(sess) || !identical(sess$scope, on)) {
+    mat <- deviation_model(st, on)
+    if (!mat$nrow) return(list(protected = FALSE, cut = NULL))
+    k <- length(on)
+    sess <- list(scope = on, rels = mat$rels,
+                 lp = lp_session(mat, numeric(mat$nrow), numeric(mat$nrow), numeric(2 * k),
+                                 c(search$cap_up[on], search$cap_dn[on])))
+    cg$sep_session <- sess
+  }
+  side <- cg$sides[s, ]
+  i <- side$cell
+  k <- length(on)
+  ii <- match(i, on)
+  obj <- numeric(2 * k)
+  obj[ii] <- side$dir
+  obj[k + ii] <- -side$dir
+  r <- sess$lp$extreme(obj, maximize = TRUE, duals = TRUE)
+  cg$n_lp <- cg$n_lp + 1L
+  t <- side$t
+  if (r$status == "unbounded") return(list(protected = TRUE, cut = NULL))
+  if (r$status != "optimal") return(list(protected = FALSE, cut = NULL))
+  if (r$value >= t * (1 - optimal_cut_tolerance)) {
+    y <- r$solution[seq_len(k)] - r$solution[k + seq_len(k)]
+    w <- checked_witness(search, on, y, i)
+    if (!is.null(w)) cg$known[[s]][[length(cg$known[[s]]) + 1L]] <- w$cells
+    return(list(protected = TRUE, cut = NULL))
+  }
+  lambda <- numeric(st$nrel)
+  lambda[sess$rels] <- r$row_dual
+  g <- tabulate_sum(st$cell, st$coef * lambda[st$rel], st$ncell)
+  up <- search$cap_up
+  dn <- search$cap_dn
+  for (sgn in c(1, -1)) {
+    d <- -sgn * g
+    d[i] <- d[i] + side$dir
+    a <- ifelse(d > optimal_cut_multiplier, d, 0)
+    b <- ifelse(-d > optimal_cut_multiplier, -d, 0)
+    raw <- ifelse(a > 0, a * up, 0) + ifelse(b > 0, b * dn, 0)
+    at_x <- sum(raw[on])
+    if (!is.finite(at_x) || abs(at_x - r$value) > 1e-6 * (1 + abs(r$value))) next
+    coef <- pmin(raw / t, 1)
+    keep <- coef > optimal_cut_coef
+    return(list(protected = FALSE, cut = data.frame(j = which(keep), v = coef[keep])))
+  }
+  list(protected = FALSE, cut = NULL)
 }
 
 # The master program over the constraints found: the least cost of a
@@ -279,7 +370,7 @@ improve_pattern <- function(prep, search, todo, call) {
   n_sides <- sum(vapply(todo, function(i) sum(protection_targets(search, i, call) > 0), numeric(1)))
   opt <- optimal_pattern(search, todo, search$supp, Inf, call = call,
                          lp_budget = improve_duals_per_side * n_sides, mip_nodes = improve_mip_nodes,
-                         relax_rounds = 0, max_rounds = improve_masters)
+                         relax_rounds = 0, max_rounds = improve_masters, quick_cuts = TRUE)
   if (is.null(opt$supp)) return(list(search = NULL, n_lp = opt$n_lp))
   found <- witness_search(prep, search, opt$supp, todo, call = call, relabel = TRUE)
   # a new cell that no witness table moves is not needed (none is expected)

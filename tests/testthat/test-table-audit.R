@@ -613,3 +613,91 @@ test_that("linked tables: each table's witness tables check out against that tab
     expect_true(attr(at, "passed"))
   }
 })
+
+# The decision that stops at the first breach (audit_cells(first_breach =
+# TRUE), the respondents' clean-up's first test of a trial) and the
+# relation bounds' test of a pattern (relation_breach(), the outsider's
+# clean-up's), against the exact audit.
+
+# The problem of a random 2- or 3-way table (`seed`) and the pattern
+# protect_table() gives it against the outsider; NULL when no cell is
+# sensitive.
+protected_random_table <- function(seed) {
+  set.seed(seed)
+  d <- random_firms(sample(60:160, 1), sample(3:6, 1), sample(2:4, 1))
+  by <- if (seed %% 2) c("a", "b", "c") else c("a", "b")
+  sens <- cell_sensitivity(d, by, "v", list(rule_frequency(3), rule_p(15)))
+  if (!any(sens$sensitive)) return(NULL)
+  list(prep = sdcRisk:::table_problem(sens, NULL, NULL, 10, arg = "x"),
+       good = protect_table(sens, attacker = "outsider")$status != "published", seed = seed)
+}
+protected_random_tables <- function() Filter(Negate(is.null), lapply(1:12, protected_random_table))
+
+test_that("first_breach decides as the exact audit, and proves each breach by an outer bound (random patterns)", {
+  ns <- asNamespace("sdcRisk")
+  n_fail <- 0
+  n_pass <- 0
+  for (tab in protected_random_tables()) {
+    prep <- tab$prep
+    good <- tab$good
+    seed <- tab$seed
+    for (k in 1:6) {
+      supp <- good
+      # drop some of the protection's secondary cells, or add others
+      sec <- which(supp & !prep$sensitive)
+      if (k > 1 && length(sec)) supp[sample(sec, min(length(sec), k - 1))] <- FALSE
+      if (k %% 3 == 0) supp[sample(which(!supp), 1)] <- TRUE
+      targets <- which(supp & prep$sensitive)
+      info <- paste("seed", seed, "pattern", k)
+      ex <- ns$audit_cells(prep, supp, targets, exact = TRUE, call = environment())
+      fb <- ns$audit_cells(prep, supp, targets, exact = FALSE, call = environment(), first_breach = TRUE)
+      met_ex <- ns$protection_met(prep, targets, ex$lower, ex$upper)
+      met_fb <- ns$protection_met(prep, targets, fb$lower, fb$upper)
+      expect_identical(all(met_fb), all(met_ex), info = info)
+      expect_lte(fb$n_lp, 2 * length(targets) + ex$n_lp, label = info)
+      if (all(met_ex)) {
+        n_pass <- n_pass + 1
+        next
+      }
+      n_fail <- n_fail + 1
+      # a target it reports as breached is breached, and its interval
+      # contains the exact one
+      shown <- which(!is.na(fb$lower) & !met_fb)
+      expect_gt(length(shown), 0, label = info)
+      expect_false(any(met_ex[shown]), info = info)
+      tol <- 1e-6 * (1 + abs(prep$value[targets[shown]]))
+      expect_true(all(fb$lower[shown] <= ex$lower[shown] + tol), info = info)
+      expect_true(all(fb$upper[shown] >= ex$upper[shown] - tol), info = info)
+    }
+  }
+  expect_gte(n_fail, 10)
+  expect_gte(n_pass, 5)
+})
+
+test_that("relation_breach() never condemns a protected pattern, and finds most cells a pattern's relations fix", {
+  ns <- asNamespace("sdcRisk")
+  n_true <- 0
+  n_checked <- 0
+  for (tab in protected_random_tables()) {
+    prep <- tab$prep
+    good <- tab$good
+    seed <- tab$seed
+    for (j in which(good & !prep$sensitive)) {
+      supp <- good
+      supp[j] <- FALSE
+      targets <- which(supp & prep$sensitive)
+      ex <- ns$audit_cells(prep, supp, targets, exact = TRUE, call = environment())
+      passes <- all(ns$protection_met(prep, targets, ex$lower, ex$upper))
+      rb <- ns$relation_breach(prep, supp, j, environment())
+      info <- paste("seed", seed, "cell", j)
+      if (rb) expect_false(passes, info = info)
+      n_true <- n_true + rb
+      n_checked <- n_checked + 1
+    }
+    # a published cell alone in its relations with a sensitive one fixes it
+    i <- which(prep$sensitive)[1]
+    expect_true(ns$relation_breach(prep, replace(logical(length(good)), i, TRUE), i, environment()))
+  }
+  expect_gte(n_checked, 20)
+  expect_gte(n_true, 5)
+})

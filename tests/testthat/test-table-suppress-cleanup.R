@@ -31,3 +31,42 @@ test_that("repeated clean-up passes never cost more than one, and every pattern 
   }
   expect_gte(checked, 6)
 })
+
+test_that("a cell's failed trials leave the side that blocked it, tried first the next time", {
+  ns <- asNamespace("sdcRisk")
+  search <- new.env()
+  search$blocker <- c(0L, 5L, 9L)
+  expect_identical(ns$blocker_first(search, c(2L, 5L, 7L), 2L), c(5L, 2L, 7L))
+  # a blocker no longer among the sides, or none: the order stays
+  expect_identical(ns$blocker_first(search, c(2L, 5L, 7L), 3L), c(2L, 5L, 7L))
+  expect_identical(ns$blocker_first(search, c(2L, 5L, 7L), 1L), c(2L, 5L, 7L))
+  n_blocked <- 0
+  for (seed in 1:6) {
+    set.seed(seed)
+    d <- skewed_firms(300, 12, 6)
+    sens <- cell_sensitivity(d, c("a", "b"), "v", rule_p(10))
+    if (!any(sens$sensitive)) next
+    prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
+    search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"),
+                                       ns$cell_labels(sens), 2000)
+    todo <- which(prep$sensitive)
+    for (i in todo) ns$protect_cell(search, i, call = environment())
+    ns$cleanup_pattern(search, todo, call = environment())
+    sides <- ns$protection_sides(search, todo, environment())
+    b <- search$blocker
+    # every blocker names a side, and only cells still suppressed were blocked for good
+    expect_true(all(b >= 0 & b <= nrow(sides)), info = paste("seed", seed))
+    n_blocked <- n_blocked + sum(b > 0)
+    # a swap whose blocker alone costs as much as the cell is refused at
+    # once, the pattern untouched
+    for (j in which(b > 0 & search$supp & !prep$sensitive)) {
+      before <- search$supp
+      w <- ns$side_witness(search, sides[b[j], ], exclude = j, add = TRUE)
+      own <- if (is.null(w)) Inf else sum(search$w[w$cells[!search$supp[w$cells]]])
+      if (own < search$w[j]) next
+      expect_null(ns$swap_witnesses(search, sides, c(b[j], setdiff(seq_len(nrow(sides)), b[j])), j))
+      expect_identical(search$supp, before)
+    }
+  }
+  expect_gt(n_blocked, 0)
+})

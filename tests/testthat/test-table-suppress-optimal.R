@@ -377,3 +377,81 @@ test_that("improve takes TRUE, FALSE or \"auto\"", {
   expect_error(protect_table(sens, improve = NA, attacker = "outsider"), class = "sdcRisk_error_argument")
   expect_error(protect_tables(list(sens, sens), improve = 1, attacker = "outsider"), class = "sdcRisk_error_argument")
 })
+
+# side_separation(): the bounded improvement's constraints from the program
+# over a pattern's suppressed cells (HiGHS' dual values), against
+# capacity_cut()'s dual program over the whole table and brute force.
+
+test_that("side_separation() decides as the dual program and its constraint is valid for every protecting pattern (tiny tables)", {
+  ns <- asNamespace("sdcRisk")
+  tabs <- tiny_tables()
+  n_cut <- 0
+  n_prot <- 0
+  for (name in names(tabs)[1:6]) {
+    sens <- tabs[[name]]
+    prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
+    search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"),
+                                       ns$cell_labels(sens), 2000)
+    todo <- which(prep$sensitive)
+    for (i in todo) ns$protect_cell(search, i, call = environment())
+    cg <- ns$new_cut_generation(search, todo, search$supp, Inf, Inf, NULL, environment())
+    cg$quick_cuts <- TRUE
+    free <- which(!prep$sensitive)
+    masks <- 0:(2^length(free) - 1)
+    if (length(masks) > 64) masks <- masks[unique(round(seq(1, length(masks), length.out = 64)))]
+    bits <- outer(masks, seq_along(free) - 1, function(m, b) bitwAnd(m, 2^b) > 0)
+    pattern <- function(k) {
+      x <- as.numeric(prep$sensitive)
+      x[free[bits[k, ]]] <- 1
+      x
+    }
+    for (s in seq_len(nrow(cg$sides))) {
+      side <- cg$sides[s, ]
+      # which patterns protect the side, by the dual program over the whole table
+      protects <- vapply(seq_along(masks), function(k) {
+        is.null(ns$capacity_cut(search, side$cell, side$dir, side$t, pattern(k)))
+      }, logical(1))
+      for (k in seq_along(masks)[seq(1, length(masks), by = 3)]) {
+        info <- paste(name, "side", s, "pattern", k)
+        x <- pattern(k)
+        sep <- ns$side_separation(cg, s, x)
+        expect_identical(isTRUE(sep$protected), protects[k], info = info)
+        if (protects[k]) {
+          n_prot <- n_prot + 1
+          next
+        }
+        expect_false(is.null(sep$cut), info = info)
+        v <- numeric(length(x))
+        v[sep$cut$j] <- sep$cut$v
+        # violated at x, by as much as the dual program's constraint
+        ref <- ns$capacity_cut(search, side$cell, side$dir, side$t, x)
+        vr <- numeric(length(x))
+        vr[ref$j] <- ref$v
+        expect_lt(sum(v * x), 1, label = info)
+        expect_equal(sum(v * x), sum(vr * x), tolerance = 1e-6, info = info)
+        # met by every pattern that protects the side
+        for (z in which(protects)) expect_gte(sum(v * pattern(z)), 1 - 1e-7, label = info)
+        n_cut <- n_cut + 1
+      }
+    }
+  }
+  expect_gte(n_cut, 20)
+  expect_gte(n_prot, 20)
+})
+
+test_that("the improvement's constraints keep the optimal method's own (method = \"optimal\" is unchanged)", {
+  ns <- asNamespace("sdcRisk")
+  calls <- new.env()
+  calls$n <- 0
+  suppressMessages(trace("side_separation", tracer = function() calls$n <- calls$n + 1, where = ns,
+                         print = FALSE))
+  withr::defer(suppressMessages(untrace("side_separation", where = ns)))
+  set.seed(4)
+  d <- random_firms(150, 6, 4)
+  sens <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(15)))
+  opt <- protect_table(sens, method = "optimal", attacker = "outsider")
+  expect_equal(calls$n, 0)
+  imp <- protect_table(sens, improve = TRUE, attacker = "outsider")
+  expect_gt(calls$n, 0)
+  expect_gte(lost(imp), lost(opt) * (1 - 1e-9))
+})
