@@ -10,11 +10,13 @@
 # avoid expensive cells, (2) publishes every secondary cell no witness
 # moves, and (3) for each remaining secondary cell, the most expensive
 # first, looks for new witnesses without it for the sides that use it, and
-# publishes it when all are found; then (4) tries swaps: a secondary cell
-# is published when the sides that use it find witnesses whose new cells
-# cost less in all than it does. The cost only ever falls, every witness is
-# checked to add up and keep the bounds (witness_ok()), and the final audit
-# decides as always.
+# publishes it when all are found (no program when the relation bounds of
+# the pattern without it already leave a sensitive cell unprotected; the
+# side that failed the cell's last trial first); then (4) tries swaps: a
+# secondary cell is published when the sides that use it find witnesses
+# whose new cells cost less in all than it does. The cost only ever falls,
+# every witness is checked to add up and keep the bounds (witness_ok()),
+# and the final audit decides as always.
 
 cleanup_pattern <- function(search, todo, call) {
   sides <- protection_sides(search, todo, call)
@@ -140,9 +142,9 @@ swap_witnesses <- function(search, sides, affected, j) {
   out <- vector("list", length(affected))
   # the side that made j's last trial fail, alone first: when its own new
   # cells already cost as much as j, the swap is not tried (the cells the
-  # others would add first could make it cheaper, but rarely enough: the
-  # heuristic's choice, which saves the programs of trials that fail
-  # again)
+  # others would add first could make it cheaper: the heuristic's choice,
+  # which saves the programs of trials that fail again; it changed no
+  # pattern of the bench tables measured, bench/README.md)
   b <- search$blocker[j]
   if (b > 0L && b %in% affected && length(affected) > 1L) {
     w <- side_witness(search, sides[b, ], exclude = j, add = TRUE)
