@@ -660,13 +660,18 @@ check_additive <- function(x, rel, cell, coef, nrel, arg, call) {
 
 # Does each cell in `cells` (with intervals lo, hi) meet its protection?
 protection_met <- function(prep, cells, lo, hi) {
+  req <- protection_required(prep, cells)
+  tol <- prep$tol[cells]
+  !is.na(lo) & !is.na(hi) & hi >= req$hi - tol & lo <= req$lo + tol & hi - lo > tol
+}
+
+# The ends each cell's interval must reach, list(lo, hi): its protection
+# level on each side, but no further than its a priori bounds (a cell need
+# not be uncertain beyond them).
+protection_required <- function(prep, cells) {
   v <- prep$value[cells]
   lev <- prep$level[cells]
-  tol <- prep$tol[cells]
-  # a cell need not be uncertain beyond its a priori bounds
-  need_hi <- pmin(v + lev, prep$upper[cells])
-  need_lo <- pmax(v - lev, prep$lower[cells])
-  !is.na(lo) & !is.na(hi) & hi >= need_hi - tol & lo <= need_lo + tol & hi - lo > tol
+  list(lo = pmax(v - lev, prep$lower[cells]), hi = pmin(v + lev, prep$upper[cells]))
 }
 
 # Intervals of the suppressed cells `targets` under pattern `supp`, each over
@@ -859,10 +864,7 @@ relation_breach <- function(prep, supp, near, call) {
     trip <- sp$trip_by_comp[[as.character(cc)]]
     if (is.null(trip)) next
     rb <- relation_bounds(suppressed_lp(sp, prep, vars, trip))
-    k <- vars[sens]
-    req_hi <- pmin(prep$value[k] + prep$level[k], prep$upper[k])
-    req_lo <- pmax(prep$value[k] - prep$level[k], prep$lower[k])
-    if (any(bound_short(rb$lower[sens], rb$upper[sens], req_lo, req_hi, prep$tol[k]))) return(TRUE)
+    if (!all(protection_met(prep, vars[sens], rb$lower[sens], rb$upper[sens]))) return(TRUE)
   }
   FALSE
 }
@@ -893,7 +895,10 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
     # solver starts from no earlier bounds, so the ends are those it would
     # start from)
     ends <- new_interval_ends(lp, pos, cells, prep, exact)
-    if (first_breach && bounds_breach(ends)) return(breach_intervals(ends))
+    if (first_breach) {
+      bad <- !protection_met(prep, cells, ends$lb, ends$ub)
+      if (any(bad)) return(breach_intervals(ends, bad))
+    }
     seed_ends(ends, seeds)
     if (!is.null(local)) {
       local_witnesses(ends, local, if (lp$mat$ncol >= audit_local_grow_cols) audit_local_box_max else local$box)
@@ -907,10 +912,13 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
     solver <- if (lp$mat$ncol >= ipm_cols) ipm_component_solver(lp, prep, call) else
       shared_simplex_solver(lp, prep, call)
     ends <- new_interval_ends(lp, pos, cells, prep, exact, solver)
-    if (first_breach && bounds_breach(ends)) return(breach_intervals(ends))
+    if (first_breach) {
+      bad <- !protection_met(prep, cells, ends$lb, ends$ub)
+      if (any(bad)) return(breach_intervals(ends, bad))
+    }
     seed_ends(ends, seeds)
   }
-  ends$first_breach <- first_breach && !exact
+  ends$first_breach <- first_breach
   # the optimal tables of earlier programs of the same component (another
   # attacker's, sharing the solver) that keep this one's bounds are witnesses
   # here too
@@ -924,19 +932,11 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
   list(lower = ends$lo, upper = ends$hi, n_lp = ends$n_lp)
 }
 
-# With `first_breach`: does a target's relation bound (an outer bound of its
-# interval) already fall short of its protection (as protection_met()
-# requires it)? Then no program can protect it.
-bounds_breach <- function(ends) any(bound_short(ends$lb, ends$ub, ends$req_lo, ends$req_hi, ends$tol))
-
-# Which outer bounds [lb, ub] fall short of the required ends (req_lo,
-# req_hi), or leave no width (protection_met()).
-bound_short <- function(lb, ub, req_lo, req_hi, tol) ub < req_hi - tol | lb > req_lo + tol | ub - lb <= tol
-
-# The intervals component_intervals() returns after bounds_breach(): the
-# relation bounds of the targets that break, NA for the others.
-breach_intervals <- function(ends) {
-  bad <- bound_short(ends$lb, ends$ub, ends$req_lo, ends$req_hi, ends$tol)
+# With `first_breach`, when the relation bounds of some targets (outer
+# bounds of their intervals) already fall short of their protection (`bad`),
+# no program can protect them: component_intervals() returns those bounds
+# for them, NA for the others.
+breach_intervals <- function(ends, bad) {
   list(lower = ifelse(bad, ends$lb, NA_real_), upper = ifelse(bad, ends$ub, NA_real_), n_lp = ends$n_lp,
        breached = TRUE)
 }
@@ -1084,8 +1084,9 @@ new_interval_ends <- function(lp, pos, cells, prep, exact, solver = NULL) {
   ends$ub <- rb$upper[pos]
   ends$lb <- rb$lower[pos]
   # what protection_met() requires of each end
-  ends$req_hi <- pmin(ends$v + prep$level[cells], prep$upper[cells])
-  ends$req_lo <- pmax(ends$v - prep$level[cells], prep$lower[cells])
+  req <- protection_required(prep, cells)
+  ends$req_hi <- req$hi
+  ends$req_lo <- req$lo
   if (exact) {
     ends$need_hi <- ends$ub - ends$tol
     ends$need_lo <- ends$lb + ends$tol
