@@ -520,3 +520,54 @@ test_that("attacking first the respondents near a published cell changes the ord
   # some trials must break for the comparison to mean anything
   expect_gt(checked, 3)
 })
+
+test_that("the respondents' relation bounds report only real breaches (the clean-up's test before programs)", {
+  caught <- 0
+  missed <- 0
+  for (seed in 1:12) {
+    d <- respondent_firms(seed, n = 40, nr = 3, nc = 4, firms = 25)
+    sens <- cell_sensitivity(d, c("r", "c"), "v", list(rule_frequency(3), rule_p(20)), contributor = "firm")
+    if (!any(sens$sensitive)) next
+    prep <- sdcRisk:::table_problem(sens, NULL, NULL, 10, arg = "x")
+    resp <- sdcRisk:::table_respondents(sens, prep, "respondents", "ignore")
+    set.seed(seed)
+    supp <- sens$sensitive | runif(nrow(sens)) < 0.5
+    intervals <- function(p) {
+      all_s <- which(p)
+      o <- sdcRisk:::audit_cells(prep, p, all_s, exact = TRUE, call = NULL)
+      out <- list(lower = rep(NA_real_, nrow(sens)), upper = rep(NA_real_, nrow(sens)))
+      out$lower[all_s] <- o$lower
+      out$upper[all_s] <- o$upper
+      out
+    }
+    before <- intervals(supp)
+    for (j in which(supp & !sens$sensitive)) {
+      trial <- replace(supp, j, FALSE)
+      # (as in the clean-up, trials the outsider breaks never get here)
+      now <- intervals(trial)
+      s_t <- which(trial & sens$sensitive)
+      if (!all(sdcRisk:::protection_met(prep, s_t, now$lower[s_t], now$upper[s_t]))) next
+      full <- sdcRisk:::respondent_breaches(prep, trial, resp, now, exact = TRUE, call = NULL)
+      info <- paste("seed", seed, "cell", j)
+      # the clean-up's way: the intervals before the trial (wider), no program
+      wide <- lapply(before, replace, j, NA_real_)
+      for (outer in list(wide, now)) {
+        rel <- sdcRisk:::respondent_breaches(prep, trial, resp, outer, exact = FALSE, call = NULL,
+                                             relations_only = TRUE)
+        expect_identical(rel$n_lp, 0L)
+        # every pair it reports is a breach of the exact audit, and its
+        # interval (an outer bound) contains the exact one
+        key_rel <- paste(rel$breaches$group, rel$breaches$cell)
+        key_full <- paste(full$breaches$group, full$breaches$cell)
+        expect_true(all(key_rel %in% key_full), info = info)
+        m <- match(key_rel, key_full)
+        expect_true(all(rel$breaches$lower <= full$breaches$lower[m] + 1e-6), info = info)
+        expect_true(all(rel$breaches$upper >= full$breaches$upper[m] - 1e-6), info = info)
+      }
+      caught <- caught + (nrow(rel$breaches) > 0)
+      missed <- missed + (nrow(full$breaches) > 0 && !nrow(rel$breaches))
+    }
+  }
+  # the relation bounds must catch breaches for the test to mean anything
+  expect_gt(caught, 3)
+})
