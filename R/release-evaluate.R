@@ -401,12 +401,7 @@ tvd_row <- function(a, b, n) {
   )
 }
 
-tabulate_sum <- function(index, x, n) {
-  out <- numeric(n)
-  s <- rowsum(x, index)
-  out[as.integer(rownames(s))] <- s[, 1]
-  out
-}
+tabulate_sum <- function(index, x, n) sum_by(x, index, n)
 
 #' @export
 format.sdc_utility <- function(x, ...) {

@@ -71,7 +71,7 @@ new_respondents <- function(prep, contr, coalitions, zero_contributions) {
   lq <- if (nonneg) pmax(contr$lower, 0) else contr$lower
   uq <- contr$upper
   counted <- if (zero_contributions == "ignore") !contr$zero else rep(TRUE, length(who))
-  groups <- lapply(seq_along(keys), function(k) k)
+  groups <- as.list(seq_along(keys))
   labels <- keys
   for (g in coalitions) {
     members <- sort(unique(match(g, keys)))
@@ -79,7 +79,10 @@ new_respondents <- function(prep, contr, coalitions, zero_contributions) {
     groups[[length(groups) + 1L]] <- members
     labels <- c(labels, paste(keys[members], collapse = " + "))
   }
-  dup <- duplicated(vapply(groups, paste, character(1), collapse = ","))
+  # (a single contributor is a group once; a coalition, of two or more,
+  # may be named by several cells)
+  coal <- seq_along(groups) > length(keys)
+  dup <- c(logical(length(keys)), duplicated(vapply(groups[coal], paste, character(1), collapse = ",")))
   present <- tabulate(contr$cell, n) > 0
   n_counted <- tabulate(contr$cell[counted], n)
   list(cell = contr$cell, who = who, x = contr$x, lq = lq, uq = uq, counted = counted,
@@ -87,9 +90,9 @@ new_respondents <- function(prep, contr, coalitions, zero_contributions) {
        rows = split(seq_along(who), factor(who, levels = seq_along(keys))),
        groups = groups[!dup], labels = labels[!dup],
        n_counted = n_counted,
-       lo_fin = tabulate_sum(contr$cell, ifelse(is.finite(lq), lq, 0), n),
+       lo_fin = tabulate_sum(contr$cell, replace(lq, !is.finite(lq), 0), n),
        lo_inf = tabulate(contr$cell[!is.finite(lq)], n),
-       up_fin = tabulate_sum(contr$cell, ifelse(is.finite(uq), uq, 0), n),
+       up_fin = tabulate_sum(contr$cell, replace(uq, !is.finite(uq), 0), n),
        up_inf = tabulate(contr$cell[!is.finite(uq)], n))
 }
 
@@ -177,9 +180,10 @@ coalition_knowledge <- function(resp, prep, rows) {
 knowledge_rows <- function(resp, prep, rows) {
   lq <- resp$lq[rows]
   uq <- resp$uq[rows]
-  knowledge_bounds(resp, prep, resp$cell[rows], resp$x[rows], ifelse(is.finite(lq), lq, 0),
-                   as.numeric(!is.finite(lq)), ifelse(is.finite(uq), uq, 0),
-                   as.numeric(!is.finite(uq)), as.numeric(resp$counted[rows]))
+  l_inf <- !is.finite(lq)
+  u_inf <- !is.finite(uq)
+  knowledge_bounds(resp, prep, resp$cell[rows], resp$x[rows], replace(lq, l_inf, 0), as.numeric(l_inf),
+                   replace(uq, u_inf, 0), as.numeric(u_inf), as.numeric(resp$counted[rows]))
 }
 
 # The bounds a respondent knows on `cells` from its contributions `xg`,
@@ -189,11 +193,11 @@ knowledge_rows <- function(resp, prep, rows) {
 # bounds; alone (no other counted contributor), it knows the cell.
 knowledge_bounds <- function(resp, prep, cells, xg, lfin, linf, ufin, uinf, cnt) {
   alone <- resp$n_counted[cells] - cnt == 0
-  rest_lo <- ifelse(resp$lo_inf[cells] - linf > 0, -Inf, resp$lo_fin[cells] - lfin)
-  rest_hi <- ifelse(resp$up_inf[cells] - uinf > 0, Inf, resp$up_fin[cells] - ufin)
+  rest_lo <- replace(resp$lo_fin[cells] - lfin, resp$lo_inf[cells] - linf > 0, -Inf)
+  rest_hi <- replace(resp$up_fin[cells] - ufin, resp$up_inf[cells] - uinf > 0, Inf)
   v <- prep$value[cells]
-  lo <- ifelse(alone, v, pmax(prep$lower[cells], xg + rest_lo))
-  hi <- ifelse(alone, v, pmin(prep$upper[cells], xg + rest_hi))
+  lo <- replace(pmax(prep$lower[cells], xg + rest_lo), alone, v[alone])
+  hi <- replace(pmin(prep$upper[cells], xg + rest_hi), alone, v[alone])
   # rounding of the sums must not exclude the cell's own value
   list(cells = cells, lo = pmin(lo, v), hi = pmax(hi, v), alone = alone)
 }
@@ -238,11 +242,11 @@ respondent_components <- function(prep, supp, call) {
 # breach reported is real and its interval contains the exact one, but a
 # pattern without one is not proved safe (the clean-up's test before its
 # programs).
+no_breaches <- data.frame(group = integer(), cell = integer(), lower = numeric(), upper = numeric(),
+                          need_lower = numeric(), need_upper = numeric())
 respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NULL, first = FALSE,
                                 hint = integer(), near = NULL, relations_only = FALSE) {
-  none <- data.frame(group = integer(), cell = integer(), lower = numeric(), upper = numeric(),
-                     need_lower = numeric(), need_upper = numeric())
-  out <- list(breaches = none, n_lp = 0L, n_groups = 0L)
+  out <- list(breaches = no_breaches, n_lp = 0L, n_groups = 0L)
   sens <- prep$sensitive & supp
   if (!is.null(only)) sens <- sens & seq_along(sens) %in% only
   # a cell the outsider already narrows too far is reported by the

@@ -46,9 +46,9 @@ priced_witnesses <- function(search, sides) {
   tick <- table_progress("Clean-up: witness tables", nrow(sides))
   for (s in seq_len(nrow(sides))) {
     tick()
-    ref[[s]] <- current_witness(search, sides[s, ])
+    ref[[s]] <- current_witness(search, side_at(sides, s))
     if (all(search$prep$sensitive[ref[[s]]$cells])) next
-    ref[[s]] <- side_witness(search, sides[s, ], exclude = 0L) %||% ref[[s]]
+    ref[[s]] <- side_witness(search, side_at(sides, s), exclude = 0L) %||% ref[[s]]
   }
   tick(done = TRUE)
   ref
@@ -89,7 +89,7 @@ publish_one_by_one <- function(search, sides, ref, call) {
 witnesses_without <- function(search, sides, affected, j) {
   out <- vector("list", length(affected))
   for (k in seq_along(affected)) {
-    w <- side_witness(search, sides[affected[k], ], exclude = j)
+    w <- side_witness(search, side_at(sides, affected[k]), exclude = j)
     if (is.null(w)) {
       search$blocker[j] <- affected[k]
       return(NULL)
@@ -147,11 +147,11 @@ swap_witnesses <- function(search, sides, affected, j) {
   # pattern of the bench tables measured, bench/README.md)
   b <- search$blocker[j]
   if (b > 0L && b %in% affected && length(affected) > 1L) {
-    w <- side_witness(search, sides[b, ], exclude = j, add = TRUE)
+    w <- side_witness(search, side_at(sides, b), exclude = j, add = TRUE)
     if (is.null(w) || sum(search$w[w$cells[!search$supp[w$cells]]]) >= search$w[j]) return(NULL)
   }
   for (k in seq_along(affected)) {
-    w <- side_witness(search, sides[affected[k], ], exclude = j, add = TRUE)
+    w <- side_witness(search, side_at(sides, affected[k]), exclude = j, add = TRUE)
     extra <- if (!is.null(w)) setdiff(w$cells[!search$supp[w$cells]], added)
     if (is.null(w) || sum(search$w[c(added, extra)]) >= search$w[j]) {
       env_set(search, "supp", added, FALSE)
@@ -173,7 +173,15 @@ costliest_first <- function(search) {
 }
 
 # The sides whose witness in `ref` moves cell j.
-sides_using <- function(ref, j) which(vapply(ref, function(r) any(r$cells == j), logical(1)))
+sides_using <- function(ref, j) {
+  cells <- lapply(ref, `[[`, "cells")
+  unique(rep.int(seq_along(ref), lengths(cells))[unlist(cells, use.names = FALSE) == j])
+}
+
+# Side s of `sides` (protection_sides()) as a list (cell, dir, t): a row
+# of the data frame without `[.data.frame`, which the clean-up's trials
+# would call thousands of times.
+side_at <- function(sides, s) list(cell = sides$cell[s], dir = sides$dir[s], t = sides$t[s])
 
 # Every side (cell, dir, t) of the sensitive cells `todo` that needs a witness.
 protection_sides <- function(search, todo, call) {

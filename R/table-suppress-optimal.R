@@ -124,7 +124,7 @@ new_cut_generation <- function(search, todo, incumbent, time_limit, lp_budget, m
   cg$lp_budget <- lp_budget
   cg$mip_nodes <- mip_nodes
   cg$lower_bound <- 0
-  cg$known <- lapply(seq_len(nrow(cg$sides)), function(s) list(current_witness(search, cg$sides[s, ])$cells))
+  cg$known <- lapply(seq_len(nrow(cg$sides)), function(s) list(current_witness(search, side_at(cg$sides, s))$cells))
   cg
 }
 
@@ -240,7 +240,7 @@ side_separation <- function(cg, s, x) {
                                  c(search$cap_up[on], search$cap_dn[on])))
     cg$sep_session <- sess
   }
-  side <- cg$sides[s, ]
+  side <- side_at(cg$sides, s)
   i <- side$cell
   k <- length(on)
   ii <- match(i, on)

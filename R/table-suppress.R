@@ -788,8 +788,8 @@ deviation_lp <- function(search, i, cells, t, dir, symmetric, priced = FALSE) {
   free <- if (priced) search$prep$sensitive[cells] else search$supp[cells]
   eps <- 1e-6 * search$w_min / t
   w <- search$w[cells]
-  obj <- c(ifelse(free, eps, w / pmax(pmin(up, t), 1e-9 * t)),
-           ifelse(free, eps, w / pmax(pmin(dn, t), 1e-9 * t)))
+  obj <- c(replace(w / pmax(pmin(up, t), 1e-9 * t), free, eps),
+           replace(w / pmax(pmin(dn, t), 1e-9 * t), free, eps))
   ii <- match(i, cells)
   lb <- numeric(2 * m)
   ub <- c(up, dn)
@@ -890,7 +890,9 @@ witness_ok <- function(search, cells, y) {
   prep <- search$prep
   st <- prep$structure
   trips <- unlist(st$cell_trips[cells], use.names = FALSE)
-  resid <- rowsum(st$coef[trips] * y[match(st$cell[trips], cells)], st$rel[trips])
+  rels <- st$rel[trips]
+  ur <- unique(rels)
+  resid <- sum_by(st$coef[trips] * y[match(st$cell[trips], cells)], match(rels, ur), length(ur))
   new <- prep$value[cells] + y
   tol <- prep$tol[cells]
   all(abs(resid) <= audit_tolerance * (1 + max(abs(y)))) &&
