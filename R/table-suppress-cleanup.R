@@ -185,11 +185,11 @@ side_at <- function(sides, s) list(cell = sides$cell[s], dir = sides$dir[s], t =
 
 # Every side (cell, dir, t) of the sensitive cells `todo` that needs a witness.
 protection_sides <- function(search, todo, call) {
-  out <- lapply(todo, function(i) {
-    t <- protection_targets(search, i, call)
-    data.frame(cell = i, dir = c(1, -1), t = unname(t))[t > 0, , drop = FALSE]
-  })
-  do.call(rbind, c(list(data.frame(cell = integer(), dir = numeric(), t = numeric())), out))
+  t <- as.vector(vapply(todo, function(i) unname(protection_targets(search, i, call)), numeric(2)))
+  cell <- rep(todo, each = 2L)
+  dir <- rep(c(1, -1), length(todo))
+  keep <- t > 0
+  data.frame(cell = cell[keep], dir = dir[keep], t = t[keep])
 }
 
 # The witness the heuristic recorded for a side, as list(cells, y) moving the

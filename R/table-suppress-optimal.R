@@ -273,7 +273,7 @@ side_separation <- function(cg, s, x) {
     if (!is.finite(at_x) || abs(at_x - r$value) > 1e-6 * (1 + abs(r$value))) next
     coef <- pmin(raw / t, 1)
     keep <- coef > optimal_cut_coef
-    return(list(protected = FALSE, cut = data.frame(j = which(keep), v = coef[keep])))
+    return(list(protected = FALSE, cut = list(j = which(keep), v = coef[keep])))
   }
   list(protected = FALSE, cut = NULL)
 }
@@ -286,8 +286,8 @@ master_program <- function(cg, integer) {
   n <- cg$search$prep$structure$ncell
   k <- length(cg$cuts)
   # the incumbent bounds the cost; a tolerance keeps it feasible itself
-  rows <- rbind(master_matrix(cg$cuts, n), data.frame(i = k + 1L, j = seq_len(n), v = cg$w))
-  mat <- triplet_matrix(rows$i, rows$j, rows$v, k + 1L, n)
+  cuts <- master_matrix(cg$cuts, n)
+  mat <- triplet_matrix(c(cuts$i, rep.int(k + 1L, n)), c(cuts$j, seq_len(n)), c(cuts$v, cg$w), k + 1L, n)
   r <- solve_lp(cg$w, mat, c(rep(">=", k), "<="),
                 c(rep(1, k), cg$best_cost * (1 + optimal_cost_slack)),
                 lower = as.numeric(cg$fixed), upper = rep(1, n),
@@ -299,7 +299,7 @@ master_program <- function(cg, integer) {
 }
 
 # The capacity constraint of side (i, dir) violated by the pattern x (0/1 or
-# fractional), as a data frame (j, v) of sum v_j x_j >= 1, or NULL when x
+# fractional), as list(j, v) of sum v_j x_j >= 1, or NULL when x
 # protects the side, or "failed" when the solver fails. Solves the dual
 # program of the attacker's problem, with capacities scaled by the target t.
 capacity_cut <- function(search, i, dir, t, x) {
@@ -347,13 +347,12 @@ capacity_cut <- function(search, i, dir, t, x) {
   coef <- pmin(ifelse(a > optimal_cut_multiplier, a * up, 0) +
                  ifelse(b > optimal_cut_multiplier, b * dn, 0), 1)
   keep <- coef > optimal_cut_coef
-  data.frame(j = which(keep), v = coef[keep])
+  list(j = which(keep), v = coef[keep])
 }
 
 master_matrix <- function(cuts, n) {
-  if (!length(cuts)) return(data.frame(i = integer(), j = integer(), v = numeric()))
-  data.frame(i = rep(seq_along(cuts), vapply(cuts, nrow, integer(1))),
-             j = unlist(lapply(cuts, `[[`, "j")), v = unlist(lapply(cuts, `[[`, "v")))
+  list(i = rep.int(seq_along(cuts), vapply(cuts, function(cut) length(cut$j), integer(1))),
+       j = as.integer(unlist(lapply(cuts, `[[`, "j"))), v = as.numeric(unlist(lapply(cuts, `[[`, "v"))))
 }
 
 # The bounded improvement of protect_table(improve = TRUE): the cut
