@@ -461,10 +461,12 @@ respondent_pattern <- function(prep, search, resp, call) {
 # pattern without it still passes the full audit, outsider and
 # respondents. Publishing cell j changes only the component of suppressed
 # cells that held it (every relation through j lies in it), so only that
-# component is audited again: the outsider's exact intervals of its cells
-# (kept for the respondents' test of what their knowledge adds, which
-# then solves programs only where knowledge falls inside them), then the
-# respondents' programs on the sensitive cells it held. (Intervals of the
+# component is audited again: the outsider's protection of its sensitive
+# cells decided, then the respondents' relation bounds (no program), and
+# only for a trial that passes both the outsider's exact intervals of its
+# cells (kept for the respondents' test of what their knowledge adds,
+# which then solves programs only where knowledge falls inside them) and
+# the respondents' programs on the sensitive cells it held. (Intervals of the
 # pattern the pass started from, wider, would also be valid but let more
 # knowledge through: slower on the tables measured.) With
 # `keep_witnessed` (intervals = "none", where the final audit reads the
@@ -550,6 +552,11 @@ protect_against <- function(prep, search, kn, i, label, call) {
   sub <- respondent_search(prep, search, kn)
   sub$supp <- search$supp
   sub$reason <- search$reason
+  # (the model of the deviation programs is the table's, whatever the
+  # bounds: the last one built serves the respondent's programs, and theirs
+  # the next respondent's)
+  sub$dev_session <- search$dev_session
+  on.exit(search$dev_session <- sub$dev_session)
   tryCatch(protect_cell(sub, i, call),
     sdcRisk_error_unprotectable = function(e) {
       abort_sdc(c(

@@ -209,7 +209,8 @@ side_witness <- function(search, side, exclude, add = FALSE) {
   box <- search_box(search, i, side$t, search$box)$cells
   cells <- box[(add | search$supp[box]) & box != exclude]
   if (!i %in% cells) return(NULL)
-  y <- deviation_lp(search, i, cells, side$t, side$dir, symmetric = FALSE, priced = !add)
+  y <- deviation_lp(search, i, cells, side$t, side$dir, symmetric = FALSE, priced = !add,
+                    scope = if (add) box else cells)
   if (is.null(y)) return(NULL)
   # deviation_lp() returns the deviation itself (dir already applied)
   y

@@ -773,7 +773,7 @@ search_box <- function(search, i, t, budget) {
 # programming, each published cell costing its suppression cost when fully
 # used (the linear relaxation of the fixed charge), suppressed cells
 # (almost) nothing. With `symmetric`, -y keeps the bounds too. NULL if none.
-deviation_lp <- function(search, i, cells, t, dir, symmetric, priced = FALSE) {
+deviation_lp <- function(search, i, cells, t, dir, symmetric, priced = FALSE, scope = cells) {
   m <- length(cells)
   up <- search$cap_up[cells]
   dn <- search$cap_dn[cells]
@@ -796,7 +796,7 @@ deviation_lp <- function(search, i, cells, t, dir, symmetric, priced = FALSE) {
   lb[ii] <- ub[ii] <- t
   ub[m + ii] <- 0
   search$n_lp <- search$n_lp + 1L
-  y <- deviation_solve(search, cells, obj, lb, ub)
+  y <- deviation_solve(search, cells, obj, lb, ub, scope)
   if (is.null(y)) return(NULL)
   checked_witness(search, cells, dir * (y[seq_len(m)] - y[m + seq_len(m)]), i)
 }
@@ -824,16 +824,18 @@ deviation_model <- function(st, scope) {
 # which is the program over `cells` alone), solved from the previous
 # program's optimal basis instead of a model built for it (the two sides of
 # a cell share their box; on small tables most boxes are the whole table).
+# A new model is built over `scope` (the cells, or more: the clean-up's
+# swaps, whose programs leave out one cell of the box after another, build
+# it over the whole box, where the next trial's program fits again).
 # Returns the solution on `cells`, NULL when no deviation exists; a program
 # the kept model fails gets a model of its own (without HiGHS' presolve: on
 # these programs of a few hundred columns it took 40% of the time).
-deviation_solve <- function(search, cells, obj, lb, ub) {
+deviation_solve <- function(search, cells, obj, lb, ub, scope = cells) {
   st <- search$prep$structure
   search$dev_ray <- NULL
   sess <- search$dev_session
   pos <- if (!is.null(sess) && length(cells) >= deviation_reuse_share * length(sess$scope)) match(cells, sess$scope)
   if (is.null(pos) || anyNA(pos)) {
-    scope <- cells
     mat <- deviation_model(st, scope)
     # (a box in no relation: nothing to keep)
     if (!mat$nrow) return(deviation_cold(st, cells, obj, lb, ub))
