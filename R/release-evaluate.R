@@ -401,6 +401,8 @@ tvd_row <- function(a, b, n) {
   )
 }
 
+# Sums of x by index (1..n) as a vector of length n: sum_by(), in the
+# argument order of tabulate().
 tabulate_sum <- function(index, x, n) sum_by(x, index, n)
 
 #' @export

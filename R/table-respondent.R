@@ -221,6 +221,10 @@ respondent_components <- function(prep, supp, call) {
   list(comp = comp, lp_of = lp_of, supp_by_comp = supp_by_comp)
 }
 
+# The breaches of a pattern no respondent breaks (respondent_breaches()).
+no_breaches <- data.frame(group = integer(), cell = integer(), lower = numeric(), upper = numeric(),
+                          need_lower = numeric(), need_upper = numeric())
+
 # Every (respondent, sensitive cell) pair that breaks the pattern `supp`:
 # the sensitive suppressed cells each respondent group (resp$groups) can
 # narrow below their protection, given the outsider's exact intervals
@@ -241,9 +245,9 @@ respondent_components <- function(prep, supp, call) {
 # its problem (relation_bounds(): outer bounds, no program), so every
 # breach reported is real and its interval contains the exact one, but a
 # pattern without one is not proved safe (the clean-up's test before its
-# programs).
-no_breaches <- data.frame(group = integer(), cell = integer(), lower = numeric(), upper = numeric(),
-                          need_lower = numeric(), need_upper = numeric())
+# programs). `outer` may then be wider than the exact intervals (those of
+# the pattern before a trial): more knowledge counts as effective, which
+# only tests more respondents.
 respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NULL, first = FALSE,
                                 hint = integer(), near = NULL, relations_only = FALSE) {
   out <- list(breaches = no_breaches, n_lp = 0L, n_groups = 0L)
