@@ -218,6 +218,16 @@ improve_masters <- 8
 improve_mip_nodes <- 500L
 improve_duals_per_side <- 4
 
+# ... and it ends after this many rounds in a row in which every side of a
+# sensitive cell needed a new constraint (the master's pattern protects
+# none: far from every protected pattern). On the bench tables R1-R4 every
+# round was such a round until the budget ran out, with nothing cheaper
+# found (R4: 358 programs, 178 with this rule); on tables 1 and 2, where
+# the improvement lowers the cost, the second round already left most
+# sides protected (bench/README.md, tenth session). Chosen from these
+# measurements.
+improve_stall_rounds <- 2
+
 # method = "optimal" takes tables of at most this many cells (documented in
 # ?protect_table). The largest table measured is bench table 2 (3,179 cells,
 # proved optimal in 3.3 s); 10,000 was chosen by hand.

@@ -29,18 +29,21 @@
 # heuristic's pattern `incumbent` is at least as cheap as anything found.
 # `lp_budget` (dual programs), `mip_nodes` (branch and bound nodes of each
 # master program) and `max_rounds` (integer master programs) bound the work
-# deterministically; `time_limit` (seconds) does not. `quick_cuts`: the
+# deterministically; `time_limit` (seconds) does not; `stall_rounds` ends
+# the search, with the incumbent, after that many rounds in a row whose
+# master pattern leaves every side unprotected. `quick_cuts`: the
 # constraints of 0/1 patterns from the program over their suppressed cells
 # (side_separation()) rather than capacity_cut()'s over the whole table.
 # `relax_rounds`: rounds
 # of the linear relaxation before the integer master programs.
 optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget = Inf,
                             mip_nodes = NULL, relax_rounds = 0, max_rounds = Inf,
-                            respondents = NULL, quick_cuts = FALSE) {
+                            respondents = NULL, quick_cuts = FALSE, stall_rounds = Inf) {
   cg <- new_cut_generation(search, todo, incumbent, time_limit, lp_budget, mip_nodes, call)
   cg$quick_cuts <- quick_cuts
   if (relax_rounds > 0 && !relaxed_cuts(cg, relax_rounds)) return(cut_result(cg))
   rounds <- 0
+  stalled <- 0
   repeat {
     rounds <- rounds + 1
     if (cg$left() <= 0 || rounds > max_rounds) return(cut_result(cg))
@@ -55,6 +58,9 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget
     x <- round(r$solution)
     found <- separate_pattern(cg, x)
     if (is.na(found)) return(cut_result(cg))
+    # (rounds in a row whose master pattern protects no side at all)
+    stalled <- if (found == nrow(cg$sides)) stalled + 1 else 0
+    if (stalled >= stall_rounds) return(cut_result(cg))
     if (found == 0L && !is.null(respondents)) found <- respondent_cuts(cg, x, respondents, call)
     if (is.na(found)) return(cut_result(cg))
     if (found == 0L) return(cut_result(cg, x, optimal = r$status == "optimal"))
@@ -369,7 +375,8 @@ improve_pattern <- function(prep, search, todo, call) {
   n_sides <- sum(vapply(todo, function(i) sum(protection_targets(search, i, call) > 0), numeric(1)))
   opt <- optimal_pattern(search, todo, search$supp, Inf, call = call,
                          lp_budget = improve_duals_per_side * n_sides, mip_nodes = improve_mip_nodes,
-                         relax_rounds = 0, max_rounds = improve_masters, quick_cuts = TRUE)
+                         relax_rounds = 0, max_rounds = improve_masters, quick_cuts = TRUE,
+                         stall_rounds = improve_stall_rounds)
   if (is.null(opt$supp)) return(list(search = NULL, n_lp = opt$n_lp))
   found <- witness_search(prep, search, opt$supp, todo, call = call, relabel = TRUE)
   # a new cell that no witness table moves is not needed (none is expected)

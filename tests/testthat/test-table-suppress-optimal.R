@@ -361,6 +361,42 @@ test_that("the improvement is never worse than the heuristic, audited and determ
   expect_gte(n_better, 1)
 })
 
+test_that("the improvement ends after two rounds that protect no side, the optimal method does not", {
+  ns <- asNamespace("sdcRisk")
+  sens <- stopping_table()
+  prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
+  search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"), ns$cell_labels(sens), 2000)
+  todo <- which(prep$sensitive)
+  for (i in todo) ns$protect_cell(search, i, call = environment())
+  n_sides <- nrow(ns$protection_sides(search, todo, environment()))
+  # a separation that finds every side unprotected, `all_rounds` times,
+  # then none (the master's pattern protects every side)
+  rounds <- 0
+  all_rounds <- 3
+  local_package_function("separate_pattern", function(cg, x) {
+    rounds <<- rounds + 1
+    if (rounds <= all_rounds) n_sides else 0L
+  })
+  run <- function(stall) {
+    rounds <<- 0
+    ns$optimal_pattern(search, todo, search$supp, Inf, call = environment(), stall_rounds = stall)
+  }
+  # the improvement's rule: ended by the second such round, with the incumbent
+  out <- run(ns$improve_stall_rounds)
+  expect_identical(rounds, 2)
+  expect_null(out$supp)
+  # without it (the optimal method), on to the round that protects every side
+  # (the mock adds no constraint: the master's pattern, the sensitive cells
+  # alone, comes back as the cheaper one)
+  out <- run(Inf)
+  expect_identical(rounds, all_rounds + 1)
+  expect_identical(which(out$supp), todo)
+  # a round that protects some side starts the count again
+  all_rounds <- 1
+  out <- run(2)
+  expect_identical(rounds, 2)
+})
+
 test_that("a failing solver in the improvement leaves the heuristic's pattern", {
   sens <- stopping_table()
   plain <- protect_table(sens, intervals = "none", improve = FALSE, attacker = "outsider")
