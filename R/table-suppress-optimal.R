@@ -59,7 +59,7 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget
     found <- separate_pattern(cg, x)
     if (is.na(found)) return(cut_result(cg))
     # (rounds in a row whose master pattern protects no side at all)
-    stalled <- if (found == nrow(cg$sides)) stalled + 1 else 0
+    stalled <- if (found > 0L && found == nrow(cg$sides)) stalled + 1 else 0
     if (stalled >= stall_rounds) return(cut_result(cg))
     if (found == 0L && !is.null(respondents)) found <- respondent_cuts(cg, x, respondents, call)
     if (is.na(found)) return(cut_result(cg))
