@@ -369,13 +369,14 @@ test_that("the improvement ends after two rounds that protect no side, the optim
   todo <- which(prep$sensitive)
   for (i in todo) ns$protect_cell(search, i, call = environment())
   n_sides <- nrow(ns$protection_sides(search, todo, environment()))
-  # a separation that finds every side unprotected, `all_rounds` times,
-  # then none (the master's pattern protects every side)
+  expect_gte(n_sides, 2)
+  # a separation that finds, round after round, the numbers of unprotected
+  # sides in `found`, then none (the master's pattern protects every side)
   rounds <- 0
-  all_rounds <- 3
+  found <- rep(n_sides, 3)
   local_package_function("separate_pattern", function(cg, x) {
     rounds <<- rounds + 1
-    if (rounds <= all_rounds) n_sides else 0L
+    if (rounds <= length(found)) as.integer(found[rounds]) else 0L
   })
   run <- function(stall) {
     rounds <<- 0
@@ -389,12 +390,19 @@ test_that("the improvement ends after two rounds that protect no side, the optim
   # (the mock adds no constraint: the master's pattern, the sensitive cells
   # alone, comes back as the cheaper one)
   out <- run(Inf)
-  expect_identical(rounds, all_rounds + 1)
+  expect_identical(rounds, length(found) + 1)
   expect_identical(which(out$supp), todo)
-  # a round that protects some side starts the count again
-  all_rounds <- 1
+  # a round that protects some side starts the count again: all, some, all,
+  # then none protects every side; never two "all" rounds in a row
+  found <- c(n_sides, n_sides - 1, n_sides)
   out <- run(2)
-  expect_identical(rounds, 2)
+  expect_identical(rounds, length(found) + 1)
+  expect_identical(which(out$supp), todo)
+  # and two in a row after it end the search there
+  found <- c(n_sides, n_sides - 1, n_sides, n_sides, n_sides)
+  out <- run(2)
+  expect_identical(rounds, 4)
+  expect_null(out$supp)
 })
 
 test_that("a failing solver in the improvement leaves the heuristic's pattern", {
