@@ -21,7 +21,9 @@
 # The respondent problem of one table: the contributions (as
 # level_contributions() stores them) checked against the table, with every
 # contributor keyed by its id (record number without `contributor`).
-# Returns list(cell, key, x, zero, lower, upper).
+# Returns list(cell, id, keys, x, zero, lower, upper): `id` the contributor
+# code of each row, `keys` the key of each code (NULL: the code itself),
+# `lower` and `upper` one per row or one for all.
 table_contributions <- function(x, arg = "x", call = rlang::caller_env()) {
   inc <- attr(x, "contributions")
   n <- nrow(x)
@@ -51,72 +53,116 @@ table_contributions <- function(x, arg = "x", call = rlang::caller_env()) {
     abort_invalid(arg, "its contributions (attribute {.field contributions}) are broken or disagree with {.field total}",
                   "Use the table {.fn cell_sensitivity} returned, or call it again.", call)
   }
-  key <- if (is.null(inc$ids)) as.character(inc$contributor) else inc$ids[inc$contributor]
-  list(cell = as.integer(inc$cell), key = key, x = inc$x, zero = inc$zero,
-       lower = rep_len(inc$lower, length(inc$cell)), upper = rep_len(inc$upper, length(inc$cell)))
+  # (contributors as integer codes, their keys apart: keys of every row
+  # as text took seconds on the 4 * 10^6 rows of bench table 2)
+  list(cell = as.integer(inc$cell), id = as.integer(inc$contributor), keys = inc$ids, x = inc$x,
+       zero = inc$zero, lower = inc$lower, upper = inc$upper)
+}
+
+# The a priori bounds of contributions `rows` from `b`, one per row or one
+# for all (the bounds of contributions without `lower`/`upper` are one
+# number each: not expanded to every row).
+row_values <- function(b, rows) if (length(b) == 1L) rep(b, length(rows)) else b[rows]
+
+# Per cell the sum of the finite bounds `b` of its rows (cells `cell`) and
+# the number of infinite ones.
+bound_sums <- function(cell, b, n) {
+  if (length(b) == 1L && (b == 0 || !is.finite(b))) {
+    count <- tabulate(cell, n)
+    return(list(fin = numeric(n), inf = if (is.finite(b)) integer(n) else count))
+  }
+  b <- rep_len(b, length(cell))
+  list(fin = tabulate_sum(cell, replace(b, !is.finite(b), 0), n), inf = tabulate(cell[!is.finite(b)], n))
+}
+
+# The keys of contributor codes `id` of contributions `contr`: its ids, or
+# the codes as text (record numbers without `contributor`).
+contributor_keys <- function(contr, id) {
+  if (is.null(contr$keys)) as.character(id) else contr$keys[id]
 }
 
 # The respondents of the problem whose cells `prep` describes (one table, or
 # linked tables), from the contributions `contr` (table_contributions(),
 # cells already those of the problem), with the coalitions `coalitions`
-# (lists of keys). Per contributor (code 1..m) its rows, per cell the
-# counts and bound sums its rest needs.
+# (vectors of contributor codes). Per contributor (code 1..m) its rows, per
+# cell the counts and bound sums its rest needs.
 new_respondents <- function(prep, contr, coalitions, zero_contributions) {
   n <- prep$structure$ncell
-  keys <- unique(contr$key)
-  who <- match(contr$key, keys)
+  # contributors numbered in the order of their first row, by direct
+  # addressing of their codes (unique() and match() over the rows took a
+  # third of a second on the 4 * 10^6 rows of bench table 2)
+  first_row <- integer(max(contr$id, 0L))
+  first_row[rev(contr$id)] <- rev(seq_along(contr$id))
+  codes <- which(first_row > 0L)
+  codes <- codes[order(first_row[codes])]
+  code_of <- integer(length(first_row))
+  code_of[codes] <- seq_along(codes)
+  who <- code_of[contr$id]
+  m <- length(codes)
+  keys <- contributor_keys(contr, codes)
   nonneg <- all(contr$x >= 0)
   # a contributor's a priori bounds: its records' bounds, and 0 below when
   # every contribution of the table is non-negative
   lq <- if (nonneg) pmax(contr$lower, 0) else contr$lower
   uq <- contr$upper
   counted <- if (zero_contributions == "ignore") !contr$zero else rep(TRUE, length(who))
-  groups <- as.list(seq_along(keys))
-  labels <- keys
-  for (g in coalitions) {
-    members <- sort(unique(match(g, keys)))
-    if (length(members) < 2 || anyNA(members)) next
-    groups[[length(groups) + 1L]] <- members
-    labels <- c(labels, paste(keys[members], collapse = " + "))
-  }
-  # (a single contributor is a group once; a coalition, of two or more,
-  # may be named by several cells)
-  coal <- seq_along(groups) > length(keys)
-  dup <- c(logical(length(keys)), duplicated(vapply(groups[coal], paste, character(1), collapse = ",")))
+  # coalitions of two or more contributors of the table (members it does
+  # not have left out), each once though several cells may name it
+  coal <- lapply(coalitions, function(g) {
+    at <- code_of[g[!is.na(g) & g >= 1 & g <= length(code_of)]]
+    sort(unique(at[at > 0L]))
+  })
+  coal <- coal[lengths(coal) >= 2]
+  coal <- coal[!duplicated(vapply(coal, paste, character(1), collapse = ","))]
   present <- tabulate(contr$cell, n) > 0
   n_counted <- tabulate(contr$cell[counted], n)
+  lo <- bound_sums(contr$cell, lq, n)
+  up <- bound_sums(contr$cell, uq, n)
   list(cell = contr$cell, who = who, x = contr$x, lq = lq, uq = uq, counted = counted,
        zero_cells = which(present & n_counted == 0),
-       rows = split(seq_along(who), structure(who, levels = as.character(seq_along(keys)), class = "factor")),
-       groups = groups[!dup], labels = labels[!dup],
+       # (the rows of contributor a: ord[(start[a] + 1):start[a + 1]]; a
+       # list of them took a second on the 10^6 contributors of bench
+       # table 2)
+       ord = order(who), start = c(0L, cumsum(tabulate(who, m))),
+       # groups 1..m the contributors, then the coalitions (group_members())
+       n_single = m, coalitions = coal,
+       labels = c(keys, vapply(coal, function(g) paste(keys[g], collapse = " + "), character(1))),
        n_counted = n_counted,
-       lo_fin = tabulate_sum(contr$cell, replace(lq, !is.finite(lq), 0), n),
-       lo_inf = tabulate(contr$cell[!is.finite(lq)], n),
-       up_fin = tabulate_sum(contr$cell, replace(uq, !is.finite(uq), 0), n),
-       up_inf = tabulate(contr$cell[!is.finite(uq)], n),
+       lo_fin = lo$fin, lo_inf = lo$inf, up_fin = up$fin, up_inf = up$inf,
        memo = new.env(parent = emptyenv()))
 }
 
-# The coalitions the rules of table x define, as lists of contributor keys
+# The contributors (codes) of respondent group g, and the number of groups.
+group_members <- function(resp, g) if (g <= resp$n_single) g else resp$coalitions[[g - resp$n_single]]
+n_groups <- function(resp) resp$n_single + length(resp$coalitions)
+
+# The coalitions the rules of table x define, as vectors of contributor codes
 # (contributions `contr` of table_contributions(), on the rows of x): for a
 # cell flagged by rule_nk(n, k) with n >= 3, its n - 1 largest contributors
 # after the largest; for a PTN rule with ns >= 2, its suspect set.
 rule_coalitions <- function(x, contr) {
   out <- list()
+  rules <- attr(x, "rules")
+  wanted <- vapply(rules, function(r) (r$type == "nk" && r$params$n >= 3) || (rule_is_ptn(r) && r$params$ns >= 2),
+                   logical(1))
+  if (!any(wanted)) return(out)
   by_cell <- split(seq_along(contr$cell), contr$cell)
-  for (r in attr(x, "rules")) {
+  for (r in rules) {
     flag <- x[[paste0("sensitive_", r$name)]]
     if (r$type == "nk" && r$params$n >= 3) {
       for (c in which(flag)) {
         rows <- by_cell[[as.character(c)]]
         if (length(rows) < 3) next
         o <- rows[order(-abs(contr$x[rows]), rows)]
-        out[[length(out) + 1L]] <- contr$key[o[2:min(r$params$n, length(o))]]
+        out[[length(out) + 1L]] <- contr$id[o[2:min(r$params$n, length(o))]]
       }
     } else if (rule_is_ptn(r) && r$params$ns >= 2 && !is.null(x[[paste0("suspect_", r$name)]])) {
       for (c in which(flag)) {
         s <- strsplit(x[[paste0("suspect_", r$name)]][c], ", ", fixed = TRUE)[[1]]
-        if (length(s) >= 2) out[[length(out) + 1L]] <- s
+        if (length(s) < 2) next
+        # (a key no code has stays NA: the coalition is left out)
+        out[[length(out) + 1L]] <- if (is.null(contr$keys)) suppressWarnings(as.integer(s)) else
+          match(s, contr$keys)
       }
     }
   }
@@ -127,12 +173,20 @@ rule_coalitions <- function(x, contr) {
 # cells, the bounds (lo, hi) within which it knows each cell lies, and
 # whether it is alone in the cell (then lo = hi = the cell's value).
 respondent_knowledge <- function(resp, prep, g) {
-  members <- resp$groups[[g]]
-  rows <- unlist(resp$rows[members], use.names = FALSE)
+  members <- group_members(resp, g)
+  rows <- contributor_rows(resp, members)
   # a contributor has one row per cell: a coalition's rows add up per cell
   k <- if (length(members) == 1L) row_knowledge(resp, prep, rows) else
     coalition_knowledge(resp, prep, rows)
   zero_cells_known(resp, prep, k)
+}
+
+# The rows of the contributors `members` (codes), each contributor's in
+# increasing order.
+contributor_rows <- function(resp, members) {
+  if (length(members) == 1L) return(resp$ord[seq.int(resp$start[members] + 1L, resp$start[members + 1L])])
+  unlist(lapply(members, function(a) resp$ord[seq.int(resp$start[a] + 1L, resp$start[a + 1L])]),
+         use.names = FALSE)
 }
 
 # A respondent alone in a cell (every other contributor 0) knows that every
@@ -170,8 +224,8 @@ coalition_knowledge <- function(resp, prep, rows) {
   cells <- unique(resp$cell[rows])
   f <- factor(resp$cell[rows], levels = cells)
   s <- function(v) as.numeric(tapply(v, f, sum))
-  lq <- resp$lq[rows]
-  uq <- resp$uq[rows]
+  lq <- row_values(resp$lq, rows)
+  uq <- row_values(resp$uq, rows)
   knowledge_bounds(resp, prep, cells, s(resp$x[rows]), s(ifelse(is.finite(lq), lq, 0)),
                    s(!is.finite(lq)), s(ifelse(is.finite(uq), uq, 0)), s(!is.finite(uq)),
                    s(resp$counted[rows]))
@@ -179,28 +233,50 @@ coalition_knowledge <- function(resp, prep, rows) {
 
 # The knowledge of the single contributor of each row `rows` about its cell.
 knowledge_rows <- function(resp, prep, rows) {
-  lq <- resp$lq[rows]
-  uq <- resp$uq[rows]
+  lq <- row_values(resp$lq, rows)
+  uq <- row_values(resp$uq, rows)
   l_inf <- !is.finite(lq)
   u_inf <- !is.finite(uq)
   knowledge_bounds(resp, prep, resp$cell[rows], resp$x[rows], replace(lq, l_inf, 0), as.numeric(l_inf),
                    replace(uq, u_inf, 0), as.numeric(u_inf), as.numeric(resp$counted[rows]))
 }
 
-# knowledge_rows() of the rows `rows`, read from that of every row, which
-# is computed once per problem (it depends on the table's values and a
-# priori bounds, not on the pattern; every respondent audit of a trial of
-# the clean-up read it anew: 115,104 rows on R4 of the bench).
+# knowledge_rows() of the rows `rows`, each row's computed once per problem
+# (it depends on the table's values and a priori bounds, not on the
+# pattern) and only when first asked for: every respondent audit of a
+# trial of the clean-up read the rows of the suppressed cells anew (115,104
+# rows on R4 of the bench; 4 * 10^6 on its table 2, of which the audits
+# read a small share).
 row_knowledge <- function(resp, prep, rows) {
   memo <- resp$memo
-  all <- if (!is.null(memo)) memo$rows
-  if (is.null(all) || !identical(memo$of, list(prep$value, prep$lower, prep$upper))) {
-    all <- knowledge_rows(resp, prep, seq_along(resp$who))
-    if (is.null(memo)) return(lapply(all, `[`, rows))
-    memo$rows <- all
-    memo$of <- list(prep$value, prep$lower, prep$upper)
+  if (is.null(memo)) return(knowledge_rows(resp, prep, rows))
+  of <- list(prep$value, prep$lower, prep$upper)
+  if (is.null(memo$done) || !identical(memo$of, of)) {
+    n <- length(resp$who)
+    memo$of <- of
+    memo$done <- logical(n)
+    memo$lo <- memo$hi <- rep(NA_real_, n)
   }
-  lapply(all, `[`, rows)
+  need <- rows[!memo$done[rows]]
+  if (length(need)) {
+    k <- knowledge_rows(resp, prep, need)
+    env_set(memo, "lo", need, k$lo)
+    env_set(memo, "hi", need, k$hi)
+    env_set(memo, "done", need, TRUE)
+  }
+  list(cells = resp$cell[rows], lo = memo$lo[rows], hi = memo$hi[rows], alone = row_alone(resp)[rows])
+}
+
+# Whether the contributor of each row is alone in its cell (no other
+# counted contributor), as knowledge_rows() finds it; kept once computed.
+row_alone <- function(resp) {
+  memo <- resp$memo
+  alone <- if (!is.null(memo)) memo$alone
+  if (is.null(alone)) {
+    alone <- resp$n_counted[resp$cell] - resp$counted == 0
+    if (!is.null(memo)) memo$alone <- alone
+  }
+  alone
 }
 
 # The bounds a respondent knows on `cells` from its contributions `xg`,
@@ -280,14 +356,14 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
   # outsider's audit: only cells it leaves protected are attacked here
   s_idx <- which(sens)
   sens[s_idx] <- protection_met(prep, s_idx, outer$lower[s_idx], outer$upper[s_idx])
-  if (!any(sens) || !length(resp$groups)) return(out)
+  if (!any(sens) || !n_groups(resp)) return(out)
   cmp <- respondent_components(prep, supp, call)
   has_sens <- unique(cmp$comp[sens])
   cache <- new.env(parent = emptyenv())
   found <- list()
   # single contributors whose knowledge of some suppressed cell is
   # effective, found at once; coalitions one by one
-  m <- length(resp$rows)
+  m <- resp$n_single
   on_rows <- which(supp[resp$cell])
   kr <- row_knowledge(resp, prep, on_rows)
   tr <- prep$tol[kr$cells]
@@ -295,14 +371,12 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
   single <- resp$who[on_rows[eff_rows]]
   if (length(resp$zero_cells) && !is.null(prep$structure$codes)) {
     # those alone in a cell may know zero cells below it (zero_cells_known())
-    all_rows <- row_knowledge(resp, prep, seq_along(resp$who))
-    single <- c(single, resp$who[all_rows$alone])
+    single <- c(single, resp$who[row_alone(resp)])
   }
   single <- sort(unique(single))
-  coal <- seq_along(resp$groups)[-seq_len(m)]
-  coal <- coal[vapply(resp$groups[coal], function(g) {
-    any(supp[resp$cell[unlist(resp$rows[g], use.names = FALSE)]])
-  }, logical(1))]
+  coal <- m + seq_along(resp$coalitions)
+  coal <- coal[vapply(resp$coalitions, function(g) any(supp[resp$cell[contributor_rows(resp, g)]]),
+                      logical(1))]
   groups <- c(single, coal)
   if (length(near) && length(groups) > 1L) {
     hops <- relation_hops(prep$structure, near, supp)
@@ -640,24 +714,36 @@ linked_respondents <- function(lp, attacker, zero_contributions, call) {
   }
   parts <- lapply(seq_along(tables), function(k) {
     ck <- table_contributions(tables[[k]], sprintf("tables[[%d]]", k), call)
+    ck$lower <- rep_len(ck$lower, length(ck$cell))
+    ck$upper <- rep_len(ck$upper, length(ck$cell))
     coal <- rule_coalitions(tables[[k]], ck)
     ck$cell <- lp$map[[k]][ck$cell]
     list(contr = ck, coal = coal)
   })
-  contr <- lapply(names(parts[[1]]$contr), function(nm) unlist(lapply(parts, function(p) p$contr[[nm]])))
-  names(contr) <- names(parts[[1]]$contr)
-  pair <- paste(contr$cell, contr$key, sep = "\r")
+  # one code per key over the tables (their keys name the same respondents)
+  keys_of <- lapply(parts, function(p) contributor_keys(p$contr, seq_len(max(p$contr$id, 0L))))
+  all_keys <- unique(unlist(keys_of))
+  for (k in seq_along(parts)) {
+    recode <- match(keys_of[[k]], all_keys)
+    parts[[k]]$contr$id <- recode[parts[[k]]$contr$id]
+    parts[[k]]$coal <- lapply(parts[[k]]$coal, function(g) recode[g])
+  }
+  fields <- setdiff(names(parts[[1]]$contr), "keys")
+  contr <- lapply(fields, function(nm) unlist(lapply(parts, function(p) p$contr[[nm]])))
+  names(contr) <- fields
+  contr$keys <- all_keys
+  pair <- (contr$cell - 1) * (length(all_keys) + 1) + contr$id
   first <- match(pair, pair)
   if (any(abs(contr$x - contr$x[first]) > additivity_tolerance * (1 + abs(contr$x)))) {
     bad <- which(abs(contr$x - contr$x[first]) > additivity_tolerance * (1 + abs(contr$x)))[1]
     abort_sdc(c(
       "A contributor id names different respondents in different tables.",
-      "x" = "Contributor {.val {contr$key[bad]}} contributes {format(contr$x[first[bad]])} and {format(contr$x[bad])} to the shared cell {.val {lp$labels[contr$cell[bad]]}}.",
+      "x" = "Contributor {.val {all_keys[contr$id[bad]]}} contributes {format(contr$x[first[bad]])} and {format(contr$x[bad])} to the shared cell {.val {lp$labels[contr$cell[bad]]}}.",
       "i" = "Linked tables must come from the same records, with ids that name one respondent in all of them."
     ), "linked_contributors", call = call, arg = "tables")
   }
   keep <- !duplicated(pair)
-  contr <- lapply(contr, `[`, keep)
+  contr[fields] <- lapply(contr[fields], `[`, keep)
   new_respondents(lp$prep, contr, unlist(lapply(parts, `[[`, "coal"), recursive = FALSE),
                   zero_contributions)
 }

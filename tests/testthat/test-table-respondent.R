@@ -285,7 +285,7 @@ test_that("coalitions of an (n, k) rule are attackers", {
   d$v[1] <- 500
   sens <- cell_sensitivity(d, c("r", "c"), "v", rule_nk(3, 80), contributor = "firm")
   resp <- table_respondents(sens, table_problem(sens, NULL, NULL, 10), "respondents", "ignore")
-  coal <- resp$groups[lengths(resp$groups) > 1]
+  coal <- resp$coalitions
   cell <- which(sens$sensitive & sens$n_contributors >= 3)[1]
   rows <- d$r == sens$r[cell] | sens$r[cell] == "Total"
   rows <- rows & (d$c == sens$c[cell] | sens$c[cell] == "Total")
