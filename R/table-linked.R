@@ -268,7 +268,7 @@ linked_prep <- function(preps, map, first, call) {
   sensitive <- tabulate_extreme(idx, as.numeric(unlist(lapply(preps, `[[`, "sensitive"))), n, max) > 0
   level <- tabulate_extreme(idx, unlist(lapply(preps, `[[`, "level")), n, max)
   list(structure = relations, value = v, lower = lower_all, upper = upper_all,
-       level = level, sensitive = sensitive, tol = audit_tolerance * (1 + abs(v)),
+       level = level, sensitive = sensitive, tol = audit_tolerance * (1 + abs(v)), abs_total = sum(abs(v)),
        lp_cache = new.env(parent = emptyenv()))
 }
 
