@@ -503,6 +503,7 @@ respondent_audit <- function(prep, supp, resp, exact, call) {
   outer$upper[all_supp] <- o$upper
   r <- respondent_breaches(prep, supp, resp, outer, exact, call)
   r$n_lp <- r$n_lp + o$n_lp
+  r$outer <- outer
   r
 }
 
@@ -556,7 +557,8 @@ respondent_pattern <- function(prep, search, resp, call) {
       ), "unprotectable", call = call, arg = "x")
     }
   }
-  list(n_lp = n_lp, rounds = rounds)
+  # (the outsider's exact intervals of the final pattern, for the clean-up)
+  list(n_lp = n_lp, rounds = rounds, outer = r$outer)
 }
 
 # The clean-up after the respondent rounds (protect_table()'s `cleanup`):
@@ -575,16 +577,21 @@ respondent_pattern <- function(prep, search, resp, call) {
 # knowledge through: slower on the tables measured.) With
 # `keep_witnessed` (intervals = "none", where the final audit reads the
 # outsider's witness tables) the cells a recorded witness moves stay.
-# Returns list(n_lp, published).
-respondent_cleanup <- function(prep, search, resp, keep_witnessed, call) {
+# `outer`: the outsider's exact intervals of the pattern in `search`
+# (list(lower, upper) over all cells, as the respondents' last round
+# measured them), measured here when NULL. Returns list(n_lp, published).
+respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer = NULL) {
   supp <- search$supp
-  all_supp <- which(supp)
-  o <- audit_cells(prep, supp, all_supp, exact = TRUE, call = call)
-  n_lp <- o$n_lp
+  n_lp <- 0L
+  if (is.null(outer)) {
+    all_supp <- which(supp)
+    o <- audit_cells(prep, supp, all_supp, exact = TRUE, call = call)
+    n_lp <- o$n_lp
+    outer <- list(lower = rep(NA_real_, length(supp)), upper = rep(NA_real_, length(supp)))
+    outer$lower[all_supp] <- o$lower
+    outer$upper[all_supp] <- o$upper
+  }
   published <- 0L
-  outer <- list(lower = rep(NA_real_, length(supp)), upper = rep(NA_real_, length(supp)))
-  outer$lower[all_supp] <- o$lower
-  outer$upper[all_supp] <- o$upper
   breakers <- integer()
   cand <- costliest_first(search)
   if (keep_witnessed) {
