@@ -295,6 +295,33 @@ test_that("coalitions of an (n, k) rule are attackers", {
   expect_true(attr(audit_table(sens, p$status != "published"), "passed"))
 })
 
+test_that("the suspect sets of a PTN rule with ns = 2 are coalitions, by record and by contributor", {
+  set.seed(4)
+  d <- data.frame(firm = sample(paste0("f", 1:8), 40, TRUE), r = rep(c("a", "b"), each = 20),
+                  c = rep(c("X", "Y", "Z", "W"), 10), v = round(rlnorm(40, 3, 1)))
+  for (by in list(NULL, "firm")) {
+    sens <- cell_sensitivity(d, c("r", "c"), "v", rule_ptn(pt = 10, noise = 0, ns = 2), contributor = by)
+    resp <- table_respondents(sens, table_problem(sens, NULL, NULL, 10), "respondents", "ignore")
+    suspects <- unique(lapply(strsplit(sens$suspect_ptn[sens$sensitive_ptn], ", ", fixed = TRUE), sort))
+    suspects <- suspects[lengths(suspects) >= 2]
+    expect_gt(length(suspects), 0)
+    # every coalition is a suspect set, and every suspect set a coalition
+    coal <- lapply(resp$coalitions, function(g) sort(resp$labels[g]))
+    expect_setequal(vapply(coal, paste, "", collapse = ","), vapply(suspects, paste, "", collapse = ","))
+    expect_equal(resp$labels[resp$n_single + seq_along(coal)],
+                 vapply(resp$coalitions, function(g) paste(resp$labels[g], collapse = " + "), ""))
+    # each member's rows are its contributions
+    inc <- attr(sens, "contributions")
+    for (g in resp$coalitions[1:2]) {
+      rows <- contributor_rows(resp, g)
+      expect_setequal(unique(resp$who[rows]), g)
+      expect_equal(sum(resp$x[rows]), sum(inc$x[resp$who %in% g]))
+    }
+    p <- protect_table(sens)
+    expect_true(attr(audit_table(sens, p$status != "published"), "passed"))
+  }
+})
+
 test_that("bad input: contributor with NA, tables without contributions, linked ids, no sensitive cell", {
   d <- singleton_firms()
   d$firm[3] <- NA
