@@ -40,7 +40,10 @@ table_contributions <- function(x, arg = "x", call = rlang::caller_env()) {
     length(unique(lengths(inc[fields[1:4]]))) == 1 &&
     all(lengths(inc[fields[5:6]]) %in% c(1L, length(inc$cell))) &&
     is.numeric(inc$cell) && !anyNA(inc$cell) && all(inc$cell >= 1 & inc$cell <= n) &&
+    # (contributor codes are whole numbers of at most the rows, as
+    # cell_sensitivity() numbers them: new_respondents() addresses them)
     is.numeric(inc$contributor) && !anyNA(inc$contributor) && all(inc$contributor >= 1) &&
+    all(inc$contributor <= length(inc$cell)) && all(inc$contributor == round(inc$contributor)) &&
     is.numeric(inc$x) && all(is.finite(inc$x)) && is.logical(inc$zero) && !anyNA(inc$zero) &&
     is.numeric(inc$lower) && is.numeric(inc$upper) && !anyNA(inc$lower) && !anyNA(inc$upper) &&
     (is.null(inc$ids) || (is.character(inc$ids) && length(inc$ids) >= max(inc$contributor, 0)))

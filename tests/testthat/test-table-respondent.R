@@ -347,6 +347,14 @@ test_that("bad input: contributor with NA, tables without contributions, linked 
     attr(edited, "contributions")$lower <- bad
     expect_error(audit_table(edited, edited$sensitive), class = "sdcRisk_error_invalid_object")
   }
+  # contributor codes that are not whole, or beyond the rows (a code of
+  # 10^12 must not allocate a table that large)
+  for (bad in c(1.5, 1e12, length(inc$cell) + 1)) {
+    edited <- sens
+    attr(edited, "contributions")$contributor[2] <- bad
+    expect_error(audit_table(edited, edited$sensitive), class = "sdcRisk_error_invalid_object")
+    expect_error(protect_table(edited), class = "sdcRisk_error_invalid_object")
+  }
   # a table with no sensitive cell passes, with nothing to attack
   safe <- cell_sensitivity(d, c("r", "c"), "v", rule_frequency(1), contributor = "firm")
   expect_false(any(safe$sensitive))
