@@ -145,21 +145,19 @@ n_groups <- function(resp) resp$n_single + length(resp$coalitions)
 # after the largest; for a PTN rule with ns >= 2, its suspect set.
 rule_coalitions <- function(x, contr) {
   out <- list()
-  rules <- attr(x, "rules")
-  wanted <- vapply(rules, function(r) (r$type == "nk" && r$params$n >= 3) || (rule_is_ptn(r) && r$params$ns >= 2),
-                   logical(1))
-  if (!any(wanted)) return(out)
+  rules <- Filter(coalition_rule, attr(x, "rules"))
+  if (!length(rules)) return(out)
   by_cell <- split(seq_along(contr$cell), contr$cell)
   for (r in rules) {
     flag <- x[[paste0("sensitive_", r$name)]]
-    if (r$type == "nk" && r$params$n >= 3) {
+    if (r$type == "nk") {
       for (c in which(flag)) {
         rows <- by_cell[[as.character(c)]]
         if (length(rows) < 3) next
         o <- rows[order(-abs(contr$x[rows]), rows)]
         out[[length(out) + 1L]] <- contr$id[o[2:min(r$params$n, length(o))]]
       }
-    } else if (rule_is_ptn(r) && r$params$ns >= 2 && !is.null(x[[paste0("suspect_", r$name)]])) {
+    } else if (!is.null(x[[paste0("suspect_", r$name)]])) {
       for (c in which(flag)) {
         s <- strsplit(x[[paste0("suspect_", r$name)]][c], ", ", fixed = TRUE)[[1]]
         if (length(s) < 2) next
@@ -171,6 +169,11 @@ rule_coalitions <- function(x, contr) {
   }
   out
 }
+
+# Does rule r define coalitions (rule_coalitions())? An (n, k) rule with
+# n >= 3 (the n - 1 contributors after the largest), a PTN rule with
+# ns >= 2 (its suspect set).
+coalition_rule <- function(r) (r$type == "nk" && r$params$n >= 3) || (rule_is_ptn(r) && r$params$ns >= 2)
 
 # What respondent group g knows about every cell it contributes to: the
 # cells, the bounds (lo, hi) within which it knows each cell lies, and
@@ -252,7 +255,6 @@ knowledge_rows <- function(resp, prep, rows) {
 # read a small share).
 row_knowledge <- function(resp, prep, rows) {
   memo <- resp$memo
-  if (is.null(memo)) return(knowledge_rows(resp, prep, rows))
   of <- list(prep$value, prep$lower, prep$upper)
   if (is.null(memo$done) || !identical(memo$of, of)) {
     n <- length(resp$who)
@@ -273,14 +275,13 @@ row_knowledge <- function(resp, prep, rows) {
 # Whether the contributor of each row is alone in its cell (no other
 # counted contributor), as knowledge_rows() finds it; kept once computed.
 row_alone <- function(resp) {
-  memo <- resp$memo
-  alone <- if (!is.null(memo)) memo$alone
-  if (is.null(alone)) {
-    alone <- resp$n_counted[resp$cell] - resp$counted == 0
-    if (!is.null(memo)) memo$alone <- alone
-  }
-  alone
+  if (is.null(resp$memo$alone)) resp$memo$alone <- alone_in_cell(resp, resp$cell, resp$counted)
+  resp$memo$alone
 }
+
+# Whether a respondent with `cnt` counted contributions to each of `cells`
+# is alone in it (no other counted contributor).
+alone_in_cell <- function(resp, cells, cnt) resp$n_counted[cells] - cnt == 0
 
 # The bounds a respondent knows on `cells` from its contributions `xg`,
 # the finite parts and the numbers of infinite ones of its own a priori
@@ -288,7 +289,7 @@ row_alone <- function(resp) {
 # the cell is its contribution plus the rest, which lies within the others'
 # bounds; alone (no other counted contributor), it knows the cell.
 knowledge_bounds <- function(resp, prep, cells, xg, lfin, linf, ufin, uinf, cnt) {
-  alone <- resp$n_counted[cells] - cnt == 0
+  alone <- alone_in_cell(resp, cells, cnt)
   rest_lo <- replace(resp$lo_fin[cells] - lfin, resp$lo_inf[cells] - linf > 0, -Inf)
   rest_hi <- replace(resp$up_fin[cells] - ufin, resp$up_inf[cells] - uinf > 0, Inf)
   v <- prep$value[cells]
