@@ -912,6 +912,7 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
     # (first_breach: relation bounds already short of a protection end the
     # audit before a solver is built; on R4 of the bench 55 of the 82
     # trials of the respondents' clean-up end there)
+    pre <- NULL
     if (first_breach && is.null(seeds)) {
       pre <- new_interval_ends(lp, pos, cells, prep, exact)
       bad <- !protection_met(prep, cells, pre$lb, pre$ub)
@@ -919,7 +920,7 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
     }
     solver <- if (lp$mat$ncol >= ipm_cols) ipm_component_solver(lp, prep, call) else
       shared_simplex_solver(lp, prep, call)
-    ends <- new_interval_ends(lp, pos, cells, prep, exact, solver)
+    ends <- new_interval_ends(lp, pos, cells, prep, exact, solver, rb = pre$rb)
     if (first_breach) {
       bad <- !protection_met(prep, cells, ends$lb, ends$ub)
       if (any(bad)) return(breach_intervals(ends, bad))
@@ -1069,8 +1070,9 @@ shared_witnesses <- function(ends, solver, lp, prep, call) {
 # values a witness must reach to settle its ends (`need_hi`, `need_lo`), the
 # extremes seen in witness tables so far (`seen_hi`, `seen_lo`), its
 # interval (`hi`, `lo`); the programs solved
-# (`n_lp`) and batches run (`batch`).
-new_interval_ends <- function(lp, pos, cells, prep, exact, solver = NULL) {
+# (`n_lp`) and batches run (`batch`); and the relation bounds of every
+# column (`rb`). `rb`: relation_bounds(lp), when already computed.
+new_interval_ends <- function(lp, pos, cells, prep, exact, solver = NULL, rb = NULL) {
   # a shared solver's programs within its first bounds start the
   # propagation from the relation bounds of those (valid for a smaller
   # polytope too, and most of them already settled)
@@ -1081,10 +1083,11 @@ new_interval_ends <- function(lp, pos, cells, prep, exact, solver = NULL) {
     lp_start$upper <- pmin(lp$upper, base_rb$upper)
     rb <- relation_bounds(lp_start)
   } else {
-    rb <- relation_bounds(lp)
+    rb <- rb %||% relation_bounds(lp)
     if (!is.null(solver$base_bounds)) solver$base_bounds(rb)
   }
   ends <- new.env(parent = emptyenv())
+  ends$rb <- rb
   ends$pos <- pos
   ends$cells <- cells
   ends$v <- prep$value[cells]
