@@ -278,6 +278,23 @@ test_that("a contributor knows its contributions to every cell of its records", 
   expect_equal(nrow(reference_breaches(d, sens, p$status != "published", lev)), 0)
 })
 
+test_that("the rows of a set of cells are those of the index by cell, whatever the cells", {
+  set.seed(11)
+  d <- data.frame(firm = sample(1:15, 60, TRUE), r = sample(c("a", "b", "c"), 60, TRUE),
+                  c = sample(c("X", "Y"), 60, TRUE), v = round(rlnorm(60, 3, 1)))
+  sens <- cell_sensitivity(d, c("r", "c"), "v", rule_p(20), contributor = "firm")
+  resp <- table_respondents(sens, table_problem(sens, NULL, NULL, 10), "respondents", "ignore")
+  n <- nrow(sens)
+  for (cells in list(integer(), 1L, n, seq_len(n), c(n, 2L, 5L), sample(n, 4))) {
+    got <- cell_rows(resp, cells)
+    expect_false(anyDuplicated(got) > 0)
+    expect_setequal(got, which(resp$cell %in% cells))
+  }
+  # every row of a cell comes together, cell by cell in the order asked
+  got <- cell_rows(resp, c(n, 1L))
+  expect_equal(resp$cell[got], sort(resp$cell[got], decreasing = TRUE))
+})
+
 test_that("coalitions of an (n, k) rule are attackers", {
   set.seed(4)
   d <- data.frame(firm = 1:24, r = rep(c("a", "b"), each = 12), c = rep(c("X", "Y", "Z"), 8),
