@@ -433,11 +433,11 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
       alone_cc <- k$cells[k$alone & cmp$comp[k$cells] == cc]
       if (length(alone_cc) > 1L) alone_cc <- sort(alone_cc)
       # (the same knowledge of the component gets the same intervals: found
-      # by comparing it with the component's earlier ones, exactly; a text
-      # key per group took a tenth of the respondents' relation bounds on
-      # R4 of the bench)
+      # among the earlier knowledge of the component with the same hash of
+      # its cells, compared exactly; a text key of all the cells took a
+      # tenth of the respondents' relation bounds on R4 of the bench)
       known <- list(cells = k$cells[mine], alone = alone_cc, lo = k$lo[mine], hi = k$hi[mine])
-      slot <- as.character(cc)
+      slot <- paste(cc, sum(known$cells * seq_along(known$cells)) + 0.5 * sum(alone_cc))
       res <- NULL
       for (e in cache[[slot]]) {
         if (identical(e$known, known)) {
