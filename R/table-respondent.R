@@ -437,7 +437,9 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
       # its cells, compared exactly; a text key of all the cells took a
       # tenth of the respondents' relation bounds on R4 of the bench)
       known <- list(cells = k$cells[mine], alone = alone_cc, lo = k$lo[mine], hi = k$hi[mine])
-      slot <- paste(cc, sum(known$cells * seq_along(known$cells)) + 0.5 * sum(alone_cc))
+      # (in doubles: integer products of a coalition's many cells of a large
+      # table would overflow)
+      slot <- paste(cc, sum(as.double(known$cells) * seq_along(known$cells)) + 0.5 * sum(as.double(alone_cc)))
       res <- NULL
       for (e in cache[[slot]]) {
         if (identical(e$known, known)) {
