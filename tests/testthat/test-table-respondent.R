@@ -625,3 +625,47 @@ test_that("the respondents' relation bounds report only real breaches (the clean
   # the relation bounds must catch breaches for the test to mean anything
   expect_gt(caught, 3)
 })
+
+test_that("a breach is covered by the round's earlier witness tables that keep the respondent's knowledge, and only by them", {
+  ns <- asNamespace("sdcRisk")
+  checked <- 0
+  for (seed in 1:40) {
+    ts <- trial_setup(seed)
+    if (is.null(ts)) next
+    prep <- ts$prep
+    r <- ns$respondent_audit(prep, ts$supp, ts$resp, exact = FALSE, call = NULL)
+    if (!nrow(r$breaches)) next
+    b <- r$breaches[1, ]
+    kn <- ns$respondent_knowledge(ts$resp, prep, b$group)
+    search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"),
+                                       ns$cell_labels(ts$sens), 2000)
+    search$supp <- ts$supp
+    # the first protection finds witness tables (and suppresses their cells)
+    w <- ns$protect_against(prep, search, kn, b$cell, "r", NULL)
+    expect_gt(length(w), 0)
+    expect_true(all(search$supp[unlist(lapply(w, `[[`, "cells"))]))
+    # the same breach again, given them: no program, no cell, no new table
+    supp <- search$supp
+    n_lp <- search$n_lp
+    again <- ns$protect_against(prep, search, kn, b$cell, "r", NULL, earlier = w)
+    expect_identical(search$supp, supp)
+    expect_equal(search$n_lp, n_lp)
+    expect_length(again, 0)
+    # without them the same pattern takes programs, and adds no cell either
+    ns$protect_against(prep, search, kn, b$cell, "r", NULL)
+    expect_gt(search$n_lp, n_lp)
+    expect_identical(search$supp, supp)
+    # a table that breaks the respondent's knowledge (moved far beyond it)
+    # covers nothing: programs again
+    far <- lapply(w, function(x) list(cells = x$cells, y = x$y * 1e6))
+    n_lp <- search$n_lp
+    ns$protect_against(prep, search, kn, b$cell, "r", NULL, earlier = far)
+    expect_gt(search$n_lp, n_lp)
+    # and the pattern is safe from that respondent for that cell
+    r2 <- ns$respondent_audit(prep, search$supp, ts$resp, exact = FALSE, call = NULL)
+    expect_false(any(r2$breaches$group == b$group & r2$breaches$cell == b$cell))
+    checked <- checked + 1
+    if (checked >= 4) break
+  }
+  expect_gt(checked, 0)
+})
