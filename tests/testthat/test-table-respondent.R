@@ -293,6 +293,24 @@ test_that("the rows of a set of cells are those of the index by cell, whatever t
   # every row of a cell comes together, cell by cell in the order asked
   got <- cell_rows(resp, c(n, 1L))
   expect_equal(resp$cell[got], sort(resp$cell[got], decreasing = TRUE))
+  # the extremes of the contributors' knowledge of each cell, asked for in
+  # parts (computed once, kept), against every row's knowledge
+  prep <- table_problem(sens, NULL, NULL, 10)
+  k <- knowledge_rows(resp, prep, seq_along(resp$cell))
+  part <- c(3L, n, 1L)
+  first <- cell_knowledge(resp, prep, part)
+  all <- cell_knowledge(resp, prep, seq_len(n))
+  expect_equal(first, lapply(all, `[`, part))
+  for (c in seq_len(n)) {
+    mine <- k$cells == c
+    expect_equal(all$lo[c], if (any(mine)) max(k$lo[mine]) else -Inf)
+    expect_equal(all$hi[c], if (any(mine)) min(k$hi[mine]) else Inf)
+  }
+  # new a priori bounds: the memo starts again
+  prep2 <- prep
+  prep2$upper <- prep$value * 3
+  k2 <- knowledge_rows(resp, prep2, seq_along(resp$cell))
+  expect_equal(cell_knowledge(resp, prep2, 1L)$hi, min(k2$hi[k2$cells == 1L]))
 })
 
 test_that("coalitions of an (n, k) rule are attackers", {
