@@ -796,11 +796,10 @@ witness_seeds <- function(prep, supp, witnesses) {
   hi <- rep(-Inf, n)
   lo <- rep(Inf, n)
   if (length(cells)) {
-    o <- order(cells, vals)
-    top <- !duplicated(cells[o], fromLast = TRUE)
-    hi[cells[o][top]] <- vals[o][top]
-    bottom <- !duplicated(cells[o])
-    lo[cells[o][bottom]] <- vals[o][bottom]
+    top <- group_extreme(vals, cells, largest = TRUE)
+    hi[top$group] <- top$value
+    bottom <- group_extreme(vals, cells)
+    lo[bottom$group] <- bottom$value
   }
   list(hi = hi, lo = lo, count = c(given = length(by_wit), valid = valid))
 }
@@ -889,6 +888,7 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
   # 9,670-cell component of the 10^4-cell large table, 23 s against 43 by
   # the interior point method)
   local <- if (lp$mat$ncol >= ipm_cols) local
+  seeded <- NULL
   if (!is.null(local) || !is.null(seeds)) {
     # every end the given witness tables or the small programs settle needs
     # nothing of the component's, not even its solver (the interior point
@@ -905,6 +905,7 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
     }
     done <- witnessed_intervals(ends, tick)
     if (!is.null(done)) return(done)
+    seeded <- ends
   }
   if (!is.null(local)) {
     solver <- ipm_component_solver(lp, prep, call)
@@ -920,7 +921,7 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
     }
     solver <- if (lp$mat$ncol >= ipm_cols) ipm_component_solver(lp, prep, call) else
       shared_simplex_solver(lp, prep, call)
-    ends <- new_interval_ends(lp, pos, cells, prep, exact, solver, rb = pre$rb)
+    ends <- new_interval_ends(lp, pos, cells, prep, exact, solver, rb = (pre %||% seeded)$rb)
     if (first_breach) {
       bad <- !protection_met(prep, cells, ends$lb, ends$ub)
       if (any(bad)) return(breach_intervals(ends, bad))
@@ -950,12 +951,15 @@ breach_intervals <- function(ends, bad) {
        breached = TRUE)
 }
 
-# The given witness tables' extremes (witness_seeds()) and the published
-# table as witnesses for the targets in `ends`.
+# The given witness tables' extremes and the published table as witnesses
+# for the targets in `ends`. `seeds`: list(hi, lo) over every cell of the
+# table (witness_seeds()), or list(cells, hi, lo) over some cells
+# (respondent_seeds()).
 seed_ends <- function(ends, seeds) {
   if (is.null(seeds)) return(invisible(ends))
-  ends$seen_hi <- pmax(ends$seen_hi, ends$v, seeds$hi[ends$cells])
-  ends$seen_lo <- pmin(ends$seen_lo, ends$v, seeds$lo[ends$cells])
+  at <- if (is.null(seeds$cells)) ends$cells else match(ends$cells, seeds$cells)
+  ends$seen_hi <- pmax(ends$seen_hi, ends$v, seeds$hi[at], na.rm = TRUE)
+  ends$seen_lo <- pmin(ends$seen_lo, ends$v, seeds$lo[at], na.rm = TRUE)
   invisible(ends)
 }
 

@@ -309,12 +309,10 @@ cell_knowledge <- function(resp, prep, cells) {
   need <- cells[!memo$cell_done[cells]]
   if (length(need)) {
     k <- row_knowledge(resp, prep, cell_rows(resp, need), alone = FALSE)
-    o <- order(k$cells, -k$lo)
-    top <- o[!duplicated(k$cells[o])]
-    env_set(memo, "cell_lo", k$cells[top], k$lo[top])
-    o <- order(k$cells, k$hi)
-    bottom <- o[!duplicated(k$cells[o])]
-    env_set(memo, "cell_hi", k$cells[bottom], k$hi[bottom])
+    top <- group_extreme(k$lo, k$cells, largest = TRUE)
+    env_set(memo, "cell_lo", top$group, top$value)
+    bottom <- group_extreme(k$hi, k$cells)
+    env_set(memo, "cell_hi", bottom$group, bottom$value)
     env_set(memo, "cell_done", need, TRUE)
   }
   list(lo = memo$cell_lo[cells], hi = memo$cell_hi[cells])
@@ -399,8 +397,11 @@ no_breaches <- data.frame(group = integer(), cell = integer(), lower = numeric()
 # programs). `outer` may then be wider than the exact intervals (those of
 # the pattern before a trial): more knowledge counts as effective, which
 # only tests more respondents.
+# `witnesses`: witness tables (witness_index()), whose extremes within each
+# respondent's knowledge settle ends before its programs (respondent_seeds();
+# not used for exact intervals nor relation bounds).
 respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NULL, first = FALSE,
-                                hint = integer(), near = NULL, relations_only = FALSE) {
+                                hint = integer(), near = NULL, relations_only = FALSE, witnesses = NULL) {
   out <- list(breaches = no_breaches, n_lp = 0L, n_groups = 0L)
   sens <- prep$sensitive & supp
   if (!is.null(only)) sens <- sens & seq_along(sens) %in% only
@@ -413,6 +414,10 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
   has_sens <- unique(cmp$comp[sens])
   cache <- new.env(parent = emptyenv())
   found <- list()
+  # (the witness tables that move a published cell of `supp`, found when a
+  # program is first needed)
+  if (exact || relations_only) witnesses <- NULL
+  dead <- NULL
   # single contributors whose knowledge of some suppressed cell is
   # effective, found at once; coalitions one by one
   m <- resp$n_single
@@ -442,11 +447,9 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
     dist <- rep(Inf, length(groups))
     if (length(eff_who)) {
       # (the fewest hops of each respondent's effective knowledge)
-      h <- hops[kr$cells[eff_rows]]
-      o <- order(eff_who, h)
-      nearest <- o[!duplicated(eff_who[o])]
-      at <- match(eff_who[nearest], groups)
-      dist[at[!is.na(at)]] <- h[nearest][!is.na(at)]
+      nearest <- group_extreme(hops[kr$cells[eff_rows]], eff_who)
+      at <- match(nearest$group, groups)
+      dist[at[!is.na(at)]] <- nearest$value[!is.na(at)]
     }
     groups <- groups[order(dist, !groups %in% hint, seq_along(groups))]
   } else if (length(hint)) {
@@ -488,8 +491,9 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
       if (is.null(res)) {
         sens_g <- sens
         sens_g[alone_cc] <- FALSE
+        if (!is.null(witnesses) && is.null(dead)) dead <- witness_dead(witnesses, supp)
         res <- respondent_component(prep, cmp, cc, known$cells, known$lo, known$hi, exact,
-                                    sens_g, call, relations_only)
+                                    sens_g, call, relations_only, witnesses, dead)
         out$n_lp <- out$n_lp + res$n_lp
         cache[[slot]] <- c(cache[[slot]], list(list(known = known, res = res)))
       }
@@ -548,8 +552,12 @@ relation_hops <- function(st, from, supp) {
 }
 
 # The intervals of the sensitive cells of component cc when the cells
-# `cells` are known to lie within [lo, hi].
-respondent_component <- function(prep, cmp, cc, cells, lo, hi, exact, sens, call, relations_only = FALSE) {
+# `cells` are known to lie within [lo, hi]. `witnesses`, `dead`: witness
+# tables (witness_index()) and those of them that move a published cell
+# (witness_dead()), whose extremes within the respondent's knowledge
+# (respondent_seeds()) settle ends before any program.
+respondent_component <- function(prep, cmp, cc, cells, lo, hi, exact, sens, call, relations_only = FALSE,
+                                 witnesses = NULL, dead = NULL) {
   lp <- cmp$lp_of(cc)
   targets <- lp$vars[sens[lp$vars]]
   if (!length(targets)) return(list(cells = integer(), lower = numeric(), upper = numeric(), n_lp = 0L))
@@ -566,19 +574,102 @@ respondent_component <- function(prep, cmp, cc, cells, lo, hi, exact, sens, call
     pos <- match(targets, lp$vars)
     return(list(cells = targets, lower = rb$lower[pos], upper = rb$upper[pos], n_lp = 0L))
   }
-  r <- component_intervals(lp, match(targets, lp$vars), targets, pa, exact, call)
+  seeds <- if (!exact && !is.null(witnesses)) respondent_seeds(witnesses, dead, pa, cells, targets)
+  # (protection decided: when the witness tables protect every target, their
+  # extremes are the inner bounds returned, with neither relation bounds
+  # nor programs)
+  if (!is.null(seeds) && all(protection_met(pa, targets, seeds$lo, seeds$hi))) {
+    return(list(cells = targets, lower = seeds$lo, upper = seeds$hi, n_lp = 0L))
+  }
+  r <- component_intervals(lp, match(targets, lp$vars), targets, pa, exact, call, seeds = seeds)
   list(cells = targets, lower = r$lower, upper = r$upper, n_lp = r$n_lp)
+}
+
+# --- Witness tables as seeds of the respondents' programs -----------------------
+#
+# A witness table (list(cells, y): the deviation y of the published table
+# on `cells`) that keeps every relation and a priori bound, and moves only
+# suppressed cells of the pattern, restricted to the cells of one
+# component of the pattern is a table of that component's programs (every
+# relation through its cells lies in it). Shrunk toward the published
+# table, lambda y keeps the relations too, and every bound y keeps; a
+# respondent's knowledge tightens the bounds of a few cells only, so the
+# largest lambda in [0, 1] that keeps them (and the same for the mirror
+# image -y) gives a table of the respondent's program. The heuristic's
+# tables and those of the respondents' rounds move few cells, so most keep
+# a respondent's knowledge whole, where the extreme tables of the programs
+# rarely do; on the bench tables they settle most of the respondents'
+# ends without a program.
+
+# The witness tables `witnesses` indexed for respondent_seeds(), each one
+# checked first (witness_ok(): a table that fails is left out, so that a
+# witness can only save programs, never decide a cell). Per table, the
+# largest shares `lam_pos`, `lam_neg` in [0, 1] of y and -y that keep the
+# a priori bounds of `prep` (not widened by the tolerance); its moves y != 0
+# (`cell`, `y`, and 0-based `id0` for the core), and the moves of each cell
+# (`by0`, 0-based, cell by cell from `cstart`). NULL when no table passes.
+witness_index <- function(witnesses, prep) {
+  probe <- list(prep = prep)
+  ok <- vapply(witnesses, function(w) {
+    length(w$cells) > 0L && !anyDuplicated(w$cells) && witness_ok(probe, w$cells, w$y)
+  }, logical(1))
+  witnesses <- witnesses[ok]
+  if (!length(witnesses)) return(NULL)
+  cell <- unlist(lapply(witnesses, `[[`, "cells"), use.names = FALSE)
+  y <- as.double(unlist(lapply(witnesses, `[[`, "y"), use.names = FALSE))
+  id <- rep.int(seq_along(witnesses), lengths(lapply(witnesses, `[[`, "cells")))
+  moved <- y != 0
+  cell <- as.integer(cell[moved])
+  y <- y[moved]
+  id <- id[moved]
+  n_w <- length(witnesses)
+  list(cell = cell, y = y, id0 = id - 1L, n_w = n_w,
+       lam_pos = witness_shrink(rep(1, n_w), prep, cell, y, id),
+       lam_neg = witness_shrink(rep(1, n_w), prep, cell, -y, id),
+       cstart = c(0L, cumsum(tabulate(cell, length(prep$value)))), by0 = order(cell) - 1L)
+}
+
+# The shares `lam` (one per table) lowered, table by table, to the largest
+# share of its moves y of `cells` (table `id`) that keeps the bounds of `p`.
+witness_shrink <- function(lam, p, cells, y, id) {
+  if (!length(cells)) return(lam)
+  v <- p$value[cells]
+  room <- ifelse(y > 0, p$upper[cells] - v, v - p$lower[cells])
+  m <- group_extreme(pmax(room, 0) / abs(y), id)
+  lam[m$group] <- pmin(lam[m$group], m$value)
+  lam
+}
+
+# Which tables of the index `ix` move a cell that pattern `supp` publishes
+# (tables of another pattern: not used).
+witness_dead <- function(ix, supp) {
+  dead <- logical(ix$n_w)
+  dead[ix$id0[!supp[ix$cell]] + 1L] <- TRUE
+  dead
+}
+
+# The extremes of the `targets` over the tables of the index `ix` (but the
+# `dead` ones), each shrunk to keep the bounds of `pa`, the a priori bounds
+# tightened by a respondent's knowledge on the cells `known` (in the core,
+# witness_moves() of table_components.hpp). Returns the seeds of
+# component_intervals() for the targets: list(cells, hi, lo), the
+# published value where no table moves one.
+respondent_seeds <- function(ix, dead, pa, known, targets) {
+  m <- core_call(cpp_witness_moves, ix$y, ix$id0, ix$cstart, ix$by0, ix$lam_pos, ix$lam_neg, dead,
+                 as.integer(known), pa$value[known], pa$lower[known], pa$upper[known], as.integer(targets))
+  v <- pa$value[targets]
+  list(cells = targets, hi = v + m$up, lo = v + m$dn)
 }
 
 # The respondent audit of pattern `supp`: the outsider's exact interval of
 # every suppressed cell, then respondent_breaches().
-respondent_audit <- function(prep, supp, resp, exact, call) {
+respondent_audit <- function(prep, supp, resp, exact, call, witnesses = NULL) {
   all_supp <- which(supp)
   o <- audit_cells(prep, supp, all_supp, exact = TRUE, call = call)
   outer <- list(lower = rep(NA_real_, length(supp)), upper = rep(NA_real_, length(supp)))
   outer$lower[all_supp] <- o$lower
   outer$upper[all_supp] <- o$upper
-  r <- respondent_breaches(prep, supp, resp, outer, exact, call)
+  r <- respondent_breaches(prep, supp, resp, outer, exact, call, witnesses = witnesses)
   r$n_lp <- r$n_lp + o$n_lp
   r$outer <- outer
   r
@@ -614,8 +705,12 @@ breach_table <- function(x, prep, resp, b, map = seq_len(nrow(x))) {
 respondent_pattern <- function(prep, search, resp, call) {
   n_lp <- 0L
   rounds <- 0L
+  # the witness tables of the pattern and of the rounds, seeds of the
+  # respondents' programs (respondent_seeds())
+  wits <- search$wits
   repeat {
-    r <- respondent_audit(prep, search$supp, resp, exact = FALSE, call = call)
+    r <- respondent_audit(prep, search$supp, resp, exact = FALSE, call = call,
+                          witnesses = witness_index(wits, prep))
     n_lp <- n_lp + r$n_lp
     b <- r$breaches
     if (!nrow(b)) break
@@ -628,6 +723,7 @@ respondent_pattern <- function(prep, search, resp, call) {
       kn <- respondent_knowledge(resp, prep, b$group[k])
       found <- c(found, protect_against(prep, search, kn, b$cell[k], resp$labels[b$group[k]], call, found))
     }
+    wits <- c(wits, found)
     if (sum(search$supp) == before) {
       abort_sdc(c(
         "Cell {.val {search$labels[b$cell[1]]}} cannot be protected against respondent {.val {resp$labels[b$group[1]]}}.",
@@ -636,8 +732,9 @@ respondent_pattern <- function(prep, search, resp, call) {
       ), "unprotectable", call = call, arg = "x")
     }
   }
-  # (the outsider's exact intervals of the final pattern, for the clean-up)
-  list(n_lp = n_lp, rounds = rounds, outer = r$outer)
+  # (the outsider's exact intervals of the final pattern and the witness
+  # tables, for the clean-up)
+  list(n_lp = n_lp, rounds = rounds, outer = r$outer, witnesses = wits)
 }
 
 # The clean-up after the respondent rounds (protect_table()'s `cleanup`):
@@ -658,10 +755,13 @@ respondent_pattern <- function(prep, search, resp, call) {
 # outsider's witness tables) the cells a recorded witness moves stay.
 # `outer`: the outsider's exact intervals of the pattern in `search`
 # (list(lower, upper) over all cells, as the respondents' last round
-# measured them), measured here when NULL. Returns list(n_lp, published).
-respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer = NULL) {
+# measured them), measured here when NULL. `witnesses`: witness tables
+# (list(cells, y)) of the pattern and its rounds, seeds of the respondents'
+# programs (respondent_seeds()). Returns list(n_lp, published).
+respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer = NULL, witnesses = NULL) {
   supp <- search$supp
   n_lp <- 0L
+  witnesses <- witness_index(witnesses, prep)
   if (is.null(outer)) {
     all_supp <- which(supp)
     o <- audit_cells(prep, supp, all_supp, exact = TRUE, call = call)
@@ -728,7 +828,7 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
       # test, and is tried early next time; those whose knowledge lies
       # near j first)
       r <- respondent_breaches(prep, trial, resp, trial_outer, exact = FALSE, call = call,
-                               only = s_reg, first = TRUE, hint = breakers, near = j)
+                               only = s_reg, first = TRUE, hint = breakers, near = j, witnesses = witnesses)
       n_lp <- n_lp + r$n_lp
       if (nrow(r$breaches)) {
         breakers <- unique(c(r$breaches$group[1], breakers))

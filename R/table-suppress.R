@@ -327,7 +327,7 @@ respondent_step <- function(prep, search, respondents, cleanup, intervals, call)
   rp <- respondent_pattern(prep, search, respondents, call)
   if (cleanup && isTRUE(rp$rounds > 0) && getOption("sdcRisk.respondent_cleanup", TRUE)) {
     rc <- respondent_cleanup(prep, search, respondents, keep_witnessed = intervals == "none", call,
-                             outer = rp$outer)
+                             outer = rp$outer, witnesses = rp$witnesses)
     rp$n_lp <- rp$n_lp + rc$n_lp
   }
   rp

@@ -522,6 +522,28 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_witness_moves
+SEXP cpp_witness_moves(const Rcpp::NumericVector& y, const Rcpp::IntegerVector& id, const Rcpp::IntegerVector& cstart, const Rcpp::IntegerVector& by_cell, const Rcpp::NumericVector& lam_pos, const Rcpp::NumericVector& lam_neg, const Rcpp::LogicalVector& dead, const Rcpp::IntegerVector& known, const Rcpp::NumericVector& value, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::IntegerVector& targets);
+RcppExport SEXP _sdcRisk_cpp_witness_moves(SEXP ySEXP, SEXP idSEXP, SEXP cstartSEXP, SEXP by_cellSEXP, SEXP lam_posSEXP, SEXP lam_negSEXP, SEXP deadSEXP, SEXP knownSEXP, SEXP valueSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP targetsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type id(idSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cstart(cstartSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type by_cell(by_cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lam_pos(lam_posSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lam_neg(lam_negSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type dead(deadSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type known(knownSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type value(valueSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lower(lowerSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type upper(upperSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type targets(targetsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_witness_moves(y, id, cstart, by_cell, lam_pos, lam_neg, dead, known, value, lower, upper, targets));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_relation_bounds
 SEXP cpp_relation_bounds(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col, const Rcpp::NumericVector& v, int n_row, int n_col, const Rcpp::NumericVector& rhs, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, int passes, double moved);
 RcppExport SEXP _sdcRisk_cpp_relation_bounds(SEXP rowSEXP, SEXP colSEXP, SEXP vSEXP, SEXP n_rowSEXP, SEXP n_colSEXP, SEXP rhsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP passesSEXP, SEXP movedSEXP) {
@@ -693,6 +715,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_population_counts", (DL_FUNC) &_sdcRisk_cpp_population_counts, 4},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
     {"_sdcRisk_cpp_table_extremes", (DL_FUNC) &_sdcRisk_cpp_table_extremes, 9},
+    {"_sdcRisk_cpp_witness_moves", (DL_FUNC) &_sdcRisk_cpp_witness_moves, 12},
     {"_sdcRisk_cpp_relation_bounds", (DL_FUNC) &_sdcRisk_cpp_relation_bounds, 10},
     {"_sdcRisk_cpp_relation_packing", (DL_FUNC) &_sdcRisk_cpp_relation_packing, 7},
     {"_sdcRisk_cpp_search_box", (DL_FUNC) &_sdcRisk_cpp_search_box, 17},

@@ -54,6 +54,27 @@ SEXP cpp_table_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& row
   });
 }
 
+// The largest and smallest move of the cells `targets` over sparse
+// witness tables (sdcRisk::witness_moves(): 0-based `id`, `cstart`,
+// `by_cell`, read in place), shrunk to keep the bounds [lower, upper] of
+// the cells `known` (1-based cells in). Returns list(up, dn).
+// [[Rcpp::export]]
+SEXP cpp_witness_moves(const Rcpp::NumericVector& y, const Rcpp::IntegerVector& id,
+                       const Rcpp::IntegerVector& cstart, const Rcpp::IntegerVector& by_cell,
+                       const Rcpp::NumericVector& lam_pos, const Rcpp::NumericVector& lam_neg,
+                       const Rcpp::LogicalVector& dead, const Rcpp::IntegerVector& known,
+                       const Rcpp::NumericVector& value, const Rcpp::NumericVector& lower,
+                       const Rcpp::NumericVector& upper, const Rcpp::IntegerVector& targets) {
+  return sdcRisk_glue::run_engine([&] {
+    const sdcRisk::WitnessMoves m = sdcRisk::witness_moves(
+        y, id, cstart, by_cell, Rcpp::as<std::vector<double>>(lam_pos), Rcpp::as<std::vector<double>>(lam_neg),
+        Rcpp::as<std::vector<int>>(dead), sdcRisk_glue::zero_based(known), Rcpp::as<std::vector<double>>(value),
+        Rcpp::as<std::vector<double>>(lower), Rcpp::as<std::vector<double>>(upper),
+        sdcRisk_glue::zero_based(targets));
+    return Rcpp::List::create(Rcpp::Named("up") = m.up, Rcpp::Named("dn") = m.dn);
+  });
+}
+
 // Bounds on the columns of a program implied by its relations (triplets
 // with 1-based rows and columns, `rhs` per row) and the bounds `lower`,
 // `upper`, by at most `passes` passes of propagation. Returns list(lower,

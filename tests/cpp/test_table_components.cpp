@@ -2,7 +2,8 @@
 //   g++ -std=c++17 -O2 -I../../inst/include test_suppress.cpp -o build/test_suppress && build/test_suppress
 // Compares union-find components with a breadth-first search over the same
 // random relation graphs; the extremes over witness tables with a scan of
-// every (table, row); and propagated relation bounds with the bounds each
+// every (table, row), and over sparse tables shrunk to bounds with a scan
+// of every move; and propagated relation bounds with the bounds each
 // relation implies given the others' (a fixed point: no relation tightens
 // them further) and with a point that keeps every relation.
 #include <cmath>
@@ -262,6 +263,97 @@ int main() {
     }
     if (!ok) {
       std::printf("packing wrong, case %d\n", rep);
+      ++failures;
+    }
+  }
+  // sparse witness tables shrunk to tightened bounds, against a scan of
+  // every table over every one of its moves
+  for (int rep = 0; rep < 300; ++rep) {
+    const int n_cell = 1 + g.below(10), n_tab = g.below(7);
+    std::vector<std::vector<int>> cells_of(n_tab);
+    std::vector<std::vector<double>> y_of(n_tab);
+    std::vector<int> id, mcell;
+    std::vector<double> y;
+    for (int t = 0; t < n_tab; ++t) {
+      for (int c = 0; c < n_cell; ++c) {
+        if (g.below(3)) continue;
+        cells_of[t].push_back(c);
+        y_of[t].push_back(g.below(3) ? g.below(21) - 10 : 0);
+        id.push_back(t);
+        mcell.push_back(c);
+        y.push_back(y_of[t].back());
+      }
+    }
+    std::vector<int> cstart(n_cell + 1, 0), by_cell;
+    for (const int c : mcell) ++cstart[c + 1];
+    for (int c = 0; c < n_cell; ++c) cstart[c + 1] += cstart[c];
+    for (int c = 0; c < n_cell; ++c)
+      for (int m = 0; m < static_cast<int>(mcell.size()); ++m)
+        if (mcell[m] == c) by_cell.push_back(m);
+    std::vector<double> lam_pos(n_tab), lam_neg(n_tab);
+    std::vector<int> dead(g.below(2) ? n_tab : 0);
+    for (int t = 0; t < n_tab; ++t) {
+      lam_pos[t] = g.below(5) / 4.0;
+      lam_neg[t] = g.below(5) / 4.0;
+      if (!dead.empty()) dead[t] = g.below(4) == 0;
+    }
+    std::vector<int> known, targets;
+    std::vector<double> value, lower, upper;
+    std::vector<double> val(n_cell), lo_c(n_cell, -1e300), up_c(n_cell, 1e300);
+    for (int c = 0; c < n_cell; ++c) {
+      val[c] = g.below(11);
+      if (g.below(2)) {
+        known.push_back(c);
+        value.push_back(val[c]);
+        lower.push_back(val[c] - g.below(6));
+        upper.push_back(val[c] + g.below(6));
+        lo_c[c] = lower.back();
+        up_c[c] = upper.back();
+      }
+      if (g.below(2)) targets.push_back(c);
+    }
+    const auto got = sdcRisk::witness_moves(y, id, cstart, by_cell, lam_pos, lam_neg, dead, known, value,
+                                            lower, upper, targets);
+    bool ok = got.up.size() == targets.size() && got.dn.size() == targets.size();
+    for (std::size_t j = 0; j < targets.size() && ok; ++j) {
+      double up = 0, dn = 0;
+      for (int t = 0; t < n_tab; ++t) {
+        if (!dead.empty() && dead[t]) continue;
+        double lp = lam_pos[t], ln = lam_neg[t];
+        for (std::size_t k = 0; k < cells_of[t].size(); ++k) {
+          const int c = cells_of[t][k];
+          const double yy = y_of[t][k];
+          if (yy == 0 || lo_c[c] < -1e299) continue;
+          const double above = std::max(up_c[c] - val[c], 0.0), below = std::max(val[c] - lo_c[c], 0.0);
+          lp = std::min(lp, (yy > 0 ? above : below) / std::fabs(yy));
+          ln = std::min(ln, (yy > 0 ? below : above) / std::fabs(yy));
+        }
+        for (std::size_t k = 0; k < cells_of[t].size(); ++k) {
+          if (cells_of[t][k] != targets[j]) continue;
+          up = std::max(up, std::max(lp * y_of[t][k], -ln * y_of[t][k]));
+          dn = std::min(dn, std::min(lp * y_of[t][k], -ln * y_of[t][k]));
+        }
+      }
+      ok = got.up[j] == up && got.dn[j] == dn;
+    }
+    if (!ok) {
+      std::printf("witness moves differ from the scan, case %d\n", rep);
+      ++failures;
+    }
+  }
+  // an index out of range is an error, not a read beyond the vectors
+  {
+    bool threw = false;
+    try {
+      sdcRisk::witness_moves(std::vector<double>{1.0}, std::vector<int>{3}, std::vector<int>{0, 1},
+                             std::vector<int>{0}, std::vector<double>{1.0}, std::vector<double>{1.0},
+                             std::vector<int>(), std::vector<int>(), std::vector<double>(),
+                             std::vector<double>(), std::vector<double>(), std::vector<int>{0});
+    } catch (const std::invalid_argument&) {
+      threw = true;
+    }
+    if (!threw) {
+      std::printf("witness moves read a table out of range\n");
       ++failures;
     }
   }

@@ -687,3 +687,124 @@ test_that("a breach is covered by the round's earlier witness tables that keep t
   }
   expect_gt(checked, 0)
 })
+
+# The witness tables of protect_table()'s pattern of ts$sens, as
+# list(cells, y), and the pattern.
+pattern_witness_tables <- function(ts) {
+  p <- protect_table(ts$sens)
+  w <- attr(p, "witnesses")
+  list(supp = p$status != "published",
+       tables = lapply(split(seq_len(nrow(w)), w$witness), function(k) list(cells = w$row[k], y = w$change[k])))
+}
+
+test_that("witness tables shrunk within a respondent's knowledge: the core's extremes against a scan of every table", {
+  ns <- asNamespace("sdcRisk")
+  checked <- 0
+  for (seed in 1:15) {
+    ts <- trial_setup(seed)
+    if (is.null(ts)) next
+    pw <- pattern_witness_tables(ts)
+    if (length(pw$tables) < 2) next
+    prep <- ts$prep
+    ix <- ns$witness_index(pw$tables, prep)
+    expect_equal(ix$n_w, length(pw$tables))
+    set.seed(seed)
+    dead <- runif(ix$n_w) < 0.3
+    targets <- which(pw$supp & prep$sensitive)
+    for (g in seq_len(min(ts$resp$n_single, 12))) {
+      k <- ns$respondent_knowledge(ts$resp, prep, g)
+      known <- k$cells[pw$supp[k$cells]]
+      if (!length(known)) next
+      pa <- prep
+      at <- match(known, k$cells)
+      pa$lower[known] <- pmax(prep$lower[known], k$lo[at])
+      pa$upper[known] <- pmin(prep$upper[known], k$hi[at])
+      got <- ns$respondent_seeds(ix, dead, pa, known, targets)
+      # by hand: every table shrunk over all its cells to the bounds of pa
+      v <- pa$value[targets]
+      hi <- lo <- v
+      for (t in which(!dead)) {
+        w <- pw$tables[[t]]
+        vc <- pa$value[w$cells]
+        share <- function(y) {
+          room <- ifelse(y > 0, pa$upper[w$cells] - vc, vc - pa$lower[w$cells])
+          min(1, (pmax(room, 0) / abs(y))[y != 0])
+        }
+        for (lam in c(share(w$y), -share(-w$y))) {
+          # a table of the respondent's problem: every relation, its bounds
+          expect_true(ns$witness_ok(list(prep = pa), w$cells, lam * w$y))
+          at_t <- match(targets, w$cells)
+          moved <- v + ifelse(is.na(at_t), 0, lam * w$y[at_t])
+          hi <- pmax(hi, moved)
+          lo <- pmin(lo, moved)
+        }
+      }
+      expect_identical(got$cells, targets)
+      expect_equal(got$hi, hi, tolerance = 1e-12)
+      expect_equal(got$lo, lo, tolerance = 1e-12)
+      checked <- checked + 1
+    }
+  }
+  expect_gt(checked, 10)
+})
+
+test_that("witness tables that break a relation or a bound, or repeat a cell, are left out", {
+  ns <- asNamespace("sdcRisk")
+  ts <- NULL
+  seed <- 0
+  while (is.null(ts)) {
+    seed <- seed + 1
+    ts <- trial_setup(seed)
+  }
+  pw <- pattern_witness_tables(ts)
+  good <- pw$tables[[1]]
+  prep <- ts$prep
+  # one cell moved alone breaks its relations; moved far, the bounds; a
+  # cell twice, the index
+  broken <- list(cells = good$cells[1], y = 1)
+  far <- list(cells = good$cells, y = -good$y * 1e12)
+  twice <- list(cells = c(good$cells, good$cells[1]), y = c(good$y, 0))
+  expect_null(ns$witness_index(list(broken, far, twice), prep))
+  ix <- ns$witness_index(list(broken, good, far), prep)
+  expect_equal(ix$n_w, 1)
+  expect_setequal(ix$cell, good$cells[good$y != 0])
+  expect_null(ns$witness_index(list(), prep))
+  # a table moving a published cell of the pattern is dead there
+  supp <- pw$supp
+  supp[good$cells[1]] <- FALSE
+  expect_identical(ns$witness_dead(ix, supp), TRUE)
+  expect_identical(ns$witness_dead(ix, pw$supp), FALSE)
+})
+
+test_that("the witness tables as seeds change the respondents' programs, never their verdict (clean-up trials)", {
+  ns <- asNamespace("sdcRisk")
+  saved <- 0
+  broke <- 0
+  for (seed in 1:10) {
+    ts <- trial_setup(seed)
+    if (is.null(ts)) next
+    pw <- pattern_witness_tables(ts)
+    prep <- ts$prep
+    ix <- ns$witness_index(pw$tables, prep)
+    if (is.null(ix)) next
+    # the pattern itself and every trial of the clean-up on it (the tables
+    # that move the cell a trial publishes are not used there)
+    pats <- c(list(pw$supp), lapply(which(pw$supp & !prep$sensitive), function(j) replace(pw$supp, j, FALSE)))
+    for (p in pats) {
+      outer <- exact_outer(prep, p)
+      s_p <- which(p & prep$sensitive)
+      if (!all(ns$protection_met(prep, s_p, outer$lower[s_p], outer$upper[s_p]))) next
+      plain <- ns$respondent_breaches(prep, p, ts$resp, outer, exact = FALSE, call = NULL)
+      seeded <- ns$respondent_breaches(prep, p, ts$resp, outer, exact = FALSE, call = NULL, witnesses = ix)
+      expect_identical(paste(seeded$breaches$group, seeded$breaches$cell),
+                       paste(plain$breaches$group, plain$breaches$cell))
+      expect_lte(seeded$n_lp, plain$n_lp)
+      saved <- saved + (seeded$n_lp < plain$n_lp)
+      broke <- broke + (nrow(plain$breaches) > 0)
+    }
+  }
+  # the seeds must save programs, and some patterns break, for the
+  # comparison to mean anything
+  expect_gt(saved, 3)
+  expect_gt(broke, 3)
+})

@@ -370,6 +370,83 @@ inline std::vector<int> relation_packing(const std::vector<int>& open, const std
   return out;
 }
 
+// The extremes of witness tables given sparsely, for the respondents'
+// programs (respondent_seeds() in R): move m changes its cell by y[m] in
+// table id[m] (0-based tables); the moves of cell c (0-based) are
+// by_cell[cstart[c]], ..., by_cell[cstart[c + 1] - 1]. Table t may be taken
+// as lambda y for any lambda in [-lam_neg[t], lam_pos[t]] (every relation
+// kept, and the a priori bounds: the shares the caller found), and not at
+// all when dead[t] (empty: none is). The cells `known` have tighter bounds
+// [lower[k], upper[k]] around their value value[k]: a table that moves
+// one of them is shrunk to the largest shares that keep them. Returns for
+// every cell of `targets` the largest (up, >= 0) and the smallest (dn,
+// <= 0) move over the tables (0 where none moves it: the published
+// table). The index vectors are read in place (any type with size() and
+// operator[]: R's own vectors, never copied, for the caller's many calls
+// over one index); every index is checked before it is used.
+struct WitnessMoves {
+  std::vector<double> up, dn;
+};
+
+template <class IntSeq, class DblSeq>
+WitnessMoves witness_moves(const DblSeq& y, const IntSeq& id, const IntSeq& cstart, const IntSeq& by_cell,
+                           std::vector<double> lam_pos, std::vector<double> lam_neg,
+                           const std::vector<int>& dead, const std::vector<int>& known,
+                           const std::vector<double>& value, const std::vector<double>& lower,
+                           const std::vector<double>& upper, const std::vector<int>& targets) {
+  const std::size_t n_move = static_cast<std::size_t>(y.size());
+  const std::size_t n_table = lam_pos.size();
+  if (static_cast<std::size_t>(id.size()) != n_move || static_cast<std::size_t>(by_cell.size()) != n_move) {
+    throw std::invalid_argument("the moves differ in length");
+  }
+  if (lam_neg.size() != n_table || (!dead.empty() && dead.size() != n_table)) {
+    throw std::invalid_argument("the tables' shares differ in length");
+  }
+  if (value.size() != known.size() || lower.size() != known.size() || upper.size() != known.size()) {
+    throw std::invalid_argument("the bounds of the known cells differ in length");
+  }
+  if (cstart.size() == 0) throw std::invalid_argument("no start of the moves by cell");
+  const int n_cell = static_cast<int>(cstart.size()) - 1;
+  // the moves of cell c, each checked
+  auto moves = [&](int c, auto&& f) {
+    if (c < 0 || c >= n_cell) throw std::invalid_argument("cell out of range");
+    const int from = cstart[c], to = cstart[c + 1];
+    if (from < 0 || to < from || static_cast<std::size_t>(to) > n_move) {
+      throw std::invalid_argument("the moves' start by cell is out of range");
+    }
+    for (int i = from; i < to; ++i) {
+      const int m = by_cell[i];
+      if (m < 0 || static_cast<std::size_t>(m) >= n_move) throw std::invalid_argument("a move out of range");
+      const int t = id[m];
+      if (t < 0 || static_cast<std::size_t>(t) >= n_table) throw std::invalid_argument("a table out of range");
+      if (!dead.empty() && dead[static_cast<std::size_t>(t)] != 0) continue;
+      f(static_cast<std::size_t>(t), static_cast<double>(y[m]));
+    }
+  };
+  for (std::size_t k = 0; k < known.size(); ++k) {
+    const double room_up = std::max(upper[k] - value[k], 0.0);
+    const double room_dn = std::max(value[k] - lower[k], 0.0);
+    moves(known[k], [&](std::size_t t, double ym) {
+      if (ym == 0.0) return;
+      const double a = std::fabs(ym);
+      // (y upward uses the room above, its mirror image the room below)
+      lam_pos[t] = std::min(lam_pos[t], (ym > 0 ? room_up : room_dn) / a);
+      lam_neg[t] = std::min(lam_neg[t], (ym > 0 ? room_dn : room_up) / a);
+    });
+  }
+  WitnessMoves out;
+  out.up.assign(targets.size(), 0.0);
+  out.dn.assign(targets.size(), 0.0);
+  for (std::size_t j = 0; j < targets.size(); ++j) {
+    moves(targets[j], [&](std::size_t t, double ym) {
+      const double a = lam_pos[t] * ym, b = -lam_neg[t] * ym;
+      out.up[j] = std::max(out.up[j], std::max(a, b));
+      out.dn[j] = std::min(out.dn[j], std::min(a, b));
+    });
+  }
+  return out;
+}
+
 }  // namespace sdcRisk
 
 #endif
