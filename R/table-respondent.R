@@ -611,7 +611,8 @@ respondent_component <- function(prep, cmp, cc, cells, lo, hi, exact, sens, call
 witness_index <- function(witnesses, prep) {
   probe <- list(prep = prep)
   ok <- vapply(witnesses, function(w) {
-    length(w$cells) > 0L && !anyDuplicated(w$cells) && witness_ok(probe, w$cells, w$y)
+    length(w$cells) > 0L && length(w$y) == length(w$cells) && !anyDuplicated(w$cells) &&
+      all(w$cells >= 1L & w$cells <= length(prep$value)) && isTRUE(witness_ok(probe, w$cells, w$y))
   }, logical(1))
   witnesses <- witnesses[ok]
   if (!length(witnesses)) return(NULL)

@@ -764,7 +764,10 @@ test_that("witness tables that break a relation or a bound, or repeat a cell, ar
   broken <- list(cells = good$cells[1], y = 1)
   far <- list(cells = good$cells, y = -good$y * 1e12)
   twice <- list(cells = c(good$cells, good$cells[1]), y = c(good$y, 0))
-  expect_null(ns$witness_index(list(broken, far, twice), prep))
+  # and cells beyond the table, or moves that do not match the cells
+  outside <- list(cells = c(good$cells, length(prep$value) + 1L), y = c(good$y, 0))
+  short <- list(cells = good$cells, y = good$y[-1])
+  expect_null(ns$witness_index(list(broken, far, twice, outside, short), prep))
   ix <- ns$witness_index(list(broken, good, far), prep)
   expect_equal(ix$n_w, 1)
   expect_setequal(ix$cell, good$cells[good$y != 0])
