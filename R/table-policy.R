@@ -197,8 +197,9 @@ witness_move <- 1e-9
 cleanup_auto_cells <- 3500
 
 # The clean-up is repeated while a pass lowers the cost by more than the
-# share cleanup_min_gain, at most cleanup_max_passes times (commit f8624e3).
-# Chosen by hand; not measured.
+# share cleanup_min_gain and its swaps added cells, at most
+# cleanup_max_passes times (commit f8624e3; the swaps' condition from the
+# thirteenth session of bench/README.md). Chosen by hand; not measured.
 cleanup_max_passes <- 3L
 cleanup_min_gain <- 1e-12
 

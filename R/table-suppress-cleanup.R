@@ -21,6 +21,9 @@
 # and the final audit decides as always.
 
 cleanup_pattern <- function(search, todo, call) {
+  # (the cells the swaps of this pass add: heuristic_pattern() repeats only
+  # a pass that added some)
+  search$swap_added <- 0L
   sides <- protection_sides(search, todo, call)
   if (!nrow(sides)) return(search)
   # the side that last kept each cell from being published (its trials
@@ -127,6 +130,7 @@ swap_secondary <- function(search, sides, ref) {
     swap <- swap_witnesses(search, sides, affected, j)
     if (is.null(swap)) next
     ref[affected] <- swap$witnesses
+    search$swap_added <- search$swap_added + length(swap$added)
     publish(search, j)
     env_set(search, "reason", swap$added, paste("protects", search$labels[sides$cell[affected[1]]]))
     publish_idle(search, ref)

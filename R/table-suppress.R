@@ -42,7 +42,7 @@
 #' whose witness moves it finds another witness without it. Cells are only
 #' ever removed, and each witness is checked, so the pattern stays protected.
 #' The pass is repeated, from the witnesses the last one kept, while it
-#' lowers the cost (at most three passes).
+#' lowers the cost and its swaps added cells (at most three passes).
 #'
 #' Then (`improve`) the cut generation of `method = "optimal"` starts from
 #' this pattern as its incumbent, with a fixed budget of work instead of a
@@ -117,7 +117,8 @@
 #'   bound on the cost of any pattern.
 #' @param cleanup After the heuristic, publish again every secondary cell
 #'   that no side of any sensitive cell needs, the most expensive first (see
-#'   Details), in passes repeated while they lower the cost (at most three).
+#'   Details), in passes repeated while they lower the cost and swap cells
+#'   (at most three).
 #'   `TRUE` or `FALSE`; the default `"auto"` runs it on tables of at most
 #'   3,500 cells, where it takes seconds (on the 2-way bench tables of
 #'   `bench/bench_suppress.R`, 3,049 and 3,179 cells: 1 to 3 s). Its cost
@@ -335,9 +336,9 @@ respondent_step <- function(prep, search, respondents, cleanup, intervals, call)
 
 # The heuristic's pattern in `search`: witness tables for the sensitive
 # cells `todo`, in that order, then (`cleanup`) the clean-up, again while a
-# pass lowers the cost (each pass starts from the witnesses the last one
-# kept, so a later pass can free what an earlier swap made unnecessary), at
-# most cleanup_max_passes passes.
+# pass lowers the cost and its swaps added cells (each pass starts from the
+# witnesses the last one kept, so a later pass can free what an earlier
+# swap made unnecessary), at most cleanup_max_passes passes.
 heuristic_pattern <- function(search, todo, cleanup, call, cores = 1L) {
   tick <- table_progress("Protecting the sensitive cells", length(todo))
   # (large hierarchical tables: by parts of a hierarchy, R/table-suppress-parts.R)
@@ -352,10 +353,19 @@ heuristic_pattern <- function(search, todo, cleanup, call, cores = 1L) {
   tick(done = TRUE)
   if (!cleanup) return(invisible(search))
   secondary_cost <- function() sum(search$w[search$supp & !search$prep$sensitive])
+  # (per pass, the cost it freed and the cells its swaps added)
+  search$cleanup_log <- list(gain = numeric(), swap_added = integer())
   for (pass in seq_len(cleanup_max_passes)) {
     before <- secondary_cost()
     cleanup_pattern(search, todo, call = call)
+    search$cleanup_log$gain <- c(search$cleanup_log$gain, before - secondary_cost())
+    search$cleanup_log$swap_added <- c(search$cleanup_log$swap_added, search$swap_added)
     if (secondary_cost() >= before * (1 - cleanup_min_gain)) break
+    # a pass whose swaps added no cell only published cells: the next one
+    # would look for witnesses among fewer cells than this one did, where
+    # its trials failed (on R1-R4 and tables 1 and 2 of the bench, such a
+    # pass was never followed by one that published a cell)
+    if (!search$swap_added) break
   }
   invisible(search)
 }

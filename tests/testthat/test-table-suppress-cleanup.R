@@ -126,3 +126,41 @@ test_that("a swap's relation bound never exceeds the new cells of the cheapest w
   # (not vacuous: many pairs need a published cell)
   expect_gt(refused, 10)
 })
+
+test_that("the clean-up is repeated only after a pass whose swaps added cells; another pass then frees nothing", {
+  ns <- asNamespace("sdcRisk")
+  stopped <- 0
+  for (seed in 1:30) {
+    set.seed(seed)
+    d <- data.frame(a = sample(letters[1:5], 200, TRUE), b = sample(LETTERS[1:6], 200, TRUE),
+                    c = sample(c("x", "y", "z"), 200, TRUE), v = round(rlnorm(200, 4, 1.5)))
+    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
+    if (!any(sens$sensitive)) next
+    prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
+    search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"),
+                                       ns$cell_labels(sens), 2000)
+    todo <- which(prep$sensitive)
+    todo <- todo[order(-prep$level[todo], todo)]
+    cost <- function() sum(search$w[search$supp & !prep$sensitive])
+    ns$heuristic_pattern(search, todo, TRUE, call = NULL)
+    # the passes it ran: what each freed, the cells its swaps added
+    gains <- search$cleanup_log$gain
+    swaps <- search$cleanup_log$swap_added
+    n <- length(gains)
+    expect_true(n >= 1 && n <= 3)
+    # every pass but the last lowered the cost and swapped cells in
+    if (n > 1) expect_true(all(gains[-n] > 0 & swaps[-n] > 0))
+    # and the last freed nothing or swapped nothing in (or was the third)
+    expect_true(n == 3 || gains[n] <= 1e-9 * sum(abs(prep$value)) || swaps[n] == 0)
+    # a last pass that lowered the cost but swapped nothing ended the
+    # clean-up: one more pass (of the old rule) frees nothing here
+    if (n < 3 && gains[n] > 0 && swaps[n] == 0) {
+      before <- cost()
+      ns$cleanup_pattern(search, todo, call = NULL)
+      expect_equal(cost(), before)
+      stopped <- stopped + 1
+    }
+    expect_true(attr(audit_table(sens, search$supp, intervals = "none", attacker = "outsider"), "passed"))
+  }
+  expect_gt(stopped, 5)
+})
