@@ -616,9 +616,10 @@ witness_index <- function(witnesses, prep) {
   }, logical(1))
   witnesses <- witnesses[ok]
   if (!length(witnesses)) return(NULL)
-  cell <- unlist(lapply(witnesses, `[[`, "cells"), use.names = FALSE)
+  cells <- lapply(witnesses, `[[`, "cells")
+  cell <- unlist(cells, use.names = FALSE)
   y <- as.double(unlist(lapply(witnesses, `[[`, "y"), use.names = FALSE))
-  id <- rep.int(seq_along(witnesses), lengths(lapply(witnesses, `[[`, "cells")))
+  id <- rep.int(seq_along(witnesses), lengths(cells))
   moved <- y != 0
   cell <- as.integer(cell[moved])
   y <- y[moved]

@@ -105,10 +105,9 @@ abort_core <- function(err, call) {
 
 
 # The least (largest with `largest`) value of x in each group of g, the
-# groups in increasing order: list(group, value, at), `at` the position in
-# x of each group's extreme (the first of ties).
+# groups in increasing order: list(group, value).
 group_extreme <- function(x, g, largest = FALSE) {
   o <- order(g, if (largest) -x else x)
   at <- o[!duplicated(g[o])]
-  list(group = g[at], value = x[at], at = at)
+  list(group = g[at], value = x[at])
 }
