@@ -1052,21 +1052,30 @@ local_witnesses <- function(ends, search, max_budget = search$box) {
 # 40,404; with both, it solves 7,372. The core reads the tables where they
 # are (table_extremes()).
 shared_witnesses <- function(ends, solver, lp, prep, call) {
+  ex <- shared_extremes(solver, lp, prep, ends$pos, ends$need_hi, ends$need_lo, call)
+  if (is.null(ex)) return(invisible(ends))
+  # (extremes of -Inf and Inf where no table counts)
+  ends$seen_hi <- pmax(ends$seen_hi, ex$max)
+  ends$seen_lo <- pmin(ends$seen_lo, ex$min)
+  invisible(ends)
+}
+
+# The extremes list(max, min) of the targets at positions `pos` of `lp`
+# over the tables of the solver that keep (or, moved toward the published
+# table, keep) the bounds of `lp`, as shared_witnesses() describes; read
+# until every target reaches `need_hi` and `need_lo`. NULL when the solver
+# has no table.
+shared_extremes <- function(solver, lp, prep, pos, need_hi, need_lo, call) {
   tabs <- solver$tables()
-  if (!length(tabs)) return(invisible(ends))
+  if (!length(tabs)) return(NULL)
   base <- solver$base
   changed <- which(lp$lower != base$lower | lp$upper != base$upper)
   tol <- prep$tol[lp$vars[changed]]
   v <- prep$value[lp$vars]
   center <- if (all(v[changed] >= lp$lower[changed] - tol & v[changed] <= lp$upper[changed] + tol)) v else
     numeric()
-  # (read until every target's ends are settled)
-  ex <- core_call(cpp_table_extremes, tabs, ends$pos, changed, lp$lower[changed], lp$upper[changed],
-                  tol, center, ends$need_hi, ends$need_lo, call = call)
-  # (extremes of -Inf and Inf where no table counts)
-  ends$seen_hi <- pmax(ends$seen_hi, ex$max)
-  ends$seen_lo <- pmin(ends$seen_lo, ex$min)
-  invisible(ends)
+  core_call(cpp_table_extremes, tabs, pos, changed, lp$lower[changed], lp$upper[changed],
+            tol, center, need_hi, need_lo, call = call)
 }
 
 # The state of one component's intervals, shared by the steps of
@@ -1288,17 +1297,25 @@ simplex_component_solver <- function(lp, prep, call) {
 shared_simplex_solver <- function(lp, prep, call) {
   cache <- prep$lp_cache
   if (is.null(cache) || is.null(lp$vars)) return(simplex_component_solver(lp, prep, call))
-  # (the components of one pattern are disjoint: the first cell names one,
-  # and the cells themselves are compared)
-  key <- as.character(lp$vars[1])
-  hit <- cache[[key]]
-  if (!is.null(hit) && identical(hit$vars, lp$vars)) {
-    hit$solver$rebound(lp)
-    return(hit$solver)
+  hit <- cached_solver(lp, prep)
+  if (!is.null(hit)) {
+    hit$rebound(lp)
+    return(hit)
   }
   solver <- simplex_component_solver(lp, prep, call)
-  assign(key, list(vars = lp$vars, solver = solver), envir = cache)
+  assign(as.character(lp$vars[1]), list(vars = lp$vars, solver = solver), envir = cache)
   solver
+}
+
+# The solver of the component of `lp` in the cache of `prep`, as it is
+# (not rebound to the bounds of `lp`), or NULL.
+cached_solver <- function(lp, prep) {
+  cache <- prep$lp_cache
+  if (is.null(cache) || is.null(lp$vars)) return(NULL)
+  # (the components of one pattern are disjoint: the first cell names one,
+  # and the cells themselves are compared)
+  hit <- cache[[as.character(lp$vars[1])]]
+  if (!is.null(hit) && identical(hit$vars, lp$vars)) hit$solver
 }
 
 # The solver of a large component (audit_ipm_cols cells and more), as

@@ -811,3 +811,46 @@ test_that("the witness tables as seeds change the respondents' programs, never t
   expect_gt(saved, 3)
   expect_gt(broke, 3)
 })
+
+test_that("protection decided by the component's earlier tables is sound: inner bounds of the exact intervals", {
+  ns <- asNamespace("sdcRisk")
+  decided <- 0
+  left <- 0
+  for_each_trial(1:8, function(ts, j, p, info) {
+    prep <- ts$prep
+    # the outsider's audit fills the cache with each component's solver and
+    # its optimal tables
+    ns$audit_cells(prep, p, which(p), exact = TRUE, call = NULL)
+    cmp <- ns$respondent_components(prep, p, NULL)
+    for (g in seq_len(min(ts$resp$n_single, 6))) {
+      k <- ns$respondent_knowledge(ts$resp, prep, g)
+      for (cc in setdiff(unique(cmp$comp[k$cells]), 0L)) {
+        mine <- p[k$cells] & cmp$comp[k$cells] == cc
+        lp <- cmp$lp_of(cc)
+        targets <- lp$vars[prep$sensitive[lp$vars]]
+        if (is.null(lp$mat) || !length(targets)) next
+        pa <- prep
+        pa$lower[k$cells[mine]] <- pmax(prep$lower[k$cells[mine]], k$lo[mine])
+        pa$upper[k$cells[mine]] <- pmin(prep$upper[k$cells[mine]], k$hi[mine])
+        lp$lower <- pa$lower[lp$vars]
+        lp$upper <- pa$upper[lp$vars]
+        w <- ns$witnessed_protection(pa, lp, targets, NULL, NULL)
+        ex <- ns$respondent_component(prep, cmp, cc, k$cells[mine], k$lo[mine], k$hi[mine], exact = TRUE,
+                                      prep$sensitive, NULL)
+        met <- ns$protection_met(pa, targets, ex$lower, ex$upper)
+        if (is.null(w)) {
+          left <<- left + 1
+          next
+        }
+        decided <<- decided + 1
+        tol <- prep$tol[targets]
+        expect_true(all(met), info = info)
+        expect_true(all(w$lower >= ex$lower - tol & w$upper <= ex$upper + tol), info = info)
+        expect_equal(w$n_lp, 0L)
+      }
+    }
+  })
+  # both outcomes occur, for the comparison to mean anything
+  expect_gt(decided, 20)
+  expect_gt(left, 5)
+})
