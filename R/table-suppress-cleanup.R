@@ -347,7 +347,7 @@ pool_witness <- function(search, side, exclude) {
     y <- w$y * (side$t / mv[h])
     priced <- !sens[w$cells]
     cap <- ifelse(y > 0, search$cap_up[w$cells], search$cap_dn[w$cells])
-    cost <- sum((search$w[w$cells] * abs(y) / pmax(pmin(cap, side$t), 1e-9 * side$t))[priced])
+    cost <- sum((abs(y) * move_price(search$w[w$cells], cap, side$t))[priced])
     if (cost < best_cost) {
       best_cost <- cost
       best <- list(cells = w$cells, y = y)

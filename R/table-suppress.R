@@ -805,8 +805,7 @@ deviation_lp <- function(search, i, cells, t, dir, symmetric, priced = FALSE, sc
   free <- if (priced) search$prep$sensitive[cells] else search$supp[cells]
   eps <- 1e-6 * search$w_min / t
   w <- search$w[cells]
-  obj <- c(replace(w / pmax(pmin(up, t), 1e-9 * t), free, eps),
-           replace(w / pmax(pmin(dn, t), 1e-9 * t), free, eps))
+  obj <- c(replace(move_price(w, up, t), free, eps), replace(move_price(w, dn, t), free, eps))
   ii <- match(i, cells)
   lb <- numeric(2 * m)
   ub <- c(up, dn)
@@ -817,6 +816,11 @@ deviation_lp <- function(search, i, cells, t, dir, symmetric, priced = FALSE, sc
   if (is.null(y)) return(NULL)
   checked_witness(search, cells, dir * (y[seq_len(m)] - y[m + seq_len(m)]), i)
 }
+
+# The price of moving a cell of cost w by one unit in a direction with
+# capacity `cap`, for a side of level t: its whole cost when it moves by
+# min(cap, t) (the linear relaxation of the fixed charge).
+move_price <- function(w, cap, t) w / pmax(pmin(cap, t), 1e-9 * t)
 
 # The model of deviation_lp()'s programs over the cells `scope`: columns
 # every cell's rise, then every cell's fall; rows the relations they are in
