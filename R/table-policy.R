@@ -200,6 +200,8 @@ cleanup_auto_cells <- 3500
 # share cleanup_min_gain and its swaps added cells, at most
 # cleanup_max_passes times (commit f8624e3; the swaps' condition from the
 # thirteenth session of bench/README.md). Chosen by hand; not measured.
+# Against the respondents a single pass (protection_pattern(): their own
+# clean-up follows; fifteenth session of bench/README.md).
 cleanup_max_passes <- 3L
 cleanup_min_gain <- 1e-12
 

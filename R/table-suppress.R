@@ -42,7 +42,9 @@
 #' whose witness moves it finds another witness without it. Cells are only
 #' ever removed, and each witness is checked, so the pattern stays protected.
 #' The pass is repeated, from the witnesses the last one kept, while it
-#' lowers the cost and its swaps added cells (at most three passes).
+#' lowers the cost and its swaps added cells (at most three passes; one
+#' with `attacker = "respondents"`, whose rounds add cells to the pattern
+#' and whose own clean-up then tries every secondary cell again, below).
 #'
 #' Then (`improve`) the cut generation of `method = "optimal"` starts from
 #' this pattern as its incumbent, with a fixed budget of work instead of a
@@ -84,9 +86,9 @@
 #' again when the pattern without it still passes the full audit (outsider
 #' and respondents), only the component of suppressed cells that held it
 #' audited again (this costs the respondents' programs again for every
-#' candidate cell: the default takes 1.7 to 4.5 times the CPU time of
+#' candidate cell: the default takes 1.2 to 4.1 times the CPU time of
 #' `attacker = "outsider"` on the real tables of 72 to 270 cells of
-#' `bench/README.md`, and 8 to 10 times on its tables of about 3,000 cells
+#' `bench/README.md`, and 5 to 8 times on its tables of about 3,000 cells
 #' with 10^5 and 10^6 records). `attacker = "outsider"` protects against the
 #' outside attacker alone (the smaller patterns of earlier versions).
 #'
@@ -118,7 +120,8 @@
 #' @param cleanup After the heuristic, publish again every secondary cell
 #'   that no side of any sensitive cell needs, the most expensive first (see
 #'   Details), in passes repeated while they lower the cost and swap cells
-#'   (at most three).
+#'   (at most three; one against the respondents, whose own clean-up
+#'   follows).
 #'   `TRUE` or `FALSE`; the default `"auto"` runs it on tables of at most
 #'   3,500 cells, where it takes seconds (on the 2-way bench tables of
 #'   `bench/bench_suppress.R`, 3,049 and 3,179 cells: 1 to 3 s). Its cost
@@ -169,7 +172,8 @@
 #'   in the units of `cost` with primary cells free; `improved`: whether
 #'   `improve` replaced the heuristic's pattern, `NA` when it did not run;
 #'   `attacker`, and `respondent_rounds`, the rounds of the respondent
-#'   audit that added suppressions; with `method = "optimal"` the optimum
+#'   audit that added suppressions; `cleanup_passes`, the passes of the
+#'   clean-up, 0 without it; with `method = "optimal"` the optimum
 #'   and `lower_bound` are against the same attacker as the pattern), and
 #'   `witnesses`: the witness tables that prove each side of every
 #'   sensitive cell protected against the outsider, a data frame with one
@@ -275,8 +279,15 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
   search$reason[primary] <- reasons[primary]
   todo <- which(primary)
   todo <- todo[order(-prep$level[todo], todo)]
-  # the heuristic first: its pattern bounds the optimal one
-  heuristic_pattern(search, todo, cleanup, call, cores)
+  # the heuristic first: its pattern bounds the optimal one. Against the
+  # respondents its clean-up makes a single pass: their rounds add cells to
+  # its pattern and their own clean-up then tries every secondary cell
+  # again (on R1-R4 and tables 1 and 2 of the bench the patterns stayed the
+  # same, R4 1.1 -> 0.8-0.9 CPU s; of 75 random tables of 2 to 4
+  # variables 3 changed, 2 cheaper and 1 dearer by 0.2%; bench/README.md)
+  heuristic_pattern(search, todo, cleanup, call, cores,
+                    passes = if (is.null(respondents)) cleanup_max_passes else 1L)
+  cleanup_passes <- length(search$cleanup_log$gain)
   # the optimal method against the respondents starts from a pattern safe
   # from them (its cost bounds the optimum's), and separates their breaches
   # too; otherwise the respondents come last
@@ -301,7 +312,8 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
                 optimal = if (isTRUE(rp$rounds > 0) && !is.na(exact$optimal)) FALSE else exact$optimal,
                 lower_bound = exact$lower_bound, improved = exact$improved,
                 attacker = if (is.null(respondents)) "outsider" else "respondents",
-                respondent_rounds = if (resp_first) rp0$rounds + rp$rounds else rp$rounds)
+                respondent_rounds = if (resp_first) rp0$rounds + rp$rounds else rp$rounds,
+                cleanup_passes = cleanup_passes)
   list(supp = search$supp, reason = search$reason, targets = audit$targets, final = audit$final,
        stats = stats, witnesses = pattern_witnesses(search))
 }
@@ -338,8 +350,8 @@ respondent_step <- function(prep, search, respondents, cleanup, intervals, call)
 # cells `todo`, in that order, then (`cleanup`) the clean-up, again while a
 # pass lowers the cost and its swaps added cells (each pass starts from the
 # witnesses the last one kept, so a later pass can free what an earlier
-# swap made unnecessary), at most cleanup_max_passes passes.
-heuristic_pattern <- function(search, todo, cleanup, call, cores = 1L) {
+# swap made unnecessary), at most `passes` passes.
+heuristic_pattern <- function(search, todo, cleanup, call, cores = 1L, passes = cleanup_max_passes) {
   tick <- table_progress("Protecting the sensitive cells", length(todo))
   # (large hierarchical tables: by parts of a hierarchy, R/table-suppress-parts.R)
   parts <- pattern_parts(search, todo, cores)
@@ -355,7 +367,7 @@ heuristic_pattern <- function(search, todo, cleanup, call, cores = 1L) {
   secondary_cost <- function() sum(search$w[search$supp & !search$prep$sensitive])
   # (per pass, the cost it freed and the cells its swaps added)
   search$cleanup_log <- list(gain = numeric(), swap_added = integer())
-  for (pass in seq_len(cleanup_max_passes)) {
+  for (pass in seq_len(passes)) {
     before <- secondary_cost()
     cleanup_pattern(search, todo, call = call)
     search$cleanup_log$gain <- c(search$cleanup_log$gain, before - secondary_cost())

@@ -256,3 +256,29 @@ test_that("the pool saves the clean-up's programs; its patterns pass the audit a
   expect_lt(lp[["pool"]], lp[["plain"]])
   expect_lt(abs(value[["pool"]] / value[["plain"]] - 1), 0.02)
 })
+
+test_that("the clean-up makes one pass against the respondents, up to three against the outsider", {
+  multi <- 0
+  for (seed in 1:12) {
+    set.seed(seed)
+    d <- data.frame(a = sample(letters[1:5], 200, TRUE), b = sample(LETTERS[1:6], 200, TRUE),
+                    c = sample(c("x", "y", "z"), 200, TRUE), v = round(rlnorm(200, 4, 1.5)))
+    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
+    if (!any(sens$sensitive)) next
+    info <- paste("seed", seed)
+    out <- protect_table(sens, attacker = "outsider", improve = FALSE)
+    n_out <- attr(out, "stats")$cleanup_passes
+    expect_true(n_out >= 1 && n_out <= 3, info = info)
+    multi <- multi + (n_out > 1)
+    resp <- protect_table(sens, improve = FALSE)
+    expect_identical(attr(resp, "stats")$cleanup_passes, 1L, info = info)
+    s <- resp$status != "published"
+    expect_true(attr(audit_table(sens, s), "passed"), info = info)
+    expect_true(attr(audit_table(sens, s, attacker = "outsider"), "passed"), info = info)
+    # without the clean-up, no pass
+    expect_identical(attr(protect_table(sens, cleanup = FALSE, improve = FALSE), "stats")$cleanup_passes, 0L,
+                     info = info)
+  }
+  # the grid must hold tables where the outsider's clean-up repeats
+  expect_gt(multi, 1)
+})
