@@ -280,13 +280,11 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
   todo <- which(primary)
   todo <- todo[order(-prep$level[todo], todo)]
   # the heuristic first: its pattern bounds the optimal one. Against the
-  # respondents its clean-up makes a single pass: their rounds add cells to
-  # its pattern and their own clean-up then tries every secondary cell
-  # again (on R1-R4 and tables 1 and 2 of the bench the patterns stayed the
-  # same, R4 1.1 -> 0.8-0.9 CPU s; of 75 random tables of 2 to 4
-  # variables 3 changed, 2 cheaper and 1 dearer by 0.2%; bench/README.md)
+  # respondents its clean-up makes fewer passes (cleanup_respondent_passes):
+  # their rounds add cells to its pattern and their own clean-up then tries
+  # every secondary cell again
   heuristic_pattern(search, todo, cleanup, call, cores,
-                    passes = if (is.null(respondents)) cleanup_max_passes else 1L)
+                    passes = if (is.null(respondents)) cleanup_max_passes else cleanup_respondent_passes)
   cleanup_passes <- length(search$cleanup_log$gain)
   # the optimal method against the respondents starts from a pattern safe
   # from them (its cost bounds the optimum's), and separates their breaches
@@ -363,7 +361,8 @@ heuristic_pattern <- function(search, todo, cleanup, call, cores = 1L, passes = 
   }
   protect_cells(search, todo_rest, call, tick)
   tick(done = TRUE)
-  if (!cleanup) return(invisible(search))
+  # (no sensitive cell: no secondary cell either, and no pass)
+  if (!cleanup || !length(todo)) return(invisible(search))
   secondary_cost <- function() sum(search$w[search$supp & !search$prep$sensitive])
   # (per pass, the cost it freed and the cells its swaps added)
   search$cleanup_log <- list(gain = numeric(), swap_added = integer())
