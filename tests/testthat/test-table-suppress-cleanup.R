@@ -136,14 +136,19 @@ test_that("a swap's relation bound never exceeds the new cells of the cheapest w
   expect_gt(refused, 10)
 })
 
+# A random 5 x 6 x 3 table of 200 records under the frequency and p% rules.
+small_cube <- function(seed) {
+  set.seed(seed)
+  d <- data.frame(a = sample(letters[1:5], 200, TRUE), b = sample(LETTERS[1:6], 200, TRUE),
+                  c = sample(c("x", "y", "z"), 200, TRUE), v = round(rlnorm(200, 4, 1.5)))
+  cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
+}
+
 test_that("the clean-up is repeated only after a pass whose swaps added cells; another pass then frees nothing", {
   ns <- asNamespace("sdcRisk")
   stopped <- 0
   for (seed in 1:30) {
-    set.seed(seed)
-    d <- data.frame(a = sample(letters[1:5], 200, TRUE), b = sample(LETTERS[1:6], 200, TRUE),
-                    c = sample(c("x", "y", "z"), 200, TRUE), v = round(rlnorm(200, 4, 1.5)))
-    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
+    sens <- small_cube(seed)
     if (!any(sens$sensitive)) next
     ps <- new_search(sens)
     prep <- ps$prep
@@ -260,10 +265,7 @@ test_that("the pool saves the clean-up's programs; its patterns pass the audit a
 test_that("the clean-up makes one pass against the respondents, up to three against the outsider", {
   multi <- 0
   for (seed in 1:12) {
-    set.seed(seed)
-    d <- data.frame(a = sample(letters[1:5], 200, TRUE), b = sample(LETTERS[1:6], 200, TRUE),
-                    c = sample(c("x", "y", "z"), 200, TRUE), v = round(rlnorm(200, 4, 1.5)))
-    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
+    sens <- small_cube(seed)
     if (!any(sens$sensitive)) next
     info <- paste("seed", seed)
     out <- protect_table(sens, attacker = "outsider", improve = FALSE)
@@ -281,4 +283,11 @@ test_that("the clean-up makes one pass against the respondents, up to three agai
   }
   # the grid must hold tables where the outsider's clean-up repeats
   expect_gt(multi, 1)
+  # a table without a sensitive cell has nothing to clean up
+  d <- data.frame(a = rep(c("x", "y"), each = 10), b = rep(c("u", "v"), 10), v = 100 + 1:20)
+  calm <- cell_sensitivity(d, c("a", "b"), "v", rule_p(10))
+  expect_false(any(calm$sensitive))
+  for (att in c("respondents", "outsider")) {
+    expect_identical(attr(protect_table(calm, attacker = att), "stats")$cleanup_passes, 0L)
+  }
 })
