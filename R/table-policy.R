@@ -207,6 +207,13 @@ cleanup_max_passes <- 3L
 # the same patterns on R1-R4, tables 1 and 2 and L; fifteenth session of
 # bench/README.md).
 cleanup_respondent_passes <- 1L
+# The passes of the clean-up that price every side's witness again
+# (cleanup_pattern()'s step 1); the later ones start from the witnesses the
+# last pass kept. Pricing again in the second and third passes found nothing
+# cheaper on R1-R4, tables 1 and 3 and 58 random tables against the
+# outsider (the same value on every one), and took 10% of their programs
+# (R4: 448 -> 360; sixteenth session of bench/README.md).
+cleanup_reprice_passes <- 1L
 cleanup_min_gain <- 1e-12
 
 # improve = "auto" improves tables of at most this many cells, the clean-up's

@@ -7,7 +7,8 @@
 # stays protected when a cell that no side's witness moves is published, so
 # the pass (1) looks again for each side's witness among the suppressed
 # cells only, now pricing them at their suppression cost so that witnesses
-# avoid expensive cells, (2) publishes every secondary cell no witness
+# avoid expensive cells (the first pass; a later one, `reprice = FALSE`,
+# starts from the witnesses the last one kept), (2) publishes every secondary cell no witness
 # moves, and (3) for each remaining secondary cell, the most expensive
 # first, looks for new witnesses without it for the sides that use it, and
 # publishes it when all are found (no program when the relation bounds of
@@ -21,7 +22,7 @@
 # every witness is checked to add up and keep the bounds (witness_ok()),
 # and the final audit decides as always.
 
-cleanup_pattern <- function(search, todo, call) {
+cleanup_pattern <- function(search, todo, call, reprice = TRUE) {
   # (the cells the swaps of this pass add: heuristic_pattern() repeats only
   # a pass that added some)
   search$swap_added <- 0L
@@ -33,7 +34,7 @@ cleanup_pattern <- function(search, todo, call) {
   if (is.null(search$blocker)) search$blocker <- integer(search$prep$structure$ncell)
   # (the heuristic's witness tables start the pool of its trials)
   if (is.null(search$pool)) pool_add(search, search$wits)
-  ref <- priced_witnesses(search, sides)
+  ref <- if (reprice) priced_witnesses(search, sides) else kept_witnesses(search, sides)
   publish_idle(search, ref)
   ref <- publish_one_by_one(search, sides, ref, call)
   ref <- swap_secondary(search, sides, ref)
@@ -60,6 +61,12 @@ priced_witnesses <- function(search, sides) {
   }
   tick(done = TRUE)
   ref
+}
+
+# (1') Each side's witness as the heuristic or the last pass kept it
+# (`reprice = FALSE`).
+kept_witnesses <- function(search, sides) {
+  lapply(seq_len(nrow(sides)), function(s) current_witness(search, side_at(sides, s)))
 }
 
 # (2) Publish every secondary cell that no witness in `ref` moves.

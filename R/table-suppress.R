@@ -41,7 +41,8 @@
 #' one by one, the most expensive first: a cell is published when every side
 #' whose witness moves it finds another witness without it. Cells are only
 #' ever removed, and each witness is checked, so the pattern stays protected.
-#' The pass is repeated, from the witnesses the last one kept, while it
+#' The pass is repeated, from the witnesses the last one kept (without
+#' looking for the cheapest again), while it
 #' lowers the cost and its swaps added cells (at most three passes; one
 #' with `attacker = "respondents"`, whose rounds add cells to the pattern
 #' and whose own clean-up then tries every secondary cell again, below).
@@ -368,7 +369,9 @@ heuristic_pattern <- function(search, todo, cleanup, call, cores = 1L, passes = 
   search$cleanup_log <- list(gain = numeric(), swap_added = integer())
   for (pass in seq_len(passes)) {
     before <- secondary_cost()
-    cleanup_pattern(search, todo, call = call)
+    # (later passes start from the witnesses the last one kept: pricing
+    # every side again found nothing cheaper, cleanup_reprice_passes)
+    cleanup_pattern(search, todo, call = call, reprice = pass <= cleanup_reprice_passes)
     search$cleanup_log$gain <- c(search$cleanup_log$gain, before - secondary_cost())
     search$cleanup_log$swap_added <- c(search$cleanup_log$swap_added, search$swap_added)
     if (secondary_cost() >= before * (1 - cleanup_min_gain)) break
