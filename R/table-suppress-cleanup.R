@@ -8,8 +8,8 @@
 # the pass (1) looks again for each side's witness among the suppressed
 # cells only, now pricing them at their suppression cost so that witnesses
 # avoid expensive cells (the first pass; a later one, `reprice = FALSE`,
-# starts from the witnesses the last one kept), (2) publishes every secondary cell no witness
-# moves, and (3) for each remaining secondary cell, the most expensive
+# starts from the witnesses the last one kept), (2) publishes every
+# secondary cell no witness moves, and (3) for each remaining secondary cell, the most expensive
 # first, looks for new witnesses without it for the sides that use it, and
 # publishes it when all are found (no program when the relation bounds of
 # the pattern without it already leave a sensitive cell unprotected; the
@@ -51,11 +51,10 @@ cleanup_pattern <- function(search, todo, call, reprice = TRUE) {
 # is found); a witness through sensitive cells alone costs nothing and
 # stays. Returns the witnesses, one per side.
 priced_witnesses <- function(search, sides) {
-  ref <- vector("list", nrow(sides))
+  ref <- kept_witnesses(search, sides)
   tick <- table_progress("Clean-up: witness tables", nrow(sides))
   for (s in seq_len(nrow(sides))) {
     tick()
-    ref[[s]] <- current_witness(search, side_at(sides, s))
     if (all(search$prep$sensitive[ref[[s]]$cells])) next
     ref[[s]] <- side_witness(search, side_at(sides, s), exclude = 0L) %||% ref[[s]]
   }
@@ -63,8 +62,8 @@ priced_witnesses <- function(search, sides) {
   ref
 }
 
-# (1') Each side's witness as the heuristic or the last pass kept it
-# (`reprice = FALSE`).
+# (1') Each side's witness as the heuristic or the last pass kept it (a
+# later pass's start, `reprice = FALSE`, and what (1) prices again).
 kept_witnesses <- function(search, sides) {
   lapply(seq_len(nrow(sides)), function(s) current_witness(search, side_at(sides, s)))
 }

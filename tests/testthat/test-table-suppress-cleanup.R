@@ -315,7 +315,7 @@ test_that("a later clean-up pass starts from the witnesses kept, without pricing
       expect_gte(sides$dir[s] * w$y[w$cells == sides$cell[s]], sides$t[s] * (1 - 1e-9))
     }
     ns$cleanup_pattern(search, ps$todo, call = NULL, reprice = reprice)
-    list(supp = search$supp, n_lp = search$n_lp - n_lp, w = search$w)
+    list(supp = search$supp, n_lp = search$n_lp - n_lp)
   }
   compared <- lp_kept <- lp_again <- 0
   for (seed in 1:30) {
