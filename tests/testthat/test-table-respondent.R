@@ -854,3 +854,50 @@ test_that("protection decided by the component's earlier tables is sound: inner 
   expect_gt(decided, 20)
   expect_gt(left, 5)
 })
+
+test_that("the respondents' clean-up tests its publications together and gives the same pattern", {
+  # random tables whose clean-up publishes several cells; on table 51 the
+  # test of all the publications fails, and the trials run again one by one
+  firm_table <- function(seed) {
+    set.seed(seed)
+    n <- sample(c(60, 120, 300), 1)
+    nr <- sample(3:5, 1)
+    nc <- sample(4:8, 1)
+    firms <- sample(c(10, 25, 60), 1)
+    d <- data.frame(firm = sample(sprintf("f%02d", seq_len(firms)), n, TRUE),
+                    r = sample(letters[seq_len(nr)], n, TRUE), c = sample(LETTERS[seq_len(nc)], n, TRUE),
+                    v = round(rlnorm(n, 3, 1.2)) * rbinom(n, 1, 0.85))
+    rules <- if (seed %% 2) list(rule_frequency(3), rule_p(20)) else list(rule_nk(3, 0.75), rule_p(15))
+    list(d = d, sens = cell_sensitivity(d, c("r", "c"), "v", rules, contributor = if (seed %% 3) "firm"))
+  }
+  runs <- new.env()
+  runs$out <- list()
+  record <- function(r) runs$out[[length(runs$out) + 1L]] <- r
+  suppressMessages(trace("respondent_cleanup", exit = bquote(.(record)(returnValue())),
+                         where = asNamespace("sdcRisk"), print = FALSE))
+  on.exit(suppressMessages(untrace("respondent_cleanup", where = asNamespace("sdcRisk"))), add = TRUE)
+  published <- 0
+  for (seed in c(1, 7, 51, 53)) {
+    tb <- firm_table(seed)
+    sens <- tb$sens
+    info <- paste("table", seed)
+    runs$out <- list()
+    together <- protect_table(sens)
+    first <- runs$out
+    runs$out <- list()
+    alone <- withr::with_options(list(sdcRisk.respondent_defer = FALSE), protect_table(sens))
+    expect_identical(together$status, alone$status, info = info)
+    s <- together$status != "published"
+    expect_true(attr(audit_table(sens, s), "passed"), info = info)
+    d <- tb$d
+    d$record <- seq_len(nrow(d))
+    expect_equal(nrow(reference_breaches(d, sens, s, audit_levels(sens), firm = if (seed %% 3) "firm" else "record")),
+                 0, info = info)
+    if (seed == 51) {
+      expect_true(first[[1]]$rolled_back)
+      expect_false(runs$out[[1]]$rolled_back)
+    }
+    if (length(first)) published <- published + first[[1]]$published
+  }
+  expect_gt(published, 4)
+})
