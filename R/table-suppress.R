@@ -45,7 +45,9 @@
 #' looking for the cheapest again), while it
 #' lowers the cost and its swaps added cells (at most three passes; one
 #' with `attacker = "respondents"`, whose rounds add cells to the pattern
-#' and whose own clean-up then tries every secondary cell again, below).
+#' and whose own clean-up then tries every secondary cell again, below:
+#' that pass starts from the heuristic's witnesses, without looking for the
+#' cheapest).
 #'
 #' Then (`improve`) the cut generation of `method = "optimal"` starts from
 #' this pattern as its incumbent, with a fixed budget of work instead of a
@@ -289,7 +291,8 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
   # their rounds add cells to its pattern and their own clean-up then tries
   # every secondary cell again
   heuristic_pattern(search, todo, cleanup, call, cores,
-                    passes = if (is.null(respondents)) cleanup_max_passes else cleanup_respondent_passes)
+                    passes = if (is.null(respondents)) cleanup_max_passes else cleanup_respondent_passes,
+                    reprice = if (is.null(respondents)) cleanup_reprice_passes else cleanup_respondent_reprice_passes)
   cleanup_passes <- length(search$cleanup_log$gain)
   # the optimal method against the respondents starts from a pattern safe
   # from them (its cost bounds the optimum's), and separates their breaches
@@ -353,8 +356,10 @@ respondent_step <- function(prep, search, respondents, cleanup, intervals, call)
 # cells `todo`, in that order, then (`cleanup`) the clean-up, again while a
 # pass lowers the cost and its swaps added cells (each pass starts from the
 # witnesses the last one kept, so a later pass can free what an earlier
-# swap made unnecessary), at most `passes` passes.
-heuristic_pattern <- function(search, todo, cleanup, call, cores = 1L, passes = cleanup_max_passes) {
+# swap made unnecessary), at most `passes` passes, the first `reprice` of
+# which price every side's witness again.
+heuristic_pattern <- function(search, todo, cleanup, call, cores = 1L, passes = cleanup_max_passes,
+                              reprice = cleanup_reprice_passes) {
   tick <- table_progress("Protecting the sensitive cells", length(todo))
   # (large hierarchical tables: by parts of a hierarchy, R/table-suppress-parts.R)
   parts <- pattern_parts(search, todo, cores)
@@ -375,7 +380,7 @@ heuristic_pattern <- function(search, todo, cleanup, call, cores = 1L, passes = 
     before <- secondary_cost()
     # (later passes start from the witnesses the last one kept: pricing
     # every side again found nothing cheaper, cleanup_reprice_passes)
-    cleanup_pattern(search, todo, call = call, reprice = pass <= cleanup_reprice_passes)
+    cleanup_pattern(search, todo, call = call, reprice = pass <= reprice)
     search$cleanup_log$gain <- c(search$cleanup_log$gain, before - secondary_cost())
     search$cleanup_log$swap_added <- c(search$cleanup_log$swap_added, search$swap_added)
     if (secondary_cost() >= before * (1 - cleanup_min_gain)) break

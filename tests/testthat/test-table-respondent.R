@@ -867,8 +867,8 @@ test_that("the respondents' clean-up tests its publications together and gives t
     d <- data.frame(firm = sample(sprintf("f%02d", seq_len(firms)), n, TRUE),
                     r = sample(letters[seq_len(nr)], n, TRUE), c = sample(LETTERS[seq_len(nc)], n, TRUE),
                     v = round(rlnorm(n, 3, 1.2)) * rbinom(n, 1, 0.85))
-    rules <- if (seed %% 2) list(rule_frequency(3), rule_p(20)) else list(rule_nk(3, 0.75), rule_p(15))
-    list(d = d, sens = cell_sensitivity(d, c("r", "c"), "v", rules, contributor = if (seed %% 3) "firm"))
+    list(d = d, sens = cell_sensitivity(d, c("r", "c"), "v", list(rule_frequency(3), rule_p(20)),
+                                        contributor = if (seed %% 3) "firm"))
   }
   runs <- new.env()
   runs$out <- list()
