@@ -217,7 +217,7 @@ cleanup_reprice_passes <- 1L
 # Against the respondents, none: the one pass starts from the heuristic's
 # witnesses (their rounds add cells and their own clean-up then tries every
 # secondary cell again). The same value on R1-R4, tables 1 to 3 of the bench
-# and 110 of 111 random tables (the other 0.5% cheaper), with R4 524 -> 441
+# and 109 of 110 random tables (the other 0.5% cheaper), with R4 524 -> 441
 # programs and table 1 1,916 -> 1,792 (seventeenth session of
 # bench/README.md).
 cleanup_respondent_reprice_passes <- 0L

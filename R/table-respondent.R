@@ -786,18 +786,23 @@ respondent_pattern <- function(prep, search, resp, call) {
 # `keep_witnessed` (intervals = "none", where the final audit reads the
 # outsider's witness tables) the cells a recorded witness moves stay.
 # The respondents' programs of the trials that pass every other test are
-# deferred: such trials publish their cells in turn, kept out of `search`,
-# and one test of the respondents on the sensitive cells of all their
-# regions (the components the trials changed) ends the pass. When it finds
-# no breach, each trial's own test would have found none either (each
-# pattern in between has more cells suppressed, which only widens a
+# deferred, with the exact intervals of their regions: such trials publish
+# their cells in turn, kept out of `search`, and one measure of the
+# intervals and one test of the respondents on the sensitive cells of all
+# their regions (the components the trials changed) end the pass. When it
+# finds no breach, each trial's own test would have found none either
+# (each pattern in between has more cells suppressed, which only widens a
 # respondent's intervals, and every other component is as the rounds or
 # the last test left it), so the pattern is the one the trials' own tests
 # give, with one test instead of one per publication (on R2 of the bench,
-# 6 tests and 341 programs in all -> 1 and 299; on table 1, 2,952 -> 1,916
-# programs). When it finds one, the trials from the first deferred one run
-# again, each with its own test (the option sdcRisk.respondent_defer,
-# undocumented, lets the tests compare the two).
+# 6 tests and 341 programs in all -> 1 and 299, then 276 -> 211 with the
+# intervals deferred too; on table 1, 2,952 -> 1,916 programs). Until
+# then a region keeps its intervals of the pattern before the trial,
+# wider, which only lets the next trials' respondents' relation bounds
+# test more respondents. When the test finds a breach, the trials from the
+# first deferred one run again, each with its own measure and test (the
+# option sdcRisk.respondent_defer, undocumented, lets the tests compare
+# the two).
 # `outer`: the outsider's exact intervals of the pattern in `search`
 # (list(lower, upper) over all cells, as the respondents' last round
 # measured them), measured here when NULL. `witnesses`: witness tables
@@ -830,6 +835,7 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
   defer <- getOption("sdcRisk.respondent_defer", TRUE)
   pending <- integer()
   pending_sens <- integer()
+  pending_region <- integer()
   back <- NULL
   rolled_back <- FALSE
   k <- ticked <- 0L
@@ -841,11 +847,25 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
       # pattern between has those cells and more suppressed, which only
       # widens the respondents' intervals); otherwise the trials from the
       # first pending one are run again, each with its own test
-      r <- if (length(pending_sens)) {
-        respondent_breaches(prep, supp, resp, outer, exact = FALSE, call = call, only = pending_sens,
-                            first = TRUE, hint = breakers, near = pending, witnesses = witnesses)
+      r <- NULL
+      if (length(pending_sens)) {
+        # (first the exact intervals of the regions, which the outsider's
+        # tests of the trials decided, for the respondents' test)
+        region <- pending_region[supp[pending_region]]
+        a <- audit_cells(prep, supp, region, exact = TRUE, call = call)
+        n_lp <- n_lp + a$n_lp
+        outer$lower[region] <- a$lower
+        outer$upper[region] <- a$upper
+        at <- match(pending_sens, region)
+        r <- if (all(protection_met(prep, pending_sens, a$lower[at], a$upper[at]))) {
+          respondent_breaches(prep, supp, resp, outer, exact = FALSE, call = call, only = pending_sens,
+                              first = TRUE, hint = breakers, near = pending, witnesses = witnesses)
+        } else {
+          # (cannot happen: each trial decided its region's cells)
+          list(breaches = data.frame(group = 0L), n_lp = 0L)
+        }
+        n_lp <- n_lp + r$n_lp
       }
-      n_lp <- n_lp + (r$n_lp %||% 0L)
       if (is.null(r) || !nrow(r$breaches)) {
         publish(search, pending)
         published <- published + length(pending)
@@ -856,7 +876,7 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
       outer <- back$outer
       breakers <- back$breakers
       k <- back$k - 1L
-      pending <- pending_sens <- integer()
+      pending <- pending_sens <- pending_region <- integer()
       defer <- FALSE
       rolled_back <- TRUE
     }
@@ -904,18 +924,23 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
       d <- audit_cells(prep, trial, s_reg, exact = FALSE, call = call, first_breach = TRUE)
       n_lp <- n_lp + d$n_lp
       if (!all(protection_met(prep, s_reg, d$lower, d$upper))) next
-      a <- audit_cells(prep, trial, region, exact = TRUE, call = call, same_pattern = TRUE)
-      n_lp <- n_lp + a$n_lp
-      if (!all(protection_met(prep, s_reg, a$lower[match(s_reg, region)],
-                              a$upper[match(s_reg, region)]))) next
-      trial_outer$lower[region] <- a$lower
-      trial_outer$upper[region] <- a$upper
-      # (whether some respondent breaks it, now or with the deferred test:
-      # the first that does ends the test, and is tried early next time;
-      # those whose knowledge lies near j first)
       if (defer) {
+        # (the region's exact intervals and the respondents' test at the
+        # end of the pass; until then the region keeps its intervals of the
+        # pattern with j, wider, for the next trials' respondents' relation
+        # bounds)
         pending_sens <- union(pending_sens, s_reg)
+        pending_region <- union(pending_region, region)
       } else {
+        a <- audit_cells(prep, trial, region, exact = TRUE, call = call, same_pattern = TRUE)
+        n_lp <- n_lp + a$n_lp
+        if (!all(protection_met(prep, s_reg, a$lower[match(s_reg, region)],
+                                a$upper[match(s_reg, region)]))) next
+        trial_outer$lower[region] <- a$lower
+        trial_outer$upper[region] <- a$upper
+        # (whether some respondent breaks it: the first that does ends the
+        # test, and is tried early next time; those whose knowledge lies
+        # near j first)
         r <- respondent_breaches(prep, trial, resp, trial_outer, exact = FALSE, call = call,
                                  only = s_reg, first = TRUE, hint = breakers, near = j, witnesses = witnesses)
         n_lp <- n_lp + r$n_lp
