@@ -93,9 +93,10 @@
 #' them (when it finds no breach, neither would each cell's own test: a
 #' pattern with more cells suppressed only widens a respondent's
 #' intervals), and again cell by cell only when it finds one. Still, the
-#' default takes 1.4 to 3.3 times the CPU time of `attacker = "outsider"`
-#' on the real tables of 72 to 270 cells of `bench/README.md`, and 4.3 to
-#' 4.5 times on its tables of about 3,000 cells with 10^5 and 10^6 records.
+#' default takes 1.3 to 3.3 times the CPU time of `attacker = "outsider"`
+#' on the real tables of 72 to 270 cells of `bench/README.md`, and about 4
+#' to 4.5 times on its tables of about 3,000 cells with 10^5 and 10^6
+#' records.
 #' `attacker = "outsider"` protects against the outside attacker alone (the
 #' smaller patterns of earlier versions).
 #'
