@@ -847,26 +847,26 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
       # pattern between has those cells and more suppressed, which only
       # widens the respondents' intervals); otherwise the trials from the
       # first pending one are run again, each with its own test
-      r <- NULL
+      passed <- TRUE
       if (length(pending_sens)) {
         # (first the exact intervals of the regions, which the outsider's
-        # tests of the trials decided, for the respondents' test)
+        # tests of the trials decided, for the respondents' test; an
+        # outsider's breach there cannot happen, and would go back too)
         region <- pending_region[supp[pending_region]]
         a <- audit_cells(prep, supp, region, exact = TRUE, call = call)
         n_lp <- n_lp + a$n_lp
         outer$lower[region] <- a$lower
         outer$upper[region] <- a$upper
         at <- match(pending_sens, region)
-        r <- if (all(protection_met(prep, pending_sens, a$lower[at], a$upper[at]))) {
-          respondent_breaches(prep, supp, resp, outer, exact = FALSE, call = call, only = pending_sens,
-                              first = TRUE, hint = breakers, near = pending, witnesses = witnesses)
-        } else {
-          # (cannot happen: each trial decided its region's cells)
-          list(breaches = data.frame(group = 0L), n_lp = 0L)
+        passed <- all(protection_met(prep, pending_sens, a$lower[at], a$upper[at]))
+        if (passed) {
+          r <- respondent_breaches(prep, supp, resp, outer, exact = FALSE, call = call, only = pending_sens,
+                                   first = TRUE, hint = breakers, near = pending, witnesses = witnesses)
+          n_lp <- n_lp + r$n_lp
+          passed <- !nrow(r$breaches)
         }
-        n_lp <- n_lp + r$n_lp
       }
-      if (is.null(r) || !nrow(r$breaches)) {
+      if (passed) {
         publish(search, pending)
         published <- published + length(pending)
         pending <- integer()

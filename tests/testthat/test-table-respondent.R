@@ -7,7 +7,8 @@
 # Records of a small two-way table r x c whose contributors (firm) may have
 # records in several cells, with some zero values.
 respondent_firms <- function(seed, n = 14, nr = 2, nc = 3, firms = 10) {
-  set.seed(seed)
+  # (seed NULL: the random stream as it is)
+  if (!is.null(seed)) set.seed(seed)
   data.frame(firm = sample(sprintf("f%02d", seq_len(firms)), n, TRUE),
              r = sample(letters[seq_len(nr)], n, TRUE),
              c = sample(LETTERS[seq_len(nc)], n, TRUE),
@@ -864,9 +865,7 @@ test_that("the respondents' clean-up tests its publications together and gives t
     nr <- sample(3:5, 1)
     nc <- sample(4:8, 1)
     firms <- sample(c(10, 25, 60), 1)
-    d <- data.frame(firm = sample(sprintf("f%02d", seq_len(firms)), n, TRUE),
-                    r = sample(letters[seq_len(nr)], n, TRUE), c = sample(LETTERS[seq_len(nc)], n, TRUE),
-                    v = round(rlnorm(n, 3, 1.2)) * rbinom(n, 1, 0.85))
+    d <- respondent_firms(NULL, n, nr, nc, firms)
     list(d = d, sens = cell_sensitivity(d, c("r", "c"), "v", list(rule_frequency(3), rule_p(20)),
                                         contributor = if (seed %% 3) "firm"))
   }
