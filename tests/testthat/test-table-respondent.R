@@ -780,6 +780,34 @@ test_that("witness tables that break a relation or a bound, or repeat a cell, ar
   expect_identical(ns$witness_dead(ix, pw$supp), FALSE)
 })
 
+test_that("witnesses_ok() gives witness_ok()'s verdict on every table at once", {
+  ns <- asNamespace("sdcRisk")
+  checked <- 0
+  for (seed in 1:6) {
+    ts <- trial_setup(seed)
+    if (is.null(ts)) next
+    pw <- pattern_witness_tables(ts)
+    prep <- ts$prep
+    set.seed(seed)
+    # the pattern's tables, each also scaled (far ones break the bounds),
+    # with one move changed (breaks a relation), with a missing move, and
+    # a single cell moved alone
+    tabs <- c(pw$tables,
+              lapply(pw$tables, function(w) list(cells = w$cells, y = w$y * sample(c(-3, 0.5, 1e9), 1))),
+              lapply(pw$tables, function(w) list(cells = w$cells, y = replace(w$y, 1, w$y[1] + 1))),
+              lapply(pw$tables, function(w) list(cells = w$cells, y = replace(w$y, 1, NA))),
+              list(list(cells = pw$tables[[1]]$cells[1], y = 1)))
+    tabs <- tabs[sample(length(tabs))]
+    one <- vapply(tabs, function(w) isTRUE(ns$witness_ok(list(prep = prep), w$cells, w$y)), logical(1))
+    expect_identical(ns$witnesses_ok(prep, tabs), one)
+    expect_true(any(one))
+    expect_true(any(!one))
+    checked <- checked + 1
+  }
+  expect_gt(checked, 2)
+  expect_identical(ns$witnesses_ok(ts$prep, list()), logical(0))
+})
+
 test_that("the witness tables as seeds change the respondents' programs, never their verdict (clean-up trials)", {
   ns <- asNamespace("sdcRisk")
   saved <- 0
