@@ -56,6 +56,11 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget
     if (!r$status %in% c("optimal", "feasible")) return(cut_result(cg))
     if (r$status == "optimal") cg$lower_bound <- max(cg$lower_bound, r$value)
     x <- round(r$solution)
+    # a round that would end the search as the last stalled one ends it
+    # before its programs when the relation bounds of x prove every side
+    # unprotected (each side then gets a constraint, and the search ends
+    # with the incumbent all the same: stall_ahead())
+    if (stalled + 1 >= stall_rounds && stall_ahead(cg, x, call)) return(cut_result(cg))
     found <- separate_pattern(cg, x)
     if (is.na(found)) return(cut_result(cg))
     # (rounds in a row whose master pattern protects no side at all)
@@ -384,4 +389,41 @@ improve_pattern <- function(prep, search, todo, call) {
   secondary_cost <- function(s) sum(s$w[s$supp & !prep$sensitive])
   if (secondary_cost(found) >= secondary_cost(search)) return(list(search = NULL, n_lp = opt$n_lp))
   list(search = found, n_lp = opt$n_lp)
+}
+
+# Is the 0/1 pattern x shown, without a program, to leave every side of cg
+# unprotected (so that separate_pattern() would find a constraint for each,
+# a stalled round)? No known witness among its suppressed cells protects a
+# side, and the relation bounds of x prove each side short
+# (sides_unprotected()). (On the bench tables R1-R4 the improvement's
+# second round is such a round, under both attackers: its programs were
+# half of the improvement's.)
+stall_ahead <- function(cg, x, call) {
+  n <- nrow(cg$sides)
+  n > 0L && !any(vapply(seq_len(n), function(s) known_protects(cg, s, x), logical(1))) &&
+    all(sides_unprotected(cg, x, call))
+}
+
+# The sides of cg that the 0/1 pattern x is proved to leave unprotected by
+# its relation bounds (relation_bounds(): outer bounds of each interval, no
+# program): the largest move of the side's cell they allow falls short of
+# its target by more than the cell's tolerance.
+sides_unprotected <- function(cg, x, call) {
+  prep <- cg$search$prep
+  sides <- cg$sides
+  supp <- x > 0.5
+  lo <- prep$lower
+  hi <- prep$upper
+  sp <- suppressed_components(prep, supp, call)
+  for (cc in unique(sp$comp[sides$cell])) {
+    trip <- sp$trip_by_comp[[as.character(cc)]]
+    if (is.null(trip)) next
+    vars <- sp$supp_by_comp[[as.character(cc)]]
+    rb <- relation_bounds(suppressed_lp(sp, prep, vars, trip))
+    lo[vars] <- rb$lower
+    hi[vars] <- rb$upper
+  }
+  i <- sides$cell
+  room <- ifelse(sides$dir > 0, hi[i] - prep$value[i], prep$value[i] - lo[i])
+  room < sides$t * (1 - optimal_cut_tolerance) - prep$tol[i]
 }

@@ -331,15 +331,22 @@ test_that("the improvement lies between brute force and the heuristic on tiny ta
   }
 })
 
+# Random firm tables of 2 or 3 variables for the improvement's tests (NULL
+# when no cell is sensitive).
+improvement_table <- function(seed) {
+  set.seed(seed)
+  n <- sample(60:200, 1)
+  d <- random_firms(n, sample(3:7, 1), sample(2:5, 1))
+  by <- if (seed %% 2) c("a", "b", "c") else c("a", "b")
+  sens <- cell_sensitivity(d, by, "v", list(rule_frequency(3), rule_p(15)))
+  if (any(sens$sensitive)) sens
+}
+
 test_that("the improvement is never worse than the heuristic, audited and deterministic (random tables)", {
   n_better <- 0
   for (seed in 1:30) {
-    set.seed(seed)
-    n <- sample(60:200, 1)
-    d <- random_firms(n, sample(3:7, 1), sample(2:5, 1))
-    by <- if (seed %% 2) c("a", "b", "c") else c("a", "b")
-    sens <- cell_sensitivity(d, by, "v", list(rule_frequency(3), rule_p(15)))
-    if (!any(sens$sensitive)) next
+    sens <- improvement_table(seed)
+    if (is.null(sens)) next
     info <- paste("seed", seed)
     w <- sdcRisk:::suppression_cost(sens$total, "value")
     plain <- protect_table(sens, intervals = "none", improve = FALSE, attacker = "outsider")
@@ -374,6 +381,8 @@ test_that("the improvement ends after two rounds that protect no side, the optim
   # sides in `found`, then none (the master's pattern protects every side)
   rounds <- 0
   found <- rep(n_sides, 3)
+  # (the rounds decided without programs, stall_ahead(), are tested below)
+  local_package_function("stall_ahead", function(cg, x, call) FALSE)
   local_package_function("separate_pattern", function(cg, x) {
     rounds <<- rounds + 1
     if (rounds <= length(found)) as.integer(found[rounds]) else 0L
@@ -403,6 +412,58 @@ test_that("the improvement ends after two rounds that protect no side, the optim
   out <- run(2)
   expect_identical(rounds, 4)
   expect_null(out$supp)
+})
+
+test_that("a round the relation bounds prove stalled ends the improvement before its programs, with the same pattern", {
+  ns <- asNamespace("sdcRisk")
+  fewer <- 0
+  for (seed in 1:30) {
+    sens <- improvement_table(seed)
+    if (is.null(sens)) next
+    info <- paste("seed", seed)
+    for (att in c("outsider", "respondents")) {
+      ahead <- protect_table(sens, attacker = att)
+      every <- (function() {
+        local_package_function("stall_ahead", function(cg, x, call) FALSE)
+        protect_table(sens, attacker = att)
+      })()
+      expect_identical(ahead$status, every$status, info = info)
+      expect_identical(attr(ahead, "stats")$improved, attr(every, "stats")$improved, info = info)
+      expect_lte(attr(ahead, "stats")$n_lp, attr(every, "stats")$n_lp)
+      fewer <- fewer + (attr(ahead, "stats")$n_lp < attr(every, "stats")$n_lp)
+    }
+  }
+  # the rule does end rounds on these tables
+  expect_gte(fewer, 5)
+})
+
+test_that("sides_unprotected() proves only sides the exact audit leaves short of their targets", {
+  ns <- asNamespace("sdcRisk")
+  checked <- proven <- 0
+  for (seed in 1:12) {
+    set.seed(seed)
+    d <- random_firms(sample(60:150, 1), sample(3:6, 1), sample(2:4, 1))
+    sens <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(15)))
+    if (!any(sens$sensitive)) next
+    prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
+    search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"), ns$cell_labels(sens), 2000)
+    todo <- which(prep$sensitive)
+    for (i in todo) ns$protect_cell(search, i, call = environment())
+    cg <- ns$new_cut_generation(search, todo, prep$sensitive, Inf, Inf, NULL, environment())
+    # patterns from the sensitive cells alone to all but a few cells
+    for (share in c(0, 0.2, 0.5, 0.8)) {
+      x <- as.numeric(prep$sensitive | runif(length(prep$value)) < share)
+      u <- ns$sides_unprotected(cg, x, environment())
+      a <- ns$audit_cells(prep, x > 0.5, cg$sides$cell, exact = TRUE, call = environment())
+      room <- ifelse(cg$sides$dir > 0, a$upper - prep$value[cg$sides$cell], prep$value[cg$sides$cell] - a$lower)
+      # proved short: the exact interval is short too
+      expect_true(all(room[u] < cg$sides$t[u]), info = paste("seed", seed, "share", share))
+      checked <- checked + length(u)
+      proven <- proven + sum(u)
+    }
+  }
+  expect_gt(proven, 20)
+  expect_gt(checked - proven, 20)
 })
 
 test_that("a failing solver in the improvement leaves the heuristic's pattern", {
