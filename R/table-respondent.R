@@ -193,12 +193,21 @@ coalition_rule <- function(r) (r$type == "nk" && r$params$n >= 3) || (rule_is_pt
 # cells, the bounds (lo, hi) within which it knows each cell lies, and
 # whether it is alone in the cell (then lo = hi = the cell's value).
 respondent_knowledge <- function(resp, prep, g) {
+  # (kept once found, with the rows' knowledge: it depends on the table's
+  # values and a priori bounds, not on the pattern, and every audit of the
+  # rounds and the clean-up asked for it again)
+  memo <- knowledge_memo(resp, prep)
+  key <- as.character(g)
+  k <- memo$groups[[key]]
+  if (!is.null(k)) return(k)
   members <- group_members(resp, g)
   rows <- contributor_rows(resp, members)
   # a contributor has one row per cell: a coalition's rows add up per cell
   k <- if (length(members) == 1L) row_knowledge(resp, prep, rows) else
     coalition_knowledge(resp, prep, rows)
-  zero_cells_known(resp, prep, k)
+  k <- zero_cells_known(resp, prep, k)
+  assign(key, k, envir = memo$groups)
+  k
 }
 
 # The rows of the contributors `members` (codes), each contributor's in
@@ -281,8 +290,9 @@ row_knowledge <- function(resp, prep, rows, alone = TRUE) {
   out
 }
 
-# The memo of row_knowledge() and cell_knowledge(), emptied when the
-# table's values or a priori bounds are not those it was filled from.
+# The memo of row_knowledge(), cell_knowledge() and respondent_knowledge(),
+# emptied when the table's values or a priori bounds are not those it was
+# filled from.
 knowledge_memo <- function(resp, prep) {
   memo <- resp$memo
   of <- list(prep$value, prep$lower, prep$upper)
@@ -295,6 +305,7 @@ knowledge_memo <- function(resp, prep) {
     memo$cell_done <- logical(nc)
     memo$cell_lo <- rep(-Inf, nc)
     memo$cell_hi <- rep(Inf, nc)
+    memo$groups <- new.env(parent = emptyenv())
   }
   memo
 }
