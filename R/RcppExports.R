@@ -157,6 +157,10 @@ cpp_relation_bounds <- function(row, col, v, n_row, n_col, rhs, lower, upper, pa
     .Call(`_sdcRisk_cpp_relation_bounds`, row, col, v, n_row, n_col, rhs, lower, upper, passes, moved)
 }
 
+cpp_relation_bounds_cases <- function(row, col, v, n_row, n_col, rhs, lower, upper, passes, moved, case_start, case_col, case_lo, case_hi, out_col) {
+    .Call(`_sdcRisk_cpp_relation_bounds_cases`, row, col, v, n_row, n_col, rhs, lower, upper, passes, moved, case_start, case_col, case_lo, case_hi, out_col)
+}
+
 cpp_relation_packing <- function(open, pos, row, col, n_row, n_col, batch) {
     .Call(`_sdcRisk_cpp_relation_packing`, open, pos, row, col, n_row, n_col, batch)
 }

@@ -659,19 +659,21 @@ check_additive <- function(x, rel, cell, coef, nrel, arg, call) {
 }
 
 # Does each cell in `cells` (with intervals lo, hi) meet its protection?
-protection_met <- function(prep, cells, lo, hi) {
-  req <- protection_required(prep, cells)
+# `lower`, `upper`: the cells' a priori bounds (prep's unless given: a
+# respondent's knowledge narrows them).
+protection_met <- function(prep, cells, lo, hi, lower = prep$lower[cells], upper = prep$upper[cells]) {
+  req <- protection_required(prep, cells, lower, upper)
   tol <- prep$tol[cells]
   !is.na(lo) & !is.na(hi) & hi >= req$hi - tol & lo <= req$lo + tol & hi - lo > tol
 }
 
 # The ends each cell's interval must reach, list(lo, hi): its protection
-# level on each side, but no further than its a priori bounds (a cell need
-# not be uncertain beyond them).
-protection_required <- function(prep, cells) {
+# level on each side, but no further than its a priori bounds `lower`,
+# `upper` (a cell need not be uncertain beyond them).
+protection_required <- function(prep, cells, lower = prep$lower[cells], upper = prep$upper[cells]) {
   v <- prep$value[cells]
   lev <- prep$level[cells]
-  list(lo = pmax(v - lev, prep$lower[cells]), hi = pmin(v + lev, prep$upper[cells]))
+  list(lo = pmax(v - lev, lower), hi = pmin(v + lev, upper))
 }
 
 # Intervals of the suppressed cells `targets` under pattern `supp`, each over

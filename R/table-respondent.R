@@ -422,7 +422,9 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
   sens[s_idx] <- protection_met(prep, s_idx, outer$lower[s_idx], outer$upper[s_idx])
   if (!any(sens) || !n_groups(resp)) return(out)
   cmp <- respondent_components(prep, supp, call)
-  has_sens <- unique(cmp$comp[sens])
+  # (the components holding a cell to attack, as flags by component)
+  has_sens <- logical(max(cmp$comp, 0L))
+  has_sens[cmp$comp[sens]] <- TRUE
   cache <- new.env(parent = emptyenv())
   found <- list()
   # (the witness tables that move a published cell of `supp`, found when a
@@ -466,14 +468,18 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
   } else if (length(hint)) {
     groups <- c(intersect(hint, groups), setdiff(groups, hint))
   }
+  if (relations_only && getOption("sdcRisk.relation_cases", TRUE)) {
+    r <- relation_breach_groups(prep, supp, resp, outer, sens, cmp, has_sens, groups, first, call)
+    out$breaches <- r$breaches
+    out$n_groups <- r$n_groups
+    return(out)
+  }
   for (g in groups) {
     if (first && length(found)) break
     k <- respondent_knowledge(resp, prep, g)
-    on <- supp[k$cells]
-    tol <- prep$tol[k$cells]
-    # knowledge that the outsider's interval already implies changes nothing
-    eff <- on & (k$lo > outer$lower[k$cells] + tol | k$hi < outer$upper[k$cells] - tol)
-    comps <- intersect(unique(cmp$comp[k$cells[eff]]), has_sens)
+    ek <- effective_knowledge(prep, supp, k, outer, cmp, has_sens)
+    eff <- ek$eff
+    comps <- ek$comps
     if (!length(comps)) next
     out$n_groups <- out$n_groups + 1L
     for (cc in comps) {
@@ -511,32 +517,187 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
       # the respondent's requirement: its own knowledge of a cell bounds
       # what it must be left uncertain about; a cell it knows from its own
       # data alone is not attacked (no pattern can hide it)
-      alone <- k$cells[k$alone]
-      check <- setdiff(res$cells, alone)
+      check <- res$cells[!res$cells %in% k$cells[k$alone]]
       if (!length(check)) next
       pos <- match(check, res$cells)
-      pa <- prep
+      # (the cells' bounds alone, not a copy of the table's)
+      lower <- prep$lower[check]
+      upper <- prep$upper[check]
       at <- match(check, k$cells)
       known <- !is.na(at)
-      pa$lower[check[known]] <- k$lo[at[known]]
-      pa$upper[check[known]] <- k$hi[at[known]]
-      met <- protection_met(pa, check, res$lower[pos], res$upper[pos])
+      lower[known] <- k$lo[at[known]]
+      upper[known] <- k$hi[at[known]]
+      met <- protection_met(prep, check, res$lower[pos], res$upper[pos], lower, upper)
       if (all(met)) next
       bad <- check[!met]
+      need <- protection_required(prep, bad, lower[!met], upper[!met])
       # (as columns, made a data frame once: a data frame per breach took
       # a fourteenth of the respondents' relation bounds on R4 of the bench)
       found[[length(found) + 1L]] <- list(
         group = rep(as.integer(g), length(bad)), cell = bad, lower = res$lower[pos][!met],
-        upper = res$upper[pos][!met], need_lower = pmax(prep$value[bad] - prep$level[bad], pa$lower[bad]),
-        need_upper = pmin(prep$value[bad] + prep$level[bad], pa$upper[bad]))
+        upper = res$upper[pos][!met], need_lower = need$lo, need_upper = need$hi)
     }
   }
-  if (length(found)) {
-    cols <- lapply(names(no_breaches), function(nm) unlist(lapply(found, `[[`, nm), use.names = FALSE))
-    names(cols) <- names(no_breaches)
-    out$breaches <- structure(cols, class = "data.frame", row.names = c(NA_integer_, -length(cols$cell)))
-  }
+  out$breaches <- breach_columns(found)
   out
+}
+
+# The breaches `found` (a list of columns each) as one data frame (no_breaches
+# when there are none).
+breach_columns <- function(found) {
+  if (!length(found)) return(no_breaches)
+  cols <- lapply(names(no_breaches), function(nm) unlist(lapply(found, `[[`, nm), use.names = FALSE))
+  names(cols) <- names(no_breaches)
+  structure(cols, class = "data.frame", row.names = c(NA_integer_, -length(cols$cell)))
+}
+
+# Which cells of a respondent's knowledge `k` are effective (suppressed in
+# `supp`, and narrower than the outsider's intervals `outer`: knowledge
+# that the outsider's interval already implies changes nothing), and the
+# components
+# (respondent_components() `cmp`) they lie in that hold a cell to attack
+# (flags `has_sens`), in the order of the knowledge.
+effective_knowledge <- function(prep, supp, k, outer, cmp, has_sens) {
+  tol <- prep$tol[k$cells]
+  eff <- supp[k$cells] & (k$lo > outer$lower[k$cells] + tol | k$hi < outer$upper[k$cells] - tol)
+  comps <- cmp$comp[k$cells[eff]]
+  list(eff = eff, comps = unique(comps[has_sens[comps]]))
+}
+
+# respondent_breaches() with `relations_only`, the respondents' knowledge
+# taken in batches: the groups in chunks of 1, 2, 4, ... groups (the first
+# usually breaks a trial of the clean-up, where one respondent at a time
+# needs no more), and each chunk's (group, component) pairs bounded by one
+# call into the core per component (cpp_relation_bounds_cases(): the
+# component's relation_bounds() under each group's knowledge), then tested
+# together. The breaches are those of the loop over groups and components
+# one at a time, which took most of the clean-up's relation tests on R2 of
+# the bench in the R code around each call; with `first`, those of the
+# first (group, component) pair in that order that breaks a cell. The
+# option sdcRisk.relation_cases (undocumented) lets the tests compare the
+# two. Returns list(breaches, n_groups).
+relation_breach_groups <- function(prep, supp, resp, outer, sens, cmp, has_sens, groups, first, call) {
+  found <- list()
+  cache <- new.env(parent = emptyenv())
+  n_groups <- 0L
+  done <- 0L
+  size <- 1L
+  while (done < length(groups) && !(first && length(found))) {
+    chunk <- groups[seq.int(done + 1L, min(done + size, length(groups)))]
+    done <- done + length(chunk)
+    size <- 2L * size
+    # the chunk's pairs, in order: group, component, knowledge
+    pairs <- list()
+    for (g in chunk) {
+      k <- respondent_knowledge(resp, prep, g)
+      ek <- effective_knowledge(prep, supp, k, outer, cmp, has_sens)
+      for (cc in ek$comps) {
+        mine <- ek$eff & cmp$comp[k$cells] == cc
+        pairs[[length(pairs) + 1L]] <- list(g = g, cc = cc, k = k, cells = k$cells[mine], lo = k$lo[mine],
+                                            hi = k$hi[mine])
+      }
+    }
+    if (!length(pairs)) next
+    # each pair's bounds of the component's cells to attack (the same
+    # knowledge of a component gets the same bounds: bounded once, found by
+    # a hash of its cells and compared exactly, in this chunk or an earlier
+    # one, as the loop one at a time does; without it the batch took three
+    # times the loop's time on T1 of the bench)
+    bounds <- vector("list", length(pairs))
+    src <- seq_along(pairs)
+    pending <- new.env(parent = emptyenv())
+    for (a in seq_along(pairs)) {
+      known <- pairs[[a]][c("cells", "lo", "hi")]
+      slot <- paste(pairs[[a]]$cc, sum(as.double(known$cells) * seq_along(known$cells)))
+      for (e in cache[[slot]]) {
+        if (identical(e$known, known)) {
+          bounds[[a]] <- e$res
+          break
+        }
+      }
+      if (!is.null(bounds[[a]])) next
+      for (e in pending[[slot]]) {
+        if (identical(pairs[[e]][c("cells", "lo", "hi")], known)) {
+          src[a] <- e
+          break
+        }
+      }
+      if (src[a] == a) assign(slot, c(pending[[slot]], a), envir = pending)
+    }
+    todo <- which(src == seq_along(pairs) & vapply(bounds, is.null, NA))
+    pc <- vapply(pairs, `[[`, numeric(1), "cc")
+    for (cc in unique(pc[todo])) {
+      at <- todo[pc[todo] == cc]
+      lp <- cmp$lp_of(cc)
+      targets <- lp$vars[sens[lp$vars]]
+      if (is.null(lp$mat)) {
+        for (a in at) {
+          b <- respondent_component(prep, cmp, cc, pairs[[a]]$cells, pairs[[a]]$lo, pairs[[a]]$hi,
+                                    exact = FALSE, sens = sens, call = call, relations_only = TRUE)
+          bounds[[a]] <- b[c("cells", "lower", "upper")]
+        }
+        next
+      }
+      cols <- lapply(pairs[at], function(p) match(p$cells, lp$vars))
+      m <- lp$mat
+      rb <- core_call(cpp_relation_bounds_cases, m$i, m$j, m$v, m$nrow, m$ncol, as.double(lp$rhs),
+                      as.double(lp$lower), as.double(lp$upper), as.integer(audit_relation_passes),
+                      relation_bound_moved, c(0L, cumsum(lengths(cols))), unlist(cols),
+                      as.double(unlist(lapply(pairs[at], `[[`, "lo"))),
+                      as.double(unlist(lapply(pairs[at], `[[`, "hi"))), match(targets, lp$vars), call = call)
+      for (q in seq_along(at)) {
+        bounds[[at[q]]] <- list(cells = targets, lower = rb$lower[, q], upper = rb$upper[, q])
+      }
+    }
+    for (slot in ls(pending, sorted = FALSE)) {
+      kept <- lapply(pending[[slot]], function(e) list(known = pairs[[e]][c("cells", "lo", "hi")], res = bounds[[e]]))
+      assign(slot, c(cache[[slot]], kept), envir = cache)
+    }
+    dup <- src != seq_along(pairs)
+    bounds[dup] <- bounds[src[dup]]
+    # the respondent's requirement (respondent_breaches()): the cells it
+    # knows alone are not attacked, its knowledge bounds what it must be
+    # left uncertain about; all pairs' cells tested at once
+    check <- lapply(seq_along(pairs), function(a) {
+      k <- pairs[[a]]$k
+      bounds[[a]]$cells %in% k$cells[k$alone]
+    })
+    pair_of <- rep.int(seq_along(pairs), vapply(bounds, function(b) length(b$cells), integer(1)))
+    cell <- unlist(lapply(bounds, `[[`, "cells"), use.names = FALSE)
+    keep <- !unlist(check, use.names = FALSE)
+    pair_of <- pair_of[keep]
+    cell <- cell[keep]
+    lo <- unlist(lapply(bounds, `[[`, "lower"), use.names = FALSE)[keep]
+    hi <- unlist(lapply(bounds, `[[`, "upper"), use.names = FALSE)[keep]
+    lower <- prep$lower[cell]
+    upper <- prep$upper[cell]
+    # (each cell's knowledge by its pair, matched on (pair, cell) at once:
+    # a loop over pairs took most of a chunk's time on T1 of the bench)
+    kn <- lapply(pairs, `[[`, "k")
+    kp <- rep.int(seq_along(kn), vapply(kn, function(k) length(k$cells), integer(1)))
+    nc <- length(prep$value) + 1
+    kat <- match(pair_of * nc + cell, kp * nc + unlist(lapply(kn, `[[`, "cells"), use.names = FALSE))
+    known <- !is.na(kat)
+    lower[known] <- unlist(lapply(kn, `[[`, "lo"), use.names = FALSE)[kat[known]]
+    upper[known] <- unlist(lapply(kn, `[[`, "hi"), use.names = FALSE)[kat[known]]
+    met <- protection_met(prep, cell, lo, hi, lower, upper)
+    broken <- unique(pair_of[!met])
+    if (first && length(broken)) broken <- broken[1]
+    # (the groups counted as the loop one at a time counts them: those with
+    # some pair, up to the one that breaks with `first`)
+    pg <- vapply(pairs, `[[`, numeric(1), "g")
+    last <- if (first && length(broken)) broken else length(pairs)
+    n_groups <- n_groups + length(unique(pg[seq_len(last)]))
+    by_pair <- split(which(!met), pair_of[!met])
+    for (a in broken) {
+      on <- by_pair[[as.character(a)]]
+      need <- protection_required(prep, cell[on], lower[on], upper[on])
+      found[[length(found) + 1L]] <- list(
+        group = rep(as.integer(pairs[[a]]$g), length(on)), cell = cell[on], lower = lo[on], upper = hi[on],
+        need_lower = need$lo, need_upper = need$hi)
+    }
+  }
+  list(breaches = breach_columns(found), n_groups = n_groups)
 }
 
 # The number of relations between the cells `from` and every cell of the
@@ -572,6 +733,16 @@ respondent_component <- function(prep, cmp, cc, cells, lo, hi, exact, sens, call
   lp <- cmp$lp_of(cc)
   targets <- lp$vars[sens[lp$vars]]
   if (!length(targets)) return(list(cells = integer(), lower = numeric(), upper = numeric(), n_lp = 0L))
+  if (relations_only && !is.null(lp$mat)) {
+    # (the component's bounds alone: a copy of the table's would cost more
+    # than the bounds on small components)
+    at <- match(cells, lp$vars)
+    lp$lower[at] <- pmax(lp$lower[at], lo)
+    lp$upper[at] <- pmin(lp$upper[at], hi)
+    rb <- relation_bounds(lp)
+    pos <- match(targets, lp$vars)
+    return(list(cells = targets, lower = rb$lower[pos], upper = rb$upper[pos], n_lp = 0L))
+  }
   pa <- prep
   pa$lower[cells] <- pmax(prep$lower[cells], lo)
   pa$upper[cells] <- pmin(prep$upper[cells], hi)
@@ -580,11 +751,6 @@ respondent_component <- function(prep, cmp, cc, cells, lo, hi, exact, sens, call
   }
   lp$lower <- pa$lower[lp$vars]
   lp$upper <- pa$upper[lp$vars]
-  if (relations_only) {
-    rb <- relation_bounds(lp)
-    pos <- match(targets, lp$vars)
-    return(list(cells = targets, lower = rb$lower[pos], upper = rb$upper[pos], n_lp = 0L))
-  }
   seeds <- if (!exact && !is.null(witnesses)) respondent_seeds(witnesses, dead, pa, cells, targets)
   if (!exact) {
     decided <- witnessed_protection(pa, lp, targets, seeds, call)

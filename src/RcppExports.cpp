@@ -564,6 +564,31 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_relation_bounds_cases
+SEXP cpp_relation_bounds_cases(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col, const Rcpp::NumericVector& v, int n_row, int n_col, const Rcpp::NumericVector& rhs, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, int passes, double moved, const Rcpp::IntegerVector& case_start, const Rcpp::IntegerVector& case_col, const Rcpp::NumericVector& case_lo, const Rcpp::NumericVector& case_hi, const Rcpp::IntegerVector& out_col);
+RcppExport SEXP _sdcRisk_cpp_relation_bounds_cases(SEXP rowSEXP, SEXP colSEXP, SEXP vSEXP, SEXP n_rowSEXP, SEXP n_colSEXP, SEXP rhsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP passesSEXP, SEXP movedSEXP, SEXP case_startSEXP, SEXP case_colSEXP, SEXP case_loSEXP, SEXP case_hiSEXP, SEXP out_colSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type row(rowSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type col(colSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type v(vSEXP);
+    Rcpp::traits::input_parameter< int >::type n_row(n_rowSEXP);
+    Rcpp::traits::input_parameter< int >::type n_col(n_colSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type rhs(rhsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lower(lowerSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type upper(upperSEXP);
+    Rcpp::traits::input_parameter< int >::type passes(passesSEXP);
+    Rcpp::traits::input_parameter< double >::type moved(movedSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type case_start(case_startSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type case_col(case_colSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type case_lo(case_loSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type case_hi(case_hiSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type out_col(out_colSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_relation_bounds_cases(row, col, v, n_row, n_col, rhs, lower, upper, passes, moved, case_start, case_col, case_lo, case_hi, out_col));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_relation_packing
 SEXP cpp_relation_packing(const Rcpp::IntegerVector& open, const Rcpp::IntegerVector& pos, const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col, int n_row, int n_col, double batch);
 RcppExport SEXP _sdcRisk_cpp_relation_packing(SEXP openSEXP, SEXP posSEXP, SEXP rowSEXP, SEXP colSEXP, SEXP n_rowSEXP, SEXP n_colSEXP, SEXP batchSEXP) {
@@ -717,6 +742,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_table_extremes", (DL_FUNC) &_sdcRisk_cpp_table_extremes, 9},
     {"_sdcRisk_cpp_witness_moves", (DL_FUNC) &_sdcRisk_cpp_witness_moves, 12},
     {"_sdcRisk_cpp_relation_bounds", (DL_FUNC) &_sdcRisk_cpp_relation_bounds, 10},
+    {"_sdcRisk_cpp_relation_bounds_cases", (DL_FUNC) &_sdcRisk_cpp_relation_bounds_cases, 15},
     {"_sdcRisk_cpp_relation_packing", (DL_FUNC) &_sdcRisk_cpp_relation_packing, 7},
     {"_sdcRisk_cpp_search_box", (DL_FUNC) &_sdcRisk_cpp_search_box, 17},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},

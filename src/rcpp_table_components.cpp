@@ -93,6 +93,33 @@ SEXP cpp_relation_bounds(const Rcpp::IntegerVector& row, const Rcpp::IntegerVect
   });
 }
 
+// relation_bounds() of one program under each of several cases
+// (sdcRisk::relation_bounds_cases()): case c narrows the columns
+// case_col[case_start[c] + 1 .. case_start[c + 1]] (1-based columns,
+// 0-based offsets) to [case_lo, case_hi]. Returns list(lower, upper), each
+// a matrix of the columns `out_col` (1-based) by case.
+// [[Rcpp::export]]
+SEXP cpp_relation_bounds_cases(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col,
+                               const Rcpp::NumericVector& v, int n_row, int n_col,
+                               const Rcpp::NumericVector& rhs, const Rcpp::NumericVector& lower,
+                               const Rcpp::NumericVector& upper, int passes, double moved,
+                               const Rcpp::IntegerVector& case_start, const Rcpp::IntegerVector& case_col,
+                               const Rcpp::NumericVector& case_lo, const Rcpp::NumericVector& case_hi,
+                               const Rcpp::IntegerVector& out_col) {
+  return sdcRisk_glue::run_engine([&] {
+    const sdcRisk::ColumnBounds b = sdcRisk::relation_bounds_cases(
+        sdcRisk_glue::zero_based(row), sdcRisk_glue::zero_based(col), Rcpp::as<std::vector<double>>(v),
+        n_row, n_col, Rcpp::as<std::vector<double>>(rhs), Rcpp::as<std::vector<double>>(lower),
+        Rcpp::as<std::vector<double>>(upper), passes, moved, Rcpp::as<std::vector<int>>(case_start),
+        sdcRisk_glue::zero_based(case_col), Rcpp::as<std::vector<double>>(case_lo),
+        Rcpp::as<std::vector<double>>(case_hi), sdcRisk_glue::zero_based(out_col));
+    const int n_case = static_cast<int>(case_start.size()) - 1;
+    Rcpp::NumericMatrix lo(out_col.size(), n_case < 0 ? 0 : n_case, b.lower.begin());
+    Rcpp::NumericMatrix up(out_col.size(), n_case < 0 ? 0 : n_case, b.upper.begin());
+    return Rcpp::List::create(Rcpp::Named("lower") = lo, Rcpp::Named("upper") = up);
+  });
+}
+
 // The open ends a batch program of the audit maximises together: targets
 // `open` (1-based indices into `pos`, their 1-based columns) packed so
 // that no two share a relation (triplets with 1-based rows and columns).

@@ -223,6 +223,54 @@ int main() {
       std::printf("relation bounds wrong, case %d\n", rep);
       ++failures;
     }
+    // several cases at once: each narrows some columns, and gets
+    // relation_bounds() under its narrowed bounds, bit for bit
+    const int n_case = g.below(4);
+    std::vector<int> start{0}, case_col, out_col;
+    std::vector<double> case_lo, case_hi;
+    for (int q = 0; q < n_case; ++q) {
+      for (int c = 0; c < n_col; ++c) {
+        if (g.below(3) != 0) continue;
+        case_col.push_back(c);
+        case_lo.push_back(x0[c] - g.below(3));
+        case_hi.push_back(x0[c] + g.below(3));
+      }
+      start.push_back(static_cast<int>(case_col.size()));
+    }
+    for (int c = 0; c < n_col; ++c) {
+      if (g.below(2)) out_col.push_back(c);
+    }
+    const auto cases = sdcRisk::relation_bounds_cases(row, col, v, n_row, n_col, rhs, lower, upper, 50, 0.0, start,
+                                                      case_col, case_lo, case_hi, out_col);
+    bool same_cases = cases.lower.size() == out_col.size() * n_case && cases.upper.size() == cases.lower.size();
+    for (int q = 0; same_cases && q < n_case; ++q) {
+      std::vector<double> lo = lower, up = upper;
+      for (int k = start[q]; k < start[q + 1]; ++k) {
+        lo[case_col[k]] = std::max(lo[case_col[k]], case_lo[k]);
+        up[case_col[k]] = std::min(up[case_col[k]], case_hi[k]);
+      }
+      const auto one = sdcRisk::relation_bounds(row, col, v, n_row, n_col, rhs, lo, up, 50, 0.0);
+      for (std::size_t t = 0; t < out_col.size(); ++t) {
+        same_cases = same_cases && cases.lower[q * out_col.size() + t] == one.lower[out_col[t]] &&
+                     cases.upper[q * out_col.size() + t] == one.upper[out_col[t]];
+      }
+    }
+    if (!same_cases) {
+      std::printf("relation bounds of several cases differ from one case at a time, case %d\n", rep);
+      ++failures;
+    }
+  }
+  {
+    bool threw_cases = false;
+    try {
+      sdcRisk::relation_bounds_cases({0}, {0}, {1.0}, 1, 1, {0.0}, {0.0}, {1.0}, 1, 0.0, {0, 1}, {3}, {0.0}, {1.0}, {0});
+    } catch (const std::invalid_argument&) {
+      threw_cases = true;
+    }
+    if (!threw_cases) {
+      std::printf("a case column out of range not rejected\n");
+      ++failures;
+    }
   }
 
   // packing of open ends: no two kept share a row, and every end left out

@@ -645,6 +645,35 @@ test_that("the respondents' relation bounds report only real breaches (the clean
   expect_gt(caught, 3)
 })
 
+test_that("the respondents' relation bounds in batches give the breaches of one respondent at a time", {
+  ns <- asNamespace("sdcRisk")
+  one_by_one <- function(...) {
+    withr::local_options(sdcRisk.relation_cases = FALSE)
+    ns$respondent_breaches(...)
+  }
+  broke <- passed <- 0
+  for_each_trial(1:15, function(ts, j, trial, info) {
+    prep <- ts$prep
+    wide <- lapply(exact_outer(prep, ts$supp), replace, j, NA_real_)
+    sens_t <- which(trial & ts$sens$sensitive)
+    # every way the clean-up asks (first breach or all, near j, with
+    # earlier breakers first) and the coalitions' groups
+    hint <- rev(seq_len(ns$n_groups(ts$resp)))[1:2]
+    for (args in list(list(first = TRUE, near = j, hint = hint), list(first = FALSE),
+                      list(first = TRUE, only = sens_t[1]))) {
+      a <- do.call(ns$respondent_breaches, c(list(prep, trial, ts$resp, wide, exact = FALSE, call = NULL,
+                                                  relations_only = TRUE), args))
+      b <- do.call(one_by_one, c(list(prep, trial, ts$resp, wide, exact = FALSE, call = NULL,
+                                      relations_only = TRUE), args))
+      expect_identical(a, b, info = info)
+      broke <<- broke + (nrow(a$breaches) > 0)
+      passed <<- passed + (nrow(a$breaches) == 0)
+    }
+  })
+  expect_gt(broke, 10)
+  expect_gt(passed, 10)
+})
+
 test_that("a breach is covered by the round's earlier witness tables that keep the respondent's knowledge, and only by them", {
   ns <- asNamespace("sdcRisk")
   checked <- 0

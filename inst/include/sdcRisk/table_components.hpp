@@ -312,6 +312,57 @@ inline ColumnBounds relation_bounds(const std::vector<int>& row, const std::vect
   return {std::move(lower), std::move(upper)};
 }
 
+// relation_bounds() of one program under each of several cases (the
+// respondents' relation bounds of one component: each respondent's own
+// knowledge narrows the a priori bounds of some columns). Case c narrows
+// columns case_col[case_start[c] .. case_start[c + 1]) (0-based) to
+// [max(lower, case_lo), min(upper, case_hi)]; the bounds of the columns
+// `out_col` (0-based) under each case come back column-major, out_col.size()
+// rows by one column per case. Each case's bounds are those of
+// relation_bounds() with its narrowed bounds, bit for bit.
+inline ColumnBounds relation_bounds_cases(const std::vector<int>& row, const std::vector<int>& col,
+                                          const std::vector<double>& v, int n_row, int n_col,
+                                          const std::vector<double>& rhs, const std::vector<double>& lower,
+                                          const std::vector<double>& upper, int passes, double moved,
+                                          const std::vector<int>& case_start, const std::vector<int>& case_col,
+                                          const std::vector<double>& case_lo, const std::vector<double>& case_hi,
+                                          const std::vector<int>& out_col) {
+  if (case_start.empty() || case_start.front() != 0 ||
+      case_start.back() != static_cast<int>(case_col.size()) || case_lo.size() != case_col.size() ||
+      case_hi.size() != case_col.size()) {
+    throw std::invalid_argument("malformed cases");
+  }
+  if (lower.size() != static_cast<std::size_t>(n_col) || upper.size() != static_cast<std::size_t>(n_col)) {
+    throw std::invalid_argument("bounds of the wrong length");
+  }
+  for (std::size_t c = 0; c + 1 < case_start.size(); ++c) {
+    if (case_start[c + 1] < case_start[c]) throw std::invalid_argument("malformed cases");
+  }
+  for (const int k : case_col) {
+    if (k < 0 || k >= n_col) throw std::invalid_argument("case column out of range");
+  }
+  for (const int k : out_col) {
+    if (k < 0 || k >= n_col) throw std::invalid_argument("output column out of range");
+  }
+  const std::size_t n_case = case_start.size() - 1, n_out = out_col.size();
+  ColumnBounds out;
+  out.lower.resize(n_out * n_case);
+  out.upper.resize(n_out * n_case);
+  for (std::size_t c = 0; c < n_case; ++c) {
+    std::vector<double> lo = lower, up = upper;
+    for (int k = case_start[c]; k < case_start[c + 1]; ++k) {
+      lo[case_col[k]] = std::max(lo[case_col[k]], case_lo[k]);
+      up[case_col[k]] = std::min(up[case_col[k]], case_hi[k]);
+    }
+    const ColumnBounds b = relation_bounds(row, col, v, n_row, n_col, rhs, std::move(lo), std::move(up), passes, moved);
+    for (std::size_t t = 0; t < n_out; ++t) {
+      out.lower[c * n_out + t] = b.lower[out_col[t]];
+      out.upper[c * n_out + t] = b.upper[out_col[t]];
+    }
+  }
+  return out;
+}
+
 // A greedy packing of the open ends of an audit's batch program (the
 // audit's relation_packing()): the targets `open` (indices into `pos`, the
 // column of each target) are taken in a pseudo-random order that depends
