@@ -246,7 +246,11 @@ improve_duals_per_side <- 4
 # found (R4: 358 programs, 178 with this rule); on tables 1 and 2, where
 # the improvement lowers the cost, the second round already left most
 # sides protected (bench/README.md, tenth session). Chosen from these
-# measurements.
+# measurements. The last of those rounds is decided before its programs
+# when the relation bounds prove it stalled (stall_ahead(): no known
+# witness protects a side and every side is short): R4 330 programs under
+# the default instead of 418 with the earlier changes of the eighteenth
+# session, the same patterns (bench/README.md, eighteenth session).
 improve_stall_rounds <- 2
 
 # method = "optimal" takes tables of at most this many cells (documented in
