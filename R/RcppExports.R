@@ -169,6 +169,14 @@ cpp_search_box <- function(code, parent, start, child, mult, dense, keys, key_ce
     .Call(`_sdcRisk_cpp_search_box`, code, parent, start, child, mult, dense, keys, key_cell, supp, w, cap_up, cap_dn, w_max, t, budget, k0, shrink)
 }
 
+cpp_swap_index <- function(rel, cell, coef, n_rel, n_cell) {
+    .Call(`_sdcRisk_cpp_swap_index`, rel, cell, coef, n_rel, n_cell)
+}
+
+cpp_swap_bounds <- function(index, cap_up, cap_dn, supp, w, side_cell, side_dir, side_t, j, slack_per, limit) {
+    .Call(`_sdcRisk_cpp_swap_bounds`, index, cap_up, cap_dn, supp, w, side_cell, side_dir, side_t, j, slack_per, limit)
+}
+
 cpp_ptn_sensitivity <- function(pt, noise, self_noise, opts) {
     .Call(`_sdcRisk_cpp_ptn_sensitivity`, pt, noise, self_noise, opts)
 }

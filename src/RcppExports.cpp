@@ -633,6 +633,42 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_swap_index
+SEXP cpp_swap_index(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& coef, int n_rel, int n_cell);
+RcppExport SEXP _sdcRisk_cpp_swap_index(SEXP relSEXP, SEXP cellSEXP, SEXP coefSEXP, SEXP n_relSEXP, SEXP n_cellSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type rel(relSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type coef(coefSEXP);
+    Rcpp::traits::input_parameter< int >::type n_rel(n_relSEXP);
+    Rcpp::traits::input_parameter< int >::type n_cell(n_cellSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_swap_index(rel, cell, coef, n_rel, n_cell));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_swap_bounds
+SEXP cpp_swap_bounds(SEXP index, const Rcpp::NumericVector& cap_up, const Rcpp::NumericVector& cap_dn, const Rcpp::LogicalVector& supp, const Rcpp::NumericVector& w, const Rcpp::IntegerVector& side_cell, const Rcpp::NumericVector& side_dir, const Rcpp::NumericVector& side_t, int j, double slack_per, double limit);
+RcppExport SEXP _sdcRisk_cpp_swap_bounds(SEXP indexSEXP, SEXP cap_upSEXP, SEXP cap_dnSEXP, SEXP suppSEXP, SEXP wSEXP, SEXP side_cellSEXP, SEXP side_dirSEXP, SEXP side_tSEXP, SEXP jSEXP, SEXP slack_perSEXP, SEXP limitSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type index(indexSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type cap_up(cap_upSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type cap_dn(cap_dnSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type supp(suppSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type w(wSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type side_cell(side_cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type side_dir(side_dirSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type side_t(side_tSEXP);
+    Rcpp::traits::input_parameter< int >::type j(jSEXP);
+    Rcpp::traits::input_parameter< double >::type slack_per(slack_perSEXP);
+    Rcpp::traits::input_parameter< double >::type limit(limitSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_swap_bounds(index, cap_up, cap_dn, supp, w, side_cell, side_dir, side_t, j, slack_per, limit));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_ptn_sensitivity
 SEXP cpp_ptn_sensitivity(const Rcpp::NumericVector& pt, const Rcpp::NumericVector& noise, const Rcpp::NumericVector& self_noise, const Rcpp::List& opts);
 RcppExport SEXP _sdcRisk_cpp_ptn_sensitivity(SEXP ptSEXP, SEXP noiseSEXP, SEXP self_noiseSEXP, SEXP optsSEXP) {
@@ -745,6 +781,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_relation_bounds_cases", (DL_FUNC) &_sdcRisk_cpp_relation_bounds_cases, 15},
     {"_sdcRisk_cpp_relation_packing", (DL_FUNC) &_sdcRisk_cpp_relation_packing, 7},
     {"_sdcRisk_cpp_search_box", (DL_FUNC) &_sdcRisk_cpp_search_box, 17},
+    {"_sdcRisk_cpp_swap_index", (DL_FUNC) &_sdcRisk_cpp_swap_index, 5},
+    {"_sdcRisk_cpp_swap_bounds", (DL_FUNC) &_sdcRisk_cpp_swap_bounds, 11},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},
     {"_sdcRisk_cpp_ptn_cells", (DL_FUNC) &_sdcRisk_cpp_ptn_cells, 5},

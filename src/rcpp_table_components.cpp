@@ -206,3 +206,42 @@ SEXP cpp_search_box(const Rcpp::IntegerVector& code, const Rcpp::List& parent, c
                               Rcpp::Named("whole") = box.whole);
   });
 }
+
+// The relations of a table as the clean-up's swaps read them
+// (sdcRisk::swap_index()): 1-based relations and cells of the triplets.
+// Returns an external pointer, built once per clean-up.
+// [[Rcpp::export]]
+SEXP cpp_swap_index(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell,
+                    const Rcpp::NumericVector& coef, int n_rel, int n_cell) {
+  return sdcRisk_glue::run_engine([&] {
+    auto* ix = new sdcRisk::SwapIndex(sdcRisk::swap_index(sdcRisk_glue::zero_based(rel), sdcRisk_glue::zero_based(cell),
+                                                          Rcpp::as<std::vector<double>>(coef), n_rel, n_cell));
+    return Rcpp::XPtr<sdcRisk::SwapIndex>(ix, true);
+  });
+}
+
+// The clean-up's swap bounds (sdcRisk::swap_bounds()) of the sides
+// (1-based cells, directions, levels) without cell j (1-based), read from
+// the index `index` (cpp_swap_index()) and the cells' state, each a vector
+// of the table's cells (read in place, not copied); stops after the first
+// bound that reaches `limit`.
+// [[Rcpp::export]]
+SEXP cpp_swap_bounds(SEXP index, const Rcpp::NumericVector& cap_up, const Rcpp::NumericVector& cap_dn,
+                     const Rcpp::LogicalVector& supp, const Rcpp::NumericVector& w,
+                     const Rcpp::IntegerVector& side_cell, const Rcpp::NumericVector& side_dir,
+                     const Rcpp::NumericVector& side_t, int j, double slack_per, double limit) {
+  return sdcRisk_glue::run_engine([&] {
+    if (TYPEOF(index) != EXTPTRSXP || R_ExternalPtrAddr(index) == nullptr) {
+      throw std::invalid_argument("swap bound: the index is gone (built in another session)");
+    }
+    const Rcpp::XPtr<sdcRisk::SwapIndex> ix(index);
+    const R_xlen_t n = ix->n_cell;
+    if (cap_up.size() != n || cap_dn.size() != n || supp.size() != n || w.size() != n) {
+      throw std::invalid_argument("swap bound: cell vectors of the wrong length");
+    }
+    const sdcRisk::SwapCells cs{cap_up.begin(), cap_dn.begin(), supp.begin(), w.begin()};
+    return Rcpp::wrap(sdcRisk::swap_bounds(*ix, cs, sdcRisk_glue::zero_based(side_cell),
+                                           Rcpp::as<std::vector<double>>(side_dir),
+                                           Rcpp::as<std::vector<double>>(side_t), j - 1, slack_per, limit));
+  });
+}

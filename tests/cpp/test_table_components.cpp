@@ -273,6 +273,68 @@ int main() {
     }
   }
 
+  // the swap bound against its definition, relation by relation (a
+  // brute force over each relation's cells)
+  for (int rep = 0; rep < 300; ++rep) {
+    const int n_cell = 2 + g.below(10), n_rel = 1 + g.below(5);
+    std::vector<int> rel, cell;
+    std::vector<double> coef;
+    for (int r = 0; r < n_rel; ++r) {
+      for (int c = 0; c < n_cell; ++c) {
+        if (g.below(2)) continue;
+        rel.push_back(r);
+        cell.push_back(c);
+        coef.push_back(g.below(2) ? 1.0 : -1.0);
+      }
+    }
+    std::vector<double> up(n_cell), dn(n_cell), w(n_cell);
+    std::vector<int> supp(n_cell);
+    for (int c = 0; c < n_cell; ++c) {
+      up[c] = g.below(4);
+      dn[c] = g.below(4);
+      w[c] = 1 + g.below(9);
+      supp[c] = g.below(2);
+    }
+    const auto ix = sdcRisk::swap_index(rel, cell, coef, n_rel, n_cell);
+    const sdcRisk::SwapCells cs{up.data(), dn.data(), supp.data(), w.data()};
+    const int i = g.below(n_cell), j = g.below(n_cell);
+    const double dir = g.below(2) ? 1.0 : -1.0, t = 1 + g.below(5);
+    double want = 0;
+    for (std::size_t a = 0; a < rel.size() && std::isfinite(want); ++a) {
+      if (cell[a] != i) continue;
+      double held = 0, cheapest = std::numeric_limits<double>::infinity();
+      bool any = false;
+      for (std::size_t b = 0; b < rel.size(); ++b) {
+        if (rel[b] != rel[a] || cell[b] == i || cell[b] == j) continue;
+        const double cap = -coef[a] * coef[b] * dir > 0 ? up[cell[b]] : dn[cell[b]];
+        if (supp[cell[b]]) {
+          held += cap;
+        } else if (cap > 0) {
+          any = true;
+          cheapest = std::min(cheapest, w[cell[b]]);
+        }
+      }
+      if (held >= t) continue;
+      want = any ? std::max(want, cheapest) : std::numeric_limits<double>::infinity();
+    }
+    if (sdcRisk::swap_bound(ix, cs, i, dir, t, j, 0.0) != want) {
+      std::printf("swap bound differs from its definition, case %d\n", rep);
+      ++failures;
+    }
+  }
+  {
+    bool threw_swap = false;
+    try {
+      sdcRisk::swap_index({0}, {4}, {1.0}, 1, 3);
+    } catch (const std::invalid_argument&) {
+      threw_swap = true;
+    }
+    if (!threw_swap) {
+      std::printf("a swap index with a cell out of range not rejected\n");
+      ++failures;
+    }
+  }
+
   // packing of open ends: no two kept share a row, and every end left out
   // shares one with a kept end (the packing is maximal)
   for (int rep = 0; rep < 200; ++rep) {

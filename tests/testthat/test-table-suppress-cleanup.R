@@ -80,6 +80,60 @@ test_that("a cell's failed trials leave the side that blocked it, tried first th
   expect_gt(n_blocked, 0)
 })
 
+# The swap bound as the clean-up computed it in R before the core did
+# (R/table-suppress-cleanup.R, swap_bound()): the tests' reference.
+swap_bound_in_r <- function(search, side, j) {
+  st <- search$prep$structure
+  rel_trips <- split(seq_along(st$rel), factor(st$rel, levels = seq_len(st$nrel)))
+  i <- side$cell
+  slack <- 10 * 1e-7 * (1 + side$t)
+  bound <- 0
+  for (tr in st$cell_trips[[i]]) {
+    trips <- rel_trips[[st$rel[tr]]]
+    cs <- st$cell[trips]
+    keep <- cs != i & cs != j
+    cs <- cs[keep]
+    rise <- -st$coef[tr] * st$coef[trips[keep]] * side$dir > 0
+    cap <- search$cap_dn[cs]
+    cap[rise] <- search$cap_up[cs[rise]]
+    s <- search$supp[cs]
+    if (sum(cap[s]) >= side$t - slack) next
+    pub <- !s & cap > 0
+    if (!any(pub)) return(Inf)
+    bound <- max(bound, min(search$w[cs[pub]]))
+  }
+  bound
+}
+
+test_that("the swap bounds of several sides stop at the first that reaches the limit", {
+  ns <- asNamespace("sdcRisk")
+  expect_identical(ns$audit_tolerance, 1e-7)
+  stopped <- 0
+  for (seed in 1:8) {
+    set.seed(seed)
+    d <- data.frame(a = sprintf("A%d", sample(6, 300, TRUE)), b = sprintf("B%d", sample(4, 300, TRUE)),
+                    c = sprintf("C%d", sample(3, 300, TRUE)), v = round(rlnorm(300, 5, 1.5)))
+    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_p(10))
+    prep <- ns$table_problem(sens, NULL, 3 * sens$total, 10)
+    search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"),
+                                       ns$cell_labels(sens), 2000)
+    search$supp <- prep$sensitive | runif(nrow(sens)) < 0.3
+    todo <- which(prep$sensitive)
+    if (!length(todo)) next
+    sides <- ns$protection_sides(search, todo, environment())
+    for (j in which(search$supp & !prep$sensitive)[1:5]) {
+      if (is.na(j)) next
+      each <- vapply(seq_len(nrow(sides)), function(s) swap_bound_in_r(search, ns$side_at(sides, s), j), 0)
+      got <- ns$swap_bounds(search, sides, j, search$w[j])
+      first <- which(each >= search$w[j])[1]
+      expect_identical(got, each[seq_len(if (is.na(first)) length(each) else first)])
+      stopped <- stopped + !is.na(first)
+      expect_identical(ns$swap_bounds(search, sides, j, Inf), each)
+    }
+  }
+  expect_gt(stopped, 3)
+})
+
 test_that("a swap's relation bound never exceeds the new cells of the cheapest witness (mixed integer program)", {
   ns <- asNamespace("sdcRisk")
   # the cheapest witness for side (i, dir, t) without cell j, by its new
@@ -124,6 +178,9 @@ test_that("a swap's relation bound never exceeds the new cells of the cheapest w
       for (j in sample(secondary, min(5, length(secondary)))) {
         side <- ns$side_at(sides, s)
         bound <- ns$swap_bound(search, side, j)
+        # (the core's bound is the loop over the side's relations in R, bit
+        # for bit)
+        expect_identical(bound, swap_bound_in_r(search, side, j))
         best <- cheapest(search, side, j)
         expect_true(bound <= best * (1 + 1e-9) + 1e-6, info = paste(seed, s, j, bound, best))
         pairs <- pairs + 1

@@ -363,6 +363,126 @@ inline ColumnBounds relation_bounds_cases(const std::vector<int>& row, const std
   return out;
 }
 
+// The table's relations as the clean-up's swaps read them: triplet k
+// (0-based) puts cell cell[k] in relation rel[k] with coefficient coef[k];
+// the triplets of relation r are rel_trip[rel_start[r] .. rel_start[r + 1])
+// and those of cell c cell_trip[cell_start[c] .. cell_start[c + 1]), each
+// in increasing order. Built once per clean-up (swap_index()), read
+// thousands of times.
+struct SwapIndex {
+  std::vector<int> rel, cell;
+  std::vector<double> coef;
+  std::vector<int> rel_start, rel_trip, cell_start, cell_trip;
+  int n_rel = 0, n_cell = 0;
+};
+
+// The triplets of `key` (values in [0, n)) grouped by key, each group in
+// increasing order: (start, index).
+inline std::pair<std::vector<int>, std::vector<int>> group_triplets(const std::vector<int>& key, int n) {
+  std::vector<int> start(static_cast<std::size_t>(n) + 1, 0), index(key.size());
+  for (const int k : key) ++start[static_cast<std::size_t>(k) + 1];
+  for (int r = 0; r < n; ++r) start[r + 1] += start[r];
+  std::vector<int> next(start.begin(), start.end() - 1);
+  for (std::size_t t = 0; t < key.size(); ++t) index[next[key[t]]++] = static_cast<int>(t);
+  return {std::move(start), std::move(index)};
+}
+
+inline SwapIndex swap_index(std::vector<int> rel, std::vector<int> cell, std::vector<double> coef, int n_rel,
+                            int n_cell) {
+  if (n_rel < 0 || n_cell < 0 || cell.size() != rel.size() || coef.size() != rel.size() ||
+      rel.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw std::invalid_argument("swap index: malformed relations");
+  }
+  for (std::size_t t = 0; t < rel.size(); ++t) {
+    if (rel[t] < 0 || rel[t] >= n_rel || cell[t] < 0 || cell[t] >= n_cell) {
+      throw std::invalid_argument("swap index: relation or cell out of range");
+    }
+  }
+  SwapIndex ix;
+  auto by_rel = group_triplets(rel, n_rel);
+  auto by_cell = group_triplets(cell, n_cell);
+  ix.rel_start = std::move(by_rel.first);
+  ix.rel_trip = std::move(by_rel.second);
+  ix.cell_start = std::move(by_cell.first);
+  ix.cell_trip = std::move(by_cell.second);
+  ix.rel = std::move(rel);
+  ix.cell = std::move(cell);
+  ix.coef = std::move(coef);
+  ix.n_rel = n_rel;
+  ix.n_cell = n_cell;
+  return ix;
+}
+
+// What the swaps read of each cell (n_cell values each, by pointer: the
+// clean-up's state, which changes between calls): capacities up and down,
+// whether it is suppressed (nonzero), its cost.
+struct SwapCells {
+  const double* cap_up;
+  const double* cap_dn;
+  const int* supp;
+  const double* w;
+};
+
+// A lower bound on the cost of the published cells that any witness for
+// the side (cell i, direction dir, level t) without cell j must move (the
+// clean-up's swap bound, R/table-suppress-cleanup.R): in each relation of
+// cell i, when the suppressed cells other than i and j cannot offset a
+// move of t by their capacities in the offsetting direction (within
+// `slack`), some published cell of the relation that can must move, at
+// least the cheapest of them; the largest of these over the relations,
+// infinity when such a relation has no published cell that can move that
+// way, 0 when the suppressed cells suffice everywhere. The capacities are
+// added in order in long double, as R's sum() adds them.
+inline double swap_bound(const SwapIndex& ix, const SwapCells& cs, int i, double dir, double t, int j,
+                         double slack) {
+  if (i < 0 || i >= ix.n_cell) throw std::invalid_argument("swap bound: cell out of range");
+  double bound = 0;
+  for (int a = ix.cell_start[i]; a < ix.cell_start[i + 1]; ++a) {
+    const int tr = ix.cell_trip[a];
+    const int r = ix.rel[tr];
+    long double held = 0;
+    bool any_pub = false;
+    double cheapest = std::numeric_limits<double>::infinity();
+    for (int b = ix.rel_start[r]; b < ix.rel_start[r + 1]; ++b) {
+      const int tk = ix.rel_trip[b];
+      const int c = ix.cell[tk];
+      if (c == i || c == j) continue;
+      // (cell c offsets cell i's move dir * t by rising when
+      // -coef_i * coef_c * dir > 0, by falling otherwise)
+      const bool rise = -ix.coef[tr] * ix.coef[tk] * dir > 0;
+      const double cap = rise ? cs.cap_up[c] : cs.cap_dn[c];
+      if (cs.supp[c]) {
+        held += cap;
+      } else if (cap > 0) {
+        any_pub = true;
+        cheapest = std::min(cheapest, cs.w[c]);
+      }
+    }
+    if (static_cast<double>(held) >= t - slack) continue;
+    if (!any_pub) return std::numeric_limits<double>::infinity();
+    bound = std::max(bound, cheapest);
+  }
+  return bound;
+}
+
+// swap_bound() of the sides (side_cell, side_dir, side_t) in turn, with
+// slack slack_per * (1 + t) each; stops after the first whose bound reaches
+// `limit`. Returns the bounds found, that one last.
+inline std::vector<double> swap_bounds(const SwapIndex& ix, const SwapCells& cs, const std::vector<int>& side_cell,
+                                       const std::vector<double>& side_dir, const std::vector<double>& side_t,
+                                       int j, double slack_per, double limit) {
+  if (side_dir.size() != side_cell.size() || side_t.size() != side_cell.size()) {
+    throw std::invalid_argument("swap bound: sides of different lengths");
+  }
+  std::vector<double> out;
+  out.reserve(side_cell.size());
+  for (std::size_t s = 0; s < side_cell.size(); ++s) {
+    out.push_back(swap_bound(ix, cs, side_cell[s], side_dir[s], side_t[s], j, slack_per * (1 + side_t[s])));
+    if (out.back() >= limit) break;
+  }
+  return out;
+}
+
 // A greedy packing of the open ends of an audit's batch program (the
 // audit's relation_packing()): the targets `open` (indices into `pos`, the
 // column of each target) are taken in a pseudo-random order that depends
