@@ -80,6 +80,24 @@ test_that("a cell's failed trials leave the side that blocked it, tried first th
   expect_gt(n_blocked, 0)
 })
 
+# A clean-up's search on a random table of 300 records (p% rule, finite a
+# priori bounds: every capacity finite) with the sensitive cells and a
+# share of the others suppressed, and the sides to protect; NULL when no
+# cell is sensitive.
+swap_search <- function(seed, dims, share) {
+  ns <- asNamespace("sdcRisk")
+  set.seed(seed)
+  d <- data.frame(a = sprintf("A%d", sample(6, 300, TRUE)), b = sprintf("B%d", sample(4, 300, TRUE)),
+                  c = sprintf("C%d", sample(3, 300, TRUE)), v = round(rlnorm(300, 5, 1.5)))
+  sens <- cell_sensitivity(d, dims, "v", rule_p(10))
+  prep <- ns$table_problem(sens, NULL, 3 * sens$total, 10)
+  search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"), ns$cell_labels(sens), 2000)
+  search$supp <- prep$sensitive | runif(nrow(sens)) < share
+  todo <- which(prep$sensitive)
+  if (!length(todo)) return(NULL)
+  list(search = search, prep = prep, sides = ns$protection_sides(search, todo, environment()))
+}
+
 # The swap bound as the clean-up computed it in R before the core did
 # (R/table-suppress-cleanup.R, swap_bound()): the tests' reference.
 swap_bound_in_r <- function(search, side, j) {
@@ -110,17 +128,11 @@ test_that("the swap bounds of several sides stop at the first that reaches the l
   expect_identical(ns$audit_tolerance, 1e-7)
   stopped <- 0
   for (seed in 1:8) {
-    set.seed(seed)
-    d <- data.frame(a = sprintf("A%d", sample(6, 300, TRUE)), b = sprintf("B%d", sample(4, 300, TRUE)),
-                    c = sprintf("C%d", sample(3, 300, TRUE)), v = round(rlnorm(300, 5, 1.5)))
-    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", rule_p(10))
-    prep <- ns$table_problem(sens, NULL, 3 * sens$total, 10)
-    search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"),
-                                       ns$cell_labels(sens), 2000)
-    search$supp <- prep$sensitive | runif(nrow(sens)) < 0.3
-    todo <- which(prep$sensitive)
-    if (!length(todo)) next
-    sides <- ns$protection_sides(search, todo, environment())
+    sw <- swap_search(seed, c("a", "b", "c"), 0.3)
+    if (is.null(sw)) next
+    search <- sw$search
+    prep <- sw$prep
+    sides <- sw$sides
     for (j in which(search$supp & !prep$sensitive)[1:5]) {
       if (is.na(j)) next
       each <- vapply(seq_len(nrow(sides)), function(s) swap_bound_in_r(search, ns$side_at(sides, s), j), 0)
@@ -160,19 +172,11 @@ test_that("a swap's relation bound never exceeds the new cells of the cheapest w
   refused <- 0
   pairs <- 0
   for (seed in 1:6) {
-    set.seed(seed)
-    n <- 300
-    d <- data.frame(a = sprintf("A%d", sample(6, n, TRUE)), b = sprintf("B%d", sample(4, n, TRUE)),
-                    c = sprintf("C%d", sample(3, n, TRUE)), v = round(rlnorm(n, 5, 1.5)))
-    sens <- cell_sensitivity(d, if (seed %% 2) c("a", "b") else c("a", "b", "c"), "v", rule_p(10))
-    # (finite a priori bounds: every capacity finite)
-    prep <- ns$table_problem(sens, NULL, 3 * sens$total, 10)
-    search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"),
-                                       ns$cell_labels(sens), 2000)
-    search$supp <- prep$sensitive | runif(nrow(sens)) < 0.25
-    todo <- which(prep$sensitive)
-    if (!length(todo)) next
-    sides <- ns$protection_sides(search, todo, environment())
+    sw <- swap_search(seed, if (seed %% 2) c("a", "b") else c("a", "b", "c"), 0.25)
+    if (is.null(sw)) next
+    search <- sw$search
+    prep <- sw$prep
+    sides <- sw$sides
     secondary <- which(search$supp & !prep$sensitive)
     for (s in sample(nrow(sides), min(8, nrow(sides)))) {
       for (j in sample(secondary, min(5, length(secondary)))) {
