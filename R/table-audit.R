@@ -684,6 +684,8 @@ protection_required <- function(prep, cells, lower = prep$lower[cells], upper = 
 # unprotected, whose interval is then an outer bound that proves it, the
 # targets not reached NA: whether the pattern protects them all, no more).
 # `same_pattern`: the last audit through `prep` was of the same `supp`.
+# `seeds` (with `exact = FALSE`): witness tables' extremes of the targets
+# (respondent_seeds(), outsider_seeds()) in place of those of `witnesses`.
 # The suppressed cells of pattern `supp` split into the components of the
 # attacker's problem (relations linking suppressed cells): the published
 # part of every relation (`pubsum`), the suppressed triplets (`sr`, `sc`,
@@ -714,13 +716,13 @@ suppressed_lp <- function(sp, prep, vars, trip) {
 }
 
 audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_env(), witnesses = NULL,
-                        first_breach = FALSE, same_pattern = FALSE) {
+                        first_breach = FALSE, same_pattern = FALSE, seeds = NULL) {
   st <- prep$structure
   lo <- hi <- rep(NA_real_, length(targets))
   # witness tables given with the pattern, each checked before it counts,
   # for the decision (exact intervals reach them only where they reach a
   # relation bound: as many programs, measured, and other orders of them)
-  seeds <- if (!exact) witness_seeds(prep, supp, witnesses)
+  seeds <- if (!exact) seeds %||% witness_seeds(prep, supp, witnesses)
   if (!length(targets)) return(list(lower = lo, upper = hi, n_lp = 0L, witnesses = seeds$count))
   # one step per end of each target's interval
   tick <- table_progress("Auditing the suppressed cells", 2 * length(targets))

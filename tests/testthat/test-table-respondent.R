@@ -870,6 +870,46 @@ test_that("the witness tables as seeds change the respondents' programs, never t
   expect_gt(broke, 3)
 })
 
+test_that("the outsider's seeds of a clean-up trial: inner bounds of its exact intervals, the same verdict", {
+  ns <- asNamespace("sdcRisk")
+  saved <- 0
+  broke <- 0
+  for (seed in 1:10) {
+    ts <- trial_setup(seed)
+    if (is.null(ts)) next
+    pw <- pattern_witness_tables(ts)
+    prep <- ts$prep
+    ix <- ns$witness_index(pw$tables, prep)
+    if (is.null(ix)) next
+    for (j in which(pw$supp & !prep$sensitive)) {
+      p <- replace(pw$supp, j, FALSE)
+      info <- paste("seed", seed, "cell", j)
+      s_p <- which(p & prep$sensitive)
+      seeds <- ns$outsider_seeds(ix, prep, p, s_p)
+      # only tables that keep to the trial's pattern, each within the
+      # exact intervals
+      dead <- ns$witness_dead(ix, p)
+      expect_true(all(dead[ix$id0[ix$cell == j] + 1L]), info = info)
+      outer <- exact_outer(prep, p)
+      tol <- prep$tol[s_p]
+      expect_true(all(seeds$hi <= outer$upper[s_p] + tol & seeds$lo >= outer$lower[s_p] - tol), info = info)
+      # the clean-up's test of the trial: the same verdict, with fewer programs
+      plain <- ns$audit_cells(prep, p, s_p, exact = FALSE, call = NULL, first_breach = TRUE)
+      seeded <- ns$audit_cells(prep, p, s_p, exact = FALSE, call = NULL, first_breach = TRUE, seeds = seeds)
+      verdict <- all(ns$protection_met(prep, s_p, outer$lower[s_p], outer$upper[s_p]))
+      expect_identical(all(ns$protection_met(prep, s_p, plain$lower, plain$upper)), verdict, info = info)
+      expect_identical(all(ns$protection_met(prep, s_p, seeded$lower, seeded$upper)), verdict, info = info)
+      expect_lte(seeded$n_lp, plain$n_lp)
+      saved <- saved + (seeded$n_lp < plain$n_lp)
+      broke <- broke + !verdict
+    }
+  }
+  # the seeds must save programs, and some trials fail, for the comparison
+  # to mean anything
+  expect_gt(saved, 3)
+  expect_gt(broke, 3)
+})
+
 test_that("protection decided by the component's earlier tables is sound: inner bounds of the exact intervals", {
   ns <- asNamespace("sdcRisk")
   decided <- 0
@@ -944,7 +984,14 @@ test_that("the respondents' clean-up tests its publications together and gives t
     alone <- withr::with_options(list(sdcRisk.respondent_defer = FALSE), protect_table(sens))
     expect_identical(together$status, alone$status, info = info)
     s <- together$status != "published"
-    expect_true(attr(audit_table(sens, s), "passed"), info = info)
+    a <- audit_table(sens, s)
+    expect_true(attr(a, "passed"), info = info)
+    # the intervals the clean-up measured (final_audit() reads them) are
+    # the exact ones, deferred or not
+    expect_equal(together$lower[s], a$lower, info = info)
+    expect_equal(together$upper[s], a$upper, info = info)
+    expect_equal(alone$lower[s], a$lower, info = info)
+    expect_equal(alone$upper[s], a$upper, info = info)
     d <- tb$d
     d$record <- seq_len(nrow(d))
     expect_equal(nrow(reference_breaches(d, sens, s, audit_levels(sens), firm = if (seed %% 3) "firm" else "record")),
