@@ -161,6 +161,10 @@ cpp_relation_bounds_cases <- function(row, col, v, n_row, n_col, rhs, lower, upp
     .Call(`_sdcRisk_cpp_relation_bounds_cases`, row, col, v, n_row, n_col, rhs, lower, upper, passes, moved, case_start, case_col, case_lo, case_hi, out_col)
 }
 
+cpp_relation_breach_groups <- function(programs, supp, prog, outer_lo, outer_hi, tol, value, level, lower, upper, start, cell, lo, hi, alone, passes, moved, first) {
+    .Call(`_sdcRisk_cpp_relation_breach_groups`, programs, supp, prog, outer_lo, outer_hi, tol, value, level, lower, upper, start, cell, lo, hi, alone, passes, moved, first)
+}
+
 cpp_relation_packing <- function(open, pos, row, col, n_row, n_col, batch) {
     .Call(`_sdcRisk_cpp_relation_packing`, open, pos, row, col, n_row, n_col, batch)
 }

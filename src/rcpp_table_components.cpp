@@ -120,6 +120,74 @@ SEXP cpp_relation_bounds_cases(const Rcpp::IntegerVector& row, const Rcpp::Integ
   });
 }
 
+// The respondents' relation breaches of a pattern
+// (sdcRisk::relation_breach_groups()): `programs` a list of the
+// components' programs, each list(i, j, v, nrow, ncol, rhs, lower, upper,
+// vars, targets) (1-based triplets, cells `vars` of the columns, 1-based
+// columns `targets`); per cell of the table `supp`, `prog` (1-based index
+// into `programs`, 0 for none), the outsider's interval, `tol`, `value`,
+// `level` and the a priori bounds; the groups' knowledge in CSR form
+// (0-based offsets `start`, 1-based cells). Returns list(group (1-based
+// position in the knowledge), cell, lower, upper, need_lower, need_upper,
+// n_groups).
+// [[Rcpp::export]]
+SEXP cpp_relation_breach_groups(const Rcpp::List& programs, const Rcpp::LogicalVector& supp,
+                                const Rcpp::IntegerVector& prog, const Rcpp::NumericVector& outer_lo,
+                                const Rcpp::NumericVector& outer_hi, const Rcpp::NumericVector& tol,
+                                const Rcpp::NumericVector& value, const Rcpp::NumericVector& level,
+                                const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper,
+                                const Rcpp::IntegerVector& start, const Rcpp::IntegerVector& cell,
+                                const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi,
+                                const Rcpp::LogicalVector& alone, int passes, double moved, bool first) {
+  return sdcRisk_glue::run_engine([&] {
+    std::vector<sdcRisk::ComponentProgram> progs;
+    progs.reserve(static_cast<std::size_t>(programs.size()));
+    for (R_xlen_t q = 0; q < programs.size(); ++q) {
+      const Rcpp::List p = programs[q];
+      sdcRisk::ComponentProgram cp;
+      cp.row = sdcRisk_glue::zero_based(Rcpp::as<Rcpp::IntegerVector>(p["i"]));
+      cp.col = sdcRisk_glue::zero_based(Rcpp::as<Rcpp::IntegerVector>(p["j"]));
+      cp.v = Rcpp::as<std::vector<double>>(p["v"]);
+      cp.n_row = Rcpp::as<int>(p["nrow"]);
+      cp.n_col = Rcpp::as<int>(p["ncol"]);
+      cp.rhs = Rcpp::as<std::vector<double>>(p["rhs"]);
+      cp.lower = Rcpp::as<std::vector<double>>(p["lower"]);
+      cp.upper = Rcpp::as<std::vector<double>>(p["upper"]);
+      cp.vars = sdcRisk_glue::zero_based(Rcpp::as<Rcpp::IntegerVector>(p["vars"]));
+      cp.targets = sdcRisk_glue::zero_based(Rcpp::as<Rcpp::IntegerVector>(p["targets"]));
+      progs.push_back(std::move(cp));
+    }
+    sdcRisk::BreachCells bc;
+    bc.supp.assign(supp.begin(), supp.end());
+    for (int& s : bc.supp) s = (s == NA_LOGICAL) ? 0 : s;
+    bc.prog = sdcRisk_glue::zero_based(prog);
+    bc.outer_lo = Rcpp::as<std::vector<double>>(outer_lo);
+    bc.outer_hi = Rcpp::as<std::vector<double>>(outer_hi);
+    bc.tol = Rcpp::as<std::vector<double>>(tol);
+    bc.value = Rcpp::as<std::vector<double>>(value);
+    bc.level = Rcpp::as<std::vector<double>>(level);
+    bc.lower = Rcpp::as<std::vector<double>>(lower);
+    bc.upper = Rcpp::as<std::vector<double>>(upper);
+    sdcRisk::GroupKnowledge gk;
+    gk.start = Rcpp::as<std::vector<int>>(start);
+    gk.cell = sdcRisk_glue::zero_based(cell);
+    gk.lo = Rcpp::as<std::vector<double>>(lo);
+    gk.hi = Rcpp::as<std::vector<double>>(hi);
+    gk.alone.assign(alone.begin(), alone.end());
+    for (int& a : gk.alone) a = (a == NA_LOGICAL) ? 0 : a;
+    const sdcRisk::RelationBreaches b = sdcRisk::relation_breach_groups(progs, bc, gk, passes, moved, first);
+    std::vector<int> group = b.group;
+    for (int& g : group) ++g;
+    return Rcpp::List::create(Rcpp::Named("group") = Rcpp::wrap(group),
+                              Rcpp::Named("cell") = sdcRisk_glue::one_based(b.cell),
+                              Rcpp::Named("lower") = Rcpp::wrap(b.lower),
+                              Rcpp::Named("upper") = Rcpp::wrap(b.upper),
+                              Rcpp::Named("need_lower") = Rcpp::wrap(b.need_lower),
+                              Rcpp::Named("need_upper") = Rcpp::wrap(b.need_upper),
+                              Rcpp::Named("n_groups") = b.n_groups);
+  });
+}
+
 // The open ends a batch program of the audit maximises together: targets
 // `open` (1-based indices into `pos`, their 1-based columns) packed so
 // that no two share a relation (triplets with 1-based rows and columns).

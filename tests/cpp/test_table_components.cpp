@@ -273,6 +273,148 @@ int main() {
     }
   }
 
+  // the respondents' relation breaches against a plain loop: each group's
+  // effective knowledge narrows the program, relation_bounds() bounds it,
+  // and each target not known alone is tested within what the group knows
+  int breach_seen = 0, passed_seen = 0;
+  for (int rep = 0; rep < 400; ++rep) {
+    const int n = 3 + g.below(10);
+    std::vector<double> x0(n), level(n), lower(n), upper(n), olo(n), ohi(n), tol(n, 1e-9);
+    std::vector<int> supp(n), prog(n, -1);
+    sdcRisk::ComponentProgram p;
+    for (int c = 0; c < n; ++c) {
+      x0[c] = 5 + g.below(10);
+      level[c] = 1 + g.below(4);
+      lower[c] = 0;
+      upper[c] = g.below(3) ? 40.0 : std::numeric_limits<double>::infinity();
+      supp[c] = g.below(3) != 0;
+      olo[c] = supp[c] ? x0[c] - g.below(6) : std::nan("");
+      ohi[c] = supp[c] ? x0[c] + g.below(6) : std::nan("");
+      if (supp[c] && g.below(4)) {
+        prog[c] = 0;
+        p.vars.push_back(c);
+      }
+    }
+    p.n_col = static_cast<int>(p.vars.size());
+    p.n_row = p.n_col ? g.below(4) : 0;
+    p.rhs.assign(p.n_row, 0.0);
+    for (int r = 0; r < p.n_row; ++r) {
+      for (int k = 0; k < p.n_col; ++k) {
+        if (g.below(2) == 0) continue;
+        const double coef = g.below(2) ? 1.0 : -1.0;
+        p.row.push_back(r);
+        p.col.push_back(k);
+        p.v.push_back(coef);
+        p.rhs[r] += coef * x0[p.vars[k]];
+      }
+    }
+    for (int k = 0; k < p.n_col; ++k) {
+      p.lower.push_back(lower[p.vars[k]]);
+      p.upper.push_back(upper[p.vars[k]]);
+      if (g.below(2)) p.targets.push_back(k);
+    }
+    sdcRisk::BreachCells bc{supp, prog, olo, ohi, tol, x0, level, lower, upper};
+    sdcRisk::GroupKnowledge gk;
+    gk.start.push_back(0);
+    const int n_group = g.below(5);
+    for (int q = 0; q < n_group; ++q) {
+      std::vector<int> seen(n);
+      const int m = g.below(4);
+      for (int e = 0; e < m; ++e) {
+        const int c = g.below(n);
+        if (seen[c]) continue;
+        seen[c] = 1;
+        const bool alone = g.below(4) == 0;
+        gk.cell.push_back(c);
+        gk.alone.push_back(alone);
+        gk.lo.push_back(alone ? x0[c] : x0[c] - g.below(4));
+        gk.hi.push_back(alone ? x0[c] : x0[c] + g.below(4));
+      }
+      // (now and then a group that knows what the one before it knows)
+      if (q > 0 && g.below(4) == 0) {
+        const int a = gk.start[q - 1], b = gk.start[q];
+        gk.cell.resize(gk.start[q]);
+        gk.alone.resize(gk.start[q]);
+        gk.lo.resize(gk.start[q]);
+        gk.hi.resize(gk.start[q]);
+        for (int e = a; e < b; ++e) {
+          gk.cell.push_back(gk.cell[e]);
+          gk.alone.push_back(gk.alone[e]);
+          gk.lo.push_back(gk.lo[e]);
+          gk.hi.push_back(gk.hi[e]);
+        }
+      }
+      gk.start.push_back(static_cast<int>(gk.cell.size()));
+    }
+    for (const bool first : {false, true}) {
+      const auto got = sdcRisk::relation_breach_groups({p}, bc, gk, 20, 1e-9, first);
+      sdcRisk::RelationBreaches want;
+      for (int q = 0; q < n_group; ++q) {
+        std::vector<double> lo = p.lower, up = p.upper;
+        bool any = false;
+        for (int e = gk.start[q]; e < gk.start[q + 1]; ++e) {
+          const int c = gk.cell[e];
+          if (!supp[c] || !(gk.lo[e] > olo[c] + tol[c] || gk.hi[e] < ohi[c] - tol[c]) || prog[c] != 0) continue;
+          const int k = static_cast<int>(std::find(p.vars.begin(), p.vars.end(), c) - p.vars.begin());
+          lo[k] = std::max(lo[k], gk.lo[e]);
+          up[k] = std::min(up[k], gk.hi[e]);
+          any = true;
+        }
+        if (!any) continue;
+        ++want.n_groups;
+        const auto b = sdcRisk::relation_bounds(p.row, p.col, p.v, p.n_row, p.n_col, p.rhs, lo, up, 20, 1e-9);
+        bool broke = false;
+        for (const int t : p.targets) {
+          const int c = p.vars[t];
+          double l = lower[c], u = upper[c];
+          bool alone = false, known = false;
+          for (int e = gk.start[q]; e < gk.start[q + 1]; ++e) {
+            if (gk.cell[e] != c) continue;
+            alone = alone || gk.alone[e];
+            if (!known) l = gk.lo[e], u = gk.hi[e], known = true;
+          }
+          if (alone) continue;
+          const double need_lo = std::max(x0[c] - level[c], l), need_hi = std::min(x0[c] + level[c], u);
+          if (b.upper[t] >= need_hi - tol[c] && b.lower[t] <= need_lo + tol[c] && b.upper[t] - b.lower[t] > tol[c]) continue;
+          want.group.push_back(q);
+          want.cell.push_back(c);
+          want.lower.push_back(b.lower[t]);
+          want.upper.push_back(b.upper[t]);
+          want.need_lower.push_back(need_lo);
+          want.need_upper.push_back(need_hi);
+          broke = true;
+        }
+        if (first && broke) break;
+      }
+      if (got.group != want.group || got.cell != want.cell || got.lower != want.lower || got.upper != want.upper ||
+          got.need_lower != want.need_lower || got.need_upper != want.need_upper || got.n_groups != want.n_groups) {
+        std::printf("respondents' relation breaches differ from the plain loop, case %d first %d\n", rep, first);
+        ++failures;
+      }
+      if (!got.group.empty()) ++breach_seen;
+      if (got.group.empty() && got.n_groups > 0) ++passed_seen;
+    }
+  }
+  // (both outcomes must occur for the comparison to mean anything)
+  if (breach_seen < 20 || passed_seen < 20) {
+    std::printf("respondents' relation breaches: too few cases (%d breached, %d passed)\n", breach_seen, passed_seen);
+    ++failures;
+  }
+  {
+    bool threw_breach = false;
+    try {
+      sdcRisk::BreachCells bc{{1}, {-1}, {0.0}, {1.0}, {0.0}, {1.0}, {1.0}, {0.0}, {2.0}};
+      sdcRisk::GroupKnowledge gk{{0, 1}, {5}, {0}, {0.0}, {1.0}};
+      sdcRisk::relation_breach_groups({}, bc, gk, 1, 0.0, false);
+    } catch (const std::invalid_argument&) {
+      threw_breach = true;
+    }
+    if (!threw_breach) {
+      std::printf("knowledge of a cell out of range not rejected\n");
+      ++failures;
+    }
+  }
+
   // the swap bound against its definition, relation by relation (a
   // brute force over each relation's cells)
   for (int rep = 0; rep < 300; ++rep) {

@@ -645,14 +645,30 @@ test_that("the respondents' relation bounds report only real breaches (the clean
   expect_gt(caught, 3)
 })
 
-test_that("the respondents' relation bounds in batches give the breaches of one respondent at a time", {
+test_that("the respondents' relation bounds in the core give the breaches of one respondent at a time", {
   ns <- asNamespace("sdcRisk")
   one_by_one <- function(...) {
     withr::local_options(sdcRisk.relation_cases = FALSE)
     ns$respondent_breaches(...)
   }
   broke <- passed <- 0
-  for_each_trial(1:15, function(ts, j, trial, info) {
+  # the trials of the clean-up on random firm tables, and on tables whose
+  # (n, k) rule makes coalitions (knowledge of several cells per group)
+  coalition_setup <- function(seed) {
+    set.seed(seed)
+    d <- data.frame(firm = sample(sprintf("f%02d", 1:30), 60, TRUE), r = sample(letters[1:3], 60, TRUE),
+                    c = sample(LETTERS[1:4], 60, TRUE), v = round(rlnorm(60, 3, 1.2)))
+    sens <- cell_sensitivity(d, c("r", "c"), "v", rule_nk(3, 75), contributor = "firm")
+    if (!any(sens$sensitive)) return(NULL)
+    prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
+    resp <- ns$table_respondents(sens, prep, "respondents", "ignore")
+    list(sens = sens, prep = prep, resp = resp, supp = sens$sensitive | runif(nrow(sens)) < 0.5)
+  }
+  trials <- list()
+  for (seed in 1:15) trials[[length(trials) + 1L]] <- trial_setup(seed)
+  for (seed in 1:6) trials[[length(trials) + 1L]] <- coalition_setup(seed)
+  expect_true(any(vapply(trials, function(ts) length(ts$resp$coalitions) > 0, logical(1))))
+  for (ts in Filter(Negate(is.null), trials)) for (j in which(ts$supp & !ts$sens$sensitive)) (function(ts, j, trial, info) {
     prep <- ts$prep
     wide <- lapply(exact_outer(prep, ts$supp), replace, j, NA_real_)
     sens_t <- which(trial & ts$sens$sensitive)
@@ -669,7 +685,7 @@ test_that("the respondents' relation bounds in batches give the breaches of one 
       broke <<- broke + (nrow(a$breaches) > 0)
       passed <<- passed + (nrow(a$breaches) == 0)
     }
-  })
+  })(ts, j, replace(ts$supp, j, FALSE), paste("cell", j))
   expect_gt(broke, 10)
   expect_gt(passed, 10)
 })

@@ -541,6 +541,187 @@ inline std::vector<int> relation_packing(const std::vector<int>& open, const std
   return out;
 }
 
+// The respondents' relation breaches of a pattern (respondent_breaches()
+// with relations_only in R): for each respondent group in turn, its
+// knowledge of the cells (bounds [lo, hi] per cell, and whether it is alone
+// in the cell) that is effective (a suppressed cell, narrower than the
+// outsider's interval [outer_lo, outer_hi] by more than the cell's
+// tolerance) narrows the a priori bounds of each component it falls in
+// (those with cells to attack, in the order the knowledge first reaches
+// them); the relation bounds of the component's program so narrowed
+// (relation_bounds(): outer bounds of the respondent's intervals) are then
+// tested against the protection of the component's targets, each within
+// what the group knows of it, but a cell it knows alone (no pattern hides
+// it). A breach is real; none proves nothing. With `first`, the test ends
+// at the first (group, component) pair that breaks a cell. The same
+// knowledge of a component gets the same bounds, computed once. The
+// breaches, n_groups (the groups with some pair, up to the breaking one
+// with `first`) and the order are those of the R loop one group at a time.
+struct ComponentProgram {
+  std::vector<int> row, col;  // 0-based triplets (row, col, v)
+  std::vector<double> v, rhs, lower, upper;
+  int n_row = 0, n_col = 0;
+  std::vector<int> vars;      // 0-based cell of each column
+  std::vector<int> targets;   // 0-based columns of the cells to attack
+};
+
+// Per cell of the table: suppressed, the outsider's interval, tolerance,
+// value, protection level, a priori bounds and the index of its program in
+// the list given (-1: none to attack).
+struct BreachCells {
+  std::vector<int> supp, prog;
+  std::vector<double> outer_lo, outer_hi, tol, value, level, lower, upper;
+};
+
+// The groups' knowledge, group by group: entries start[g] .. start[g + 1]
+// (0-based cells, bounds, alone flags).
+struct GroupKnowledge {
+  std::vector<int> start, cell, alone;
+  std::vector<double> lo, hi;
+};
+
+struct RelationBreaches {
+  std::vector<int> group, cell;  // 0-based group (position in the knowledge) and cell
+  std::vector<double> lower, upper, need_lower, need_upper;
+  int n_groups = 0;
+};
+
+inline RelationBreaches relation_breach_groups(const std::vector<ComponentProgram>& progs, const BreachCells& bc,
+                                               const GroupKnowledge& gk, int passes, double moved, bool first) {
+  const std::size_t n = bc.supp.size();
+  if (bc.prog.size() != n || bc.outer_lo.size() != n || bc.outer_hi.size() != n || bc.tol.size() != n ||
+      bc.value.size() != n || bc.level.size() != n || bc.lower.size() != n || bc.upper.size() != n) {
+    throw std::invalid_argument("the cells' vectors differ in length");
+  }
+  const std::size_t n_entry = gk.cell.size();
+  if (gk.start.empty() || gk.start.front() != 0 || gk.start.back() != static_cast<int>(n_entry) ||
+      gk.lo.size() != n_entry || gk.hi.size() != n_entry || gk.alone.size() != n_entry) {
+    throw std::invalid_argument("malformed knowledge");
+  }
+  for (std::size_t g = 0; g + 1 < gk.start.size(); ++g) {
+    if (gk.start[g + 1] < gk.start[g]) throw std::invalid_argument("malformed knowledge");
+  }
+  for (const int c : gk.cell) {
+    if (c < 0 || static_cast<std::size_t>(c) >= n) throw std::invalid_argument("knowledge of a cell out of range");
+  }
+  for (const int q : bc.prog) {
+    if (q < -1 || q >= static_cast<int>(progs.size())) throw std::invalid_argument("program out of range");
+  }
+  for (const ComponentProgram& p : progs) {
+    if (p.vars.size() != static_cast<std::size_t>(p.n_col) || p.lower.size() != p.vars.size() ||
+        p.upper.size() != p.vars.size()) {
+      throw std::invalid_argument("a program's columns differ in length");
+    }
+    for (const int c : p.vars) {
+      if (c < 0 || static_cast<std::size_t>(c) >= n) throw std::invalid_argument("a program's cell out of range");
+    }
+    for (const int t : p.targets) {
+      if (t < 0 || t >= p.n_col) throw std::invalid_argument("a program's target out of range");
+    }
+  }
+  // (each program's column of every cell, filled for the program at hand)
+  std::vector<int> col_of(n, -1);
+  // the bounds found per program: knowledge (columns, lo, hi) -> the
+  // targets' bounds
+  struct Known {
+    std::vector<int> cols;
+    std::vector<double> lo, hi, t_lower, t_upper;
+  };
+  std::vector<std::vector<Known>> cache(progs.size());
+  RelationBreaches out;
+  const std::size_t n_group = gk.start.size() - 1;
+  std::vector<int> comps, cols;
+  std::vector<double> clo, chi;
+  for (std::size_t g = 0; g < n_group; ++g) {
+    const int from = gk.start[g], to = gk.start[g + 1];
+    // the effective knowledge, and the programs it reaches in order
+    comps.clear();
+    for (int e = from; e < to; ++e) {
+      const int c = gk.cell[e];
+      const bool eff = bc.supp[c] != 0 &&
+                       (gk.lo[e] > bc.outer_lo[c] + bc.tol[c] || gk.hi[e] < bc.outer_hi[c] - bc.tol[c]);
+      if (eff && bc.prog[c] >= 0 && std::find(comps.begin(), comps.end(), bc.prog[c]) == comps.end()) {
+        comps.push_back(bc.prog[c]);
+      }
+    }
+    if (comps.empty()) continue;
+    ++out.n_groups;
+    bool broke = false;
+    for (const int q : comps) {
+      const ComponentProgram& p = progs[static_cast<std::size_t>(q)];
+      for (int k = 0; k < p.n_col; ++k) col_of[p.vars[k]] = k;
+      cols.clear();
+      clo.clear();
+      chi.clear();
+      for (int e = from; e < to; ++e) {
+        const int c = gk.cell[e];
+        const bool eff = bc.supp[c] != 0 &&
+                         (gk.lo[e] > bc.outer_lo[c] + bc.tol[c] || gk.hi[e] < bc.outer_hi[c] - bc.tol[c]);
+        if (!eff || bc.prog[c] != q) continue;
+        if (col_of[c] < 0) throw std::invalid_argument("a cell outside its program");
+        cols.push_back(col_of[c]);
+        clo.push_back(gk.lo[e]);
+        chi.push_back(gk.hi[e]);
+      }
+      for (int k = 0; k < p.n_col; ++k) col_of[p.vars[k]] = -1;
+      const Known* hit = nullptr;
+      for (const Known& kn : cache[static_cast<std::size_t>(q)]) {
+        if (kn.cols == cols && kn.lo == clo && kn.hi == chi) {
+          hit = &kn;
+          break;
+        }
+      }
+      if (hit == nullptr) {
+        std::vector<double> lo = p.lower, up = p.upper;
+        for (std::size_t k = 0; k < cols.size(); ++k) {
+          lo[cols[k]] = std::max(lo[cols[k]], clo[k]);
+          up[cols[k]] = std::min(up[cols[k]], chi[k]);
+        }
+        const ColumnBounds b = relation_bounds(p.row, p.col, p.v, p.n_row, p.n_col, p.rhs, std::move(lo),
+                                               std::move(up), passes, moved);
+        Known kn{cols, clo, chi, {}, {}};
+        for (const int t : p.targets) {
+          kn.t_lower.push_back(b.lower[t]);
+          kn.t_upper.push_back(b.upper[t]);
+        }
+        cache[static_cast<std::size_t>(q)].push_back(std::move(kn));
+        hit = &cache[static_cast<std::size_t>(q)].back();
+      }
+      // the group's requirement on each target
+      for (std::size_t t = 0; t < p.targets.size(); ++t) {
+        const int c = p.vars[p.targets[t]];
+        double lower = bc.lower[c], upper = bc.upper[c];
+        bool alone = false, known = false;
+        for (int e = from; e < to; ++e) {
+          if (gk.cell[e] != c) continue;
+          if (gk.alone[e] != 0) alone = true;
+          if (!known) {
+            lower = gk.lo[e];
+            upper = gk.hi[e];
+            known = true;
+          }
+        }
+        if (alone) continue;
+        const double lo = hit->t_lower[t], hi = hit->t_upper[t], tol = bc.tol[c];
+        const double need_lo = std::max(bc.value[c] - bc.level[c], lower);
+        const double need_hi = std::min(bc.value[c] + bc.level[c], upper);
+        const bool met = !std::isnan(lo) && !std::isnan(hi) && hi >= need_hi - tol && lo <= need_lo + tol &&
+                         hi - lo > tol;
+        if (met) continue;
+        out.group.push_back(static_cast<int>(g));
+        out.cell.push_back(c);
+        out.lower.push_back(lo);
+        out.upper.push_back(hi);
+        out.need_lower.push_back(need_lo);
+        out.need_upper.push_back(need_hi);
+        broke = true;
+      }
+      if (first && broke) return out;
+    }
+  }
+  return out;
+}
+
 // The extremes of witness tables given sparsely, for the respondents'
 // programs (respondent_seeds() in R): move m changes its cell by y[m] in
 // table id[m] (0-based tables); the moves of cell c (0-based) are
