@@ -525,7 +525,7 @@ table_problem <- function(x, lower, upper, freq_protection, arg = "x", call = rl
   list(structure = table_structure(x, arg, call), value = value, lower = bounds$lower,
        upper = bounds$upper, level = protection_levels(x, freq_protection),
        sensitive = x$sensitive, tol = audit_tolerance * (1 + abs(value)), abs_total = sum(abs(value)),
-       lp_cache = new.env(parent = emptyenv()))
+       lp_cache = new.env(parent = emptyenv()), sp_memo = new.env(parent = emptyenv()))
 }
 
 protection_levels <- function(x, freq_protection) {
@@ -691,8 +691,24 @@ protection_required <- function(prep, cells, lower = prep$lower[cells], upper = 
 # part of every relation (`pubsum`), the suppressed triplets (`sr`, `sc`,
 # `sv`), the component of every cell and the
 # triplets and cells of each component. Shared by the outsider's audit and
-# the respondents'.
+# the respondents'. The last pattern's is kept (`prep$sp_memo`, keyed by the
+# pattern and the values): a trial of the respondents' clean-up asked for
+# it three times (its relation tests, the respondents' and the outsider's
+# programs).
 suppressed_components <- function(prep, supp, call) {
+  memo <- prep$sp_memo
+  if (!is.null(memo) && identical(memo$supp, supp) && identical(memo$value, prep$value)) return(memo$sp)
+  sp <- split_components(prep, supp, call)
+  if (!is.null(memo)) {
+    memo$supp <- supp
+    memo$value <- prep$value
+    memo$sp <- sp
+  }
+  sp
+}
+
+# suppressed_components() without the memo.
+split_components <- function(prep, supp, call) {
   st <- prep$structure
   is_s <- supp[st$cell]
   pubsum <- tabulate_sum(st$rel[!is_s], st$coef[!is_s] * prep$value[st$cell[!is_s]], st$nrel)

@@ -606,24 +606,11 @@ relation_breach_groups <- function(prep, supp, resp, outer, sens, cmp, has_sens,
 # The number of relations between the cells `from` and every cell of the
 # table, moving through suppressed cells (`supp`) only: 0 for `from`, 1
 # for the suppressed cells of their relations, and so on; Inf for cells
-# never reached.
+# never reached. In the core (relation_hops() of table_components.hpp: a
+# breadth-first search over the relations; the R loop over all triplets at
+# each hop took a ninetieth of the default's time on R4 of the bench).
 relation_hops <- function(st, from, supp) {
-  hops <- rep(Inf, st$ncell)
-  hops[from] <- 0
-  is_s <- supp[st$cell]
-  sr <- st$rel[is_s]
-  sc <- st$cell[is_s]
-  rels <- unique(st$rel[unlist(st$cell_trips[from], use.names = FALSE)])
-  h <- 0
-  while (length(rels)) {
-    h <- h + 1
-    reached <- unique(sc[sr %in% rels])
-    reached <- reached[hops[reached] > h]
-    if (!length(reached)) break
-    hops[reached] <- h
-    rels <- unique(sr[sc %in% reached])
-  }
-  hops
+  core_call(cpp_relation_hops, st$rel, st$cell, supp, st$nrel, st$ncell, as.integer(from))
 }
 
 # The intervals of the sensitive cells of component cc when the cells
@@ -867,8 +854,8 @@ respondent_pattern <- function(prep, search, resp, call) {
   # respondents' programs (respondent_seeds())
   wits <- search$wits
   repeat {
-    r <- respondent_audit(prep, search$supp, resp, exact = FALSE, call = call,
-                          witnesses = witness_index(wits, prep))
+    index <- witness_index(wits, prep)
+    r <- respondent_audit(prep, search$supp, resp, exact = FALSE, call = call, witnesses = index)
     n_lp <- n_lp + r$n_lp
     b <- r$breaches
     if (!nrow(b)) break
@@ -891,8 +878,8 @@ respondent_pattern <- function(prep, search, resp, call) {
     }
   }
   # (the outsider's exact intervals of the final pattern and the witness
-  # tables, for the clean-up)
-  list(n_lp = n_lp, rounds = rounds, outer = r$outer, witnesses = wits)
+  # tables with their index, for the clean-up)
+  list(n_lp = n_lp, rounds = rounds, outer = r$outer, witnesses = wits, index = index)
 }
 
 # The clean-up after the respondent rounds (protect_table()'s `cleanup`):
@@ -934,14 +921,16 @@ respondent_pattern <- function(prep, search, resp, call) {
 # measured them), measured here when NULL. `witnesses`: witness tables
 # (list(cells, y)) of the pattern and its rounds, seeds of the respondents'
 # programs (respondent_seeds()) and of the outsider's tests of the trials
-# (outsider_seeds()). Returns list(n_lp, published, rolled_back, outer),
+# (outsider_seeds()); `index`, their witness_index() when the rounds built
+# it already. Returns list(n_lp, published, rolled_back, outer),
 # `rolled_back` TRUE when the deferred test failed, `outer` the outsider's
 # intervals of the final pattern with `exact`, the cells whose interval is
 # exact (for final_audit()).
-respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer = NULL, witnesses = NULL) {
+respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer = NULL, witnesses = NULL,
+                               index = NULL) {
   supp <- search$supp
   n_lp <- 0L
-  witnesses <- witness_index(witnesses, prep)
+  witnesses <- index %||% witness_index(witnesses, prep)
   if (is.null(outer)) {
     all_supp <- which(supp)
     o <- audit_cells(prep, supp, all_supp, exact = TRUE, call = call)
@@ -961,6 +950,7 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
     cand <- setdiff(cand, unlist(lapply(search$wits, `[[`, "cells"), use.names = FALSE))
   }
   st <- prep$structure
+  comp_of <- NULL
   tick <- table_progress("Clean-up against the respondents", length(cand))
   # (deferred: the trials that passed all but the respondents' test since
   # the last one, kept out of `search` until it; `back`, the state before
@@ -1021,10 +1011,15 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
       tick()
       ticked <- k
     }
-    # the component of j under the current pattern, without j
-    is_s <- supp[st$cell]
-    comp <- core_call(cpp_relation_components, st$rel[is_s], st$cell[is_s], st$nrel, st$ncell,
-                      call = call)
+    # the component of j under the current pattern, without j (the
+    # components found again only when a trial changed the pattern: most
+    # trials fail)
+    if (!identical(comp_of, supp)) {
+      is_s <- supp[st$cell]
+      comp <- core_call(cpp_relation_components, st$rel[is_s], st$cell[is_s], st$nrel, st$ncell,
+                        call = call)
+      comp_of <- supp
+    }
     region <- setdiff(which(supp & comp == comp[j]), j)
     trial <- supp
     trial[j] <- FALSE
@@ -1150,12 +1145,14 @@ protect_against <- function(prep, search, kn, i, label, call, earlier = list()) 
 # A search state like `search` (its costs, labels and box) whose a priori
 # bounds are those of a respondent who knows the cells of `kn`: the
 # respondent's problem, for protect_against() and the optimal method's
-# respondent_cuts().
+# respondent_cuts(). (The index of the classification is the table's:
+# built again for each breach, it took a fiftieth of the default's time on
+# R4 of the bench.)
 respondent_search <- function(prep, search, kn) {
   pa <- prep
   pa$lower[kn$cells] <- kn$lo
   pa$upper[kn$cells] <- kn$hi
-  new_protection_search(pa, search$w, search$labels, search$box)
+  new_protection_search(pa, search$w, search$labels, search$box, box_index = search$box_index)
 }
 
 # --- Arguments --------------------------------------------------------------

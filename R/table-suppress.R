@@ -352,7 +352,7 @@ respondent_step <- function(prep, search, respondents, cleanup, intervals, call)
   rp$outer$exact <- search$supp
   if (cleanup && isTRUE(rp$rounds > 0) && getOption("sdcRisk.respondent_cleanup", TRUE)) {
     rc <- respondent_cleanup(prep, search, respondents, keep_witnessed = intervals == "none", call,
-                             outer = rp$outer, witnesses = rp$witnesses)
+                             outer = rp$outer, witnesses = rp$witnesses, index = rp$index)
     rp$n_lp <- rp$n_lp + rc$n_lp
     rp$outer <- rc$outer
   }
@@ -519,8 +519,10 @@ cell_labels <- function(x) {
 # Search state of protect_table(): the pattern, the reasons, and for every
 # cell the largest deviation upwards and downwards shown possible by a
 # verified witness table (a table that agrees with every published cell,
-# adds up at every level and keeps within the bounds).
-new_protection_search <- function(prep, w, labels, box) {
+# adds up at every level and keeps within the bounds). `box_index`: the
+# index of the classification that search_box() reads, from another search
+# of the same table (it depends on the table's structure alone).
+new_protection_search <- function(prep, w, labels, box, box_index = NULL) {
   st <- prep$structure
   n <- st$ncell
   search <- new.env(parent = emptyenv())
@@ -546,6 +548,10 @@ new_protection_search <- function(prep, w, labels, box) {
   search$whole_boxes <- new.env(parent = emptyenv())
   # linked tables have no classification codes (their box is the whole problem)
   if (is.null(st$codes)) return(search)
+  if (!is.null(box_index)) {
+    search$box_index <- box_index
+    return(search)
+  }
   codes <- st$codes
   nl <- vapply(st$parents, length, integer(1))
   mult <- cumprod(c(1, nl[-length(nl)]))

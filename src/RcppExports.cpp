@@ -589,6 +589,22 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_relation_hops
+SEXP cpp_relation_hops(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell, const Rcpp::LogicalVector& supp, int n_rel, int n_cell, const Rcpp::IntegerVector& from);
+RcppExport SEXP _sdcRisk_cpp_relation_hops(SEXP relSEXP, SEXP cellSEXP, SEXP suppSEXP, SEXP n_relSEXP, SEXP n_cellSEXP, SEXP fromSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type rel(relSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type supp(suppSEXP);
+    Rcpp::traits::input_parameter< int >::type n_rel(n_relSEXP);
+    Rcpp::traits::input_parameter< int >::type n_cell(n_cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type from(fromSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_relation_hops(rel, cell, supp, n_rel, n_cell, from));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_relation_breach_groups
 SEXP cpp_relation_breach_groups(const Rcpp::List& programs, const Rcpp::LogicalVector& supp, const Rcpp::IntegerVector& prog, const Rcpp::NumericVector& outer_lo, const Rcpp::NumericVector& outer_hi, const Rcpp::NumericVector& tol, const Rcpp::NumericVector& value, const Rcpp::NumericVector& level, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::IntegerVector& start, const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, const Rcpp::LogicalVector& alone, int passes, double moved, bool first);
 RcppExport SEXP _sdcRisk_cpp_relation_breach_groups(SEXP programsSEXP, SEXP suppSEXP, SEXP progSEXP, SEXP outer_loSEXP, SEXP outer_hiSEXP, SEXP tolSEXP, SEXP valueSEXP, SEXP levelSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP startSEXP, SEXP cellSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP aloneSEXP, SEXP passesSEXP, SEXP movedSEXP, SEXP firstSEXP) {
@@ -807,6 +823,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_witness_moves", (DL_FUNC) &_sdcRisk_cpp_witness_moves, 12},
     {"_sdcRisk_cpp_relation_bounds", (DL_FUNC) &_sdcRisk_cpp_relation_bounds, 10},
     {"_sdcRisk_cpp_relation_bounds_cases", (DL_FUNC) &_sdcRisk_cpp_relation_bounds_cases, 15},
+    {"_sdcRisk_cpp_relation_hops", (DL_FUNC) &_sdcRisk_cpp_relation_hops, 6},
     {"_sdcRisk_cpp_relation_breach_groups", (DL_FUNC) &_sdcRisk_cpp_relation_breach_groups, 18},
     {"_sdcRisk_cpp_relation_packing", (DL_FUNC) &_sdcRisk_cpp_relation_packing, 7},
     {"_sdcRisk_cpp_search_box", (DL_FUNC) &_sdcRisk_cpp_search_box, 17},

@@ -120,6 +120,19 @@ SEXP cpp_relation_bounds_cases(const Rcpp::IntegerVector& row, const Rcpp::Integ
   });
 }
 
+// The number of relations between the cells `from` and every cell, through
+// suppressed cells (sdcRisk::relation_hops()); 1-based triplets and cells.
+// [[Rcpp::export]]
+SEXP cpp_relation_hops(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell,
+                       const Rcpp::LogicalVector& supp, int n_rel, int n_cell, const Rcpp::IntegerVector& from) {
+  return sdcRisk_glue::run_engine([&] {
+    std::vector<int> s(supp.begin(), supp.end());
+    for (int& x : s) x = (x == NA_LOGICAL) ? 0 : x;
+    return Rcpp::wrap(sdcRisk::relation_hops(sdcRisk_glue::zero_based(rel), sdcRisk_glue::zero_based(cell), s,
+                                             n_rel, n_cell, sdcRisk_glue::zero_based(from)));
+  });
+}
+
 // The respondents' relation breaches of a pattern
 // (sdcRisk::relation_breach_groups()): `programs` a list of the
 // components' programs, each list(i, j, v, nrow, ncol, rhs, lower, upper,

@@ -541,6 +541,67 @@ inline std::vector<int> relation_packing(const std::vector<int>& open, const std
   return out;
 }
 
+// The number of relations between the cells `from` and every cell
+// (relation_hops() in R): 0 for `from`, 1 for the suppressed cells of their
+// relations, and so on through suppressed cells only; infinity for cells
+// never reached. Triplets (rel[k], cell[k]) 0-based; supp per cell.
+inline std::vector<double> relation_hops(const std::vector<int>& rel, const std::vector<int>& cell,
+                                         const std::vector<int>& supp, int n_rel, int n_cell,
+                                         const std::vector<int>& from) {
+  const std::size_t nt = rel.size();
+  if (cell.size() != nt || supp.size() != static_cast<std::size_t>(n_cell)) {
+    throw std::invalid_argument("relation hops: lengths differ");
+  }
+  std::vector<int> rel_start(n_rel + 1, 0), cell_start(n_cell + 1, 0);
+  for (std::size_t k = 0; k < nt; ++k) {
+    if (rel[k] < 0 || rel[k] >= n_rel || cell[k] < 0 || cell[k] >= n_cell) {
+      throw std::invalid_argument("relation hops: triplet out of range");
+    }
+    ++rel_start[rel[k] + 1];
+    ++cell_start[cell[k] + 1];
+  }
+  for (int r = 0; r < n_rel; ++r) rel_start[r + 1] += rel_start[r];
+  for (int c = 0; c < n_cell; ++c) cell_start[c + 1] += cell_start[c];
+  std::vector<int> rel_cells(nt), cell_rels(nt);
+  {
+    std::vector<int> at_r(rel_start.begin(), rel_start.end() - 1), at_c(cell_start.begin(), cell_start.end() - 1);
+    for (std::size_t k = 0; k < nt; ++k) {
+      rel_cells[at_r[rel[k]]++] = cell[k];
+      cell_rels[at_c[cell[k]]++] = rel[k];
+    }
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> hops(n_cell, inf);
+  std::vector<char> rel_seen(n_rel, 0);
+  std::vector<int> frontier, next;
+  for (const int c : from) {
+    if (c < 0 || c >= n_cell) throw std::invalid_argument("relation hops: cell out of range");
+    hops[c] = 0;
+    frontier.push_back(c);
+  }
+  double h = 0;
+  while (!frontier.empty()) {
+    h += 1;
+    next.clear();
+    for (const int c : frontier) {
+      for (int k = cell_start[c]; k < cell_start[c + 1]; ++k) {
+        const int r = cell_rels[k];
+        if (rel_seen[r]) continue;
+        rel_seen[r] = 1;
+        for (int q = rel_start[r]; q < rel_start[r + 1]; ++q) {
+          const int d = rel_cells[q];
+          if (supp[d] && hops[d] > h) {
+            hops[d] = h;
+            next.push_back(d);
+          }
+        }
+      }
+    }
+    frontier.swap(next);
+  }
+  return hops;
+}
+
 // The respondents' relation breaches of a pattern (respondent_breaches()
 // with relations_only in R): for each respondent group in turn, its
 // knowledge of the cells (bounds [lo, hi] per cell, and whether it is alone
