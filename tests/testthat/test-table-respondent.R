@@ -926,6 +926,35 @@ test_that("the outsider's seeds of a clean-up trial: inner bounds of its exact i
   expect_gt(broke, 3)
 })
 
+test_that("a flat decided interval (pinned by the relation bounds, no program) is the exact one", {
+  ns <- asNamespace("sdcRisk")
+  pinned <- 0
+  for_each_trial(1:10, function(ts, j, p, info) {
+    prep <- ts$prep
+    cmp <- ns$respondent_components(prep, p, NULL)
+    for (g in seq_len(min(ts$resp$n_single, 8))) {
+      k <- ns$respondent_knowledge(ts$resp, prep, g)
+      for (cc in setdiff(unique(cmp$comp[k$cells]), 0L)) {
+        mine <- p[k$cells] & cmp$comp[k$cells] == cc
+        args <- list(prep, cmp, cc, k$cells[mine], k$lo[mine], k$hi[mine], sens = prep$sensitive, call = NULL)
+        dec <- do.call(ns$respondent_component, c(args, exact = FALSE))
+        ex <- do.call(ns$respondent_component, c(args, exact = TRUE))
+        if (!length(dec$cells)) next
+        tol <- prep$tol[dec$cells]
+        flat <- dec$upper - dec$lower <= tol
+        # a flat decided interval is the exact one (within the tolerance)
+        expect_true(all(abs(dec$lower[flat] - ex$lower[flat]) <= tol[flat] &
+                          abs(dec$upper[flat] - ex$upper[flat]) <= tol[flat]), info = info)
+        # and the verdicts agree everywhere
+        expect_identical(ns$protection_met(prep, dec$cells, dec$lower, dec$upper),
+                         ns$protection_met(prep, ex$cells, ex$lower, ex$upper), info = info)
+        pinned <<- pinned + sum(flat)
+      }
+    }
+  })
+  expect_gt(pinned, 5)
+})
+
 test_that("protection decided by the component's earlier tables is sound: inner bounds of the exact intervals", {
   ns <- asNamespace("sdcRisk")
   decided <- 0
