@@ -161,6 +161,10 @@ cpp_relation_bounds_cases <- function(row, col, v, n_row, n_col, rhs, lower, upp
     .Call(`_sdcRisk_cpp_relation_bounds_cases`, row, col, v, n_row, n_col, rhs, lower, upper, passes, moved, case_start, case_col, case_lo, case_hi, out_col)
 }
 
+cpp_relation_breach_near <- function(rel, cell, coef, n_rel, n_cell, value, supp, sensitive, lower, upper, tol, level, near, passes, moved) {
+    .Call(`_sdcRisk_cpp_relation_breach_near`, rel, cell, coef, n_rel, n_cell, value, supp, sensitive, lower, upper, tol, level, near, passes, moved)
+}
+
 cpp_relation_hops <- function(rel, cell, supp, n_rel, n_cell, from) {
     .Call(`_sdcRisk_cpp_relation_hops`, rel, cell, supp, n_rel, n_cell, from)
 }

@@ -589,6 +589,31 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_relation_breach_near
+SEXP cpp_relation_breach_near(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& coef, int n_rel, int n_cell, const Rcpp::NumericVector& value, const Rcpp::LogicalVector& supp, const Rcpp::LogicalVector& sensitive, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol, const Rcpp::NumericVector& level, const Rcpp::IntegerVector& near, int passes, double moved);
+RcppExport SEXP _sdcRisk_cpp_relation_breach_near(SEXP relSEXP, SEXP cellSEXP, SEXP coefSEXP, SEXP n_relSEXP, SEXP n_cellSEXP, SEXP valueSEXP, SEXP suppSEXP, SEXP sensitiveSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP tolSEXP, SEXP levelSEXP, SEXP nearSEXP, SEXP passesSEXP, SEXP movedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type rel(relSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type coef(coefSEXP);
+    Rcpp::traits::input_parameter< int >::type n_rel(n_relSEXP);
+    Rcpp::traits::input_parameter< int >::type n_cell(n_cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type value(valueSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type supp(suppSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type sensitive(sensitiveSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lower(lowerSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type upper(upperSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type level(levelSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type near(nearSEXP);
+    Rcpp::traits::input_parameter< int >::type passes(passesSEXP);
+    Rcpp::traits::input_parameter< double >::type moved(movedSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_relation_breach_near(rel, cell, coef, n_rel, n_cell, value, supp, sensitive, lower, upper, tol, level, near, passes, moved));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_relation_hops
 SEXP cpp_relation_hops(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell, const Rcpp::LogicalVector& supp, int n_rel, int n_cell, const Rcpp::IntegerVector& from);
 RcppExport SEXP _sdcRisk_cpp_relation_hops(SEXP relSEXP, SEXP cellSEXP, SEXP suppSEXP, SEXP n_relSEXP, SEXP n_cellSEXP, SEXP fromSEXP) {
@@ -823,6 +848,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_witness_moves", (DL_FUNC) &_sdcRisk_cpp_witness_moves, 12},
     {"_sdcRisk_cpp_relation_bounds", (DL_FUNC) &_sdcRisk_cpp_relation_bounds, 10},
     {"_sdcRisk_cpp_relation_bounds_cases", (DL_FUNC) &_sdcRisk_cpp_relation_bounds_cases, 15},
+    {"_sdcRisk_cpp_relation_breach_near", (DL_FUNC) &_sdcRisk_cpp_relation_breach_near, 15},
     {"_sdcRisk_cpp_relation_hops", (DL_FUNC) &_sdcRisk_cpp_relation_hops, 6},
     {"_sdcRisk_cpp_relation_breach_groups", (DL_FUNC) &_sdcRisk_cpp_relation_breach_groups, 18},
     {"_sdcRisk_cpp_relation_packing", (DL_FUNC) &_sdcRisk_cpp_relation_packing, 7},

@@ -120,6 +120,30 @@ SEXP cpp_relation_bounds_cases(const Rcpp::IntegerVector& row, const Rcpp::Integ
   });
 }
 
+// Whether the relation bounds of the components the relations of the cells
+// `near` touch leave a sensitive cell short (sdcRisk::relation_breach_near());
+// 1-based triplets (rel, cell) with coefficients, per cell the values,
+// pattern, sensitive flags, bounds, tolerances and levels; 1-based `near`.
+// [[Rcpp::export]]
+SEXP cpp_relation_breach_near(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell,
+                              const Rcpp::NumericVector& coef, int n_rel, int n_cell,
+                              const Rcpp::NumericVector& value, const Rcpp::LogicalVector& supp,
+                              const Rcpp::LogicalVector& sensitive, const Rcpp::NumericVector& lower,
+                              const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol,
+                              const Rcpp::NumericVector& level, const Rcpp::IntegerVector& near, int passes,
+                              double moved) {
+  return sdcRisk_glue::run_engine([&] {
+    std::vector<int> r(rel.begin(), rel.end()), c(cell.begin(), cell.end()), s(supp.begin(), supp.end()),
+        sens(sensitive.begin(), sensitive.end());
+    for (int& x : r) --x;
+    for (int& x : c) --x;
+    for (int& x : s) x = (x == NA_LOGICAL) ? 0 : x;
+    for (int& x : sens) x = (x == NA_LOGICAL) ? 0 : x;
+    return sdcRisk::relation_breach_near(r, c, coef, n_rel, n_cell, value, s, sens, lower, upper, tol, level,
+                                         sdcRisk_glue::zero_based(near), passes, moved);
+  });
+}
+
 // The number of relations between the cells `from` and every cell, through
 // suppressed cells (sdcRisk::relation_hops()); 1-based triplets and cells.
 // [[Rcpp::export]]

@@ -415,6 +415,36 @@ int main() {
     }
   }
 
+  // the outsider's relation test near a cell, on a 2 x 2 table with its
+  // margins published: a sensitive cell suppressed alone is pinned; with
+  // its whole 2 x 2 block it moves by its level
+  {
+    // cells a b c d (0-3), row sums R1 R2 (4, 5), column sums C1 C2 (6, 7)
+    const std::vector<int> rel{0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3};
+    const std::vector<int> cell{0, 1, 4, 2, 3, 5, 0, 2, 6, 1, 3, 7};
+    const std::vector<double> coef{1, 1, -1, 1, 1, -1, 1, 1, -1, 1, 1, -1};
+    const std::vector<double> value{10, 20, 30, 40, 30, 70, 40, 60};
+    const std::vector<double> lower(8, 0.0), upper(8, std::numeric_limits<double>::infinity()), tol(8, 1e-9);
+    std::vector<double> level(8, 0.0);
+    level[0] = 5;
+    std::vector<int> sens(8, 0);
+    sens[0] = 1;
+    std::vector<int> alone(8, 0), block(8, 0);
+    alone[0] = 1;
+    for (int c = 0; c < 4; ++c) block[c] = 1;
+    const bool pinned = sdcRisk::relation_breach_near(rel, cell, coef, 4, 8, value, alone, sens, lower, upper, tol,
+                                                      level, {0}, 20, 1e-9);
+    const bool moves = sdcRisk::relation_breach_near(rel, cell, coef, 4, 8, value, block, sens, lower, upper, tol,
+                                                     level, {3}, 20, 1e-9);
+    // (the relation of R2 touches no suppressed cell: nothing to test)
+    const bool far = sdcRisk::relation_breach_near(rel, cell, coef, 4, 8, value, alone, sens, lower, upper, tol,
+                                                   level, {5}, 20, 1e-9);
+    if (!pinned || moves || far) {
+      std::printf("relation test near a cell wrong: pinned %d moves %d far %d\n", pinned, moves, far);
+      ++failures;
+    }
+  }
+
   // the swap bound against its definition, relation by relation (a
   // brute force over each relation's cells)
   for (int rep = 0; rep < 300; ++rep) {

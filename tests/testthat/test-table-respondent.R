@@ -614,6 +614,24 @@ test_that("attacking first the respondents near a published cell changes the ord
   expect_gt(checked, 3)
 })
 
+test_that("the outsider's relation test of a trial in the core gives the R test's verdict", {
+  ns <- asNamespace("sdcRisk")
+  broke <- passed <- 0
+  for_each_trial(1:25, function(ts, j, trial, info) {
+    core <- ns$relation_breach(ts$prep, trial, j, NULL)
+    in_r <- ns$relation_breach_in_r(ts$prep, trial, j, NULL)
+    expect_identical(core, in_r, info = info)
+    # (the neighbourhood of several cells)
+    near <- c(j, which(ts$sens$sensitive)[1])
+    expect_identical(ns$relation_breach(ts$prep, trial, near, NULL),
+                     ns$relation_breach_in_r(ts$prep, trial, near, NULL), info = info)
+    broke <<- broke + core
+    passed <<- passed + !core
+  })
+  expect_gt(broke, 10)
+  expect_gt(passed, 10)
+})
+
 test_that("the respondents' relation bounds report only real breaches (the clean-up's test before programs)", {
   caught <- 0
   for_each_trial(1:12, function(ts, j, trial, info) {

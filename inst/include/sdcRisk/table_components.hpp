@@ -541,6 +541,151 @@ inline std::vector<int> relation_packing(const std::vector<int>& open, const std
   return out;
 }
 
+// Does the pattern `supp` leave some sensitive cell whose relation bounds
+// fall short of its protection, in the components of suppressed cells that
+// the relations of the cells `near` touch (relation_breach() in R, which
+// this replaces bit for bit)? Each such component's program is the one the
+// audit builds: its suppressed cells as columns, the relations of their
+// triplets as rows (in the triplets' order), the published part of each
+// relation on the right-hand side (summed in the triplets' order), the a
+// priori bounds; relation_bounds() bounds it, and a sensitive cell is short
+// when its bounds miss its protection level on either side (by more than
+// its tolerance) or leave it no width. TRUE proves the pattern unprotected;
+// FALSE proves nothing. Triplets (rel[k], cell[k], coef[k]) 0-based; per
+// cell value, supp and sensitive (0 or 1), lower, upper, tol, level; read
+// in place (any type with size() and operator[]).
+template <class IntSeq, class DblSeq, class LglSeq>
+bool relation_breach_near(const IntSeq& rel, const IntSeq& cell, const DblSeq& coef, int n_rel, int n_cell,
+                          const DblSeq& value, const LglSeq& supp, const LglSeq& sensitive, const DblSeq& lower,
+                          const DblSeq& upper, const DblSeq& tol, const DblSeq& level, const std::vector<int>& near,
+                          int passes, double moved) {
+  const std::size_t nt = static_cast<std::size_t>(rel.size());
+  if (static_cast<std::size_t>(cell.size()) != nt || static_cast<std::size_t>(coef.size()) != nt) {
+    throw std::invalid_argument("relation breach: triplet lengths differ");
+  }
+  const std::size_t nc = static_cast<std::size_t>(n_cell);
+  if (static_cast<std::size_t>(value.size()) != nc || static_cast<std::size_t>(supp.size()) != nc ||
+      static_cast<std::size_t>(sensitive.size()) != nc || static_cast<std::size_t>(lower.size()) != nc ||
+      static_cast<std::size_t>(upper.size()) != nc || static_cast<std::size_t>(tol.size()) != nc ||
+      static_cast<std::size_t>(level.size()) != nc) {
+    throw std::invalid_argument("relation breach: the cells' vectors differ in length");
+  }
+  std::vector<int> cell_start(nc + 1, 0), rel_start(static_cast<std::size_t>(n_rel) + 1, 0);
+  for (std::size_t k = 0; k < nt; ++k) {
+    if (rel[k] < 0 || rel[k] >= n_rel || cell[k] < 0 || cell[k] >= n_cell) {
+      throw std::invalid_argument("relation breach: triplet out of range");
+    }
+    ++cell_start[cell[k] + 1];
+    ++rel_start[rel[k] + 1];
+  }
+  for (std::size_t c = 0; c < nc; ++c) cell_start[c + 1] += cell_start[c];
+  for (int r = 0; r < n_rel; ++r) rel_start[r + 1] += rel_start[r];
+  // triplets by cell and by relation, each in the triplets' order
+  std::vector<int> by_cell(nt), by_rel(nt);
+  {
+    std::vector<int> at_c(cell_start.begin(), cell_start.end() - 1), at_r(rel_start.begin(), rel_start.end() - 1);
+    for (std::size_t k = 0; k < nt; ++k) {
+      by_cell[at_c[cell[k]]++] = static_cast<int>(k);
+      by_rel[at_r[rel[k]]++] = static_cast<int>(k);
+    }
+  }
+  auto is_supp = [&](int c) { return supp[c] != 0; };
+  // the suppressed cells the relations of `near` touch
+  std::vector<char> comp_done(nc, 0);
+  std::vector<int> touched;
+  for (const int c : near) {
+    if (c < 0 || c >= n_cell) throw std::invalid_argument("relation breach: cell out of range");
+    for (int q = cell_start[c]; q < cell_start[c + 1]; ++q) {
+      const int r = rel[by_cell[q]];
+      for (int p = rel_start[r]; p < rel_start[r + 1]; ++p) {
+        const int d = cell[by_rel[p]];
+        if (is_supp(d)) touched.push_back(d);
+      }
+    }
+  }
+  std::vector<int> members, stack, trips, rel_row(static_cast<std::size_t>(n_rel), -1), col_of(nc, -1);
+  for (const int start : touched) {
+    if (comp_done[start]) continue;
+    // the component of `start`: suppressed cells linked by relations
+    members.clear();
+    stack.assign(1, start);
+    comp_done[start] = 1;
+    while (!stack.empty()) {
+      const int c = stack.back();
+      stack.pop_back();
+      members.push_back(c);
+      for (int q = cell_start[c]; q < cell_start[c + 1]; ++q) {
+        const int r = rel[by_cell[q]];
+        for (int p = rel_start[r]; p < rel_start[r + 1]; ++p) {
+          const int d = cell[by_rel[p]];
+          if (is_supp(d) && !comp_done[d]) {
+            comp_done[d] = 1;
+            stack.push_back(d);
+          }
+        }
+      }
+    }
+    bool any_sens = false;
+    for (const int c : members) any_sens = any_sens || sensitive[c] != 0;
+    if (!any_sens) continue;
+    std::sort(members.begin(), members.end());
+    for (std::size_t m = 0; m < members.size(); ++m) col_of[members[m]] = static_cast<int>(m);
+    // its triplets in the triplets' order, its relations numbered as met
+    trips.clear();
+    for (const int c : members) {
+      for (int q = cell_start[c]; q < cell_start[c + 1]; ++q) trips.push_back(by_cell[q]);
+    }
+    std::sort(trips.begin(), trips.end());
+    if (trips.empty()) {
+      for (const int c : members) col_of[c] = -1;
+      continue;
+    }
+    std::vector<int> row(trips.size()), col(trips.size()), rels;
+    std::vector<double> v(trips.size());
+    for (std::size_t t = 0; t < trips.size(); ++t) {
+      const int k = trips[t];
+      int& rr = rel_row[rel[k]];
+      if (rr < 0) {
+        rr = static_cast<int>(rels.size());
+        rels.push_back(rel[k]);
+      }
+      row[t] = rr;
+      col[t] = col_of[cell[k]];
+      v[t] = coef[k];
+    }
+    // each relation's published part, summed in the triplets' order
+    std::vector<double> rhs(rels.size());
+    for (std::size_t q = 0; q < rels.size(); ++q) {
+      double pub = 0.0;
+      for (int p = rel_start[rels[q]]; p < rel_start[rels[q] + 1]; ++p) {
+        const int k = by_rel[p];
+        if (!is_supp(cell[k])) pub += coef[k] * value[cell[k]];
+      }
+      rhs[q] = -pub;
+    }
+    std::vector<double> lo(members.size()), up(members.size());
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      lo[m] = lower[members[m]];
+      up[m] = upper[members[m]];
+    }
+    const ColumnBounds b = relation_bounds(row, col, v, static_cast<int>(rels.size()),
+                                           static_cast<int>(members.size()), rhs, std::move(lo), std::move(up),
+                                           passes, moved);
+    for (const int r : rels) rel_row[r] = -1;
+    for (const int c : members) col_of[c] = -1;
+    for (std::size_t m = 0; m < members.size(); ++m) {
+      const int c = members[m];
+      if (sensitive[c] == 0) continue;
+      const double need_lo = std::max(value[c] - level[c], static_cast<double>(lower[c]));
+      const double need_hi = std::min(value[c] + level[c], static_cast<double>(upper[c]));
+      const double l = b.lower[m], h = b.upper[m], t = tol[c];
+      const bool met = !std::isnan(l) && !std::isnan(h) && h >= need_hi - t && l <= need_lo + t && h - l > t;
+      if (!met) return true;
+    }
+  }
+  return false;
+}
+
 // The number of relations between the cells `from` and every cell
 // (relation_hops() in R): 0 for `from`, 1 for the suppressed cells of their
 // relations, and so on through suppressed cells only; infinity for cells
