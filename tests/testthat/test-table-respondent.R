@@ -761,6 +761,20 @@ pattern_witness_tables <- function(ts) {
        tables = lapply(split(seq_len(nrow(w)), w$witness), function(k) list(cells = w$row[k], y = w$change[k])))
 }
 
+# f(ts, pw, ix, seed) for each table of trial_setup(seed), `seeds`, whose
+# protect_table() pattern (pattern_witness_tables(): `pw`) has witness
+# tables to index (witness_index(): `ix`).
+for_each_witnessed_table <- function(seeds, f) {
+  for (seed in seeds) {
+    ts <- trial_setup(seed)
+    if (is.null(ts)) next
+    pw <- pattern_witness_tables(ts)
+    ix <- sdcRisk:::witness_index(pw$tables, ts$prep)
+    if (is.null(ix)) next
+    f(ts, pw, ix, seed)
+  }
+}
+
 test_that("witness tables shrunk within a respondent's knowledge: the core's extremes against a scan of every table", {
   ns <- asNamespace("sdcRisk")
   checked <- 0
@@ -875,13 +889,8 @@ test_that("the witness tables as seeds change the respondents' programs, never t
   ns <- asNamespace("sdcRisk")
   saved <- 0
   broke <- 0
-  for (seed in 1:10) {
-    ts <- trial_setup(seed)
-    if (is.null(ts)) next
-    pw <- pattern_witness_tables(ts)
+  for_each_witnessed_table(1:10, function(ts, pw, ix, seed) {
     prep <- ts$prep
-    ix <- ns$witness_index(pw$tables, prep)
-    if (is.null(ix)) next
     # the pattern itself and every trial of the clean-up on it (the tables
     # that move the cell a trial publishes are not used there)
     pats <- c(list(pw$supp), lapply(which(pw$supp & !prep$sensitive), function(j) replace(pw$supp, j, FALSE)))
@@ -894,10 +903,10 @@ test_that("the witness tables as seeds change the respondents' programs, never t
       expect_identical(paste(seeded$breaches$group, seeded$breaches$cell),
                        paste(plain$breaches$group, plain$breaches$cell))
       expect_lte(seeded$n_lp, plain$n_lp)
-      saved <- saved + (seeded$n_lp < plain$n_lp)
-      broke <- broke + (nrow(plain$breaches) > 0)
+      saved <<- saved + (seeded$n_lp < plain$n_lp)
+      broke <<- broke + (nrow(plain$breaches) > 0)
     }
-  }
+  })
   # the seeds must save programs, and some patterns break, for the
   # comparison to mean anything
   expect_gt(saved, 3)
@@ -908,13 +917,8 @@ test_that("the outsider's seeds of a clean-up trial: inner bounds of its exact i
   ns <- asNamespace("sdcRisk")
   saved <- 0
   broke <- 0
-  for (seed in 1:10) {
-    ts <- trial_setup(seed)
-    if (is.null(ts)) next
-    pw <- pattern_witness_tables(ts)
+  for_each_witnessed_table(1:10, function(ts, pw, ix, seed) {
     prep <- ts$prep
-    ix <- ns$witness_index(pw$tables, prep)
-    if (is.null(ix)) next
     for (j in which(pw$supp & !prep$sensitive)) {
       p <- replace(pw$supp, j, FALSE)
       info <- paste("seed", seed, "cell", j)
@@ -934,10 +938,10 @@ test_that("the outsider's seeds of a clean-up trial: inner bounds of its exact i
       expect_identical(all(ns$protection_met(prep, s_p, plain$lower, plain$upper)), verdict, info = info)
       expect_identical(all(ns$protection_met(prep, s_p, seeded$lower, seeded$upper)), verdict, info = info)
       expect_lte(seeded$n_lp, plain$n_lp)
-      saved <- saved + (seeded$n_lp < plain$n_lp)
-      broke <- broke + !verdict
+      saved <<- saved + (seeded$n_lp < plain$n_lp)
+      broke <<- broke + !verdict
     }
-  }
+  })
   # the seeds must save programs, and some trials fail, for the comparison
   # to mean anything
   expect_gt(saved, 3)
