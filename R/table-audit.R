@@ -692,9 +692,8 @@ protection_required <- function(prep, cells, lower = prep$lower[cells], upper = 
 # `sv`), the component of every cell and the
 # triplets and cells of each component. Shared by the outsider's audit and
 # the respondents'. The last pattern's is kept (`prep$sp_memo`, keyed by the
-# pattern and the values): a trial of the respondents' clean-up asked for
-# it three times (its relation tests, the respondents' and the outsider's
-# programs).
+# pattern and the values): a trial of the respondents' clean-up asks for it
+# twice (the respondents' relation tests and the outsider's programs).
 suppressed_components <- function(prep, supp, call) {
   memo <- prep$sp_memo
   if (!is.null(memo) && identical(memo$supp, supp) && identical(memo$value, prep$value)) return(memo$sp)

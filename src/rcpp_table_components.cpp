@@ -120,6 +120,22 @@ SEXP cpp_relation_bounds_cases(const Rcpp::IntegerVector& row, const Rcpp::Integ
   });
 }
 
+// The relations of the table as the core indexes them
+// (sdcRisk::relation_index()), from 1-based relations and cells of the
+// triplets with their coefficients.
+static sdcRisk::RelationIndex relations_of(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell,
+                                           const Rcpp::NumericVector& coef, int n_rel, int n_cell) {
+  return sdcRisk::relation_index(sdcRisk_glue::zero_based(rel), sdcRisk_glue::zero_based(cell),
+                                 Rcpp::as<std::vector<double>>(coef), n_rel, n_cell);
+}
+
+// A logical vector as 0/1 (NA as 0).
+static std::vector<int> flags_of(const Rcpp::LogicalVector& x) {
+  std::vector<int> out(x.begin(), x.end());
+  for (int& v : out) v = (v == NA_LOGICAL) ? 0 : v;
+  return out;
+}
+
 // Whether the relation bounds of the components the relations of the cells
 // `near` touch leave a sensitive cell short (sdcRisk::relation_breach_near());
 // 1-based triplets (rel, cell) with coefficients, per cell the values,
@@ -133,14 +149,11 @@ SEXP cpp_relation_breach_near(const Rcpp::IntegerVector& rel, const Rcpp::Intege
                               const Rcpp::NumericVector& level, const Rcpp::IntegerVector& near, int passes,
                               double moved) {
   return sdcRisk_glue::run_engine([&] {
-    std::vector<int> r(rel.begin(), rel.end()), c(cell.begin(), cell.end()), s(supp.begin(), supp.end()),
-        sens(sensitive.begin(), sensitive.end());
-    for (int& x : r) --x;
-    for (int& x : c) --x;
-    for (int& x : s) x = (x == NA_LOGICAL) ? 0 : x;
-    for (int& x : sens) x = (x == NA_LOGICAL) ? 0 : x;
-    return sdcRisk::relation_breach_near(r, c, coef, n_rel, n_cell, value, s, sens, lower, upper, tol, level,
-                                         sdcRisk_glue::zero_based(near), passes, moved);
+    return sdcRisk::relation_breach_near(
+        relations_of(rel, cell, coef, n_rel, n_cell), Rcpp::as<std::vector<double>>(value), flags_of(supp),
+        flags_of(sensitive), Rcpp::as<std::vector<double>>(lower), Rcpp::as<std::vector<double>>(upper),
+        Rcpp::as<std::vector<double>>(tol), Rcpp::as<std::vector<double>>(level), sdcRisk_glue::zero_based(near),
+        passes, moved);
   });
 }
 
@@ -150,10 +163,9 @@ SEXP cpp_relation_breach_near(const Rcpp::IntegerVector& rel, const Rcpp::Intege
 SEXP cpp_relation_hops(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell,
                        const Rcpp::LogicalVector& supp, int n_rel, int n_cell, const Rcpp::IntegerVector& from) {
   return sdcRisk_glue::run_engine([&] {
-    std::vector<int> s(supp.begin(), supp.end());
-    for (int& x : s) x = (x == NA_LOGICAL) ? 0 : x;
-    return Rcpp::wrap(sdcRisk::relation_hops(sdcRisk_glue::zero_based(rel), sdcRisk_glue::zero_based(cell), s,
-                                             n_rel, n_cell, sdcRisk_glue::zero_based(from)));
+    const Rcpp::NumericVector ones(rel.size(), 1.0);
+    return Rcpp::wrap(sdcRisk::relation_hops(relations_of(rel, cell, ones, n_rel, n_cell), flags_of(supp),
+                                             sdcRisk_glue::zero_based(from)));
   });
 }
 
@@ -313,15 +325,15 @@ SEXP cpp_search_box(const Rcpp::IntegerVector& code, const Rcpp::List& parent, c
 }
 
 // The relations of a table as the clean-up's swaps read them
-// (sdcRisk::swap_index()): 1-based relations and cells of the triplets.
+// (sdcRisk::relation_index()): 1-based relations and cells of the triplets.
 // Returns an external pointer, built once per clean-up.
 // [[Rcpp::export]]
 SEXP cpp_swap_index(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell,
                     const Rcpp::NumericVector& coef, int n_rel, int n_cell) {
   return sdcRisk_glue::run_engine([&] {
-    auto* ix = new sdcRisk::SwapIndex(sdcRisk::swap_index(sdcRisk_glue::zero_based(rel), sdcRisk_glue::zero_based(cell),
+    auto* ix = new sdcRisk::RelationIndex(sdcRisk::relation_index(sdcRisk_glue::zero_based(rel), sdcRisk_glue::zero_based(cell),
                                                           Rcpp::as<std::vector<double>>(coef), n_rel, n_cell));
-    return Rcpp::XPtr<sdcRisk::SwapIndex>(ix, true);
+    return Rcpp::XPtr<sdcRisk::RelationIndex>(ix, true);
   });
 }
 
@@ -339,7 +351,7 @@ SEXP cpp_swap_bounds(SEXP index, const Rcpp::NumericVector& cap_up, const Rcpp::
     if (TYPEOF(index) != EXTPTRSXP || R_ExternalPtrAddr(index) == nullptr) {
       throw std::invalid_argument("swap bound: the index is gone (built in another session)");
     }
-    const Rcpp::XPtr<sdcRisk::SwapIndex> ix(index);
+    const Rcpp::XPtr<sdcRisk::RelationIndex> ix(index);
     const R_xlen_t n = ix->n_cell;
     if (cap_up.size() != n || cap_dn.size() != n || supp.size() != n || w.size() != n) {
       throw std::invalid_argument("swap bound: cell vectors of the wrong length");

@@ -432,13 +432,11 @@ int main() {
     std::vector<int> alone(8, 0), block(8, 0);
     alone[0] = 1;
     for (int c = 0; c < 4; ++c) block[c] = 1;
-    const bool pinned = sdcRisk::relation_breach_near(rel, cell, coef, 4, 8, value, alone, sens, lower, upper, tol,
-                                                      level, {0}, 20, 1e-9);
-    const bool moves = sdcRisk::relation_breach_near(rel, cell, coef, 4, 8, value, block, sens, lower, upper, tol,
-                                                     level, {3}, 20, 1e-9);
+    const auto ix = sdcRisk::relation_index(rel, cell, coef, 4, 8);
+    const bool pinned = sdcRisk::relation_breach_near(ix, value, alone, sens, lower, upper, tol, level, {0}, 20, 1e-9);
+    const bool moves = sdcRisk::relation_breach_near(ix, value, block, sens, lower, upper, tol, level, {3}, 20, 1e-9);
     // (the relation of R2 touches no suppressed cell: nothing to test)
-    const bool far = sdcRisk::relation_breach_near(rel, cell, coef, 4, 8, value, alone, sens, lower, upper, tol,
-                                                   level, {5}, 20, 1e-9);
+    const bool far = sdcRisk::relation_breach_near(ix, value, alone, sens, lower, upper, tol, level, {5}, 20, 1e-9);
     if (!pinned || moves || far) {
       std::printf("relation test near a cell wrong: pinned %d moves %d far %d\n", pinned, moves, far);
       ++failures;
@@ -467,7 +465,7 @@ int main() {
       w[c] = 1 + g.below(9);
       supp[c] = g.below(2);
     }
-    const auto ix = sdcRisk::swap_index(rel, cell, coef, n_rel, n_cell);
+    const auto ix = sdcRisk::relation_index(rel, cell, coef, n_rel, n_cell);
     const sdcRisk::SwapCells cs{up.data(), dn.data(), supp.data(), w.data()};
     const int i = g.below(n_cell), j = g.below(n_cell);
     const double dir = g.below(2) ? 1.0 : -1.0, t = 1 + g.below(5);
@@ -497,7 +495,7 @@ int main() {
   {
     bool threw_swap = false;
     try {
-      sdcRisk::swap_index({0}, {4}, {1.0}, 1, 3);
+      sdcRisk::relation_index({0}, {4}, {1.0}, 1, 3);
     } catch (const std::invalid_argument&) {
       threw_swap = true;
     }

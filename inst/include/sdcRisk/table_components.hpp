@@ -363,13 +363,14 @@ inline ColumnBounds relation_bounds_cases(const std::vector<int>& row, const std
   return out;
 }
 
-// The table's relations as the clean-up's swaps read them: triplet k
-// (0-based) puts cell cell[k] in relation rel[k] with coefficient coef[k];
-// the triplets of relation r are rel_trip[rel_start[r] .. rel_start[r + 1])
-// and those of cell c cell_trip[cell_start[c] .. cell_start[c + 1]), each
-// in increasing order. Built once per clean-up (swap_index()), read
-// thousands of times.
-struct SwapIndex {
+// The table's relations indexed both ways: triplet k (0-based) puts cell
+// cell[k] in relation rel[k] with coefficient coef[k]; the triplets of
+// relation r are rel_trip[rel_start[r] .. rel_start[r + 1]) and those of
+// cell c cell_trip[cell_start[c] .. cell_start[c + 1]), each in increasing
+// order. The clean-up's swaps build it once per clean-up and read it
+// thousands of times; the relation tests near a cell (relation_hops(),
+// relation_breach_near()) build it per call.
+struct RelationIndex {
   std::vector<int> rel, cell;
   std::vector<double> coef;
   std::vector<int> rel_start, rel_trip, cell_start, cell_trip;
@@ -387,18 +388,18 @@ inline std::pair<std::vector<int>, std::vector<int>> group_triplets(const std::v
   return {std::move(start), std::move(index)};
 }
 
-inline SwapIndex swap_index(std::vector<int> rel, std::vector<int> cell, std::vector<double> coef, int n_rel,
+inline RelationIndex relation_index(std::vector<int> rel, std::vector<int> cell, std::vector<double> coef, int n_rel,
                             int n_cell) {
   if (n_rel < 0 || n_cell < 0 || cell.size() != rel.size() || coef.size() != rel.size() ||
       rel.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
-    throw std::invalid_argument("swap index: malformed relations");
+    throw std::invalid_argument("relation index: malformed relations");
   }
   for (std::size_t t = 0; t < rel.size(); ++t) {
     if (rel[t] < 0 || rel[t] >= n_rel || cell[t] < 0 || cell[t] >= n_cell) {
-      throw std::invalid_argument("swap index: relation or cell out of range");
+      throw std::invalid_argument("relation index: relation or cell out of range");
     }
   }
-  SwapIndex ix;
+  RelationIndex ix;
   auto by_rel = group_triplets(rel, n_rel);
   auto by_cell = group_triplets(cell, n_cell);
   ix.rel_start = std::move(by_rel.first);
@@ -433,7 +434,7 @@ struct SwapCells {
 // infinity when such a relation has no published cell that can move that
 // way, 0 when the suppressed cells suffice everywhere. The capacities are
 // added in order in long double, as R's sum() adds them.
-inline double swap_bound(const SwapIndex& ix, const SwapCells& cs, int i, double dir, double t, int j,
+inline double swap_bound(const RelationIndex& ix, const SwapCells& cs, int i, double dir, double t, int j,
                          double slack) {
   if (i < 0 || i >= ix.n_cell) throw std::invalid_argument("swap bound: cell out of range");
   double bound = 0;
@@ -468,7 +469,7 @@ inline double swap_bound(const SwapIndex& ix, const SwapCells& cs, int i, double
 // swap_bound() of the sides (side_cell, side_dir, side_t) in turn, with
 // slack slack_per * (1 + t) each; stops after the first whose bound reaches
 // `limit`. Returns the bounds found, that one last.
-inline std::vector<double> swap_bounds(const SwapIndex& ix, const SwapCells& cs, const std::vector<int>& side_cell,
+inline std::vector<double> swap_bounds(const RelationIndex& ix, const SwapCells& cs, const std::vector<int>& side_cell,
                                        const std::vector<double>& side_dir, const std::vector<double>& side_t,
                                        int j, double slack_per, double limit) {
   if (side_dir.size() != side_cell.size() || side_t.size() != side_cell.size()) {
@@ -541,6 +542,18 @@ inline std::vector<int> relation_packing(const std::vector<int>& open, const std
   return out;
 }
 
+// Does the interval [lo, hi] of a cell of value v give it its protection
+// `level` on each side, no further than its a priori bounds [lower, upper]
+// (protection_met() and protection_required() in R, the same operations):
+// within the tolerance `tol` of each required end, and wider than `tol`.
+// `need_lo`, `need_hi` get the required ends.
+inline bool protection_met_at(double v, double level, double lower, double upper, double tol, double lo,
+                              double hi, double& need_lo, double& need_hi) {
+  need_lo = std::max(v - level, lower);
+  need_hi = std::min(v + level, upper);
+  return !std::isnan(lo) && !std::isnan(hi) && hi >= need_hi - tol && lo <= need_lo + tol && hi - lo > tol;
+}
+
 // Does the pattern `supp` leave some sensitive cell whose relation bounds
 // fall short of its protection, in the components of suppressed cells that
 // the relations of the cells `near` touch (relation_breach() in R, which
@@ -549,61 +562,38 @@ inline std::vector<int> relation_packing(const std::vector<int>& open, const std
 // triplets as rows (in the triplets' order), the published part of each
 // relation on the right-hand side (summed in the triplets' order), the a
 // priori bounds; relation_bounds() bounds it, and a sensitive cell is short
-// when its bounds miss its protection level on either side (by more than
-// its tolerance) or leave it no width. TRUE proves the pattern unprotected;
-// FALSE proves nothing. Triplets (rel[k], cell[k], coef[k]) 0-based; per
-// cell value, supp and sensitive (0 or 1), lower, upper, tol, level; read
-// in place (any type with size() and operator[]).
-template <class IntSeq, class DblSeq, class LglSeq>
-bool relation_breach_near(const IntSeq& rel, const IntSeq& cell, const DblSeq& coef, int n_rel, int n_cell,
-                          const DblSeq& value, const LglSeq& supp, const LglSeq& sensitive, const DblSeq& lower,
-                          const DblSeq& upper, const DblSeq& tol, const DblSeq& level, const std::vector<int>& near,
-                          int passes, double moved) {
-  const std::size_t nt = static_cast<std::size_t>(rel.size());
-  if (static_cast<std::size_t>(cell.size()) != nt || static_cast<std::size_t>(coef.size()) != nt) {
-    throw std::invalid_argument("relation breach: triplet lengths differ");
-  }
-  const std::size_t nc = static_cast<std::size_t>(n_cell);
-  if (static_cast<std::size_t>(value.size()) != nc || static_cast<std::size_t>(supp.size()) != nc ||
-      static_cast<std::size_t>(sensitive.size()) != nc || static_cast<std::size_t>(lower.size()) != nc ||
-      static_cast<std::size_t>(upper.size()) != nc || static_cast<std::size_t>(tol.size()) != nc ||
-      static_cast<std::size_t>(level.size()) != nc) {
+// when its bounds miss its protection (protection_met_at()). TRUE proves
+// the pattern unprotected; FALSE proves nothing. The relations `ix`
+// (relation_index()); per cell value, supp and sensitive (0 or 1), lower,
+// upper, tol, level.
+inline bool relation_breach_near(const RelationIndex& ix, const std::vector<double>& value,
+                                 const std::vector<int>& supp, const std::vector<int>& sensitive,
+                                 const std::vector<double>& lower, const std::vector<double>& upper,
+                                 const std::vector<double>& tol, const std::vector<double>& level,
+                                 const std::vector<int>& near, int passes, double moved) {
+  const std::size_t nc = static_cast<std::size_t>(ix.n_cell);
+  if (value.size() != nc || supp.size() != nc || sensitive.size() != nc || lower.size() != nc ||
+      upper.size() != nc || tol.size() != nc || level.size() != nc) {
     throw std::invalid_argument("relation breach: the cells' vectors differ in length");
   }
-  std::vector<int> cell_start(nc + 1, 0), rel_start(static_cast<std::size_t>(n_rel) + 1, 0);
-  for (std::size_t k = 0; k < nt; ++k) {
-    if (rel[k] < 0 || rel[k] >= n_rel || cell[k] < 0 || cell[k] >= n_cell) {
-      throw std::invalid_argument("relation breach: triplet out of range");
-    }
-    ++cell_start[cell[k] + 1];
-    ++rel_start[rel[k] + 1];
-  }
-  for (std::size_t c = 0; c < nc; ++c) cell_start[c + 1] += cell_start[c];
-  for (int r = 0; r < n_rel; ++r) rel_start[r + 1] += rel_start[r];
-  // triplets by cell and by relation, each in the triplets' order
-  std::vector<int> by_cell(nt), by_rel(nt);
-  {
-    std::vector<int> at_c(cell_start.begin(), cell_start.end() - 1), at_r(rel_start.begin(), rel_start.end() - 1);
-    for (std::size_t k = 0; k < nt; ++k) {
-      by_cell[at_c[cell[k]]++] = static_cast<int>(k);
-      by_rel[at_r[rel[k]]++] = static_cast<int>(k);
-    }
-  }
-  auto is_supp = [&](int c) { return supp[c] != 0; };
-  // the suppressed cells the relations of `near` touch
-  std::vector<char> comp_done(nc, 0);
-  std::vector<int> touched;
-  for (const int c : near) {
-    if (c < 0 || c >= n_cell) throw std::invalid_argument("relation breach: cell out of range");
-    for (int q = cell_start[c]; q < cell_start[c + 1]; ++q) {
-      const int r = rel[by_cell[q]];
-      for (int p = rel_start[r]; p < rel_start[r + 1]; ++p) {
-        const int d = cell[by_rel[p]];
-        if (is_supp(d)) touched.push_back(d);
+  // the suppressed cells of the relations of `cells`, each relation's in
+  // the triplets' order, through f(cell)
+  auto neighbours = [&](int c, auto&& f) {
+    for (int q = ix.cell_start[c]; q < ix.cell_start[c + 1]; ++q) {
+      const int r = ix.rel[ix.cell_trip[q]];
+      for (int p = ix.rel_start[r]; p < ix.rel_start[r + 1]; ++p) {
+        const int d = ix.cell[ix.rel_trip[p]];
+        if (supp[d] != 0) f(d);
       }
     }
+  };
+  std::vector<int> touched;
+  for (const int c : near) {
+    if (c < 0 || c >= ix.n_cell) throw std::invalid_argument("relation breach: cell out of range");
+    neighbours(c, [&](int d) { touched.push_back(d); });
   }
-  std::vector<int> members, stack, trips, rel_row(static_cast<std::size_t>(n_rel), -1), col_of(nc, -1);
+  std::vector<char> comp_done(nc, 0);
+  std::vector<int> members, stack, trips, rel_row(static_cast<std::size_t>(ix.n_rel), -1), col_of(nc, -1);
   for (const int start : touched) {
     if (comp_done[start]) continue;
     // the component of `start`: suppressed cells linked by relations
@@ -614,52 +604,45 @@ bool relation_breach_near(const IntSeq& rel, const IntSeq& cell, const DblSeq& c
       const int c = stack.back();
       stack.pop_back();
       members.push_back(c);
-      for (int q = cell_start[c]; q < cell_start[c + 1]; ++q) {
-        const int r = rel[by_cell[q]];
-        for (int p = rel_start[r]; p < rel_start[r + 1]; ++p) {
-          const int d = cell[by_rel[p]];
-          if (is_supp(d) && !comp_done[d]) {
-            comp_done[d] = 1;
-            stack.push_back(d);
-          }
+      neighbours(c, [&](int d) {
+        if (!comp_done[d]) {
+          comp_done[d] = 1;
+          stack.push_back(d);
         }
-      }
+      });
     }
     bool any_sens = false;
     for (const int c : members) any_sens = any_sens || sensitive[c] != 0;
     if (!any_sens) continue;
     std::sort(members.begin(), members.end());
-    for (std::size_t m = 0; m < members.size(); ++m) col_of[members[m]] = static_cast<int>(m);
     // its triplets in the triplets' order, its relations numbered as met
     trips.clear();
     for (const int c : members) {
-      for (int q = cell_start[c]; q < cell_start[c + 1]; ++q) trips.push_back(by_cell[q]);
+      for (int q = ix.cell_start[c]; q < ix.cell_start[c + 1]; ++q) trips.push_back(ix.cell_trip[q]);
     }
+    if (trips.empty()) continue;
     std::sort(trips.begin(), trips.end());
-    if (trips.empty()) {
-      for (const int c : members) col_of[c] = -1;
-      continue;
-    }
+    for (std::size_t m = 0; m < members.size(); ++m) col_of[members[m]] = static_cast<int>(m);
     std::vector<int> row(trips.size()), col(trips.size()), rels;
     std::vector<double> v(trips.size());
     for (std::size_t t = 0; t < trips.size(); ++t) {
       const int k = trips[t];
-      int& rr = rel_row[rel[k]];
+      int& rr = rel_row[ix.rel[k]];
       if (rr < 0) {
         rr = static_cast<int>(rels.size());
-        rels.push_back(rel[k]);
+        rels.push_back(ix.rel[k]);
       }
       row[t] = rr;
-      col[t] = col_of[cell[k]];
-      v[t] = coef[k];
+      col[t] = col_of[ix.cell[k]];
+      v[t] = ix.coef[k];
     }
     // each relation's published part, summed in the triplets' order
     std::vector<double> rhs(rels.size());
     for (std::size_t q = 0; q < rels.size(); ++q) {
       double pub = 0.0;
-      for (int p = rel_start[rels[q]]; p < rel_start[rels[q] + 1]; ++p) {
-        const int k = by_rel[p];
-        if (!is_supp(cell[k])) pub += coef[k] * value[cell[k]];
+      for (int p = ix.rel_start[rels[q]]; p < ix.rel_start[rels[q] + 1]; ++p) {
+        const int k = ix.rel_trip[p];
+        if (supp[ix.cell[k]] == 0) pub += ix.coef[k] * value[ix.cell[k]];
       }
       rhs[q] = -pub;
     }
@@ -675,12 +658,11 @@ bool relation_breach_near(const IntSeq& rel, const IntSeq& cell, const DblSeq& c
     for (const int c : members) col_of[c] = -1;
     for (std::size_t m = 0; m < members.size(); ++m) {
       const int c = members[m];
-      if (sensitive[c] == 0) continue;
-      const double need_lo = std::max(value[c] - level[c], static_cast<double>(lower[c]));
-      const double need_hi = std::min(value[c] + level[c], static_cast<double>(upper[c]));
-      const double l = b.lower[m], h = b.upper[m], t = tol[c];
-      const bool met = !std::isnan(l) && !std::isnan(h) && h >= need_hi - t && l <= need_lo + t && h - l > t;
-      if (!met) return true;
+      double need_lo, need_hi;
+      if (sensitive[c] != 0 &&
+          !protection_met_at(value[c], level[c], lower[c], upper[c], tol[c], b.lower[m], b.upper[m], need_lo, need_hi)) {
+        return true;
+      }
     }
   }
   return false;
@@ -689,38 +671,16 @@ bool relation_breach_near(const IntSeq& rel, const IntSeq& cell, const DblSeq& c
 // The number of relations between the cells `from` and every cell
 // (relation_hops() in R): 0 for `from`, 1 for the suppressed cells of their
 // relations, and so on through suppressed cells only; infinity for cells
-// never reached. Triplets (rel[k], cell[k]) 0-based; supp per cell.
-inline std::vector<double> relation_hops(const std::vector<int>& rel, const std::vector<int>& cell,
-                                         const std::vector<int>& supp, int n_rel, int n_cell,
+// never reached. The relations `ix` (relation_index()); supp per cell.
+inline std::vector<double> relation_hops(const RelationIndex& ix, const std::vector<int>& supp,
                                          const std::vector<int>& from) {
-  const std::size_t nt = rel.size();
-  if (cell.size() != nt || supp.size() != static_cast<std::size_t>(n_cell)) {
-    throw std::invalid_argument("relation hops: lengths differ");
-  }
-  std::vector<int> rel_start(n_rel + 1, 0), cell_start(n_cell + 1, 0);
-  for (std::size_t k = 0; k < nt; ++k) {
-    if (rel[k] < 0 || rel[k] >= n_rel || cell[k] < 0 || cell[k] >= n_cell) {
-      throw std::invalid_argument("relation hops: triplet out of range");
-    }
-    ++rel_start[rel[k] + 1];
-    ++cell_start[cell[k] + 1];
-  }
-  for (int r = 0; r < n_rel; ++r) rel_start[r + 1] += rel_start[r];
-  for (int c = 0; c < n_cell; ++c) cell_start[c + 1] += cell_start[c];
-  std::vector<int> rel_cells(nt), cell_rels(nt);
-  {
-    std::vector<int> at_r(rel_start.begin(), rel_start.end() - 1), at_c(cell_start.begin(), cell_start.end() - 1);
-    for (std::size_t k = 0; k < nt; ++k) {
-      rel_cells[at_r[rel[k]]++] = cell[k];
-      cell_rels[at_c[cell[k]]++] = rel[k];
-    }
-  }
+  if (supp.size() != static_cast<std::size_t>(ix.n_cell)) throw std::invalid_argument("relation hops: lengths differ");
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> hops(n_cell, inf);
-  std::vector<char> rel_seen(n_rel, 0);
+  std::vector<double> hops(static_cast<std::size_t>(ix.n_cell), inf);
+  std::vector<char> rel_seen(static_cast<std::size_t>(ix.n_rel), 0);
   std::vector<int> frontier, next;
   for (const int c : from) {
-    if (c < 0 || c >= n_cell) throw std::invalid_argument("relation hops: cell out of range");
+    if (c < 0 || c >= ix.n_cell) throw std::invalid_argument("relation hops: cell out of range");
     hops[c] = 0;
     frontier.push_back(c);
   }
@@ -729,13 +689,13 @@ inline std::vector<double> relation_hops(const std::vector<int>& rel, const std:
     h += 1;
     next.clear();
     for (const int c : frontier) {
-      for (int k = cell_start[c]; k < cell_start[c + 1]; ++k) {
-        const int r = cell_rels[k];
+      for (int q = ix.cell_start[c]; q < ix.cell_start[c + 1]; ++q) {
+        const int r = ix.rel[ix.cell_trip[q]];
         if (rel_seen[r]) continue;
         rel_seen[r] = 1;
-        for (int q = rel_start[r]; q < rel_start[r + 1]; ++q) {
-          const int d = rel_cells[q];
-          if (supp[d] && hops[d] > h) {
+        for (int p = ix.rel_start[r]; p < ix.rel_start[r + 1]; ++p) {
+          const int d = ix.cell[ix.rel_trip[p]];
+          if (supp[d] != 0 && hops[d] > h) {
             hops[d] = h;
             next.push_back(d);
           }
@@ -908,12 +868,9 @@ inline RelationBreaches relation_breach_groups(const std::vector<ComponentProgra
           }
         }
         if (alone) continue;
-        const double lo = hit->t_lower[t], hi = hit->t_upper[t], tol = bc.tol[c];
-        const double need_lo = std::max(bc.value[c] - bc.level[c], lower);
-        const double need_hi = std::min(bc.value[c] + bc.level[c], upper);
-        const bool met = !std::isnan(lo) && !std::isnan(hi) && hi >= need_hi - tol && lo <= need_lo + tol &&
-                         hi - lo > tol;
-        if (met) continue;
+        const double lo = hit->t_lower[t], hi = hit->t_upper[t];
+        double need_lo, need_hi;
+        if (protection_met_at(bc.value[c], bc.level[c], lower, upper, bc.tol[c], lo, hi, need_lo, need_hi)) continue;
         out.group.push_back(static_cast<int>(g));
         out.cell.push_back(c);
         out.lower.push_back(lo);
