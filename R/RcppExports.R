@@ -161,12 +161,12 @@ cpp_relation_bounds_cases <- function(row, col, v, n_row, n_col, rhs, lower, upp
     .Call(`_sdcRisk_cpp_relation_bounds_cases`, row, col, v, n_row, n_col, rhs, lower, upper, passes, moved, case_start, case_col, case_lo, case_hi, out_col)
 }
 
-cpp_relation_breach_near <- function(rel, cell, coef, n_rel, n_cell, value, supp, sensitive, lower, upper, tol, level, near, passes, moved) {
-    .Call(`_sdcRisk_cpp_relation_breach_near`, rel, cell, coef, n_rel, n_cell, value, supp, sensitive, lower, upper, tol, level, near, passes, moved)
+cpp_relation_breach_near <- function(index, value, supp, sensitive, lower, upper, tol, level, near, passes, moved) {
+    .Call(`_sdcRisk_cpp_relation_breach_near`, index, value, supp, sensitive, lower, upper, tol, level, near, passes, moved)
 }
 
-cpp_relation_hops <- function(rel, cell, supp, n_rel, n_cell, from) {
-    .Call(`_sdcRisk_cpp_relation_hops`, rel, cell, supp, n_rel, n_cell, from)
+cpp_relation_hops <- function(index, supp, from) {
+    .Call(`_sdcRisk_cpp_relation_hops`, index, supp, from)
 }
 
 cpp_relation_breach_groups <- function(programs, supp, prog, outer_lo, outer_hi, tol, value, level, lower, upper, start, cell, lo, hi, alone, passes, moved, first) {
@@ -181,8 +181,16 @@ cpp_search_box <- function(code, parent, start, child, mult, dense, keys, key_ce
     .Call(`_sdcRisk_cpp_search_box`, code, parent, start, child, mult, dense, keys, key_cell, supp, w, cap_up, cap_dn, w_max, t, budget, k0, shrink)
 }
 
-cpp_swap_index <- function(rel, cell, coef, n_rel, n_cell) {
-    .Call(`_sdcRisk_cpp_swap_index`, rel, cell, coef, n_rel, n_cell)
+cpp_relation_index <- function(rel, cell, coef, n_rel, n_cell) {
+    .Call(`_sdcRisk_cpp_relation_index`, rel, cell, coef, n_rel, n_cell)
+}
+
+cpp_witness_ok <- function(index, cells, y, value, lower, upper, tol, audit_tol) {
+    .Call(`_sdcRisk_cpp_witness_ok`, index, cells, y, value, lower, upper, tol, audit_tol)
+}
+
+cpp_pool_cheapest <- function(cell0, y, start, n_table, n_entry, cand, scale, supp, sensitive, cap_up, cap_dn, w, t, exclude) {
+    .Call(`_sdcRisk_cpp_pool_cheapest`, cell0, y, start, n_table, n_entry, cand, scale, supp, sensitive, cap_up, cap_dn, w, t, exclude)
 }
 
 cpp_swap_bounds <- function(index, cap_up, cap_dn, supp, w, side_cell, side_dir, side_t, j, slack_per, limit) {

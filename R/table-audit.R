@@ -525,7 +525,8 @@ table_problem <- function(x, lower, upper, freq_protection, arg = "x", call = rl
   list(structure = table_structure(x, arg, call), value = value, lower = bounds$lower,
        upper = bounds$upper, level = protection_levels(x, freq_protection),
        sensitive = x$sensitive, tol = audit_tolerance * (1 + abs(value)), abs_total = sum(abs(value)),
-       lp_cache = new.env(parent = emptyenv()), sp_memo = new.env(parent = emptyenv()))
+       lp_cache = new.env(parent = emptyenv()), sp_memo = new.env(parent = emptyenv()),
+       core_memo = new.env(parent = emptyenv()))
 }
 
 protection_levels <- function(x, freq_protection) {
@@ -876,8 +877,7 @@ relation_bounds <- function(lp, passes = audit_relation_passes) {
 # tests compare it with relation_breach_in_r().
 relation_breach <- function(prep, supp, near, call) {
   if (!getOption("sdcRisk.relation_breach_core", TRUE)) return(relation_breach_in_r(prep, supp, near, call))
-  st <- prep$structure
-  core_call(cpp_relation_breach_near, st$rel, st$cell, as.double(st$coef), st$nrel, st$ncell,
+  core_call(cpp_relation_breach_near, relation_index_of(prep),
             as.double(prep$value), supp, prep$sensitive, as.double(prep$lower), as.double(prep$upper),
             as.double(prep$tol), as.double(prep$level), as.integer(near), as.integer(audit_relation_passes),
             relation_bound_moved, call = call)

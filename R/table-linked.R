@@ -269,7 +269,8 @@ linked_prep <- function(preps, map, first, call) {
   level <- tabulate_extreme(idx, unlist(lapply(preps, `[[`, "level")), n, max)
   list(structure = relations, value = v, lower = lower_all, upper = upper_all,
        level = level, sensitive = sensitive, tol = audit_tolerance * (1 + abs(v)), abs_total = sum(abs(v)),
-       lp_cache = new.env(parent = emptyenv()), sp_memo = new.env(parent = emptyenv()))
+       lp_cache = new.env(parent = emptyenv()), sp_memo = new.env(parent = emptyenv()),
+       core_memo = new.env(parent = emptyenv()))
 }
 
 # The identity of every cell of a table across tables: the categories of the

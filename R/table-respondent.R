@@ -455,7 +455,7 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
                       logical(1))]
   groups <- c(single, coal)
   if (length(near) && length(groups) > 1L) {
-    hops <- relation_hops(prep$structure, near, supp)
+    hops <- relation_hops(prep, near, supp)
     eff_who <- resp$who[on_rows[eff_rows]]
     dist <- rep(Inf, length(groups))
     if (length(eff_who)) {
@@ -609,8 +609,8 @@ relation_breach_groups <- function(prep, supp, resp, outer, sens, cmp, has_sens,
 # never reached. In the core (relation_hops() of table_components.hpp: a
 # breadth-first search over the relations; the R loop over all triplets at
 # each hop took a ninetieth of the default's time on R4 of the bench).
-relation_hops <- function(st, from, supp) {
-  core_call(cpp_relation_hops, st$rel, st$cell, supp, st$nrel, st$ncell, as.integer(from))
+relation_hops <- function(prep, from, supp) {
+  core_call(cpp_relation_hops, relation_index_of(prep), supp, as.integer(from))
 }
 
 # The intervals of the sensitive cells of component cc when the cells

@@ -216,12 +216,7 @@ swap_bound <- function(search, side, j) {
 # the bench, some 3,500 calls a table); stops after the first bound that
 # reaches `limit` and returns the bounds found, that one last.
 swap_bounds <- function(search, sides, j, limit) {
-  if (is.null(search$swap_index)) {
-    st <- search$prep$structure
-    search$swap_index <- core_call(cpp_swap_index, st$rel, st$cell, as.double(st$coef), st$nrel,
-                                   length(search$supp))
-  }
-  core_call(cpp_swap_bounds, search$swap_index, search$cap_up, search$cap_dn, search$supp, search$w,
+  core_call(cpp_swap_bounds, relation_index_of(search$prep), search$cap_up, search$cap_dn, search$supp, search$w,
             as.integer(sides$cell), as.double(sides$dir), as.double(sides$t), as.integer(j),
             10 * audit_tolerance, as.double(limit))
 }
@@ -306,12 +301,20 @@ pool_add <- function(search, ws) {
     p <- search$pool <- new.env(parent = emptyenv())
     p$wits <- list()
     p$ids <- p$moves <- vector("list", search$prep$structure$ncell)
+    # (the tables flattened for the core, in buffers that double when full:
+    # 0-based cells, moves, and the offset of each table, n_wits + 1 used)
+    p$cell0 <- integer(64L)
+    p$yflat <- numeric(64L)
+    p$start <- integer(64L)
+    p$n_entry <- 0L
   }
+  if (!length(ws)) return(invisible(search))
   sens <- search$prep$sensitive
   wits <- p$wits
   ids <- p$ids
   moves <- p$moves
   p$wits <- p$ids <- p$moves <- NULL
+  n0 <- length(wits)
   for (w in ws) {
     k <- length(wits) + 1L
     wits[[k]] <- w
@@ -325,34 +328,45 @@ pool_add <- function(search, ws) {
   p$wits <- wits
   p$ids <- ids
   p$moves <- moves
+  cells <- lapply(ws, `[[`, "cells")
+  n_new <- sum(lengths(cells))
+  at <- p$n_entry + seq_len(n_new)
+  grow <- function(v, n) if (n > length(v)) c(v, vector(typeof(v), max(n, 2L * length(v)) - length(v))) else v
+  cell0 <- grow(p$cell0, p$n_entry + n_new)
+  yflat <- grow(p$yflat, p$n_entry + n_new)
+  start <- grow(p$start, length(wits) + 1L)
+  p$cell0 <- p$yflat <- p$start <- NULL
+  cell0[at] <- as.integer(unlist(cells, use.names = FALSE)) - 1L
+  yflat[at] <- as.double(unlist(lapply(ws, `[[`, "y"), use.names = FALSE))
+  start[n0 + 1L + seq_along(ws)] <- p$n_entry + cumsum(lengths(cells))
+  p$cell0 <- cell0
+  p$yflat <- yflat
+  p$start <- start
+  p$n_entry <- p$n_entry + n_new
   invisible(search)
 }
 
+# (the cheapest usable table in the core: pool_cheapest() of
+# table_components.hpp, which prices every candidate as move_price() does
+# and adds the costs as sum() does; in R, the loop over the candidates took
+# a twentieth of the default's time on R4 of the bench, 2,300 candidates
+# a table)
 pool_witness <- function(search, side, exclude) {
   p <- search$pool
   if (is.null(p)) return(NULL)
   i <- side$cell
   mv <- side$dir * p$moves[[i]]
-  cand <- p$ids[[i]][mv >= side$t]
+  ok <- mv >= side$t
+  cand <- p$ids[[i]][ok]
   if (!length(cand)) return(NULL)
-  mv <- mv[mv >= side$t]
-  supp <- search$supp
-  sens <- search$prep$sensitive
-  best <- NULL
-  best_cost <- Inf
-  for (h in seq_along(cand)) {
-    w <- p$wits[[cand[h]]]
-    if (!all(supp[w$cells]) || any(w$cells == exclude)) next
-    y <- w$y * (side$t / mv[h])
-    priced <- !sens[w$cells]
-    cap <- ifelse(y > 0, search$cap_up[w$cells], search$cap_dn[w$cells])
-    cost <- sum((abs(y) * move_price(search$w[w$cells], cap, side$t))[priced])
-    if (cost < best_cost) {
-      best_cost <- cost
-      best <- list(cells = w$cells, y = y)
-    }
-  }
-  if (is.null(best) || !witness_ok(search, best$cells, best$y)) return(NULL)
+  scale <- side$t / mv[ok]
+  h <- core_call(cpp_pool_cheapest, p$cell0, p$yflat, p$start, length(p$wits), p$n_entry, cand, scale,
+                 search$supp, search$prep$sensitive, search$cap_up, search$cap_dn, search$w, side$t,
+                 as.integer(exclude))
+  if (h == 0L) return(NULL)
+  w <- p$wits[[cand[h]]]
+  best <- list(cells = w$cells, y = w$y * scale[h])
+  if (!witness_ok(search, best$cells, best$y)) return(NULL)
   best
 }
 

@@ -590,16 +590,12 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_relation_breach_near
-SEXP cpp_relation_breach_near(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& coef, int n_rel, int n_cell, const Rcpp::NumericVector& value, const Rcpp::LogicalVector& supp, const Rcpp::LogicalVector& sensitive, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol, const Rcpp::NumericVector& level, const Rcpp::IntegerVector& near, int passes, double moved);
-RcppExport SEXP _sdcRisk_cpp_relation_breach_near(SEXP relSEXP, SEXP cellSEXP, SEXP coefSEXP, SEXP n_relSEXP, SEXP n_cellSEXP, SEXP valueSEXP, SEXP suppSEXP, SEXP sensitiveSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP tolSEXP, SEXP levelSEXP, SEXP nearSEXP, SEXP passesSEXP, SEXP movedSEXP) {
+SEXP cpp_relation_breach_near(SEXP index, const Rcpp::NumericVector& value, const Rcpp::LogicalVector& supp, const Rcpp::LogicalVector& sensitive, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol, const Rcpp::NumericVector& level, const Rcpp::IntegerVector& near, int passes, double moved);
+RcppExport SEXP _sdcRisk_cpp_relation_breach_near(SEXP indexSEXP, SEXP valueSEXP, SEXP suppSEXP, SEXP sensitiveSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP tolSEXP, SEXP levelSEXP, SEXP nearSEXP, SEXP passesSEXP, SEXP movedSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type rel(relSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type coef(coefSEXP);
-    Rcpp::traits::input_parameter< int >::type n_rel(n_relSEXP);
-    Rcpp::traits::input_parameter< int >::type n_cell(n_cellSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type index(indexSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type value(valueSEXP);
     Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type supp(suppSEXP);
     Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type sensitive(sensitiveSEXP);
@@ -610,23 +606,20 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type near(nearSEXP);
     Rcpp::traits::input_parameter< int >::type passes(passesSEXP);
     Rcpp::traits::input_parameter< double >::type moved(movedSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_relation_breach_near(rel, cell, coef, n_rel, n_cell, value, supp, sensitive, lower, upper, tol, level, near, passes, moved));
+    rcpp_result_gen = Rcpp::wrap(cpp_relation_breach_near(index, value, supp, sensitive, lower, upper, tol, level, near, passes, moved));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_relation_hops
-SEXP cpp_relation_hops(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell, const Rcpp::LogicalVector& supp, int n_rel, int n_cell, const Rcpp::IntegerVector& from);
-RcppExport SEXP _sdcRisk_cpp_relation_hops(SEXP relSEXP, SEXP cellSEXP, SEXP suppSEXP, SEXP n_relSEXP, SEXP n_cellSEXP, SEXP fromSEXP) {
+SEXP cpp_relation_hops(SEXP index, const Rcpp::LogicalVector& supp, const Rcpp::IntegerVector& from);
+RcppExport SEXP _sdcRisk_cpp_relation_hops(SEXP indexSEXP, SEXP suppSEXP, SEXP fromSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type rel(relSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type index(indexSEXP);
     Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type supp(suppSEXP);
-    Rcpp::traits::input_parameter< int >::type n_rel(n_relSEXP);
-    Rcpp::traits::input_parameter< int >::type n_cell(n_cellSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type from(fromSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_relation_hops(rel, cell, supp, n_rel, n_cell, from));
+    rcpp_result_gen = Rcpp::wrap(cpp_relation_hops(index, supp, from));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -702,9 +695,9 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_swap_index
-SEXP cpp_swap_index(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& coef, int n_rel, int n_cell);
-RcppExport SEXP _sdcRisk_cpp_swap_index(SEXP relSEXP, SEXP cellSEXP, SEXP coefSEXP, SEXP n_relSEXP, SEXP n_cellSEXP) {
+// cpp_relation_index
+SEXP cpp_relation_index(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& coef, int n_rel, int n_cell);
+RcppExport SEXP _sdcRisk_cpp_relation_index(SEXP relSEXP, SEXP cellSEXP, SEXP coefSEXP, SEXP n_relSEXP, SEXP n_cellSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -713,7 +706,49 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type coef(coefSEXP);
     Rcpp::traits::input_parameter< int >::type n_rel(n_relSEXP);
     Rcpp::traits::input_parameter< int >::type n_cell(n_cellSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_swap_index(rel, cell, coef, n_rel, n_cell));
+    rcpp_result_gen = Rcpp::wrap(cpp_relation_index(rel, cell, coef, n_rel, n_cell));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_witness_ok
+SEXP cpp_witness_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::NumericVector& y, const Rcpp::NumericVector& value, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol, double audit_tol);
+RcppExport SEXP _sdcRisk_cpp_witness_ok(SEXP indexSEXP, SEXP cellsSEXP, SEXP ySEXP, SEXP valueSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP tolSEXP, SEXP audit_tolSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type index(indexSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cells(cellsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type value(valueSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lower(lowerSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type upper(upperSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< double >::type audit_tol(audit_tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_witness_ok(index, cells, y, value, lower, upper, tol, audit_tol));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_pool_cheapest
+SEXP cpp_pool_cheapest(const Rcpp::IntegerVector& cell0, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& start, int n_table, int n_entry, const Rcpp::IntegerVector& cand, const Rcpp::NumericVector& scale, const Rcpp::LogicalVector& supp, const Rcpp::LogicalVector& sensitive, const Rcpp::NumericVector& cap_up, const Rcpp::NumericVector& cap_dn, const Rcpp::NumericVector& w, double t, int exclude);
+RcppExport SEXP _sdcRisk_cpp_pool_cheapest(SEXP cell0SEXP, SEXP ySEXP, SEXP startSEXP, SEXP n_tableSEXP, SEXP n_entrySEXP, SEXP candSEXP, SEXP scaleSEXP, SEXP suppSEXP, SEXP sensitiveSEXP, SEXP cap_upSEXP, SEXP cap_dnSEXP, SEXP wSEXP, SEXP tSEXP, SEXP excludeSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell0(cell0SEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type start(startSEXP);
+    Rcpp::traits::input_parameter< int >::type n_table(n_tableSEXP);
+    Rcpp::traits::input_parameter< int >::type n_entry(n_entrySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cand(candSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type scale(scaleSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type supp(suppSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type sensitive(sensitiveSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type cap_up(cap_upSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type cap_dn(cap_dnSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type w(wSEXP);
+    Rcpp::traits::input_parameter< double >::type t(tSEXP);
+    Rcpp::traits::input_parameter< int >::type exclude(excludeSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_pool_cheapest(cell0, y, start, n_table, n_entry, cand, scale, supp, sensitive, cap_up, cap_dn, w, t, exclude));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -848,12 +883,14 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_witness_moves", (DL_FUNC) &_sdcRisk_cpp_witness_moves, 12},
     {"_sdcRisk_cpp_relation_bounds", (DL_FUNC) &_sdcRisk_cpp_relation_bounds, 10},
     {"_sdcRisk_cpp_relation_bounds_cases", (DL_FUNC) &_sdcRisk_cpp_relation_bounds_cases, 15},
-    {"_sdcRisk_cpp_relation_breach_near", (DL_FUNC) &_sdcRisk_cpp_relation_breach_near, 15},
-    {"_sdcRisk_cpp_relation_hops", (DL_FUNC) &_sdcRisk_cpp_relation_hops, 6},
+    {"_sdcRisk_cpp_relation_breach_near", (DL_FUNC) &_sdcRisk_cpp_relation_breach_near, 11},
+    {"_sdcRisk_cpp_relation_hops", (DL_FUNC) &_sdcRisk_cpp_relation_hops, 3},
     {"_sdcRisk_cpp_relation_breach_groups", (DL_FUNC) &_sdcRisk_cpp_relation_breach_groups, 18},
     {"_sdcRisk_cpp_relation_packing", (DL_FUNC) &_sdcRisk_cpp_relation_packing, 7},
     {"_sdcRisk_cpp_search_box", (DL_FUNC) &_sdcRisk_cpp_search_box, 17},
-    {"_sdcRisk_cpp_swap_index", (DL_FUNC) &_sdcRisk_cpp_swap_index, 5},
+    {"_sdcRisk_cpp_relation_index", (DL_FUNC) &_sdcRisk_cpp_relation_index, 5},
+    {"_sdcRisk_cpp_witness_ok", (DL_FUNC) &_sdcRisk_cpp_witness_ok, 8},
+    {"_sdcRisk_cpp_pool_cheapest", (DL_FUNC) &_sdcRisk_cpp_pool_cheapest, 14},
     {"_sdcRisk_cpp_swap_bounds", (DL_FUNC) &_sdcRisk_cpp_swap_bounds, 11},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},

@@ -136,36 +136,42 @@ static std::vector<int> flags_of(const Rcpp::LogicalVector& x) {
   return out;
 }
 
+// The relation index of a table (cpp_relation_index()) from its external
+// pointer, or an error when it is gone (a pointer saved and read again).
+static const sdcRisk::RelationIndex& index_of(SEXP index) {
+  if (TYPEOF(index) != EXTPTRSXP || R_ExternalPtrAddr(index) == nullptr) {
+    throw std::invalid_argument("relation index: the index is gone (built in another session)");
+  }
+  return *static_cast<const sdcRisk::RelationIndex*>(R_ExternalPtrAddr(index));
+}
+
 // Whether the relation bounds of the components the relations of the cells
 // `near` touch leave a sensitive cell short (sdcRisk::relation_breach_near());
-// 1-based triplets (rel, cell) with coefficients, per cell the values,
-// pattern, sensitive flags, bounds, tolerances and levels; 1-based `near`.
+// the table's relation index `index` (cpp_relation_index()), per cell the
+// values, pattern, sensitive flags, bounds, tolerances and levels (read in
+// place); 1-based `near`.
 // [[Rcpp::export]]
-SEXP cpp_relation_breach_near(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell,
-                              const Rcpp::NumericVector& coef, int n_rel, int n_cell,
-                              const Rcpp::NumericVector& value, const Rcpp::LogicalVector& supp,
+SEXP cpp_relation_breach_near(SEXP index, const Rcpp::NumericVector& value, const Rcpp::LogicalVector& supp,
                               const Rcpp::LogicalVector& sensitive, const Rcpp::NumericVector& lower,
                               const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol,
                               const Rcpp::NumericVector& level, const Rcpp::IntegerVector& near, int passes,
                               double moved) {
   return sdcRisk_glue::run_engine([&] {
     return sdcRisk::relation_breach_near(
-        relations_of(rel, cell, coef, n_rel, n_cell), Rcpp::as<std::vector<double>>(value), flags_of(supp),
-        flags_of(sensitive), Rcpp::as<std::vector<double>>(lower), Rcpp::as<std::vector<double>>(upper),
+        index_of(index), Rcpp::as<std::vector<double>>(value), flags_of(supp), flags_of(sensitive),
+        Rcpp::as<std::vector<double>>(lower), Rcpp::as<std::vector<double>>(upper),
         Rcpp::as<std::vector<double>>(tol), Rcpp::as<std::vector<double>>(level), sdcRisk_glue::zero_based(near),
         passes, moved);
   });
 }
 
 // The number of relations between the cells `from` and every cell, through
-// suppressed cells (sdcRisk::relation_hops()); 1-based triplets and cells.
+// suppressed cells (sdcRisk::relation_hops()); the table's relation index
+// `index` (cpp_relation_index()), 1-based cells.
 // [[Rcpp::export]]
-SEXP cpp_relation_hops(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell,
-                       const Rcpp::LogicalVector& supp, int n_rel, int n_cell, const Rcpp::IntegerVector& from) {
+SEXP cpp_relation_hops(SEXP index, const Rcpp::LogicalVector& supp, const Rcpp::IntegerVector& from) {
   return sdcRisk_glue::run_engine([&] {
-    const Rcpp::NumericVector ones(rel.size(), 1.0);
-    return Rcpp::wrap(sdcRisk::relation_hops(relations_of(rel, cell, ones, n_rel, n_cell), flags_of(supp),
-                                             sdcRisk_glue::zero_based(from)));
+    return Rcpp::wrap(sdcRisk::relation_hops(index_of(index), flags_of(supp), sdcRisk_glue::zero_based(from)));
   });
 }
 
@@ -324,22 +330,75 @@ SEXP cpp_search_box(const Rcpp::IntegerVector& code, const Rcpp::List& parent, c
   });
 }
 
-// The relations of a table as the clean-up's swaps read them
-// (sdcRisk::relation_index()): 1-based relations and cells of the triplets.
-// Returns an external pointer, built once per clean-up.
+// The relations of a table indexed both ways (sdcRisk::relation_index()):
+// 1-based relations and cells of the triplets with their coefficients.
+// Returns an external pointer, built once per table problem
+// (relation_index_of() in R) and read by the witness checks, the pool, the
+// swaps and the relation tests near a cell.
 // [[Rcpp::export]]
-SEXP cpp_swap_index(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell,
-                    const Rcpp::NumericVector& coef, int n_rel, int n_cell) {
+SEXP cpp_relation_index(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell,
+                        const Rcpp::NumericVector& coef, int n_rel, int n_cell) {
   return sdcRisk_glue::run_engine([&] {
-    auto* ix = new sdcRisk::RelationIndex(sdcRisk::relation_index(sdcRisk_glue::zero_based(rel), sdcRisk_glue::zero_based(cell),
-                                                          Rcpp::as<std::vector<double>>(coef), n_rel, n_cell));
+    auto* ix = new sdcRisk::RelationIndex(relations_of(rel, cell, coef, n_rel, n_cell));
     return Rcpp::XPtr<sdcRisk::RelationIndex>(ix, true);
+  });
+}
+
+// Whether value + y (y on the 1-based `cells`) adds up in every relation of
+// `index` (cpp_relation_index()) and keeps the bounds, within the tolerances
+// (sdcRisk::witness_adds_up()); the cells' vectors read in place.
+// [[Rcpp::export]]
+SEXP cpp_witness_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::NumericVector& y,
+                    const Rcpp::NumericVector& value, const Rcpp::NumericVector& lower,
+                    const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol, double audit_tol) {
+  return sdcRisk_glue::run_engine([&] {
+    const sdcRisk::RelationIndex& ix = index_of(index);
+    const R_xlen_t n = ix.n_cell;
+    if (value.size() != n || lower.size() != n || upper.size() != n || tol.size() != n) {
+      throw std::invalid_argument("witness check: cell vectors of the wrong length");
+    }
+    if (y.size() != cells.size()) throw std::invalid_argument("witness check: one move per cell needed");
+    // (scratch kept between calls: zeros again after each)
+    static std::vector<double> resid;
+    static std::vector<int> touched;
+    const sdcRisk::WitnessCells wc{value.begin(), lower.begin(), upper.begin(), tol.begin()};
+    return Rcpp::wrap(sdcRisk::witness_adds_up(ix, sdcRisk_glue::zero_based(cells), y.begin(), wc, audit_tol,
+                                               resid, touched));
+  });
+}
+
+// The cheapest usable table of the clean-up's pool for a side
+// (sdcRisk::pool_cheapest()): the pool flattened (0-based cells, moves,
+// 0-based offsets of each table, read in place: buffers of which the first
+// n_entry entries and n_table + 1 offsets are used), the candidate tables (1-based) and their scales, the cells'
+// state (read in place), the side's level t and the cell left out
+// (1-based; 0 for none). Returns the candidate's position (1-based), 0 for
+// none.
+// [[Rcpp::export]]
+SEXP cpp_pool_cheapest(const Rcpp::IntegerVector& cell0, const Rcpp::NumericVector& y,
+                       const Rcpp::IntegerVector& start, int n_table, int n_entry, const Rcpp::IntegerVector& cand,
+                       const Rcpp::NumericVector& scale, const Rcpp::LogicalVector& supp,
+                       const Rcpp::LogicalVector& sensitive, const Rcpp::NumericVector& cap_up,
+                       const Rcpp::NumericVector& cap_dn, const Rcpp::NumericVector& w, double t, int exclude) {
+  return sdcRisk_glue::run_engine([&] {
+    const R_xlen_t n = supp.size();
+    if (sensitive.size() != n || cap_up.size() != n || cap_dn.size() != n || w.size() != n) {
+      throw std::invalid_argument("witness pool: cell vectors of the wrong length");
+    }
+    if (n_table < 0 || n_entry < 0 || start.size() <= n_table || cell0.size() < n_entry || y.size() < n_entry ||
+        scale.size() != cand.size()) {
+      throw std::invalid_argument("witness pool: malformed pool");
+    }
+    const sdcRisk::WitnessPool pool{cell0.begin(), y.begin(), start.begin(), n_table, n_entry, static_cast<int>(n)};
+    const sdcRisk::SwapCells cs{cap_up.begin(), cap_dn.begin(), supp.begin(), w.begin()};
+    return Rcpp::wrap(sdcRisk::pool_cheapest(pool, cs, sensitive.begin(), sdcRisk_glue::zero_based(cand),
+                                             scale.begin(), t, exclude - 1) + 1);
   });
 }
 
 // The clean-up's swap bounds (sdcRisk::swap_bounds()) of the sides
 // (1-based cells, directions, levels) without cell j (1-based), read from
-// the index `index` (cpp_swap_index()) and the cells' state, each a vector
+// the index `index` (cpp_relation_index()) and the cells' state, each a vector
 // of the table's cells (read in place, not copied); stops after the first
 // bound that reaches `limit`.
 // [[Rcpp::export]]
@@ -348,10 +407,7 @@ SEXP cpp_swap_bounds(SEXP index, const Rcpp::NumericVector& cap_up, const Rcpp::
                      const Rcpp::IntegerVector& side_cell, const Rcpp::NumericVector& side_dir,
                      const Rcpp::NumericVector& side_t, int j, double slack_per, double limit) {
   return sdcRisk_glue::run_engine([&] {
-    if (TYPEOF(index) != EXTPTRSXP || R_ExternalPtrAddr(index) == nullptr) {
-      throw std::invalid_argument("swap bound: the index is gone (built in another session)");
-    }
-    const Rcpp::XPtr<sdcRisk::RelationIndex> ix(index);
+    const sdcRisk::RelationIndex* ix = &index_of(index);
     const R_xlen_t n = ix->n_cell;
     if (cap_up.size() != n || cap_dn.size() != n || supp.size() != n || w.size() != n) {
       throw std::invalid_argument("swap bound: cell vectors of the wrong length");

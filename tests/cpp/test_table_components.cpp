@@ -637,6 +637,172 @@ int main() {
       ++failures;
     }
   }
+  // the witness check against a dense sum of every relation and a scan of
+  // the bounds: random tables, some witnesses that add up (a relation-free
+  // move scaled), some that do not, some beyond a bound
+  {
+    std::vector<double> resid;
+    std::vector<int> touched;
+    int kept = 0, refused = 0;
+    for (int rep = 0; rep < 400; ++rep) {
+      const int n_cell = 2 + g.below(12), n_rel = 1 + g.below(6);
+      std::vector<int> rel, cell;
+      std::vector<double> coef;
+      for (int r = 0; r < n_rel; ++r) {
+        for (int c = 0; c < n_cell; ++c) {
+          if (g.below(2)) continue;
+          rel.push_back(r);
+          cell.push_back(c);
+          coef.push_back(g.below(2) ? 1.0 : -1.0);
+        }
+      }
+      const auto ix = sdcRisk::relation_index(rel, cell, coef, n_rel, n_cell);
+      std::vector<double> value(n_cell), lower(n_cell), upper(n_cell), tol(n_cell, 1e-9);
+      for (int c = 0; c < n_cell; ++c) {
+        value[c] = g.below(50);
+        lower[c] = value[c] - g.below(20);
+        upper[c] = value[c] + g.below(20);
+      }
+      // a witness on a random subset of the cells, in a random order
+      std::vector<int> cells;
+      std::vector<double> y;
+      for (int c = 0; c < n_cell; ++c) {
+        if (g.below(3) == 0) continue;
+        cells.push_back(c);
+        y.push_back(g.below(3) == 0 ? 0.0 : (g.below(21) - 10) / 2.0);
+      }
+      for (std::size_t a = cells.size(); a > 1; --a) {
+        const std::size_t b = static_cast<std::size_t>(g.below(static_cast<int>(a)));
+        std::swap(cells[a - 1], cells[b]);
+        std::swap(y[a - 1], y[b]);
+      }
+      const sdcRisk::WitnessCells wc{value.data(), lower.data(), upper.data(), tol.data()};
+      const bool got = sdcRisk::witness_adds_up(ix, cells, y.data(), wc, 1e-9, resid, touched);
+      std::vector<double> dense(n_rel, 0.0), full(n_cell, 0.0);
+      double big = 0;
+      for (std::size_t k = 0; k < cells.size(); ++k) {
+        full[cells[k]] = y[k];
+        big = std::max(big, std::abs(y[k]));
+      }
+      for (std::size_t t = 0; t < rel.size(); ++t) dense[rel[t]] += coef[t] * full[cell[t]];
+      bool want = true;
+      for (int r = 0; r < n_rel; ++r) want = want && std::abs(dense[r]) <= 1e-9 * (1 + big);
+      for (std::size_t k = 0; k < cells.size(); ++k) {
+        const int c = cells[k];
+        want = want && value[c] + y[k] >= lower[c] - tol[c] && value[c] + y[k] <= upper[c] + tol[c];
+      }
+      (got ? kept : refused)++;
+      bool clean = true;
+      for (const double v : resid) clean = clean && v == 0.0;
+      if (got != want || !clean) {
+        std::printf("witness check differs from the dense sums, case %d (got %d, want %d, scratch %s)\n", rep, got,
+                    want, clean ? "clean" : "dirty");
+        ++failures;
+      }
+    }
+    if (kept < 20 || refused < 20) {
+      std::printf("witness check: too few cases (%d kept, %d refused)\n", kept, refused);
+      ++failures;
+    }
+    bool threw = false;
+    try {
+      const auto ix = sdcRisk::relation_index({0}, {0}, {1.0}, 1, 1);
+      const double v = 0.0;
+      const sdcRisk::WitnessCells wc{&v, &v, &v, &v};
+      const double y = 0.0;
+      sdcRisk::witness_adds_up(ix, {4}, &y, wc, 1e-9, resid, touched);
+    } catch (const std::invalid_argument&) {
+      threw = true;
+    }
+    if (!threw) {
+      std::printf("witness check read a cell out of range\n");
+      ++failures;
+    }
+  }
+
+  // the pool's cheapest table against a plain scan: the usable tables
+  // (every cell suppressed, not the excluded one), priced cell by cell
+  {
+    int found = 0, none = 0;
+    for (int rep = 0; rep < 400; ++rep) {
+      const int n_cell = 3 + g.below(10), n_table = 1 + g.below(6);
+      std::vector<int> flat, start{0};
+      std::vector<double> ys;
+      for (int k = 0; k < n_table; ++k) {
+        for (int c = 0; c < n_cell; ++c) {
+          if (g.below(2)) continue;
+          flat.push_back(c);
+          ys.push_back((g.below(21) - 10) / 3.0);
+        }
+        start.push_back(static_cast<int>(flat.size()));
+      }
+      std::vector<double> up(n_cell), dn(n_cell), w(n_cell);
+      std::vector<int> supp(n_cell), sens(n_cell);
+      for (int c = 0; c < n_cell; ++c) {
+        up[c] = g.below(8);
+        dn[c] = g.below(8);
+        w[c] = 1 + g.below(30);
+        supp[c] = g.below(5) > 0;
+        sens[c] = g.below(4) == 0;
+      }
+      std::vector<int> cand;
+      std::vector<double> scale;
+      for (int k = 0; k < n_table; ++k) {
+        if (g.below(3) == 0) continue;
+        cand.push_back(k);
+        scale.push_back(0.25 + g.below(4) / 4.0);
+      }
+      const double t = 1 + g.below(5);
+      const int exclude = g.below(2) ? g.below(n_cell) : -1;
+      const sdcRisk::WitnessPool pool{flat.data(), ys.data(), start.data(), n_table, static_cast<int>(flat.size()),
+                                      n_cell};
+      const sdcRisk::SwapCells cs{up.data(), dn.data(), supp.data(), w.data()};
+      const int got = sdcRisk::pool_cheapest(pool, cs, sens.data(), cand, scale.data(), t, exclude);
+      int want = -1;
+      double best = std::numeric_limits<double>::infinity();
+      for (std::size_t h = 0; h < cand.size(); ++h) {
+        bool usable = true;
+        long double cost = 0;
+        for (int q = start[cand[h]]; q < start[cand[h] + 1]; ++q) {
+          const int c = flat[q];
+          if (!supp[c] || c == exclude) usable = false;
+          if (sens[c]) continue;
+          const double y = ys[q] * scale[h];
+          const double cap = y > 0 ? up[c] : dn[c];
+          const double unit = std::max(std::min(cap, t), 1e-9 * t);
+          cost += std::abs(y) * (w[c] / unit);
+        }
+        if (usable && static_cast<double>(cost) < best) {
+          best = static_cast<double>(cost);
+          want = static_cast<int>(h);
+        }
+      }
+      (got >= 0 ? found : none)++;
+      if (got != want) {
+        std::printf("pool's cheapest table differs from the scan, case %d (got %d, want %d)\n", rep, got, want);
+        ++failures;
+      }
+    }
+    if (found < 20 || none < 20) {
+      std::printf("pool's cheapest table: too few cases (%d found, %d none)\n", found, none);
+      ++failures;
+    }
+    bool threw = false;
+    try {
+      const std::vector<int> flat{7}, start{0, 1}, supp(2, 1), sens(2, 0);
+      const std::vector<double> ys{1.0}, up(2, 1.0), w(2, 1.0), scale{1.0};
+      const sdcRisk::WitnessPool pool{flat.data(), ys.data(), start.data(), 1, 1, 2};
+      const sdcRisk::SwapCells cs{up.data(), up.data(), supp.data(), w.data()};
+      sdcRisk::pool_cheapest(pool, cs, sens.data(), {0}, scale.data(), 1.0, -1);
+    } catch (const std::invalid_argument&) {
+      threw = true;
+    }
+    if (!threw) {
+      std::printf("pool's cheapest table read a cell out of range\n");
+      ++failures;
+    }
+  }
+
   if (failures) return 1;
   std::printf("test_suppress: all passed\n");
   return 0;

@@ -601,7 +601,7 @@ test_that("attacking first the respondents near a published cell changes the ord
   checked <- 0
   for_each_trial(1:12, function(ts, j, trial, info) {
     prep <- ts$prep
-    expect_identical(sdcRisk:::relation_hops(prep$structure, j, trial), hops_bfs(prep$structure, j, trial))
+    expect_identical(sdcRisk:::relation_hops(prep, j, trial), hops_bfs(prep$structure, j, trial))
     outer <- exact_outer(prep, trial)
     full <- sdcRisk:::respondent_breaches(prep, trial, ts$resp, outer, exact = FALSE, call = NULL)
     near <- sdcRisk:::respondent_breaches(prep, trial, ts$resp, outer, exact = FALSE, call = NULL,

@@ -367,9 +367,9 @@ inline ColumnBounds relation_bounds_cases(const std::vector<int>& row, const std
 // cell[k] in relation rel[k] with coefficient coef[k]; the triplets of
 // relation r are rel_trip[rel_start[r] .. rel_start[r + 1]) and those of
 // cell c cell_trip[cell_start[c] .. cell_start[c + 1]), each in increasing
-// order. The clean-up's swaps build it once per clean-up and read it
-// thousands of times; the relation tests near a cell (relation_hops(),
-// relation_breach_near()) build it per call.
+// order. Built once per table problem and read thousands of times: by the
+// witness checks (witness_adds_up()), the clean-up's pool and swaps and
+// the relation tests near a cell (relation_hops(), relation_breach_near()).
 struct RelationIndex {
   std::vector<int> rel, cell;
   std::vector<double> coef;
@@ -412,6 +412,55 @@ inline RelationIndex relation_index(std::vector<int> rel, std::vector<int> cell,
   ix.n_rel = n_rel;
   ix.n_cell = n_cell;
   return ix;
+}
+
+// What a witness table is checked against, per cell of the table (n_cell
+// values each, by pointer): the published values, the a priori bounds and
+// the audit's tolerance of each cell.
+struct WitnessCells {
+  const double* value;
+  const double* lower;
+  const double* upper;
+  const double* tol;
+};
+
+// Is value + y (y[k] the move of cell cells[k] (0-based), 0 elsewhere) a
+// table that adds up in every relation of `ix` and keeps the a priori
+// bounds, within the audit's tolerances: each relation's residual at most
+// audit_tol (1 + max |y|), each cell within its bounds widened by its
+// tolerance? Each relation's residual is summed in the order of the cells
+// and, for each cell, of its triplets (R's rowsum() of witness_ok(), which
+// this replaces). A missing move (NaN) fails. `resid` (n_rel zeros, left
+// as zeros) and `touched` are the caller's scratch.
+inline bool witness_adds_up(const RelationIndex& ix, const std::vector<int>& cells, const double* y,
+                            const WitnessCells& wc, double audit_tol, std::vector<double>& resid,
+                            std::vector<int>& touched) {
+  double big = 0.0;
+  for (std::size_t k = 0; k < cells.size(); ++k) {
+    const int c = cells[k];
+    if (c < 0 || c >= ix.n_cell) throw std::invalid_argument("witness check: cell out of range");
+    const double nv = wc.value[c] + y[k];
+    if (!(nv >= wc.lower[c] - wc.tol[c]) || !(nv <= wc.upper[c] + wc.tol[c])) return false;
+    big = std::max(big, std::abs(y[k]));
+  }
+  if (resid.size() != static_cast<std::size_t>(ix.n_rel)) resid.assign(static_cast<std::size_t>(ix.n_rel), 0.0);
+  touched.clear();
+  for (std::size_t k = 0; k < cells.size(); ++k) {
+    const int c = cells[k];
+    for (int q = ix.cell_start[c]; q < ix.cell_start[c + 1]; ++q) {
+      const int t = ix.cell_trip[q];
+      const int r = ix.rel[t];
+      if (resid[r] == 0.0) touched.push_back(r);
+      resid[r] += ix.coef[t] * y[k];
+    }
+  }
+  const double limit = audit_tol * (1.0 + big);
+  bool ok = true;
+  for (const int r : touched) {
+    if (!(std::abs(resid[r]) <= limit)) ok = false;
+    resid[r] = 0.0;
+  }
+  return ok;
 }
 
 // What the swaps read of each cell (n_cell values each, by pointer: the
@@ -482,6 +531,61 @@ inline std::vector<double> swap_bounds(const RelationIndex& ix, const SwapCells&
     if (out.back() >= limit) break;
   }
   return out;
+}
+
+// The clean-up's pool of witness tables (R/table-suppress-cleanup.R,
+// pool_witness()), flattened: table k moves cells cell[start[k] ..
+// start[k + 1]) (0-based) by y over the same range; n_table tables, n_entry
+// entries, cells below n_cell (checked as read).
+struct WitnessPool {
+  const int* cell;
+  const double* y;
+  const int* start;
+  int n_table;
+  int n_entry;
+  int n_cell;
+};
+
+// The cheapest of the pool's tables `cand` (0-based) for a side of level t
+// once table cand[h] is scaled by scale[h]: among those that move only
+// suppressed cells and not cell `exclude` (0-based; -1 for none), the one
+// whose moves of cells other than the sensitive ones cost least, each
+// cell's move |y| priced at its cost per unit of min(capacity, t) in the
+// move's direction (rises up, falls and zeros down; at least 10^-9 t), the
+// costs added in order in long double as R's sum() adds them; the first of
+// equal costs. Returns its position in `cand` (0-based), -1 for none.
+inline int pool_cheapest(const WitnessPool& pool, const SwapCells& cs, const int* sensitive,
+                         const std::vector<int>& cand, const double* scale, double t, int exclude) {
+  int best = -1;
+  double best_cost = std::numeric_limits<double>::infinity();
+  const double floor_t = 1e-9 * t;
+  for (std::size_t h = 0; h < cand.size(); ++h) {
+    const int k = cand[h];
+    if (k < 0 || k >= pool.n_table) throw std::invalid_argument("witness pool: table out of range");
+    if (pool.start[k] < 0 || pool.start[k] > pool.start[k + 1] || pool.start[k + 1] > pool.n_entry) {
+      throw std::invalid_argument("witness pool: malformed pool");
+    }
+    bool usable = true;
+    for (int q = pool.start[k]; q < pool.start[k + 1] && usable; ++q) {
+      const int c = pool.cell[q];
+      if (c < 0 || c >= pool.n_cell) throw std::invalid_argument("witness pool: cell out of range");
+      usable = cs.supp[c] != 0 && c != exclude;
+    }
+    if (!usable) continue;
+    long double cost = 0;
+    for (int q = pool.start[k]; q < pool.start[k + 1]; ++q) {
+      const int c = pool.cell[q];
+      if (sensitive[c] != 0) continue;
+      const double y = pool.y[q] * scale[h];
+      const double cap = y > 0 ? cs.cap_up[c] : cs.cap_dn[c];
+      cost += std::abs(y) * (cs.w[c] / std::max(std::min(cap, t), floor_t));
+    }
+    if (static_cast<double>(cost) < best_cost) {
+      best_cost = static_cast<double>(cost);
+      best = static_cast<int>(h);
+    }
+  }
+  return best;
 }
 
 // A greedy packing of the open ends of an audit's batch program (the
