@@ -58,6 +58,37 @@ std::vector<int> bfs(const std::vector<int>& rel, const std::vector<int>& node, 
   return label;
 }
 
+// Random relations over n_cell cells: each cell in each relation with
+// probability 1/2, with coefficient 1 or -1.
+struct Triplets {
+  std::vector<int> rel, cell;
+  std::vector<double> coef;
+};
+
+Triplets random_relations(Lcg& g, int n_rel, int n_cell) {
+  Triplets tr;
+  for (int r = 0; r < n_rel; ++r) {
+    for (int c = 0; c < n_cell; ++c) {
+      if (g.below(2)) continue;
+      tr.rel.push_back(r);
+      tr.cell.push_back(c);
+      tr.coef.push_back(g.below(2) ? 1.0 : -1.0);
+    }
+  }
+  return tr;
+}
+
+// Does f() reject its input (std::invalid_argument)?
+template <class F>
+bool rejects(F&& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument&) {
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main() {
@@ -447,16 +478,10 @@ int main() {
   // brute force over each relation's cells)
   for (int rep = 0; rep < 300; ++rep) {
     const int n_cell = 2 + g.below(10), n_rel = 1 + g.below(5);
-    std::vector<int> rel, cell;
-    std::vector<double> coef;
-    for (int r = 0; r < n_rel; ++r) {
-      for (int c = 0; c < n_cell; ++c) {
-        if (g.below(2)) continue;
-        rel.push_back(r);
-        cell.push_back(c);
-        coef.push_back(g.below(2) ? 1.0 : -1.0);
-      }
-    }
+    const Triplets tr = random_relations(g, n_rel, n_cell);
+    const std::vector<int>& rel = tr.rel;
+    const std::vector<int>& cell = tr.cell;
+    const std::vector<double>& coef = tr.coef;
     std::vector<double> up(n_cell), dn(n_cell), w(n_cell);
     std::vector<int> supp(n_cell);
     for (int c = 0; c < n_cell; ++c) {
@@ -646,16 +671,10 @@ int main() {
     int kept = 0, refused = 0;
     for (int rep = 0; rep < 400; ++rep) {
       const int n_cell = 2 + g.below(12), n_rel = 1 + g.below(6);
-      std::vector<int> rel, cell;
-      std::vector<double> coef;
-      for (int r = 0; r < n_rel; ++r) {
-        for (int c = 0; c < n_cell; ++c) {
-          if (g.below(2)) continue;
-          rel.push_back(r);
-          cell.push_back(c);
-          coef.push_back(g.below(2) ? 1.0 : -1.0);
-        }
-      }
+      const Triplets tr = random_relations(g, n_rel, n_cell);
+      const std::vector<int>& rel = tr.rel;
+      const std::vector<int>& cell = tr.cell;
+      const std::vector<double>& coef = tr.coef;
       const auto ix = sdcRisk::relation_index(rel, cell, coef, n_rel, n_cell);
       std::vector<double> value(n_cell), lower(n_cell), upper(n_cell), tol(n_cell, 1e-9);
       for (int c = 0; c < n_cell; ++c) {
@@ -704,17 +723,10 @@ int main() {
       std::printf("witness check: too few cases (%d kept, %d refused)\n", kept, refused);
       ++failures;
     }
-    bool threw = false;
-    try {
-      const auto ix = sdcRisk::relation_index({0}, {0}, {1.0}, 1, 1);
-      const double v = 0.0;
-      const sdcRisk::WitnessCells wc{&v, &v, &v, &v};
-      const double y = 0.0;
-      sdcRisk::witness_adds_up(ix, {4}, &y, wc, 1e-9, resid, touched);
-    } catch (const std::invalid_argument&) {
-      threw = true;
-    }
-    if (!threw) {
+    const auto ix1 = sdcRisk::relation_index({0}, {0}, {1.0}, 1, 1);
+    const double v1 = 0.0;
+    const sdcRisk::WitnessCells wc1{&v1, &v1, &v1, &v1};
+    if (!rejects([&] { sdcRisk::witness_adds_up(ix1, {4}, &v1, wc1, 1e-9, resid, touched); })) {
       std::printf("witness check read a cell out of range\n");
       ++failures;
     }
@@ -787,17 +799,11 @@ int main() {
       std::printf("pool's cheapest table: too few cases (%d found, %d none)\n", found, none);
       ++failures;
     }
-    bool threw = false;
-    try {
-      const std::vector<int> flat{7}, start{0, 1}, supp(2, 1), sens(2, 0);
-      const std::vector<double> ys{1.0}, up(2, 1.0), w(2, 1.0), scale{1.0};
-      const sdcRisk::WitnessPool pool{flat.data(), ys.data(), start.data(), 1, 1, 2};
-      const sdcRisk::SwapCells cs{up.data(), up.data(), supp.data(), w.data()};
-      sdcRisk::pool_cheapest(pool, cs, sens.data(), {0}, scale.data(), 1.0, -1);
-    } catch (const std::invalid_argument&) {
-      threw = true;
-    }
-    if (!threw) {
+    const std::vector<int> flat{7}, start{0, 1}, supp(2, 1), sens(2, 0);
+    const std::vector<double> ys{1.0}, up(2, 1.0), w(2, 1.0), scale{1.0};
+    const sdcRisk::WitnessPool pool{flat.data(), ys.data(), start.data(), 1, 1, 2};
+    const sdcRisk::SwapCells cs{up.data(), up.data(), supp.data(), w.data()};
+    if (!rejects([&] { sdcRisk::pool_cheapest(pool, cs, sens.data(), {0}, scale.data(), 1.0, -1); })) {
       std::printf("pool's cheapest table read a cell out of range\n");
       ++failures;
     }
