@@ -248,10 +248,15 @@ struct ColumnBounds {
   std::vector<double> lower, upper;
 };
 
-inline ColumnBounds relation_bounds(const std::vector<int>& row, const std::vector<int>& col,
-                                    const std::vector<double>& v, int n_row, int n_col,
-                                    const std::vector<double>& rhs, std::vector<double> lower,
-                                    std::vector<double> upper, int passes, double moved) {
+// relation_bounds_until() stops after any pass at which
+// stop(lower, upper) holds for the bounds so far (outer bounds all the same:
+// a caller that asks whether some bound is short of a level can stop at the
+// first pass that shows it, since further passes only narrow them).
+template <class Stop>
+inline ColumnBounds relation_bounds_until(const std::vector<int>& row, const std::vector<int>& col,
+                                          const std::vector<double>& v, int n_row, int n_col,
+                                          const std::vector<double>& rhs, std::vector<double> lower,
+                                          std::vector<double> upper, int passes, double moved, Stop&& stop) {
   const std::size_t nt = row.size();
   if (col.size() != nt || v.size() != nt) throw std::invalid_argument("triplet lengths differ");
   if (rhs.size() != static_cast<std::size_t>(n_row) || lower.size() != static_cast<std::size_t>(n_col) ||
@@ -307,9 +312,17 @@ inline ColumnBounds relation_bounds(const std::vector<int>& row, const std::vect
       lower[c] = nl;
       upper[c] = nu;
     }
-    if (!any_moved) break;
+    if (!any_moved || stop(lower, upper)) break;
   }
   return {std::move(lower), std::move(upper)};
+}
+
+inline ColumnBounds relation_bounds(const std::vector<int>& row, const std::vector<int>& col,
+                                    const std::vector<double>& v, int n_row, int n_col,
+                                    const std::vector<double>& rhs, std::vector<double> lower,
+                                    std::vector<double> upper, int passes, double moved) {
+  return relation_bounds_until(row, col, v, n_row, n_col, rhs, std::move(lower), std::move(upper), passes, moved,
+                               [](const std::vector<double>&, const std::vector<double>&) { return false; });
 }
 
 // relation_bounds() of one program under each of several cases (the
@@ -755,19 +768,25 @@ inline bool relation_breach_near(const RelationIndex& ix, const std::vector<doub
       lo[m] = lower[members[m]];
       up[m] = upper[members[m]];
     }
-    const ColumnBounds b = relation_bounds(row, col, v, static_cast<int>(rels.size()),
-                                           static_cast<int>(members.size()), rhs, std::move(lo), std::move(up),
-                                           passes, moved);
+    // (a sensitive cell short after some pass stays short: the passes stop
+    // there)
+    auto short_of = [&](const std::vector<double>& blo, const std::vector<double>& bhi) {
+      for (std::size_t m = 0; m < members.size(); ++m) {
+        const int c = members[m];
+        double need_lo, need_hi;
+        if (sensitive[c] != 0 &&
+            !protection_met_at(value[c], level[c], lower[c], upper[c], tol[c], blo[m], bhi[m], need_lo, need_hi)) {
+          return true;
+        }
+      }
+      return false;
+    };
+    const ColumnBounds b = relation_bounds_until(row, col, v, static_cast<int>(rels.size()),
+                                                 static_cast<int>(members.size()), rhs, std::move(lo), std::move(up),
+                                                 passes, moved, short_of);
     for (const int r : rels) rel_row[r] = -1;
     for (const int c : members) col_of[c] = -1;
-    for (std::size_t m = 0; m < members.size(); ++m) {
-      const int c = members[m];
-      double need_lo, need_hi;
-      if (sensitive[c] != 0 &&
-          !protection_met_at(value[c], level[c], lower[c], upper[c], tol[c], b.lower[m], b.upper[m], need_lo, need_hi)) {
-        return true;
-      }
-    }
+    if (short_of(b.lower, b.upper)) return true;
   }
   return false;
 }
