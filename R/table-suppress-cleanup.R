@@ -302,7 +302,8 @@ pool_add <- function(search, ws) {
     p$wits <- list()
     p$ids <- p$moves <- vector("list", search$prep$structure$ncell)
     # (the tables flattened for the core, in buffers that double when full:
-    # 0-based cells, moves, and the offset of each table, n_wits + 1 used)
+    # 0-based cells, moves, and the offset of each table, n_wits + 1 used;
+    # `wits` keeps each table as found, the one pool_witness() returns)
     p$cell0 <- integer(64L)
     p$yflat <- numeric(64L)
     p$start <- integer(64L)
