@@ -757,12 +757,12 @@ witness_index <- function(witnesses, prep) {
 }
 
 # witness_ok() of each of the tables `witnesses` (list(cells, y)), in one
-# pass over them all: the residuals of each table's relations (summed in
-# the same order) and its bounds. A table of no cells, duplicated or
-# unknown cells, or missing moves fails. (One call of witness_ok() per
-# table took a twentieth of the default's time on R4 of the bench, in the
-# respondents' rounds and clean-up, which index the pattern's tables again
-# each time.)
+# call of the core (cpp_witnesses_ok(): witness_adds_up() of each table).
+# A table of no cells, duplicated or unknown cells, or missing moves fails.
+# (One call of witness_ok() per table took a twentieth of the default's
+# time on R4 of the bench, in the respondents' rounds and clean-up, which
+# index the pattern's tables again each time; one pass in R, with rowsum(),
+# still a fiftieth.)
 witnesses_ok <- function(prep, witnesses) {
   n <- length(prep$value)
   ok <- vapply(witnesses, function(w) {
@@ -772,28 +772,10 @@ witnesses_ok <- function(prep, witnesses) {
   if (!any(ok)) return(ok)
   ws <- witnesses[ok]
   cells <- lapply(ws, `[[`, "cells")
-  cell <- as.integer(unlist(cells, use.names = FALSE))
-  y <- as.double(unlist(lapply(ws, `[[`, "y"), use.names = FALSE))
-  id <- rep.int(seq_along(ws), lengths(cells))
-  st <- prep$structure
-  trips <- st$cell_trips[cell]
-  at <- rep.int(seq_along(cell), lengths(trips))
-  trips <- unlist(trips, use.names = FALSE)
-  # (one group per table and relation, numbered in order of appearance)
-  key <- (id[at] - 1) * st$nrel + st$rel[trips]
-  uk <- unique(key)
-  resid <- rowsum(st$coef[trips] * y[at], match(key, uk), reorder = FALSE)[, 1]
-  ymax <- group_extreme(abs(y), id, largest = TRUE)
-  big <- numeric(length(ws))
-  big[ymax$group] <- ymax$value
-  rid <- (uk - 1) %/% st$nrel + 1
-  new <- prep$value[cell] + y
-  tol <- prep$tol[cell]
-  # (a missing move fails both: `%in% TRUE` counts NA as a failure)
-  kept <- (abs(resid) <= audit_tolerance * (1 + big[rid])) %in% TRUE
-  within <- (new >= prep$lower[cell] - tol & new <= prep$upper[cell] + tol) %in% TRUE
-  bad <- unique(c(rid[!kept], id[!within]))
-  ok[which(ok)[bad]] <- FALSE
+  ok[ok] <- core_call(cpp_witnesses_ok, relation_index_of(prep), as.integer(unlist(cells, use.names = FALSE)),
+                      as.double(unlist(lapply(ws, `[[`, "y"), use.names = FALSE)),
+                      c(0L, cumsum(lengths(cells))), prep$value, as.double(prep$lower), as.double(prep$upper),
+                      prep$tol, audit_tolerance)
   ok
 }
 
@@ -1151,12 +1133,18 @@ protect_against <- function(prep, search, kn, i, label, call, earlier = list()) 
   # the next respondent's)
   sub$dev_session <- search$dev_session
   on.exit(search$dev_session <- sub$dev_session)
-  for (w in earlier) {
-    if (!any(w$cells == i) || !all(sub$supp[w$cells])) next
-    if (witness_ok(sub, w$cells, w$y)) {
-      record_witness(sub, w, i)
-    } else if (witness_ok(sub, w$cells, -w$y)) {
-      record_witness(sub, list(cells = w$cells, y = -w$y), i)
+  # (the tables and their mirror images checked in one call each)
+  use <- earlier[vapply(earlier, function(w) any(w$cells == i) && all(sub$supp[w$cells]), logical(1))]
+  if (length(use)) {
+    mirrors <- lapply(use, mirror_image)
+    pos <- witnesses_ok(sub$prep, use)
+    neg <- witnesses_ok(sub$prep, mirrors)
+    for (k in seq_along(use)) {
+      if (pos[k]) {
+        record_witness(sub, use[[k]], i, mirror_ok = neg[k])
+      } else if (neg[k]) {
+        record_witness(sub, mirrors[[k]], i, mirror_ok = FALSE)
+      }
     }
   }
   seeded <- length(sub$wits)

@@ -983,8 +983,9 @@ relation_index_of <- function(prep) {
 }
 
 # Suppress the cells a witness moves, and record how far it moves each one
-# (its mirror image -y too, when that keeps the bounds).
-record_witness <- function(search, y, i) {
+# (its mirror image -y too, when that keeps the bounds: `mirror_ok`, whether
+# it does when the caller checked it already, witnesses_ok() of many).
+record_witness <- function(search, y, i, mirror_ok = NULL) {
   cells <- y$cells
   new <- cells[!search$supp[cells]]
   env_set(search, "supp", new, TRUE)
@@ -1001,7 +1002,7 @@ record_witness <- function(search, y, i) {
     env_set(search, "wit_dn", cells[dn], ref)
   }
   cover(y$y, k)
-  if (witness_ok(search, cells, -y$y)) cover(-y$y, -k)
+  if (mirror_ok %||% witness_ok(search, cells, -y$y)) cover(-y$y, -k)
   invisible(search)
 }
 

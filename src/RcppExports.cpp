@@ -494,7 +494,6 @@ SEXP cpp_relation_components(const Rcpp::IntegerVector& relation, const Rcpp::In
 RcppExport SEXP _sdcRisk_cpp_relation_components(SEXP relationSEXP, SEXP nodeSEXP, SEXP n_relationSEXP, SEXP n_nodeSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type relation(relationSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type node(nodeSEXP);
     Rcpp::traits::input_parameter< int >::type n_relation(n_relationSEXP);
@@ -508,7 +507,6 @@ SEXP cpp_table_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& row
 RcppExport SEXP _sdcRisk_cpp_table_extremes(SEXP tablesSEXP, SEXP rowsSEXP, SEXP checkSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP tolSEXP, SEXP centerSEXP, SEXP need_hiSEXP, SEXP need_loSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type tables(tablesSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type rows(rowsSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type check(checkSEXP);
@@ -527,7 +525,6 @@ SEXP cpp_witness_moves(const Rcpp::NumericVector& y, const Rcpp::IntegerVector& 
 RcppExport SEXP _sdcRisk_cpp_witness_moves(SEXP ySEXP, SEXP idSEXP, SEXP cstartSEXP, SEXP by_cellSEXP, SEXP lam_posSEXP, SEXP lam_negSEXP, SEXP deadSEXP, SEXP knownSEXP, SEXP valueSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP targetsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type id(idSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cstart(cstartSEXP);
@@ -549,7 +546,6 @@ SEXP cpp_relation_bounds(const Rcpp::IntegerVector& row, const Rcpp::IntegerVect
 RcppExport SEXP _sdcRisk_cpp_relation_bounds(SEXP rowSEXP, SEXP colSEXP, SEXP vSEXP, SEXP n_rowSEXP, SEXP n_colSEXP, SEXP rhsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP passesSEXP, SEXP movedSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type row(rowSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type col(colSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type v(vSEXP);
@@ -569,7 +565,6 @@ SEXP cpp_relation_bounds_cases(const Rcpp::IntegerVector& row, const Rcpp::Integ
 RcppExport SEXP _sdcRisk_cpp_relation_bounds_cases(SEXP rowSEXP, SEXP colSEXP, SEXP vSEXP, SEXP n_rowSEXP, SEXP n_colSEXP, SEXP rhsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP passesSEXP, SEXP movedSEXP, SEXP case_startSEXP, SEXP case_colSEXP, SEXP case_loSEXP, SEXP case_hiSEXP, SEXP out_colSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type row(rowSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type col(colSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type v(vSEXP);
@@ -594,7 +589,6 @@ SEXP cpp_relation_breach_near(SEXP index, const Rcpp::NumericVector& value, cons
 RcppExport SEXP _sdcRisk_cpp_relation_breach_near(SEXP indexSEXP, SEXP valueSEXP, SEXP suppSEXP, SEXP sensitiveSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP tolSEXP, SEXP levelSEXP, SEXP nearSEXP, SEXP passesSEXP, SEXP movedSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type index(indexSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type value(valueSEXP);
     Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type supp(suppSEXP);
@@ -615,7 +609,6 @@ SEXP cpp_relation_hops(SEXP index, const Rcpp::LogicalVector& supp, const Rcpp::
 RcppExport SEXP _sdcRisk_cpp_relation_hops(SEXP indexSEXP, SEXP suppSEXP, SEXP fromSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type index(indexSEXP);
     Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type supp(suppSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type from(fromSEXP);
@@ -628,7 +621,6 @@ SEXP cpp_relation_breach_groups(const Rcpp::List& programs, const Rcpp::LogicalV
 RcppExport SEXP _sdcRisk_cpp_relation_breach_groups(SEXP programsSEXP, SEXP suppSEXP, SEXP progSEXP, SEXP outer_loSEXP, SEXP outer_hiSEXP, SEXP tolSEXP, SEXP valueSEXP, SEXP levelSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP startSEXP, SEXP cellSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP aloneSEXP, SEXP passesSEXP, SEXP movedSEXP, SEXP firstSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type programs(programsSEXP);
     Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type supp(suppSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type prog(progSEXP);
@@ -656,7 +648,6 @@ SEXP cpp_relation_packing(const Rcpp::IntegerVector& open, const Rcpp::IntegerVe
 RcppExport SEXP _sdcRisk_cpp_relation_packing(SEXP openSEXP, SEXP posSEXP, SEXP rowSEXP, SEXP colSEXP, SEXP n_rowSEXP, SEXP n_colSEXP, SEXP batchSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type open(openSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type pos(posSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type row(rowSEXP);
@@ -673,7 +664,6 @@ SEXP cpp_search_box(const Rcpp::IntegerVector& code, const Rcpp::List& parent, c
 RcppExport SEXP _sdcRisk_cpp_search_box(SEXP codeSEXP, SEXP parentSEXP, SEXP startSEXP, SEXP childSEXP, SEXP multSEXP, SEXP denseSEXP, SEXP keysSEXP, SEXP key_cellSEXP, SEXP suppSEXP, SEXP wSEXP, SEXP cap_upSEXP, SEXP cap_dnSEXP, SEXP w_maxSEXP, SEXP tSEXP, SEXP budgetSEXP, SEXP k0SEXP, SEXP shrinkSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type code(codeSEXP);
     Rcpp::traits::input_parameter< const Rcpp::List& >::type parent(parentSEXP);
     Rcpp::traits::input_parameter< const Rcpp::List& >::type start(startSEXP);
@@ -700,7 +690,6 @@ SEXP cpp_relation_index(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVecto
 RcppExport SEXP _sdcRisk_cpp_relation_index(SEXP relSEXP, SEXP cellSEXP, SEXP coefSEXP, SEXP n_relSEXP, SEXP n_cellSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type rel(relSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type coef(coefSEXP);
@@ -715,7 +704,6 @@ SEXP cpp_witness_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::Nu
 RcppExport SEXP _sdcRisk_cpp_witness_ok(SEXP indexSEXP, SEXP cellsSEXP, SEXP ySEXP, SEXP valueSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP tolSEXP, SEXP audit_tolSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type index(indexSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cells(cellsSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
@@ -728,12 +716,29 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_witnesses_ok
+SEXP cpp_witnesses_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& start, const Rcpp::NumericVector& value, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol, double audit_tol);
+RcppExport SEXP _sdcRisk_cpp_witnesses_ok(SEXP indexSEXP, SEXP cellsSEXP, SEXP ySEXP, SEXP startSEXP, SEXP valueSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP tolSEXP, SEXP audit_tolSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type index(indexSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cells(cellsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type start(startSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type value(valueSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lower(lowerSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type upper(upperSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< double >::type audit_tol(audit_tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_witnesses_ok(index, cells, y, start, value, lower, upper, tol, audit_tol));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_pool_cheapest
 SEXP cpp_pool_cheapest(const Rcpp::IntegerVector& cell0, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& start, int n_table, int n_entry, const Rcpp::IntegerVector& cand, const Rcpp::NumericVector& scale, const Rcpp::LogicalVector& supp, const Rcpp::LogicalVector& sensitive, const Rcpp::NumericVector& cap_up, const Rcpp::NumericVector& cap_dn, const Rcpp::NumericVector& w, double t, int exclude);
 RcppExport SEXP _sdcRisk_cpp_pool_cheapest(SEXP cell0SEXP, SEXP ySEXP, SEXP startSEXP, SEXP n_tableSEXP, SEXP n_entrySEXP, SEXP candSEXP, SEXP scaleSEXP, SEXP suppSEXP, SEXP sensitiveSEXP, SEXP cap_upSEXP, SEXP cap_dnSEXP, SEXP wSEXP, SEXP tSEXP, SEXP excludeSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell0(cell0SEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type start(startSEXP);
@@ -757,7 +762,6 @@ SEXP cpp_swap_bounds(SEXP index, const Rcpp::NumericVector& cap_up, const Rcpp::
 RcppExport SEXP _sdcRisk_cpp_swap_bounds(SEXP indexSEXP, SEXP cap_upSEXP, SEXP cap_dnSEXP, SEXP suppSEXP, SEXP wSEXP, SEXP side_cellSEXP, SEXP side_dirSEXP, SEXP side_tSEXP, SEXP jSEXP, SEXP slack_perSEXP, SEXP limitSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type index(indexSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type cap_up(cap_upSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type cap_dn(cap_dnSEXP);
@@ -778,7 +782,6 @@ SEXP cpp_ptn_sensitivity(const Rcpp::NumericVector& pt, const Rcpp::NumericVecto
 RcppExport SEXP _sdcRisk_cpp_ptn_sensitivity(SEXP ptSEXP, SEXP noiseSEXP, SEXP self_noiseSEXP, SEXP optsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type pt(ptSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type noise(noiseSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type self_noise(self_noiseSEXP);
@@ -792,7 +795,6 @@ SEXP cpp_contributor_cells(const Rcpp::List& codes, const Rcpp::IntegerVector& n
 RcppExport SEXP _sdcRisk_cpp_contributor_cells(SEXP codesSEXP, SEXP nlevelsSEXP, SEXP contributorSEXP, SEXP valuesSEXP, SEXP nSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type codes(codesSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type nlevels(nlevelsSEXP);
     Rcpp::traits::input_parameter< const Rcpp::Nullable<Rcpp::IntegerVector>& >::type contributor(contributorSEXP);
@@ -807,7 +809,6 @@ SEXP cpp_ptn_cells(const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& p
 RcppExport SEXP _sdcRisk_cpp_ptn_cells(SEXP cellSEXP, SEXP ptSEXP, SEXP noiseSEXP, SEXP self_noiseSEXP, SEXP optsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type pt(ptSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type noise(noiseSEXP);
@@ -822,7 +823,6 @@ SEXP cpp_cell_largest(const Rcpp::IntegerVector& cell, const Rcpp::NumericVector
 RcppExport SEXP _sdcRisk_cpp_cell_largest(SEXP cellSEXP, SEXP xSEXP, SEXP ncellSEXP, SEXP kSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type x(xSEXP);
     Rcpp::traits::input_parameter< int >::type ncell(ncellSEXP);
@@ -890,6 +890,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_search_box", (DL_FUNC) &_sdcRisk_cpp_search_box, 17},
     {"_sdcRisk_cpp_relation_index", (DL_FUNC) &_sdcRisk_cpp_relation_index, 5},
     {"_sdcRisk_cpp_witness_ok", (DL_FUNC) &_sdcRisk_cpp_witness_ok, 8},
+    {"_sdcRisk_cpp_witnesses_ok", (DL_FUNC) &_sdcRisk_cpp_witnesses_ok, 9},
     {"_sdcRisk_cpp_pool_cheapest", (DL_FUNC) &_sdcRisk_cpp_pool_cheapest, 14},
     {"_sdcRisk_cpp_swap_bounds", (DL_FUNC) &_sdcRisk_cpp_swap_bounds, 11},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},

@@ -1,5 +1,7 @@
 // R glue for the suppression core (inst/include/sdcRisk/table_components.hpp). The
 // entry points run through run_engine() (src/glue.h), where exceptions are caught.
+// None draws random numbers, so none saves and restores R's generator
+// (rng = false: the clean-ups call them some 2,000 times a table).
 #include <Rcpp.h>
 
 #include <stdexcept>
@@ -11,7 +13,7 @@
 
 // Components of the graph linking the nodes of each relation; 1-based
 // relations and nodes in, 1-based component labels out.
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_relation_components(const Rcpp::IntegerVector& relation, const Rcpp::IntegerVector& node,
                              int n_relation, int n_node) {
   return sdcRisk_glue::run_engine([&] {
@@ -26,7 +28,7 @@ SEXP cpp_relation_components(const Rcpp::IntegerVector& relation, const Rcpp::In
 // hi + tol], or, with a `center` (numeric(0) for none), are moved toward it
 // until they do; with `need_hi` and `need_lo` (numeric(0) for none), until
 // every row reaches them; 1-based rows. Returns list(max, min, used).
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_table_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& rows,
                         const Rcpp::IntegerVector& check, const Rcpp::NumericVector& lo,
                         const Rcpp::NumericVector& hi, const Rcpp::NumericVector& tol,
@@ -58,7 +60,7 @@ SEXP cpp_table_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& row
 // witness tables (sdcRisk::witness_moves(): 0-based `id`, `cstart`,
 // `by_cell`, read in place), shrunk to keep the bounds [lower, upper] of
 // the cells `known` (1-based cells in). Returns list(up, dn).
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_witness_moves(const Rcpp::NumericVector& y, const Rcpp::IntegerVector& id,
                        const Rcpp::IntegerVector& cstart, const Rcpp::IntegerVector& by_cell,
                        const Rcpp::NumericVector& lam_pos, const Rcpp::NumericVector& lam_neg,
@@ -79,7 +81,7 @@ SEXP cpp_witness_moves(const Rcpp::NumericVector& y, const Rcpp::IntegerVector& 
 // with 1-based rows and columns, `rhs` per row) and the bounds `lower`,
 // `upper`, by at most `passes` passes of propagation. Returns list(lower,
 // upper).
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_relation_bounds(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col,
                          const Rcpp::NumericVector& v, int n_row, int n_col,
                          const Rcpp::NumericVector& rhs, const Rcpp::NumericVector& lower,
@@ -98,7 +100,7 @@ SEXP cpp_relation_bounds(const Rcpp::IntegerVector& row, const Rcpp::IntegerVect
 // case_col[case_start[c] + 1 .. case_start[c + 1]] (1-based columns,
 // 0-based offsets) to [case_lo, case_hi]. Returns list(lower, upper), each
 // a matrix of the columns `out_col` (1-based) by case.
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_relation_bounds_cases(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col,
                                const Rcpp::NumericVector& v, int n_row, int n_col,
                                const Rcpp::NumericVector& rhs, const Rcpp::NumericVector& lower,
@@ -150,7 +152,7 @@ static const sdcRisk::RelationIndex& index_of(SEXP index) {
 // the table's relation index `index` (cpp_relation_index()), per cell the
 // values, pattern, sensitive flags, bounds, tolerances and levels (read in
 // place); 1-based `near`.
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_relation_breach_near(SEXP index, const Rcpp::NumericVector& value, const Rcpp::LogicalVector& supp,
                               const Rcpp::LogicalVector& sensitive, const Rcpp::NumericVector& lower,
                               const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol,
@@ -168,7 +170,7 @@ SEXP cpp_relation_breach_near(SEXP index, const Rcpp::NumericVector& value, cons
 // The number of relations between the cells `from` and every cell, through
 // suppressed cells (sdcRisk::relation_hops()); the table's relation index
 // `index` (cpp_relation_index()), 1-based cells.
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_relation_hops(SEXP index, const Rcpp::LogicalVector& supp, const Rcpp::IntegerVector& from) {
   return sdcRisk_glue::run_engine([&] {
     return Rcpp::wrap(sdcRisk::relation_hops(index_of(index), flags_of(supp), sdcRisk_glue::zero_based(from)));
@@ -185,7 +187,7 @@ SEXP cpp_relation_hops(SEXP index, const Rcpp::LogicalVector& supp, const Rcpp::
 // (0-based offsets `start`, 1-based cells). Returns list(group (1-based
 // position in the knowledge), cell, lower, upper, need_lower, need_upper,
 // n_groups).
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_relation_breach_groups(const Rcpp::List& programs, const Rcpp::LogicalVector& supp,
                                 const Rcpp::IntegerVector& prog, const Rcpp::NumericVector& outer_lo,
                                 const Rcpp::NumericVector& outer_hi, const Rcpp::NumericVector& tol,
@@ -246,7 +248,7 @@ SEXP cpp_relation_breach_groups(const Rcpp::List& programs, const Rcpp::LogicalV
 // The open ends a batch program of the audit maximises together: targets
 // `open` (1-based indices into `pos`, their 1-based columns) packed so
 // that no two share a relation (triplets with 1-based rows and columns).
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_relation_packing(const Rcpp::IntegerVector& open, const Rcpp::IntegerVector& pos,
                           const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col, int n_row,
                           int n_col, double batch) {
@@ -264,7 +266,7 @@ SEXP cpp_relation_packing(const Rcpp::IntegerVector& open, const Rcpp::IntegerVe
 // sorted `keys` and their cells `key_cell`; the pattern, costs, capacities,
 // `w_max`, the target `t`, the `budget`, the first k `k0` and `shrink`.
 // Returns list(cells, whole).
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_search_box(const Rcpp::IntegerVector& code, const Rcpp::List& parent, const Rcpp::List& start,
                     const Rcpp::List& child, const Rcpp::NumericVector& mult, const Rcpp::IntegerVector& dense,
                     const Rcpp::NumericVector& keys, const Rcpp::IntegerVector& key_cell,
@@ -335,7 +337,7 @@ SEXP cpp_search_box(const Rcpp::IntegerVector& code, const Rcpp::List& parent, c
 // Returns an external pointer, built once per table problem
 // (relation_index_of() in R) and read by the witness checks, the pool, the
 // swaps and the relation tests near a cell.
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_relation_index(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVector& cell,
                         const Rcpp::NumericVector& coef, int n_rel, int n_cell) {
   return sdcRisk_glue::run_engine([&] {
@@ -347,7 +349,7 @@ SEXP cpp_relation_index(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVecto
 // Whether value + y (y on the 1-based `cells`) adds up in every relation of
 // `index` (cpp_relation_index()) and keeps the bounds, within the tolerances
 // (sdcRisk::witness_adds_up()); the cells' vectors read in place.
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_witness_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::NumericVector& y,
                     const Rcpp::NumericVector& value, const Rcpp::NumericVector& lower,
                     const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol, double audit_tol) {
@@ -367,6 +369,42 @@ SEXP cpp_witness_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::Nu
   });
 }
 
+// cpp_witness_ok() of many tables at once: table k moves the 1-based cells
+// cells[start[k]], ..., cells[start[k + 1] - 1] (0-based offsets, one more
+// than the tables) by the same entries of `y`. Returns one verdict per table.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_witnesses_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::NumericVector& y,
+                      const Rcpp::IntegerVector& start, const Rcpp::NumericVector& value,
+                      const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper,
+                      const Rcpp::NumericVector& tol, double audit_tol) {
+  return sdcRisk_glue::run_engine([&] {
+    const sdcRisk::RelationIndex& ix = index_of(index);
+    const R_xlen_t n = ix.n_cell;
+    if (value.size() != n || lower.size() != n || upper.size() != n || tol.size() != n) {
+      throw std::invalid_argument("witness check: cell vectors of the wrong length");
+    }
+    if (y.size() != cells.size()) throw std::invalid_argument("witness check: one move per cell needed");
+    const R_xlen_t n_table = start.size() - 1;
+    if (n_table < 0 || start[0] != 0 || start[n_table] != cells.size()) {
+      throw std::invalid_argument("witness check: offsets that do not cover the cells");
+    }
+    const sdcRisk::WitnessCells wc{value.begin(), lower.begin(), upper.begin(), tol.begin()};
+    std::vector<double> resid;
+    std::vector<int> touched;
+    std::vector<int> one;
+    Rcpp::LogicalVector ok(n_table);
+    for (R_xlen_t k = 0; k < n_table; ++k) {
+      const int from = start[k];
+      const int to = start[k + 1];
+      if (to < from) throw std::invalid_argument("witness check: offsets that decrease");
+      one.assign(cells.begin() + from, cells.begin() + to);
+      for (int& c : one) c -= 1;
+      ok[k] = sdcRisk::witness_adds_up(ix, one, y.begin() + from, wc, audit_tol, resid, touched);
+    }
+    return ok;
+  });
+}
+
 // The cheapest usable table of the clean-up's pool for a side
 // (sdcRisk::pool_cheapest()): the pool flattened (0-based cells, moves,
 // 0-based offsets of each table, read in place: buffers of which the first
@@ -374,7 +412,7 @@ SEXP cpp_witness_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::Nu
 // state (read in place), the side's level t and the cell left out
 // (1-based; 0 for none). Returns the candidate's position (1-based), 0 for
 // none.
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_pool_cheapest(const Rcpp::IntegerVector& cell0, const Rcpp::NumericVector& y,
                        const Rcpp::IntegerVector& start, int n_table, int n_entry, const Rcpp::IntegerVector& cand,
                        const Rcpp::NumericVector& scale, const Rcpp::LogicalVector& supp,
@@ -401,7 +439,7 @@ SEXP cpp_pool_cheapest(const Rcpp::IntegerVector& cell0, const Rcpp::NumericVect
 // the index `index` (cpp_relation_index()) and the cells' state, each a vector
 // of the table's cells (read in place, not copied); stops after the first
 // bound that reaches `limit`.
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_swap_bounds(SEXP index, const Rcpp::NumericVector& cap_up, const Rcpp::NumericVector& cap_dn,
                      const Rcpp::LogicalVector& supp, const Rcpp::NumericVector& w,
                      const Rcpp::IntegerVector& side_cell, const Rcpp::NumericVector& side_dir,

@@ -1,6 +1,7 @@
 // R glue for the sensitivity core (inst/include/sdcRisk/table_sensitivity.hpp). Every
 // entry point runs through run_engine() (src/glue.h), where exceptions are caught;
-// a broken internal assumption is a std::invalid_argument there.
+// a broken internal assumption is a std::invalid_argument there. None draws random
+// numbers, so none saves and restores R's generator (rng = false).
 #include <Rcpp.h>
 
 #include <algorithm>
@@ -34,7 +35,7 @@ std::vector<sdcRisk::Respondent> respondents(const Rcpp::NumericVector& pt, cons
 
 // S^nt_ns of one cell (eq. 3-7) and a maximal pair (1-based, NA = phantom).
 // opts: nt, ns, algorithm ("auto", "theorem1", "general").
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_ptn_sensitivity(const Rcpp::NumericVector& pt, const Rcpp::NumericVector& noise,
                          const Rcpp::NumericVector& self_noise, const Rcpp::List& opts) {
   return run_engine([&] {
@@ -60,7 +61,7 @@ SEXP cpp_ptn_sensitivity(const Rcpp::NumericVector& pt, const Rcpp::NumericVecto
 // codes: list of integer codes (1..L) of the keys kept at this level (may be
 // empty: grand total); contributor: integer codes 1..C or NULL; values: list
 // of numeric columns to sum.
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_contributor_cells(const Rcpp::List& codes, const Rcpp::IntegerVector& nlevels,
                            const Rcpp::Nullable<Rcpp::IntegerVector>& contributor, const Rcpp::List& values,
                            int n) {
@@ -107,7 +108,7 @@ SEXP cpp_contributor_cells(const Rcpp::List& codes, const Rcpp::IntegerVector& n
 // PTN sensitivity of every cell from contributor rows. cell: 1-based cell of
 // each row; opts: ncell, nt, ns. Returns S per cell and the maximal target and
 // suspect rows (ncell x nt and ncell x ns matrices, 1-based, NA = phantom).
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_ptn_cells(const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& pt,
                    const Rcpp::NumericVector& noise, const Rcpp::NumericVector& self_noise,
                    const Rcpp::List& opts) {
@@ -139,7 +140,7 @@ SEXP cpp_ptn_cells(const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& p
 
 // The k largest values per cell (ties: earlier row first) and their rows
 // (ncell x k matrices, NA where the cell has fewer rows).
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 SEXP cpp_cell_largest(const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& x, int ncell, int k) {
   return run_engine([&] {
     const R_xlen_t n = cell.size();

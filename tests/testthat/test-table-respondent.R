@@ -883,6 +883,19 @@ test_that("witnesses_ok() gives witness_ok()'s verdict on every table at once", 
   }
   expect_gt(checked, 2)
   expect_identical(ns$witnesses_ok(ts$prep, list()), logical(0))
+  # the core's batch refuses offsets that do not cover the moves, and cells
+  # out of range, as internal errors
+  prep <- ts$prep
+  ix <- ns$relation_index_of(prep)
+  batch <- function(cells, y, start) {
+    ns$core_call(ns$cpp_witnesses_ok, ix, as.integer(cells), as.double(y), as.integer(start), prep$value,
+                 as.double(prep$lower), as.double(prep$upper), prep$tol, ns$audit_tolerance)
+  }
+  expect_identical(batch(integer(), numeric(), 0L), logical(0))
+  expect_error(batch(1:2, c(0, 0), c(0L, 1L)), class = "sdcRisk_error_internal")
+  expect_error(batch(1:2, c(0, 0), c(0L, 2L, 1L, 2L)), class = "sdcRisk_error_internal")
+  expect_error(batch(length(prep$value) + 1L, 0, c(0L, 1L)), class = "sdcRisk_error_internal")
+  expect_identical(batch(c(1L, 1L), c(0, 0), c(0L, 1L, 2L)), c(TRUE, TRUE))
 })
 
 test_that("the witness tables as seeds change the respondents' programs, never their verdict (clean-up trials)", {
