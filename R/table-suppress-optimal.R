@@ -277,9 +277,13 @@ side_separation <- function(cg, s, x) {
   for (sgn in c(1, -1)) {
     d <- -sgn * g
     d[i] <- d[i] + side$dir
-    a <- ifelse(d > optimal_cut_multiplier, d, 0)
-    b <- ifelse(-d > optimal_cut_multiplier, -d, 0)
-    raw <- ifelse(a > 0, a * up, 0) + ifelse(b > 0, b * dn, 0)
+    # (d_j+ cap_up_j + d_j- cap_dn_j, 0 where d_j is within the multiplier
+    # tolerance: an infinite capacity times 0 counts nothing)
+    raw <- numeric(length(d))
+    pos <- d > optimal_cut_multiplier
+    raw[pos] <- d[pos] * up[pos]
+    neg <- -d > optimal_cut_multiplier
+    raw[neg] <- -d[neg] * dn[neg]
     at_x <- sum(raw[on])
     if (!is.finite(at_x) || abs(at_x - r$value) > 1e-6 * (1 + abs(r$value))) next
     coef <- pmin(raw / t, 1)
@@ -296,6 +300,11 @@ side_separation <- function(cg, s, x) {
 master_program <- function(cg, integer) {
   n <- cg$search$prep$structure$ncell
   k <- length(cg$cuts)
+  # (no constraint yet and every other cell costing something: the sensitive
+  # cells alone, free, are the one optimum, without a program)
+  if (!k && all(cg$w[!cg$fixed] > 0)) {
+    return(list(status = "optimal", value = 0, solution = as.numeric(cg$fixed), bound = 0))
+  }
   # the incumbent bounds the cost; a tolerance keeps it feasible itself
   cuts <- master_matrix(cg$cuts, n)
   mat <- triplet_matrix(c(cuts$i, rep.int(k + 1L, n)), c(cuts$j, seq_len(n)), c(cuts$v, cg$w), k + 1L, n)

@@ -560,3 +560,29 @@ test_that("the improvement's constraints keep the optimal method's own (method =
   expect_gt(calls$n, 0)
   expect_gte(lost(imp), lost(opt) * (1 - 1e-9))
 })
+
+test_that("the improvement's first master program, without constraints, is the sensitive cells alone", {
+  ns <- asNamespace("sdcRisk")
+  cg <- new.env()
+  cg$search <- list(prep = list(structure = list(ncell = 4L)))
+  cg$cuts <- list()
+  cg$fixed <- c(TRUE, FALSE, TRUE, FALSE)
+  cg$w <- c(0, 2, 0, 3)
+  cg$n_lp <- 0L
+  r <- ns$master_program(cg, integer = TRUE)
+  expect_identical(r$solution, c(1, 0, 1, 0))
+  expect_identical(r[c("status", "value", "bound")], list(status = "optimal", value = 0, bound = 0))
+  # (no program was solved for it)
+  expect_identical(cg$n_lp, 0L)
+  # a secondary cell that costs nothing could be in an optimum too: HiGHS
+  # decides
+  cg$w <- c(0, 0, 0, 3)
+  cg$best_cost <- 3
+  cg$incumbent <- c(TRUE, TRUE, TRUE, FALSE)
+  cg$left <- function() 10
+  r <- ns$master_program(cg, integer = TRUE)
+  expect_identical(cg$n_lp, 1L)
+  expect_identical(r$status, "optimal")
+  expect_equal(r$value, 0)
+  expect_equal(r$solution[c(1, 3, 4)], c(1, 1, 0))
+})
