@@ -346,6 +346,18 @@ SEXP cpp_relation_index(const Rcpp::IntegerVector& rel, const Rcpp::IntegerVecto
   });
 }
 
+// The cells' vectors a witness check reads (by pointer, in place), each one
+// value per cell of the index `ix`.
+static sdcRisk::WitnessCells witness_cells(const sdcRisk::RelationIndex& ix, const Rcpp::NumericVector& value,
+                                           const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper,
+                                           const Rcpp::NumericVector& tol) {
+  const R_xlen_t n = ix.n_cell;
+  if (value.size() != n || lower.size() != n || upper.size() != n || tol.size() != n) {
+    throw std::invalid_argument("witness check: cell vectors of the wrong length");
+  }
+  return sdcRisk::WitnessCells{value.begin(), lower.begin(), upper.begin(), tol.begin()};
+}
+
 // Whether value + y (y on the 1-based `cells`) adds up in every relation of
 // `index` (cpp_relation_index()) and keeps the bounds, within the tolerances
 // (sdcRisk::witness_adds_up()); the cells' vectors read in place.
@@ -355,15 +367,11 @@ SEXP cpp_witness_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::Nu
                     const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol, double audit_tol) {
   return sdcRisk_glue::run_engine([&] {
     const sdcRisk::RelationIndex& ix = index_of(index);
-    const R_xlen_t n = ix.n_cell;
-    if (value.size() != n || lower.size() != n || upper.size() != n || tol.size() != n) {
-      throw std::invalid_argument("witness check: cell vectors of the wrong length");
-    }
+    const sdcRisk::WitnessCells wc = witness_cells(ix, value, lower, upper, tol);
     if (y.size() != cells.size()) throw std::invalid_argument("witness check: one move per cell needed");
     // (scratch kept between calls: zeros again after each)
     static std::vector<double> resid;
     static std::vector<int> touched;
-    const sdcRisk::WitnessCells wc{value.begin(), lower.begin(), upper.begin(), tol.begin()};
     return Rcpp::wrap(sdcRisk::witness_adds_up(ix, sdcRisk_glue::zero_based(cells), y.begin(), wc, audit_tol,
                                                resid, touched));
   });
@@ -379,16 +387,15 @@ SEXP cpp_witnesses_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::
                       const Rcpp::NumericVector& tol, double audit_tol) {
   return sdcRisk_glue::run_engine([&] {
     const sdcRisk::RelationIndex& ix = index_of(index);
-    const R_xlen_t n = ix.n_cell;
-    if (value.size() != n || lower.size() != n || upper.size() != n || tol.size() != n) {
-      throw std::invalid_argument("witness check: cell vectors of the wrong length");
-    }
+    const sdcRisk::WitnessCells wc = witness_cells(ix, value, lower, upper, tol);
     if (y.size() != cells.size()) throw std::invalid_argument("witness check: one move per cell needed");
     const R_xlen_t n_table = start.size() - 1;
     if (n_table < 0 || start[0] != 0 || start[n_table] != cells.size()) {
       throw std::invalid_argument("witness check: offsets that do not cover the cells");
     }
-    const sdcRisk::WitnessCells wc{value.begin(), lower.begin(), upper.begin(), tol.begin()};
+    for (R_xlen_t k = 0; k < n_table; ++k) {
+      if (start[k + 1] < start[k]) throw std::invalid_argument("witness check: offsets that decrease");
+    }
     std::vector<double> resid;
     std::vector<int> touched;
     std::vector<int> one;
@@ -396,7 +403,6 @@ SEXP cpp_witnesses_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::
     for (R_xlen_t k = 0; k < n_table; ++k) {
       const int from = start[k];
       const int to = start[k + 1];
-      if (to < from) throw std::invalid_argument("witness check: offsets that decrease");
       one.assign(cells.begin() + from, cells.begin() + to);
       for (int& c : one) c -= 1;
       ok[k] = sdcRisk::witness_adds_up(ix, one, y.begin() + from, wc, audit_tol, resid, touched);

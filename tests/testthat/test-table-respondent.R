@@ -894,6 +894,7 @@ test_that("witnesses_ok() gives witness_ok()'s verdict on every table at once", 
   expect_identical(batch(integer(), numeric(), 0L), logical(0))
   expect_error(batch(1:2, c(0, 0), c(0L, 1L)), class = "sdcRisk_error_internal")
   expect_error(batch(1:2, c(0, 0), c(0L, 2L, 1L, 2L)), class = "sdcRisk_error_internal")
+  expect_error(batch(1:2, c(0, 0), c(0L, 5L, 2L)), class = "sdcRisk_error_internal")
   expect_error(batch(length(prep$value) + 1L, 0, c(0L, 1L)), class = "sdcRisk_error_internal")
   expect_identical(batch(c(1L, 1L), c(0, 0), c(0L, 1L, 2L)), c(TRUE, TRUE))
 })
