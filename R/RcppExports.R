@@ -185,10 +185,6 @@ cpp_relation_index <- function(rel, cell, coef, n_rel, n_cell) {
     .Call(`_sdcRisk_cpp_relation_index`, rel, cell, coef, n_rel, n_cell)
 }
 
-cpp_witness_ok <- function(index, cells, y, value, lower, upper, tol, audit_tol) {
-    .Call(`_sdcRisk_cpp_witness_ok`, index, cells, y, value, lower, upper, tol, audit_tol)
-}
-
 cpp_witnesses_ok <- function(index, cells, y, start, value, lower, upper, tol, audit_tol) {
     .Call(`_sdcRisk_cpp_witnesses_ok`, index, cells, y, start, value, lower, upper, tol, audit_tol)
 }

@@ -957,14 +957,15 @@ checked_witness <- function(search, cells, y, i) {
 
 # Is value + y (y on `cells`, 0 elsewhere) a table that adds up at every
 # level and keeps the a priori bounds, within the audit's tolerances?
-# In the core (witness_adds_up() of table_components.hpp, reading the
-# table's relation index, relation_index_of()): it is called for every
+# In the core (cpp_witnesses_ok() of one table: witness_adds_up() of
+# table_components.hpp, reading the table's relation index,
+# relation_index_of()): it is called for every
 # witness found or reused, some 900 times on R4 of the bench, where the
 # residuals by rowsum() took a twentieth of the default's time.
 witness_ok <- function(search, cells, y) {
   prep <- search$prep
-  core_call(cpp_witness_ok, relation_index_of(prep), as.integer(cells), as.double(y), prep$value,
-            as.double(prep$lower), as.double(prep$upper), prep$tol, audit_tolerance)
+  core_call(cpp_witnesses_ok, relation_index_of(prep), as.integer(cells), as.double(y), c(0L, length(cells)),
+            prep$value, as.double(prep$lower), as.double(prep$upper), prep$tol, audit_tolerance)
 }
 
 # The relations of the table indexed both ways in the core (relation_index()

@@ -699,23 +699,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_witness_ok
-SEXP cpp_witness_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::NumericVector& y, const Rcpp::NumericVector& value, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol, double audit_tol);
-RcppExport SEXP _sdcRisk_cpp_witness_ok(SEXP indexSEXP, SEXP cellsSEXP, SEXP ySEXP, SEXP valueSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP tolSEXP, SEXP audit_tolSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< SEXP >::type index(indexSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cells(cellsSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type y(ySEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type value(valueSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lower(lowerSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type upper(upperSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type tol(tolSEXP);
-    Rcpp::traits::input_parameter< double >::type audit_tol(audit_tolSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_witness_ok(index, cells, y, value, lower, upper, tol, audit_tol));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_witnesses_ok
 SEXP cpp_witnesses_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& start, const Rcpp::NumericVector& value, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol, double audit_tol);
 RcppExport SEXP _sdcRisk_cpp_witnesses_ok(SEXP indexSEXP, SEXP cellsSEXP, SEXP ySEXP, SEXP startSEXP, SEXP valueSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP tolSEXP, SEXP audit_tolSEXP) {
@@ -889,7 +872,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_relation_packing", (DL_FUNC) &_sdcRisk_cpp_relation_packing, 7},
     {"_sdcRisk_cpp_search_box", (DL_FUNC) &_sdcRisk_cpp_search_box, 17},
     {"_sdcRisk_cpp_relation_index", (DL_FUNC) &_sdcRisk_cpp_relation_index, 5},
-    {"_sdcRisk_cpp_witness_ok", (DL_FUNC) &_sdcRisk_cpp_witness_ok, 8},
     {"_sdcRisk_cpp_witnesses_ok", (DL_FUNC) &_sdcRisk_cpp_witnesses_ok, 9},
     {"_sdcRisk_cpp_pool_cheapest", (DL_FUNC) &_sdcRisk_cpp_pool_cheapest, 14},
     {"_sdcRisk_cpp_swap_bounds", (DL_FUNC) &_sdcRisk_cpp_swap_bounds, 11},

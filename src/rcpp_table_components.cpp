@@ -358,28 +358,12 @@ static sdcRisk::WitnessCells witness_cells(const sdcRisk::RelationIndex& ix, con
   return sdcRisk::WitnessCells{value.begin(), lower.begin(), upper.begin(), tol.begin()};
 }
 
-// Whether value + y (y on the 1-based `cells`) adds up in every relation of
-// `index` (cpp_relation_index()) and keeps the bounds, within the tolerances
-// (sdcRisk::witness_adds_up()); the cells' vectors read in place.
-// [[Rcpp::export(rng = false)]]
-SEXP cpp_witness_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::NumericVector& y,
-                    const Rcpp::NumericVector& value, const Rcpp::NumericVector& lower,
-                    const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol, double audit_tol) {
-  return sdcRisk_glue::run_engine([&] {
-    const sdcRisk::RelationIndex& ix = index_of(index);
-    const sdcRisk::WitnessCells wc = witness_cells(ix, value, lower, upper, tol);
-    if (y.size() != cells.size()) throw std::invalid_argument("witness check: one move per cell needed");
-    // (scratch kept between calls: zeros again after each)
-    static std::vector<double> resid;
-    static std::vector<int> touched;
-    return Rcpp::wrap(sdcRisk::witness_adds_up(ix, sdcRisk_glue::zero_based(cells), y.begin(), wc, audit_tol,
-                                               resid, touched));
-  });
-}
-
-// cpp_witness_ok() of many tables at once: table k moves the 1-based cells
-// cells[start[k]], ..., cells[start[k + 1] - 1] (0-based offsets, one more
-// than the tables) by the same entries of `y`. Returns one verdict per table.
+// Whether value + y adds up in every relation of `index`
+// (cpp_relation_index()) and keeps the bounds, within the tolerances
+// (sdcRisk::witness_adds_up()), for each of several tables y at once: table k
+// moves the 1-based cells cells[start[k]], ..., cells[start[k + 1] - 1]
+// (0-based offsets, one more than the tables) by the same entries of `y`;
+// the cells' vectors read in place. Returns one verdict per table.
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_witnesses_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::NumericVector& y,
                       const Rcpp::IntegerVector& start, const Rcpp::NumericVector& value,
@@ -396,8 +380,9 @@ SEXP cpp_witnesses_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::
     for (R_xlen_t k = 0; k < n_table; ++k) {
       if (start[k + 1] < start[k]) throw std::invalid_argument("witness check: offsets that decrease");
     }
-    std::vector<double> resid;
-    std::vector<int> touched;
+    // (scratch kept between calls, one table or many: zeros again after each)
+    static std::vector<double> resid;
+    static std::vector<int> touched;
     std::vector<int> one;
     Rcpp::LogicalVector ok(n_table);
     for (R_xlen_t k = 0; k < n_table; ++k) {
