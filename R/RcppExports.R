@@ -97,8 +97,8 @@ cpp_group_moments <- function(group, n_groups, w, y) {
     .Call(`_sdcRisk_cpp_group_moments`, group, n_groups, w, y)
 }
 
-cpp_group_sums <- function(group, x, n_groups) {
-    .Call(`_sdcRisk_cpp_group_sums`, group, x, n_groups)
+cpp_group_sums <- function(group, x, ncol, n_groups) {
+    .Call(`_sdcRisk_cpp_group_sums`, group, x, ncol, n_groups)
 }
 
 cpp_ifpr_sums <- function(block_start, theta, count, d, n_d, tol, cell, g, w, y) {
@@ -211,6 +211,10 @@ cpp_ptn_cells <- function(cell, pt, noise, self_noise, opts) {
 
 cpp_cell_largest <- function(cell, x, ncell, k) {
     .Call(`_sdcRisk_cpp_cell_largest`, cell, x, ncell, k)
+}
+
+cpp_contributor_index <- function(id, max_id) {
+    .Call(`_sdcRisk_cpp_contributor_index`, id, max_id)
 }
 
 cpp_release_free_memory <- function() {

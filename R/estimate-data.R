@@ -158,8 +158,8 @@ shared_ids <- function(tables, nlevels, n = NULL) {
 # Sums of the rows of a numeric matrix (or of a vector) by id (1..n), as a
 # matrix (a vector), in one pass in C++.
 sum_by <- function(x, id, n) {
-  if (is.matrix(x)) return(core_call(cpp_group_sums, as.integer(id), as_double_matrix(x), as.integer(n)))
-  core_call(cpp_group_sums, as.integer(id), matrix(as.numeric(x)), as.integer(n))[, 1]
+  if (is.matrix(x)) return(core_call(cpp_group_sums, as.integer(id), as_double_matrix(x), ncol(x), as.integer(n)))
+  core_call(cpp_group_sums, as.integer(id), as.numeric(x), 1L, as.integer(n))[, 1]
 }
 
 # A matrix of doubles (no copy when it is one).

@@ -317,15 +317,16 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_group_sums
-SEXP cpp_group_sums(const Rcpp::IntegerVector& group, const Rcpp::NumericMatrix& x, int n_groups);
-RcppExport SEXP _sdcRisk_cpp_group_sums(SEXP groupSEXP, SEXP xSEXP, SEXP n_groupsSEXP) {
+SEXP cpp_group_sums(const Rcpp::IntegerVector& group, const Rcpp::NumericVector& x, int ncol, int n_groups);
+RcppExport SEXP _sdcRisk_cpp_group_sums(SEXP groupSEXP, SEXP xSEXP, SEXP ncolSEXP, SEXP n_groupsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type group(groupSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericMatrix& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type ncol(ncolSEXP);
     Rcpp::traits::input_parameter< int >::type n_groups(n_groupsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_group_sums(group, x, n_groups));
+    rcpp_result_gen = Rcpp::wrap(cpp_group_sums(group, x, ncol, n_groups));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -814,6 +815,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_contributor_index
+SEXP cpp_contributor_index(const Rcpp::IntegerVector& id, int max_id);
+RcppExport SEXP _sdcRisk_cpp_contributor_index(SEXP idSEXP, SEXP max_idSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type id(idSEXP);
+    Rcpp::traits::input_parameter< int >::type max_id(max_idSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_contributor_index(id, max_id));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_release_free_memory
 bool cpp_release_free_memory();
 RcppExport SEXP _sdcRisk_cpp_release_free_memory() {
@@ -850,7 +862,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_block_matrix", (DL_FUNC) &_sdcRisk_cpp_block_matrix, 2},
     {"_sdcRisk_cpp_simulate", (DL_FUNC) &_sdcRisk_cpp_simulate, 3},
     {"_sdcRisk_cpp_group_moments", (DL_FUNC) &_sdcRisk_cpp_group_moments, 4},
-    {"_sdcRisk_cpp_group_sums", (DL_FUNC) &_sdcRisk_cpp_group_sums, 3},
+    {"_sdcRisk_cpp_group_sums", (DL_FUNC) &_sdcRisk_cpp_group_sums, 4},
     {"_sdcRisk_cpp_ifpr_sums", (DL_FUNC) &_sdcRisk_cpp_ifpr_sums, 10},
     {"_sdcRisk_cpp_ifpr_plug_var", (DL_FUNC) &_sdcRisk_cpp_ifpr_plug_var, 8},
     {"_sdcRisk_cpp_match_block_cells", (DL_FUNC) &_sdcRisk_cpp_match_block_cells, 6},
@@ -879,6 +891,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},
     {"_sdcRisk_cpp_ptn_cells", (DL_FUNC) &_sdcRisk_cpp_ptn_cells, 5},
     {"_sdcRisk_cpp_cell_largest", (DL_FUNC) &_sdcRisk_cpp_cell_largest, 4},
+    {"_sdcRisk_cpp_contributor_index", (DL_FUNC) &_sdcRisk_cpp_contributor_index, 2},
     {"_sdcRisk_cpp_release_free_memory", (DL_FUNC) &_sdcRisk_cpp_release_free_memory, 0},
     {NULL, NULL, 0}
 };

@@ -391,6 +391,28 @@ test_that("bad input: contributor with NA, tables without contributions, linked 
     expect_error(audit_table(edited, edited$sensitive), class = "sdcRisk_error_invalid_object")
     expect_error(protect_table(edited), class = "sdcRisk_error_invalid_object")
   }
+  # cells, codes and contributions checked by their least and largest values:
+  # NA, NaN, 0, beyond the table or infinite anywhere is broken
+  edits <- list(cell = list(NA_integer_, 0L, nrow(sens) + 1L), contributor = list(NA_integer_, 0L, -1L),
+                x = list(NA_real_, NaN, Inf, -Inf))
+  for (field in names(edits)) {
+    for (bad in edits[[field]]) {
+      edited <- sens
+      v <- attr(edited, "contributions")[[field]]
+      v[length(v)] <- bad
+      attr(edited, "contributions")[[field]] <- v
+      expect_error(audit_table(edited, edited$sensitive), class = "sdcRisk_error_invalid_object",
+                   info = paste(field, bad))
+    }
+  }
+  # the contributors' index: numbered by first row, rows by contributor in
+  # the rows' order (order() of each row's contributor)
+  ns <- asNamespace("sdcRisk")
+  resp <- ns$table_respondents(sens, ns$table_problem(sens, NULL, NULL, 10), "respondents", "ignore")
+  expect_identical(resp$ord, order(resp$who))
+  expect_identical(resp$start, c(0L, cumsum(tabulate(resp$who, resp$n_single))))
+  expect_identical(resp$who, match(inc$contributor, unique(inc$contributor)))
+  expect_identical(resp$n_counted, tabulate(inc$cell[!inc$zero], nrow(sens)))
   # a table with no sensitive cell passes, with nothing to attack
   safe <- cell_sensitivity(d, c("r", "c"), "v", rule_frequency(1), contributor = "firm")
   expect_false(any(safe$sensitive))
