@@ -197,6 +197,10 @@ cpp_swap_bounds <- function(index, cap_up, cap_dn, supp, w, side_cell, side_dir,
     .Call(`_sdcRisk_cpp_swap_bounds`, index, cap_up, cap_dn, supp, w, side_cell, side_dir, side_t, j, slack_per, limit)
 }
 
+cpp_contributor_index <- function(id, max_id) {
+    .Call(`_sdcRisk_cpp_contributor_index`, id, max_id)
+}
+
 cpp_ptn_sensitivity <- function(pt, noise, self_noise, opts) {
     .Call(`_sdcRisk_cpp_ptn_sensitivity`, pt, noise, self_noise, opts)
 }
@@ -211,10 +215,6 @@ cpp_ptn_cells <- function(cell, pt, noise, self_noise, opts) {
 
 cpp_cell_largest <- function(cell, x, ncell, k) {
     .Call(`_sdcRisk_cpp_cell_largest`, cell, x, ncell, k)
-}
-
-cpp_contributor_index <- function(id, max_id) {
-    .Call(`_sdcRisk_cpp_contributor_index`, id, max_id)
 }
 
 cpp_release_free_memory <- function() {

@@ -106,14 +106,12 @@ contributor_keys <- function(contr, id) {
 new_respondents <- function(prep, contr, coalitions, zero_contributions) {
   n <- prep$structure$ncell
   # contributors numbered in the order of their first row, by direct
-  # addressing of their codes (unique() and match() over the rows took a
-  # third of a second on the 4 * 10^6 rows of bench table 2)
-  # (in the core, with the rows contributor by contributor: on R4 of the
-  # bench, 115,104 rows, R's vectors of the rows' size took 5 ms)
+  # addressing of their codes, and their rows contributor by contributor,
+  # in the core (unique() and match() over the rows took a third of a
+  # second on the 4 * 10^6 rows of bench table 2; on R4 of the bench,
+  # 115,104 rows, R's vectors of the rows' size took 5 ms)
   ix <- core_call(cpp_contributor_index, contr$id, max(contr$id, 0L))
   codes <- ix$code
-  code_of <- integer(max(contr$id, 0L))
-  code_of[codes] <- seq_along(codes)
   who <- ix$who
   m <- length(codes)
   keys <- contributor_keys(contr, codes)
@@ -126,6 +124,8 @@ new_respondents <- function(prep, contr, coalitions, zero_contributions) {
   counted <- if (zero_contributions == "ignore") !contr$zero else rep(TRUE, length(who))
   # coalitions of two or more contributors of the table (members it does
   # not have left out), each once though several cells may name it
+  code_of <- integer(max(contr$id, 0L))
+  code_of[codes] <- seq_along(codes)
   coal <- lapply(coalitions, function(g) {
     at <- code_of[g[!is.na(g) & g >= 1 & g <= length(code_of)]]
     sort(unique(at[at > 0L]))

@@ -761,6 +761,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_contributor_index
+SEXP cpp_contributor_index(const Rcpp::IntegerVector& id, int max_id);
+RcppExport SEXP _sdcRisk_cpp_contributor_index(SEXP idSEXP, SEXP max_idSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type id(idSEXP);
+    Rcpp::traits::input_parameter< int >::type max_id(max_idSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_contributor_index(id, max_id));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_ptn_sensitivity
 SEXP cpp_ptn_sensitivity(const Rcpp::NumericVector& pt, const Rcpp::NumericVector& noise, const Rcpp::NumericVector& self_noise, const Rcpp::List& opts);
 RcppExport SEXP _sdcRisk_cpp_ptn_sensitivity(SEXP ptSEXP, SEXP noiseSEXP, SEXP self_noiseSEXP, SEXP optsSEXP) {
@@ -812,17 +823,6 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type ncell(ncellSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_cell_largest(cell, x, ncell, k));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_contributor_index
-SEXP cpp_contributor_index(const Rcpp::IntegerVector& id, int max_id);
-RcppExport SEXP _sdcRisk_cpp_contributor_index(SEXP idSEXP, SEXP max_idSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type id(idSEXP);
-    Rcpp::traits::input_parameter< int >::type max_id(max_idSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_contributor_index(id, max_id));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -887,11 +887,11 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_witnesses_ok", (DL_FUNC) &_sdcRisk_cpp_witnesses_ok, 9},
     {"_sdcRisk_cpp_pool_cheapest", (DL_FUNC) &_sdcRisk_cpp_pool_cheapest, 14},
     {"_sdcRisk_cpp_swap_bounds", (DL_FUNC) &_sdcRisk_cpp_swap_bounds, 11},
+    {"_sdcRisk_cpp_contributor_index", (DL_FUNC) &_sdcRisk_cpp_contributor_index, 2},
     {"_sdcRisk_cpp_ptn_sensitivity", (DL_FUNC) &_sdcRisk_cpp_ptn_sensitivity, 4},
     {"_sdcRisk_cpp_contributor_cells", (DL_FUNC) &_sdcRisk_cpp_contributor_cells, 5},
     {"_sdcRisk_cpp_ptn_cells", (DL_FUNC) &_sdcRisk_cpp_ptn_cells, 5},
     {"_sdcRisk_cpp_cell_largest", (DL_FUNC) &_sdcRisk_cpp_cell_largest, 4},
-    {"_sdcRisk_cpp_contributor_index", (DL_FUNC) &_sdcRisk_cpp_contributor_index, 2},
     {"_sdcRisk_cpp_release_free_memory", (DL_FUNC) &_sdcRisk_cpp_release_free_memory, 0},
     {NULL, NULL, 0}
 };

@@ -160,17 +160,3 @@ SEXP cpp_cell_largest(const Rcpp::IntegerVector& cell, const Rcpp::NumericVector
     return Rcpp::List::create(Rcpp::Named("value") = value, Rcpp::Named("row") = row);
   });
 }
-
-// The contributors of the contributions (sdcRisk::contributor_index(), for
-// new_respondents()): list(code, who, ord, start). `id`: the contributor of
-// each row, whole numbers from 1 to max_id.
-// [[Rcpp::export(rng = false)]]
-SEXP cpp_contributor_index(const Rcpp::IntegerVector& id, int max_id) {
-  return run_engine([&] {
-    if (max_id < 0) throw std::invalid_argument("cpp_contributor_index: negative max_id");
-    const sdcRisk::ContributorIndex ix =
-        sdcRisk::contributor_index(id.begin(), static_cast<std::size_t>(id.size()), static_cast<std::size_t>(max_id));
-    return Rcpp::List::create(Rcpp::Named("code") = Rcpp::wrap(ix.code), Rcpp::Named("who") = Rcpp::wrap(ix.who),
-                              Rcpp::Named("ord") = Rcpp::wrap(ix.ord), Rcpp::Named("start") = Rcpp::wrap(ix.start));
-  });
-}

@@ -809,6 +809,42 @@ int main() {
     }
   }
 
+  // contributor_index(): against a plain reference (codes in the order of
+  // their first row, rows by code in row order), on random ids
+  for (int rep = 0; rep < 2000; ++rep) {
+    const int n = g.below(40), max_id = 1 + g.below(12);
+    std::vector<int> id(n);
+    for (int r = 0; r < n; ++r) id[r] = 1 + g.below(max_id);
+    const auto ix = sdcRisk::contributor_index(id.data(), n, max_id);
+    std::vector<int> code;
+    for (int r = 0; r < n; ++r) {
+      bool seen = false;
+      for (int c : code) seen = seen || c == id[r];
+      if (!seen) code.push_back(id[r]);
+    }
+    std::vector<int> who(n), ord, start{0};
+    for (std::size_t k = 0; k < code.size(); ++k) {
+      for (int r = 0; r < n; ++r) {
+        if (id[r] == code[k]) {
+          who[r] = static_cast<int>(k) + 1;
+          ord.push_back(r + 1);
+        }
+      }
+      start.push_back(static_cast<int>(ord.size()));
+    }
+    if (ix.code != code || ix.who != who || ix.ord != ord || ix.start != start) {
+      std::printf("contributor index differs from a plain scan, case %d\n", rep);
+      ++failures;
+    }
+  }
+  {
+    const std::vector<int> bad{1, 3};
+    if (!rejects([&] { sdcRisk::contributor_index(bad.data(), bad.size(), 2); })) {
+      std::printf("contributor index took an id out of range\n");
+      ++failures;
+    }
+  }
+
   if (failures) return 1;
   std::printf("test_suppress: all passed\n");
   return 0;

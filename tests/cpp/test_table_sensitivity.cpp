@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
-#include <stdexcept>
 #include <vector>
 
 #include "sdcRisk/table_sensitivity.hpp"
@@ -66,42 +65,6 @@ int main() {
     const auto cells = sdcRisk::ptn_cells(cell.data(), n, 2, pt.data(), noise.data(), sn.data(),
                                           nt, ns, [] {});
     if (cells.s[1] != ref || cells.s[0] != brute({}, nt, ns)) ++failures;
-  }
-  // contributor_index(): against a plain reference (codes in the order of
-  // their first row, rows by code in row order), on random ids
-  for (int it = 0; it < 2000; ++it) {
-    const int n = g.below(40), max_id = 1 + g.below(12);
-    std::vector<int> id(n);
-    for (int r = 0; r < n; ++r) id[r] = 1 + g.below(max_id);
-    const auto ix = sdcRisk::contributor_index(id.data(), n, max_id);
-    std::vector<int> code;
-    for (int r = 0; r < n; ++r) {
-      bool seen = false;
-      for (int c : code) seen = seen || c == id[r];
-      if (!seen) code.push_back(id[r]);
-    }
-    std::vector<int> who(n), ord, start{0};
-    for (std::size_t k = 0; k < code.size(); ++k) {
-      for (int r = 0; r < n; ++r) {
-        if (id[r] == code[k]) {
-          who[r] = static_cast<int>(k) + 1;
-          ord.push_back(r + 1);
-        }
-      }
-      start.push_back(static_cast<int>(ord.size()));
-    }
-    if (ix.code != code || ix.who != who || ix.ord != ord || ix.start != start) ++failures;
-  }
-  // an id out of range is refused
-  {
-    const std::vector<int> bad{1, 3};
-    bool threw = false;
-    try {
-      sdcRisk::contributor_index(bad.data(), bad.size(), 2);
-    } catch (const std::invalid_argument&) {
-      threw = true;
-    }
-    if (!threw) ++failures;
   }
   std::printf("%s: %d failures\n", failures == 0 ? "OK" : "FAILED", failures);
   return failures == 0 ? 0 : 1;

@@ -412,7 +412,16 @@ test_that("bad input: contributor with NA, tables without contributions, linked 
   expect_identical(resp$ord, order(resp$who))
   expect_identical(resp$start, c(0L, cumsum(tabulate(resp$who, resp$n_single))))
   expect_identical(resp$who, match(inc$contributor, unique(inc$contributor)))
-  expect_identical(resp$n_counted, tabulate(inc$cell[!inc$zero], nrow(sens)))
+  # the rows counted in each cell: without the zero rows unless they count
+  dz <- d
+  dz$v[c(2, 7)] <- 0
+  sz <- cell_sensitivity(dz, c("r", "c"), "v", rule_p(10), contributor = "firm")
+  iz <- attr(sz, "contributions")
+  expect_true(any(iz$zero))
+  for (zc in c("ignore", "count")) {
+    rz <- ns$table_respondents(sz, ns$table_problem(sz, NULL, NULL, 10), "respondents", zc)
+    expect_identical(rz$n_counted, tabulate(iz$cell[if (zc == "ignore") !iz$zero else TRUE], nrow(sz)))
+  }
   # a table with no sensitive cell passes, with nothing to attack
   safe <- cell_sensitivity(d, c("r", "c"), "v", rule_frequency(1), contributor = "firm")
   expect_false(any(safe$sensitive))

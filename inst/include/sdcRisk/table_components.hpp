@@ -401,6 +401,40 @@ inline std::pair<std::vector<int>, std::vector<int>> group_triplets(const std::v
   return {std::move(start), std::move(index)};
 }
 
+// The contributors of a table's contributions (the respondents' index,
+// new_respondents()), numbered in the order of their first row: `code` the
+// contributor ids so ordered (1-based, as the rows hold them), `who` the
+// number of each row's contributor (1-based), `ord` the rows (1-based)
+// contributor by contributor, each contributor's in the order of the rows
+// (group_triplets() of `who`), and `start` the offsets of each
+// contributor's rows in `ord` (m + 1 of them, from 0). The ids, from 1 to
+// `max_id`, are numbered by direct addressing: time linear in the rows and
+// ids.
+struct ContributorIndex {
+  std::vector<int> code, who, ord, start;
+};
+
+inline ContributorIndex contributor_index(const int* id, std::size_t n, std::size_t max_id) {
+  ContributorIndex out;
+  std::vector<int> code_of(max_id + 1, 0), key(n);
+  out.who.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    const int a = id[r];
+    if (a < 1 || static_cast<std::size_t>(a) > max_id) throw std::invalid_argument("contributor_index: id out of range");
+    if (!code_of[a]) {
+      out.code.push_back(a);
+      code_of[a] = static_cast<int>(out.code.size());
+    }
+    out.who[r] = code_of[a];
+    key[r] = code_of[a] - 1;
+  }
+  auto grouped = group_triplets(key, static_cast<int>(out.code.size()));
+  out.start = std::move(grouped.first);
+  out.ord = std::move(grouped.second);
+  for (int& r : out.ord) ++r;
+  return out;
+}
+
 inline RelationIndex relation_index(std::vector<int> rel, std::vector<int> cell, std::vector<double> coef, int n_rel,
                             int n_cell) {
   if (n_rel < 0 || n_cell < 0 || cell.size() != rel.size() || coef.size() != rel.size() ||

@@ -345,42 +345,6 @@ ContributorCells contributor_cells(const std::vector<const int*>& codes,
   return out;
 }
 
-// The contributors of a table's contributions, numbered in the order of
-// their first row: `code` the contributor ids so ordered (1-based, as the
-// rows hold them), `who` the number of each row's contributor (1-based),
-// `ord` the rows (1-based) contributor by contributor, each contributor's in
-// the order of the rows (the stable order of `who`), and `start` the
-// offsets of each contributor's rows in `ord` (m + 1 of them, from 0). By
-// direct addressing of the ids (at most `max_id`, at least 1) and a
-// counting sort: time linear in the rows and ids.
-struct ContributorIndex {
-  std::vector<int> code, who, ord, start;
-};
-
-inline ContributorIndex contributor_index(const int* id, std::size_t n, std::size_t max_id) {
-  ContributorIndex out;
-  std::vector<int> code_of(max_id + 1, 0);
-  out.who.resize(n);
-  for (std::size_t r = 0; r < n; ++r) {
-    const int a = id[r];
-    if (a < 1 || static_cast<std::size_t>(a) > max_id) throw std::invalid_argument("contributor_index: id out of range");
-    if (!code_of[a]) {
-      out.code.push_back(a);
-      code_of[a] = static_cast<int>(out.code.size());
-    }
-    out.who[r] = code_of[a];
-  }
-  const std::size_t m = out.code.size();
-  out.start.assign(m + 1, 0);
-  for (std::size_t r = 0; r < n; ++r) ++out.start[out.who[r]];
-  for (std::size_t k = 1; k <= m; ++k) out.start[k] += out.start[k - 1];
-  // (start[k - 1] is the next place of contributor k while the rows go in)
-  std::vector<int> next(out.start.begin(), out.start.end() - 1);
-  out.ord.resize(n);
-  for (std::size_t r = 0; r < n; ++r) out.ord[next[out.who[r] - 1]++] = static_cast<int>(r) + 1;
-  return out;
-}
-
 }  // namespace sdcRisk
 
 #endif  // SDCRISK_TABLE_SENSITIVITY_HPP
