@@ -544,6 +544,62 @@ test_that("side_separation() decides as the dual program and its constraint is v
   expect_gte(n_prot, 20)
 })
 
+test_that("side_separation() takes a side with no move from its other side's mirrored multipliers, as valid as the program's", {
+  ns <- asNamespace("sdcRisk")
+  tabs <- tiny_tables()
+  n_mirror <- 0
+  for (name in names(tabs)[1:6]) {
+    sens <- tabs[[name]]
+    prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
+    search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"),
+                                       ns$cell_labels(sens), 2000)
+    todo <- which(prep$sensitive)
+    for (i in todo) ns$protect_cell(search, i, call = environment())
+    free <- which(!prep$sensitive)
+    masks <- 0:(2^length(free) - 1)
+    if (length(masks) > 32) masks <- masks[unique(round(seq(1, length(masks), length.out = 32)))]
+    pattern <- function(m) {
+      x <- as.numeric(prep$sensitive)
+      x[free[bitwAnd(m, 2^(seq_along(free) - 1)) > 0]] <- 1
+      x
+    }
+    pats <- lapply(masks, pattern)
+    for (x in pats) {
+      # every side at one pattern in turn, as separate_pattern() takes them
+      # (the other side of a cell first)
+      cg <- ns$new_cut_generation(search, todo, search$supp, Inf, Inf, NULL, environment())
+      cg$quick_cuts <- TRUE
+      for (s in seq_len(nrow(cg$sides))) {
+        side <- cg$sides[s, ]
+        info <- paste(name, "side", s)
+        before <- cg$n_lp
+        sep <- ns$side_separation(cg, s, x)
+        ref <- ns$capacity_cut(search, side$cell, side$dir, side$t, x)
+        expect_identical(isTRUE(sep$protected), is.null(ref), info = info)
+        if (is.null(ref)) next
+        expect_false(is.null(sep$cut), info = info)
+        if (cg$n_lp > before) next
+        # no program: the mirrored multipliers' constraint is violated at x
+        # by as much as the dual program's, and met by every pattern that
+        # protects the side
+        n_mirror <- n_mirror + 1
+        v <- numeric(length(x))
+        v[sep$cut$j] <- sep$cut$v
+        vr <- numeric(length(x))
+        vr[ref$j] <- ref$v
+        expect_lt(sum(v * x), 1, label = info)
+        expect_equal(sum(v * x), sum(vr * x), tolerance = 1e-6, info = info)
+        for (z in pats) {
+          if (is.null(ns$capacity_cut(search, side$cell, side$dir, side$t, z))) {
+            expect_gte(sum(v * z), 1 - 1e-7, label = info)
+          }
+        }
+      }
+    }
+  }
+  expect_gte(n_mirror, 10)
+})
+
 test_that("the improvement's constraints keep the optimal method's own (method = \"optimal\" is unchanged)", {
   ns <- asNamespace("sdcRisk")
   calls <- new.env()
