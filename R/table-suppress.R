@@ -588,9 +588,12 @@ new_protection_search <- function(prep, w, labels, box, box_index = NULL) {
 # a function assigns into part of it (3 ms for 10^6 numbers, several times
 # per witness table), so the vector leaves its binding for the assignment.
 env_set <- function(env, name, idx, value) {
+  force(idx)
+  # (nothing to set: half the calls of a small table, each of which took as
+  # long as a real one)
+  if (!length(idx)) return(invisible(env))
   # (value may be computed from the vector itself)
   force(value)
-  force(idx)
   v <- env[[name]]
   env[[name]] <- NULL
   v[idx] <- value

@@ -86,19 +86,7 @@ make_cube <- function(n, sizes, seed) {
              c = sprintf("C%02d", sample(sizes[3], n, TRUE)), v = round(rlnorm(n, 6, 1.8)))
 }
 
-# Real records: personal income of the 2019 ACS excerpt (national), people
-# with a positive income in the first eight PUMAs.
-make_acs <- function() {
-  f <- file.path("..", "shared", "data", "acs2019", "national2019.csv")
-  if (!file.exists(f)) f <- file.path(Sys.getenv("SDCRISK_SHARED", "/work/shared"), "data", "acs2019", "national2019.csv")
-  d <- utils::read.csv(f, na.strings = "N")
-  d <- d[!is.na(d$PINCP) & d$PINCP > 0, ]
-  d <- d[d$PUMA %in% unique(d$PUMA)[1:8], ]
-  data.frame(sex = paste0("s", d$SEX),
-             age = as.character(cut(d$AGEP, c(0, 30, 45, 60, 200), labels = c("a15", "a30", "a45", "a60"))),
-             race = paste0("r", pmin(d$RAC1P, 4)), edu = paste0("e", pmin(d$EDU, 8) %/% 3),
-             puma = as.character(d$PUMA), v = d$PINCP)
-}
+# (the real tables' records: make_acs() of bench/utils.R)
 
 specs <- list(
   "1" = list(n = 1e5, dims = c("a", "b")),

@@ -32,18 +32,7 @@ procs <- as.integer(Sys.getenv("SDCRISK_BENCH_PROCS", "5"))
 dims <- list(R1 = c("sex", "age", "race"), R2 = c("age", "race", "edu"), R3 = c("age", "race", "puma"),
              R4 = c("sex", "age", "edu", "race"))
 
-# (the same data as bench_suppress.R's make_acs())
-make_acs <- function() {
-  f <- file.path("..", "shared", "data", "acs2019", "national2019.csv")
-  if (!file.exists(f)) f <- file.path(Sys.getenv("SDCRISK_SHARED", "/work/shared"), "data", "acs2019", "national2019.csv")
-  d <- utils::read.csv(f, na.strings = "N")
-  d <- d[!is.na(d$PINCP) & d$PINCP > 0, ]
-  d <- d[d$PUMA %in% unique(d$PUMA)[1:8], ]
-  data.frame(sex = paste0("s", d$SEX),
-             age = as.character(cut(d$AGEP, c(0, 30, 45, 60, 200), labels = c("a15", "a30", "a45", "a60"))),
-             race = paste0("r", pmin(d$RAC1P, 4)), edu = paste0("e", pmin(d$EDU, 8) %/% 3),
-             puma = as.character(d$PUMA), v = d$PINCP)
-}
+source(file.path("bench", "utils.R"))
 
 # ---- one process: every table, first calls then warm medians ----
 child <- function(out, k, tables) {

@@ -135,3 +135,14 @@ hier_search <- function(seed, n = 900, upper = NULL) {
   search$supp <- prep$sensitive | runif(nrow(sens)) < 0.2
   list(sens = sens, prep = prep, search = search)
 }
+
+# The protection search of table `sens` as protect_table() starts it: the
+# problem, the search and its sensitive cells in the heuristic's order.
+new_search <- function(sens) {
+  ns <- asNamespace("sdcRisk")
+  prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
+  search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"),
+                                     ns$cell_labels(sens), 2000)
+  todo <- which(prep$sensitive)
+  list(prep = prep, search = search, todo = todo[order(-prep$level[todo], todo)])
+}

@@ -1,17 +1,6 @@
 # The clean-up pass of protect_table() (cleanup_pattern(),
 # R/table-suppress-cleanup.R): repeated passes against a single one.
 
-# The protection search of table `sens` as protect_table() starts it: the
-# problem, the search and its sensitive cells in the heuristic's order.
-new_search <- function(sens) {
-  ns <- asNamespace("sdcRisk")
-  prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
-  search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"),
-                                     ns$cell_labels(sens), 2000)
-  todo <- which(prep$sensitive)
-  list(prep = prep, search = search, todo = todo[order(-prep$level[todo], todo)])
-}
-
 test_that("repeated clean-up passes never cost more than one, and every pattern passes the audit", {
   ns <- asNamespace("sdcRisk")
   one_pass <- function(sens) {

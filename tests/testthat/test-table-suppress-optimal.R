@@ -487,18 +487,26 @@ test_that("improve takes TRUE, FALSE or \"auto\"", {
 # over a pattern's suppressed cells (HiGHS' dual values), against
 # capacity_cut()'s dual program over the whole table and brute force.
 
+# The heuristic's search state of a table (its witnesses for every sensitive
+# cell), as the improvement starts from it.
+# (the sensitive cells in the table's order)
+heuristic_search <- function(sens) {
+  s <- new_search(sens)
+  todo <- which(s$prep$sensitive)
+  for (i in todo) asNamespace("sdcRisk")$protect_cell(s$search, i, call = environment())
+  list(prep = s$prep, search = s$search, todo = todo)
+}
+
 test_that("side_separation() decides as the dual program and its constraint is valid for every protecting pattern (tiny tables)", {
   ns <- asNamespace("sdcRisk")
   tabs <- tiny_tables()
   n_cut <- 0
   n_prot <- 0
   for (name in names(tabs)[1:6]) {
-    sens <- tabs[[name]]
-    prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
-    search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"),
-                                       ns$cell_labels(sens), 2000)
-    todo <- which(prep$sensitive)
-    for (i in todo) ns$protect_cell(search, i, call = environment())
+    h <- heuristic_search(tabs[[name]])
+    prep <- h$prep
+    search <- h$search
+    todo <- h$todo
     cg <- ns$new_cut_generation(search, todo, search$supp, Inf, Inf, NULL, environment())
     cg$quick_cuts <- TRUE
     free <- which(!prep$sensitive)
@@ -549,12 +557,10 @@ test_that("side_separation() takes a side with no move from its other side's mir
   tabs <- tiny_tables()
   n_mirror <- 0
   for (name in names(tabs)[1:6]) {
-    sens <- tabs[[name]]
-    prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
-    search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"),
-                                       ns$cell_labels(sens), 2000)
-    todo <- which(prep$sensitive)
-    for (i in todo) ns$protect_cell(search, i, call = environment())
+    h <- heuristic_search(tabs[[name]])
+    prep <- h$prep
+    search <- h$search
+    todo <- h$todo
     free <- which(!prep$sensitive)
     masks <- 0:(2^length(free) - 1)
     if (length(masks) > 32) masks <- masks[unique(round(seq(1, length(masks), length.out = 32)))]
