@@ -151,8 +151,8 @@ lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm",
     n_lp <<- n_lp + 1L
     if (method == "ipm_first" && n_lp == 1L) highs::hi_solver_set_options(solver, simplex)
     # (HiGHS' model status alone, and the value from the solution: highs'
-    # wrapper of the whole information took twice as long, some 250 times a
-    # table on R4 of the bench)
+    # wrapper of the whole information took three times as long, some 250
+    # times a table on R4 of the bench)
     status <- highs_status(highs::hi_solver_status(solver))
     # (without presolve the simplex tells infeasible from unbounded; the
     # interior point method's presolve may not: the caller then solves again)

@@ -1095,15 +1095,16 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
         pending_sens <- union(pending_sens, s_reg)
         pending_region <- union(pending_region, region)
       } else {
-        a <- audit_cells(prep, trial, region, exact = TRUE, call = call, same_pattern = TRUE)
-        n_lp <- n_lp + a$n_lp
-        if (!all(protection_met(prep, s_reg, a$lower[match(s_reg, region)],
-                                a$upper[match(s_reg, region)]))) next
-        trial_outer$lower[region] <- a$lower
-        trial_outer$upper[region] <- a$upper
         # (whether some respondent breaks it: the first that does ends the
         # test, and is tried early next time; those whose knowledge lies
-        # near j first)
+        # near j first. The region keeps its intervals of the pattern with
+        # j, wider, as a deferred trial's does: they only let more of the
+        # respondents' knowledge count, which changes nothing where the
+        # exact interval already implies it, and the outsider's protection
+        # of its sensitive cells was decided above. Measuring the region's
+        # exact intervals first took 5,356 of 9,117 programs on a table of
+        # 668 cells, age x race x education x PUMA of the bench's ACS
+        # excerpt; its intervals are measured once, by the final audit.)
         r <- respondent_breaches(prep, trial, resp, trial_outer, exact = FALSE, call = call,
                                  only = s_reg, first = TRUE, hint = breakers, near = j, witnesses = witnesses)
         n_lp <- n_lp + r$n_lp
@@ -1120,10 +1121,10 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
       publish(search, j)
       published <- published + 1L
     }
-    # (a region measured now keeps exact intervals; one measured at the
-    # deferred test, or never, is not exact until then)
+    # (a region's intervals are not exact until the deferred test or the
+    # final audit measures them)
     fresh[j] <- FALSE
-    if (defer || !length(s_reg)) fresh[region] <- FALSE
+    fresh[region] <- FALSE
     supp <- trial
     outer <- trial_outer
   }

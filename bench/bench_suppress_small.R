@@ -2,7 +2,8 @@
 # = "respondents", and attacker = "outsider") beside GaussSuppression's
 # interval mode (SuppressDominantCells(protectionIntervals = TRUE,
 # lpPackage = "lpSolve")) on the real tables R1-R4 of bench_suppress.R
-# (2019 ACS excerpt, ../shared/data/acs2019; 72 to 270 cells), p% rule
+# (2019 ACS excerpt, ../shared/data/acs2019; 72 to 270 cells) and two
+# larger ones of the same records (R5, R6: 577 and 668 cells), p% rule
 # p = 10. bench_suppress.R times each tool once, in a process that has run
 # larger tables before; on this machine one timing moves by a quarter from
 # process to process, so this script measures the tables in several fresh
@@ -21,7 +22,9 @@
 # dependencies of sdcRisk), installed if missing into SDCRISK_BENCH_LIB
 # when set; sdcRisk is loaded from SDCRISK_BENCH_LIB too (R CMD INSTALL -l
 # it there), else the installed one. SDCRISK_BENCH_TABLES selects tables
-# (default R1,R2,R3,R4).
+# (default R1,R2,R3,R4; R5,R6 take seconds each, run them with
+# SDCRISK_BENCH_PROCS=2 SDCRISK_BENCH_REPS=1 and SDCRISK_BENCH_OUT=
+# bench/results-suppress-small-larger.md).
 
 args <- commandArgs(trailingOnly = TRUE)
 lib <- Sys.getenv("SDCRISK_BENCH_LIB", "")
@@ -29,8 +32,11 @@ if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
 tables <- strsplit(Sys.getenv("SDCRISK_BENCH_TABLES", "R1,R2,R3,R4"), ",")[[1]]
 reps <- as.integer(Sys.getenv("SDCRISK_BENCH_REPS", "5"))
 procs <- as.integer(Sys.getenv("SDCRISK_BENCH_PROCS", "5"))
+# (R5 and R6, of 577 and 668 cells, not in bench_suppress.R: the larger
+# small tables; SDCRISK_BENCH_TABLES=R5,R6)
 dims <- list(R1 = c("sex", "age", "race"), R2 = c("age", "race", "edu"), R3 = c("age", "race", "puma"),
-             R4 = c("sex", "age", "edu", "race"))
+             R4 = c("sex", "age", "edu", "race"), R5 = c("sex", "age", "race", "puma"),
+             R6 = c("age", "race", "edu", "puma"))
 
 source(file.path("bench", "utils.R"))
 
