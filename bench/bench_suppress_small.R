@@ -38,6 +38,10 @@ dims <- list(R1 = c("sex", "age", "race"), R2 = c("age", "race", "edu"), R3 = c(
              R4 = c("sex", "age", "edu", "race"), R5 = c("sex", "age", "race", "puma"),
              R6 = c("age", "race", "edu", "puma"))
 
+if (!all(tables %in% names(dims))) {
+  stop("SDCRISK_BENCH_TABLES: unknown tables ", paste(setdiff(tables, names(dims)), collapse = ", "),
+       "; known: ", paste(names(dims), collapse = ", "))
+}
 source(file.path("bench", "utils.R"))
 
 # ---- one process: every table, first calls then warm medians ----
@@ -113,7 +117,7 @@ table_rows <- function(runs, tabs) {
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     apply(tab, 1, function(r) paste0("| ", paste(r, collapse = " | "), " |")))
 }
-alone <- lapply(tables, function(tb) run_processes(tb)[seq_len(procs)])
+alone <- lapply(tables, run_processes)
 alone_runs <- lapply(seq_len(procs), function(k) do.call(c, lapply(alone, `[[`, k)))
 turn_runs <- run_processes(tables)
 info <- sprintf("Run on %s: %s; %s; sdcRisk %s, highs %s, GaussSuppression %s, lpSolve %s.", format(Sys.Date()),
