@@ -561,9 +561,9 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_relation_bounds_cases
-SEXP cpp_relation_bounds_cases(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col, const Rcpp::NumericVector& v, int n_row, int n_col, const Rcpp::NumericVector& rhs, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, int passes, double moved, const Rcpp::IntegerVector& case_start, const Rcpp::IntegerVector& case_col, const Rcpp::NumericVector& case_lo, const Rcpp::NumericVector& case_hi, const Rcpp::IntegerVector& out_col);
-RcppExport SEXP _sdcRisk_cpp_relation_bounds_cases(SEXP rowSEXP, SEXP colSEXP, SEXP vSEXP, SEXP n_rowSEXP, SEXP n_colSEXP, SEXP rhsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP passesSEXP, SEXP movedSEXP, SEXP case_startSEXP, SEXP case_colSEXP, SEXP case_loSEXP, SEXP case_hiSEXP, SEXP out_colSEXP) {
+// cpp_relation_bounds_known
+SEXP cpp_relation_bounds_known(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col, const Rcpp::NumericVector& v, int n_row, int n_col, const Rcpp::NumericVector& rhs, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::IntegerVector& cols, const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, int passes, double moved);
+RcppExport SEXP _sdcRisk_cpp_relation_bounds_known(SEXP rowSEXP, SEXP colSEXP, SEXP vSEXP, SEXP n_rowSEXP, SEXP n_colSEXP, SEXP rhsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP colsSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP passesSEXP, SEXP movedSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type row(rowSEXP);
@@ -574,14 +574,12 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type rhs(rhsSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lower(lowerSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type upper(upperSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cols(colsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lo(loSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type hi(hiSEXP);
     Rcpp::traits::input_parameter< int >::type passes(passesSEXP);
     Rcpp::traits::input_parameter< double >::type moved(movedSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type case_start(case_startSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type case_col(case_colSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type case_lo(case_loSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type case_hi(case_hiSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type out_col(out_colSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_relation_bounds_cases(row, col, v, n_row, n_col, rhs, lower, upper, passes, moved, case_start, case_col, case_lo, case_hi, out_col));
+    rcpp_result_gen = Rcpp::wrap(cpp_relation_bounds_known(row, col, v, n_row, n_col, rhs, lower, upper, cols, lo, hi, passes, moved));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -877,7 +875,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_table_extremes", (DL_FUNC) &_sdcRisk_cpp_table_extremes, 9},
     {"_sdcRisk_cpp_witness_moves", (DL_FUNC) &_sdcRisk_cpp_witness_moves, 12},
     {"_sdcRisk_cpp_relation_bounds", (DL_FUNC) &_sdcRisk_cpp_relation_bounds, 10},
-    {"_sdcRisk_cpp_relation_bounds_cases", (DL_FUNC) &_sdcRisk_cpp_relation_bounds_cases, 15},
+    {"_sdcRisk_cpp_relation_bounds_known", (DL_FUNC) &_sdcRisk_cpp_relation_bounds_known, 13},
     {"_sdcRisk_cpp_relation_breach_near", (DL_FUNC) &_sdcRisk_cpp_relation_breach_near, 11},
     {"_sdcRisk_cpp_relation_hops", (DL_FUNC) &_sdcRisk_cpp_relation_hops, 3},
     {"_sdcRisk_cpp_relation_breach_groups", (DL_FUNC) &_sdcRisk_cpp_relation_breach_groups, 18},

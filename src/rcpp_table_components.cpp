@@ -95,30 +95,40 @@ SEXP cpp_relation_bounds(const Rcpp::IntegerVector& row, const Rcpp::IntegerVect
   });
 }
 
-// relation_bounds() of one program under each of several cases
-// (sdcRisk::relation_bounds_cases()): case c narrows the columns
-// case_col[case_start[c] + 1 .. case_start[c + 1]] (1-based columns,
-// 0-based offsets) to [case_lo, case_hi]. Returns list(lower, upper), each
-// a matrix of the columns `out_col` (1-based) by case.
+// The relation bounds of a program (1-based triplets as for
+// cpp_relation_bounds()) when its 1-based columns `cols` are known to lie
+// within [lo, hi] (sdcRisk::relation_bounds_known(): the program's own
+// relation bounds narrowed by the knowledge, as the respondents' relation
+// tests of cpp_relation_breach_groups() compute them). Returns list(lower,
+// upper).
 // [[Rcpp::export(rng = false)]]
-SEXP cpp_relation_bounds_cases(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col,
+SEXP cpp_relation_bounds_known(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col,
                                const Rcpp::NumericVector& v, int n_row, int n_col,
                                const Rcpp::NumericVector& rhs, const Rcpp::NumericVector& lower,
-                               const Rcpp::NumericVector& upper, int passes, double moved,
-                               const Rcpp::IntegerVector& case_start, const Rcpp::IntegerVector& case_col,
-                               const Rcpp::NumericVector& case_lo, const Rcpp::NumericVector& case_hi,
-                               const Rcpp::IntegerVector& out_col) {
+                               const Rcpp::NumericVector& upper, const Rcpp::IntegerVector& cols,
+                               const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, int passes,
+                               double moved) {
   return sdcRisk_glue::run_engine([&] {
-    const sdcRisk::ColumnBounds b = sdcRisk::relation_bounds_cases(
-        sdcRisk_glue::zero_based(row), sdcRisk_glue::zero_based(col), Rcpp::as<std::vector<double>>(v),
-        n_row, n_col, Rcpp::as<std::vector<double>>(rhs), Rcpp::as<std::vector<double>>(lower),
-        Rcpp::as<std::vector<double>>(upper), passes, moved, Rcpp::as<std::vector<int>>(case_start),
-        sdcRisk_glue::zero_based(case_col), Rcpp::as<std::vector<double>>(case_lo),
-        Rcpp::as<std::vector<double>>(case_hi), sdcRisk_glue::zero_based(out_col));
-    const int n_case = static_cast<int>(case_start.size()) - 1;
-    Rcpp::NumericMatrix lo(out_col.size(), n_case < 0 ? 0 : n_case, b.lower.begin());
-    Rcpp::NumericMatrix up(out_col.size(), n_case < 0 ? 0 : n_case, b.upper.begin());
-    return Rcpp::List::create(Rcpp::Named("lower") = lo, Rcpp::Named("upper") = up);
+    sdcRisk::ComponentProgram p;
+    p.row = sdcRisk_glue::zero_based(row);
+    p.col = sdcRisk_glue::zero_based(col);
+    p.v = Rcpp::as<std::vector<double>>(v);
+    p.n_row = n_row;
+    p.n_col = n_col;
+    p.rhs = Rcpp::as<std::vector<double>>(rhs);
+    p.lower = Rcpp::as<std::vector<double>>(lower);
+    p.upper = Rcpp::as<std::vector<double>>(upper);
+    const std::vector<int> c = sdcRisk_glue::zero_based(cols);
+    if (lo.size() != cols.size() || hi.size() != cols.size()) {
+      throw std::invalid_argument("known bounds: one per column needed");
+    }
+    for (const int k : c) {
+      if (k < 0 || k >= n_col) throw std::invalid_argument("known bounds: column out of range");
+    }
+    const sdcRisk::Narrowing nw = sdcRisk::narrowing_of(p, passes, moved);
+    const sdcRisk::ColumnBounds b = sdcRisk::relation_bounds_known(
+        p, nw, c, Rcpp::as<std::vector<double>>(lo), Rcpp::as<std::vector<double>>(hi), passes, moved);
+    return Rcpp::List::create(Rcpp::Named("lower") = b.lower, Rcpp::Named("upper") = b.upper);
   });
 }
 

@@ -254,58 +254,73 @@ int main() {
       std::printf("relation bounds wrong, case %d\n", rep);
       ++failures;
     }
-    // several cases at once: each narrows some columns, and gets
-    // relation_bounds() under its narrowed bounds, bit for bit
-    const int n_case = g.below(4);
-    std::vector<int> start{0}, case_col, out_col;
-    std::vector<double> case_lo, case_hi;
-    for (int q = 0; q < n_case; ++q) {
-      for (int c = 0; c < n_col; ++c) {
-        if (g.below(3) != 0) continue;
-        case_col.push_back(c);
-        case_lo.push_back(x0[c] - g.below(3));
-        case_hi.push_back(x0[c] + g.below(3));
-      }
-      start.push_back(static_cast<int>(case_col.size()));
-    }
+    // a respondent's knowledge of some columns (around x0): the program's
+    // own bounds narrowed from those columns by the work list are valid,
+    // moved by no further pass, and where both run to their end the same
+    // as the passes from the a priori bounds narrowed by the knowledge
+    std::vector<int> cols;
+    std::vector<double> clo, chi;
     for (int c = 0; c < n_col; ++c) {
-      if (g.below(2)) out_col.push_back(c);
+      if (g.below(3) != 0) continue;
+      cols.push_back(c);
+      clo.push_back(x0[c] - g.below(3));
+      chi.push_back(x0[c] + g.below(3));
     }
-    const auto cases = sdcRisk::relation_bounds_cases(row, col, v, n_row, n_col, rhs, lower, upper, 50, 0.0, start,
-                                                      case_col, case_lo, case_hi, out_col);
-    bool same_cases = cases.lower.size() == out_col.size() * n_case && cases.upper.size() == cases.lower.size();
-    for (int q = 0; same_cases && q < n_case; ++q) {
-      std::vector<double> lo = lower, up = upper;
-      for (int k = start[q]; k < start[q + 1]; ++k) {
-        lo[case_col[k]] = std::max(lo[case_col[k]], case_lo[k]);
-        up[case_col[k]] = std::min(up[case_col[k]], case_hi[k]);
-      }
-      const auto one = sdcRisk::relation_bounds(row, col, v, n_row, n_col, rhs, lo, up, 50, 0.0);
-      for (std::size_t t = 0; t < out_col.size(); ++t) {
-        same_cases = same_cases && cases.lower[q * out_col.size() + t] == one.lower[out_col[t]] &&
-                     cases.upper[q * out_col.size() + t] == one.upper[out_col[t]];
-      }
+    sdcRisk::ComponentProgram prog_k;
+    prog_k.row = row;
+    prog_k.col = col;
+    prog_k.v = v;
+    prog_k.rhs = rhs;
+    prog_k.n_row = n_row;
+    prog_k.n_col = n_col;
+    prog_k.lower = lower;
+    prog_k.upper = upper;
+    const auto known = sdcRisk::relation_bounds_known(prog_k, sdcRisk::narrowing_of(prog_k, 50, 0.0), cols, clo, chi,
+                                                      50, 0.0);
+    std::vector<double> lo = lower, up = upper;
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      lo[cols[k]] = std::max(lo[cols[k]], clo[k]);
+      up[cols[k]] = std::min(up[cols[k]], chi[k]);
     }
-    if (!same_cases) {
-      std::printf("relation bounds of several cases differ from one case at a time, case %d\n", rep);
+    const auto scratch = sdcRisk::relation_bounds(row, col, v, n_row, n_col, rhs, lo, up, 50, 0.0);
+    const auto settled = sdcRisk::relation_bounds(row, col, v, n_row, n_col, rhs, known.lower, known.upper, 1, 0.0);
+    bool same_known = true;
+    for (int c = 0; c < n_col; ++c) {
+      auto same = [](double a, double z) { return a == z || std::fabs(a - z) <= 1e-9 * (1 + std::fabs(z)); };
+      same_known = same_known && known.lower[c] <= x0[c] + 1e-9 && x0[c] <= known.upper[c] + 1e-9;
+      same_known = same_known && known.lower[c] >= lo[c] && known.upper[c] <= up[c];
+      same_known = same_known && same(settled.lower[c], known.lower[c]) && same(settled.upper[c], known.upper[c]);
+      same_known = same_known && same(scratch.lower[c], known.lower[c]) && same(scratch.upper[c], known.upper[c]);
+    }
+    if (!same_known) {
+      std::printf("relation bounds narrowed by knowledge differ from the passes from scratch, case %d\n", rep);
       ++failures;
     }
   }
   {
-    bool threw_cases = false;
+    bool threw_known = false;
     try {
-      sdcRisk::relation_bounds_cases({0}, {0}, {1.0}, 1, 1, {0.0}, {0.0}, {1.0}, 1, 0.0, {0, 1}, {3}, {0.0}, {1.0}, {0});
+      sdcRisk::ComponentProgram one;
+      one.row = {0};
+      one.col = {0};
+      one.v = {1.0};
+      one.rhs = {0.0};
+      one.n_row = 1;
+      one.n_col = 1;
+      one.lower = {0.0};
+      one.upper = {1.0, 2.0};
+      sdcRisk::narrowing_of(one, 1, 0.0);
     } catch (const std::invalid_argument&) {
-      threw_cases = true;
+      threw_known = true;
     }
-    if (!threw_cases) {
-      std::printf("a case column out of range not rejected\n");
+    if (!threw_known) {
+      std::printf("a program with bounds of the wrong length not rejected\n");
       ++failures;
     }
   }
 
   // the respondents' relation breaches against a plain loop: each group's
-  // effective knowledge narrows the program, relation_bounds() bounds it,
+  // effective knowledge narrows the program, relation_bounds_known() bounds it,
   // and each target not known alone is tested within what the group knows
   int breach_seen = 0, passed_seen = 0;
   for (int rep = 0; rep < 400; ++rep) {
@@ -381,19 +396,18 @@ int main() {
       const auto got = sdcRisk::relation_breach_groups({p}, bc, gk, 20, 1e-9, first);
       sdcRisk::RelationBreaches want;
       for (int q = 0; q < n_group; ++q) {
-        std::vector<double> lo = p.lower, up = p.upper;
-        bool any = false;
+        std::vector<int> cols;
+        std::vector<double> clo, chi;
         for (int e = gk.start[q]; e < gk.start[q + 1]; ++e) {
           const int c = gk.cell[e];
           if (!supp[c] || !(gk.lo[e] > olo[c] + tol[c] || gk.hi[e] < ohi[c] - tol[c]) || prog[c] != 0) continue;
-          const int k = static_cast<int>(std::find(p.vars.begin(), p.vars.end(), c) - p.vars.begin());
-          lo[k] = std::max(lo[k], gk.lo[e]);
-          up[k] = std::min(up[k], gk.hi[e]);
-          any = true;
+          cols.push_back(static_cast<int>(std::find(p.vars.begin(), p.vars.end(), c) - p.vars.begin()));
+          clo.push_back(gk.lo[e]);
+          chi.push_back(gk.hi[e]);
         }
-        if (!any) continue;
+        if (cols.empty()) continue;
         ++want.n_groups;
-        const auto b = sdcRisk::relation_bounds(p.row, p.col, p.v, p.n_row, p.n_col, p.rhs, lo, up, 20, 1e-9);
+        const auto b = sdcRisk::relation_bounds_known(p, sdcRisk::narrowing_of(p, 20, 1e-9), cols, clo, chi, 20, 1e-9);
         bool broke = false;
         for (const int t : p.targets) {
           const int c = p.vars[t];
