@@ -111,6 +111,7 @@ audit_local_box_max <- 8000
 # 11,724-cell bench table: 411 tables of 2,123 cells, 7 MB), as long as
 # they hold at most audit_shared_values numbers (40 MB). Chosen by hand.
 audit_shared_values <- 5e6
+audit_pool_values <- 1e5
 
 # --- The suppression search (R/table-suppress.R) ---------------------------
 

@@ -611,6 +611,64 @@ exact_outer <- function(prep, p) {
   out
 }
 
+test_that("the tables of an earlier pattern's programs serve a later pattern's only as its tables: same verdict, fewer programs", {
+  ns <- asNamespace("sdcRisk")
+  saved <- 0
+  handed <- 0
+  broke <- 0
+  for (seed in 1:30) {
+    ts <- trial_setup(seed)
+    if (is.null(ts)) next
+    for (j in which(ts$supp & !ts$sens$sensitive)) {
+      p <- replace(ts$supp, j, FALSE)
+      s_p <- which(p & ts$prep$sensitive)
+      if (!length(s_p)) next
+      info <- paste("seed", seed, "cell", j)
+      # the pattern with j audited first: its programs' tables pooled when
+      # the cache is emptied for the trial
+      pooled <- ts$prep
+      pooled$lp_cache <- new.env(parent = emptyenv())
+      ns$audit_cells(pooled, ts$supp, which(ts$supp), exact = TRUE, call = NULL)
+      ns$reset_lp_cache(pooled)
+      # every table the pool hands a component of the trial is a table of
+      # its program: every relation kept, within its bounds
+      sp <- ns$suppressed_components(pooled, p, NULL)
+      for (cc in unique(sp$comp[s_p])) {
+        trip <- sp$trip_by_comp[[as.character(cc)]]
+        if (is.null(trip)) next
+        lp <- ns$suppressed_lp(sp, pooled, sp$supp_by_comp[[as.character(cc)]], trip)
+        for (x in ns$pooled_tables(pooled, lp)) {
+          handed <- handed + 1
+          resid <- rowsum(lp$mat$v * x[lp$mat$j], factor(lp$mat$i, seq_len(lp$mat$nrow)))[, 1] - lp$rhs
+          expect_true(all(abs(resid) <= 1e-6 * (1 + abs(lp$rhs))), info = info)
+          tol <- pooled$tol[lp$vars]
+          expect_true(all(x >= lp$lower - tol & x <= lp$upper + tol), info = info)
+        }
+      }
+      # the trial's test with them and without: the same verdict as the
+      # exact intervals', inner bounds of them, no more programs
+      outer <- withr::with_options(list(sdcRisk.audit_pool = FALSE), exact_outer(ts$prep, p))
+      verdict <- all(ns$protection_met(pooled, s_p, outer$lower[s_p], outer$upper[s_p]))
+      a <- ns$audit_cells(pooled, p, s_p, exact = FALSE, call = NULL)
+      plain <- ts$prep
+      plain$lp_cache <- new.env(parent = emptyenv())
+      b <- withr::with_options(list(sdcRisk.audit_pool = FALSE), ns$audit_cells(plain, p, s_p, exact = FALSE, call = NULL))
+      tol <- pooled$tol[s_p]
+      expect_true(all(a$lower >= outer$lower[s_p] - tol & a$upper <= outer$upper[s_p] + tol), info = info)
+      expect_identical(all(ns$protection_met(pooled, s_p, a$lower, a$upper)), verdict, info = info)
+      expect_identical(all(ns$protection_met(plain, s_p, b$lower, b$upper)), verdict, info = info)
+      expect_lte(a$n_lp, b$n_lp)
+      saved <- saved + (a$n_lp < b$n_lp)
+      broke <- broke + !verdict
+    }
+  }
+  # the pool must hand tables and save programs, and some trials fail,
+  # for the comparison to mean anything
+  expect_gt(handed, 10)
+  expect_gt(saved, 3)
+  expect_gt(broke, 3)
+})
+
 test_that("attacking first the respondents near a published cell changes the order, not the verdict", {
   hops_bfs <- function(st, from, supp) {
     # cells x relations incidence, breadth first by hand
@@ -932,6 +990,8 @@ test_that("witnesses_ok() gives witness_ok()'s verdict on every table at once", 
 
 test_that("the witness tables as seeds change the respondents' programs, never their verdict (clean-up trials)", {
   ns <- asNamespace("sdcRisk")
+  # (the earlier patterns' tables would save programs of both: left out)
+  withr::local_options(sdcRisk.audit_pool = FALSE)
   saved <- 0
   broke <- 0
   for_each_witnessed_table(1:10, function(ts, pw, ix, seed) {
@@ -960,6 +1020,8 @@ test_that("the witness tables as seeds change the respondents' programs, never t
 
 test_that("the outsider's seeds of a clean-up trial: inner bounds of its exact intervals, the same verdict", {
   ns <- asNamespace("sdcRisk")
+  # (the earlier patterns' tables would save programs of both: left out)
+  withr::local_options(sdcRisk.audit_pool = FALSE)
   saved <- 0
   broke <- 0
   for_each_witnessed_table(1:10, function(ts, pw, ix, seed) {
