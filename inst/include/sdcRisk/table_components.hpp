@@ -912,10 +912,10 @@ inline std::vector<double> relation_hops(const RelationIndex& ix, const std::vec
 // knowledge of the cells (bounds [lo, hi] per cell, and whether it is alone
 // in the cell) that is effective (a suppressed cell, narrower than the
 // outsider's interval [outer_lo, outer_hi] by more than the cell's
-// tolerance) narrows the a priori bounds of each component it falls in
+// tolerance) narrows the relation bounds of each component it falls in
 // (those with cells to attack, in the order the knowledge first reaches
-// them); the relation bounds of the component's program so narrowed
-// (relation_bounds(): outer bounds of the respondent's intervals) are then
+// them; relation_bounds_known(), from the program's own computed once):
+// those outer bounds of the respondent's intervals are then
 // tested against the protection of the component's targets, each within
 // what the group knows of it, but a cell it knows alone (no pattern hides
 // it). A breach is real; none proves nothing. With `first`, the test ends
