@@ -923,18 +923,17 @@ respondent_pattern <- function(prep, search, resp, call) {
 # component is audited again: first the outsider's and the respondents'
 # relation bounds (no program), then the outsider's protection of its
 # sensitive cells decided, and only for a trial that passes all three the
-# outsider's exact intervals of its cells (kept for the respondents' test of what their knowledge adds,
-# which then solves programs only where knowledge falls inside them) and
-# the respondents' programs on the sensitive cells it held. (Intervals of the
-# pattern the pass started from, wider, would also be valid but let more
-# knowledge through: slower on the tables measured.) With
+# respondents' programs on the sensitive cells it held, with the region's
+# outsider's intervals from before the trial (wider than the exact ones,
+# which only lets more of the respondents' knowledge count: knowledge the
+# exact interval implies changes nothing; the final audit measures the
+# intervals once). With
 # `keep_witnessed` (intervals = "none", where the final audit reads the
 # outsider's witness tables) the cells a recorded witness moves stay.
 # The respondents' programs of the trials that pass every other test are
-# deferred, with the exact intervals of their regions: such trials publish
-# their cells in turn, kept out of `search`, and one measure of the
-# intervals and one test of the respondents on the sensitive cells of all
-# their regions (the components the trials changed) end the pass. When it
+# deferred: such trials publish their cells in turn, kept out of
+# `search`, and one test of the respondents on the sensitive cells of all
+# their regions (the components the trials changed) ends the pass. When it
 # finds no breach, each trial's own test would have found none either
 # (each pattern in between has more cells suppressed, which only widens a
 # respondent's intervals, and every other component is as the rounds or
@@ -945,19 +944,22 @@ respondent_pattern <- function(prep, search, resp, call) {
 # then a region keeps its intervals of the pattern before the trial,
 # wider, which only lets the next trials' respondents' relation bounds
 # test more respondents. When the test finds a breach, the trials from the
-# first deferred one run again, each with its own measure and test (the
-# option sdcRisk.respondent_defer, undocumented, lets the tests compare
-# the two).
+# first deferred one run again, half as many to a test, and so on down to
+# one, which the test then refuses; after a passed test twice as many. The
+# trials published are those of the trials' own tests in turn (the option
+# sdcRisk.respondent_defer, undocumented, lets the tests compare the two:
+# FALSE tests each trial on its own).
 # `outer`: the outsider's exact intervals of the pattern in `search`
 # (list(lower, upper) over all cells, as the respondents' last round
 # measured them), measured here when NULL. `witnesses`: witness tables
 # (list(cells, y)) of the pattern and its rounds, seeds of the respondents'
 # programs (respondent_seeds()) and of the outsider's tests of the trials
 # (outsider_seeds()); `index`, their witness_index() when the rounds built
-# it already. Returns list(n_lp, published, rolled_back, outer),
-# `rolled_back` TRUE when the deferred test failed, `outer` the outsider's
+# it already. Returns list(n_lp, published, rolled_back, outer, tests),
+# `rolled_back` TRUE when a deferred test failed, `outer` the outsider's
 # intervals of the final pattern with `exact`, the cells whose interval is
-# exact (for final_audit()).
+# exact (for final_audit()), `tests` the deferred tests (list(size,
+# passed): the trials each took, whether it passed).
 respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer = NULL, witnesses = NULL,
                                index = NULL) {
   supp <- search$supp
@@ -990,18 +992,21 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
   defer <- getOption("sdcRisk.respondent_defer", TRUE)
   pending <- integer()
   pending_sens <- integer()
-  pending_region <- integer()
   back <- NULL
   rolled_back <- FALSE
+  # (the most trials one test takes: all of the pass at first; after a
+  # refused test half as many as it took, after a passed one twice as many)
+  limit <- Inf
+  # (the trials each test took, and whether it passed)
+  tests <- list(size = integer(), passed = logical())
   k <- ticked <- 0L
   while (k < length(cand) || length(pending)) {
-    if (k == length(cand)) {
+    if (length(pending) && (k == length(cand) || length(pending) >= limit)) {
       # the respondents' test of the pattern without every pending cell,
       # on the sensitive cells of their regions (the only components that
       # changed): when it passes, so would each trial's own test (every
       # pattern between has those cells and more suppressed, which only
-      # widens the respondents' intervals); otherwise the trials from the
-      # first pending one are run again, each with its own test
+      # widens the respondents' intervals)
       passed <- TRUE
       if (length(pending_sens)) {
         # (the regions keep their wider intervals from before the trials:
@@ -1013,20 +1018,34 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
         n_lp <- n_lp + r$n_lp
         passed <- !nrow(r$breaches)
       }
+      tests$size <- c(tests$size, length(pending))
+      tests$passed <- c(tests$passed, passed)
       if (passed) {
         publish(search, pending)
         published <- published + length(pending)
-        pending <- integer()
-        break
+        pending <- pending_sens <- integer()
+        limit <- limit * 2
+        next
       }
+      # otherwise some trial's own test would fail (a pattern with fewer
+      # cells suppressed only narrows the intervals): back to the state
+      # before the first pending trial. A test of one trial refuses it (as
+      # its own test would); the trials of a larger one run again, half as
+      # many to a test, until the first refused trial is found. Each
+      # passed test publishes what the trials' own tests would have (a
+      # respondents' test that passes costs far more programs than one that
+      # finds a breach: on the 668-cell ACS table of bench_suppress_small.R,
+      # about 150 against 20).
+      n_pending <- length(pending)
       supp <- back$supp
       outer <- back$outer
       fresh <- back$fresh
-      breakers <- back$breakers
-      k <- back$k - 1L
-      pending <- pending_sens <- pending_region <- integer()
-      defer <- FALSE
+      breakers <- unique(c(r$breaches$group[1], back$breakers))
+      k <- if (n_pending == 1L) back$k else back$k - 1L
+      limit <- if (n_pending == 1L) 1 else ceiling(n_pending / 2)
+      pending <- pending_sens <- integer()
       rolled_back <- TRUE
+      next
     }
     k <- k + 1L
     j <- cand[k]
@@ -1079,12 +1098,10 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
       n_lp <- n_lp + d$n_lp
       if (!all(protection_met(prep, s_reg, d$lower, d$upper))) next
       if (defer) {
-        # (the region's exact intervals and the respondents' test at the
-        # end of the pass; until then the region keeps its intervals of the
-        # pattern with j, wider, for the next trials' respondents' relation
-        # bounds)
+        # (the respondents' test with the next pending ones; until then the
+        # region keeps its intervals of the pattern with j, wider, for the
+        # next trials' respondents' relation bounds)
         pending_sens <- union(pending_sens, s_reg)
-        pending_region <- union(pending_region, region)
       } else {
         # (whether some respondent breaks it: the first that does ends the
         # test, and is tried early next time; those whose knowledge lies
@@ -1121,7 +1138,7 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
   }
   tick(done = TRUE)
   outer$exact <- fresh & supp
-  list(n_lp = n_lp, published = published, rolled_back = rolled_back, outer = outer)
+  list(n_lp = n_lp, published = published, rolled_back = rolled_back, outer = outer, tests = tests)
 }
 
 # Witness tables for cell i against a respondent who knows the cells of

@@ -1127,19 +1127,22 @@ test_that("protection decided by the component's earlier tables is sound: inner 
   expect_gt(left, 5)
 })
 
+# Random tables whose respondents' clean-up publishes several cells (firms,
+# or each record its own contributor when seed is a multiple of 3).
+firm_table <- function(seed) {
+  set.seed(seed)
+  n <- sample(c(60, 120, 300), 1)
+  nr <- sample(3:5, 1)
+  nc <- sample(4:8, 1)
+  firms <- sample(c(10, 25, 60), 1)
+  d <- respondent_firms(NULL, n, nr, nc, firms)
+  list(d = d, sens = cell_sensitivity(d, c("r", "c"), "v", list(rule_frequency(3), rule_p(20)),
+                                      contributor = if (seed %% 3) "firm"))
+}
+
 test_that("the respondents' clean-up tests its publications together and gives the same pattern", {
-  # random tables whose clean-up publishes several cells; on table 51 the
-  # test of all the publications fails, and the trials run again one by one
-  firm_table <- function(seed) {
-    set.seed(seed)
-    n <- sample(c(60, 120, 300), 1)
-    nr <- sample(3:5, 1)
-    nc <- sample(4:8, 1)
-    firms <- sample(c(10, 25, 60), 1)
-    d <- respondent_firms(NULL, n, nr, nc, firms)
-    list(d = d, sens = cell_sensitivity(d, c("r", "c"), "v", list(rule_frequency(3), rule_p(20)),
-                                        contributor = if (seed %% 3) "firm"))
-  }
+  # on table 51 the test of all the publications fails, and the trials run
+  # again
   runs <- new.env()
   runs$out <- list()
   record <- function(r) runs$out[[length(runs$out) + 1L]] <- r
@@ -1177,4 +1180,53 @@ test_that("the respondents' clean-up tests its publications together and gives t
     if (length(first)) published <- published + first[[1]]$published
   }
   expect_gt(published, 4)
+})
+
+test_that("a refused test of several publications is tried again by halves, down to the refused trial: the same pattern", {
+  # three-way firm tables whose first test fails (tables 10 and 24): the
+  # trials again half as many to a test, one trial refused alone, then
+  # twice as many to a test after each that passes
+  runs <- new.env()
+  runs$out <- list()
+  record <- function(r) runs$out[[length(runs$out) + 1L]] <- r
+  suppressMessages(trace("respondent_cleanup", exit = bquote(.(record)(returnValue())),
+                         where = asNamespace("sdcRisk"), print = FALSE))
+  on.exit(suppressMessages(untrace("respondent_cleanup", where = asNamespace("sdcRisk"))), add = TRUE)
+  sizes <- integer()
+  passed <- logical()
+  regrown <- 0
+  for (seed in c(10, 24)) {
+    set.seed(seed)
+    d <- respondent_firms(NULL, sample(c(300, 600), 1), sample(3:4, 1), sample(4:5, 1), sample(c(40, 100), 1))
+    d$s <- sample(letters[1:3], nrow(d), TRUE)
+    sens <- cell_sensitivity(d, c("r", "c", "s"), "v", list(rule_frequency(3), rule_p(20)), contributor = "firm")
+    info <- paste("table", seed)
+    runs$out <- list()
+    together <- protect_table(sens)
+    tests <- runs$out[[1]]$tests
+    alone <- withr::with_options(list(sdcRisk.respondent_defer = FALSE), protect_table(sens))
+    expect_identical(together$status, alone$status, info = info)
+    s <- together$status != "published"
+    expect_true(attr(audit_table(sens, s), "passed"), info = info)
+    d$record <- seq_len(nrow(d))
+    expect_equal(nrow(reference_breaches(d, sens, s, audit_levels(sens), firm = "firm")), 0, info = info)
+    # after a refused test of n trials the next takes ceiling(n / 2) (one
+    # refused alone: one); after a passed one at most twice as many
+    n <- length(tests$size)
+    if (n > 1) {
+      refused <- which(!tests$passed[-n])
+      expect_true(all(tests$size[refused + 1L] <= pmax(1, ceiling(tests$size[refused] / 2))), info = info)
+      ok <- which(tests$passed[-n])
+      expect_true(all(tests$size[ok + 1L] <= 2 * tests$size[ok]), info = info)
+    }
+    sizes <- c(sizes, tests$size)
+    passed <- c(passed, tests$passed)
+    after <- c(FALSE, cumsum(!tests$passed)[-n] > 0)
+    regrown <- regrown + any(tests$passed & tests$size > 1 & after)
+  }
+  # a refused test of several trials, a trial refused alone, and a passed
+  # test of several after a refusal, for the comparison to mean anything
+  expect_true(any(!passed & sizes > 1))
+  expect_true(any(!passed & sizes == 1))
+  expect_gt(regrown, 0)
 })
