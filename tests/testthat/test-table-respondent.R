@@ -1140,15 +1140,22 @@ firm_table <- function(seed) {
                                       contributor = if (seed %% 3) "firm"))
 }
 
-test_that("the respondents' clean-up tests its publications together and gives the same pattern", {
-  # on table 51 the test of all the publications fails, and the trials run
-  # again
+# What every respondent_cleanup() returns, in runs$out (runs the
+# environment returned), until the calling test ends.
+record_cleanups <- function(frame = parent.frame()) {
   runs <- new.env()
   runs$out <- list()
   record <- function(r) runs$out[[length(runs$out) + 1L]] <- r
   suppressMessages(trace("respondent_cleanup", exit = bquote(.(record)(returnValue())),
                          where = asNamespace("sdcRisk"), print = FALSE))
-  on.exit(suppressMessages(untrace("respondent_cleanup", where = asNamespace("sdcRisk"))), add = TRUE)
+  withr::defer(suppressMessages(untrace("respondent_cleanup", where = asNamespace("sdcRisk"))), envir = frame)
+  runs
+}
+
+test_that("the respondents' clean-up tests its publications together and gives the same pattern", {
+  # on table 51 the test of all the publications fails, and the trials run
+  # again
+  runs <- record_cleanups()
   published <- 0
   for (seed in c(1, 7, 51, 53)) {
     tb <- firm_table(seed)
@@ -1186,12 +1193,7 @@ test_that("a refused test of several publications is tried again by halves, down
   # three-way firm tables whose first test fails (tables 10 and 24): the
   # trials again half as many to a test, one trial refused alone, then
   # twice as many to a test after each that passes
-  runs <- new.env()
-  runs$out <- list()
-  record <- function(r) runs$out[[length(runs$out) + 1L]] <- r
-  suppressMessages(trace("respondent_cleanup", exit = bquote(.(record)(returnValue())),
-                         where = asNamespace("sdcRisk"), print = FALSE))
-  on.exit(suppressMessages(untrace("respondent_cleanup", where = asNamespace("sdcRisk"))), add = TRUE)
+  runs <- record_cleanups()
   sizes <- integer()
   passed <- logical()
   regrown <- 0
