@@ -189,6 +189,10 @@ cpp_witnesses_ok <- function(index, cells, y, start, value, lower, upper, tol, a
     .Call(`_sdcRisk_cpp_witnesses_ok`, index, cells, y, start, value, lower, upper, tol, audit_tol)
 }
 
+cpp_pooled_tables <- function(index, chunks, vars, lower, upper, value, plower, pupper, tol, audit_tol, max_tables) {
+    .Call(`_sdcRisk_cpp_pooled_tables`, index, chunks, vars, lower, upper, value, plower, pupper, tol, audit_tol, max_tables)
+}
+
 cpp_pool_cheapest <- function(cell0, y, start, n_table, n_entry, cand, scale, supp, sensitive, cap_up, cap_dn, w, t, exclude) {
     .Call(`_sdcRisk_cpp_pool_cheapest`, cell0, y, start, n_table, n_entry, cand, scale, supp, sensitive, cap_up, cap_dn, w, t, exclude)
 }

@@ -1360,13 +1360,14 @@ shared_simplex_solver <- function(lp, prep, call) {
 
 # The cache of component solvers (shared_simplex_solver()) emptied for
 # another pattern, the optimal tables its solvers found kept in its pool
-# (`.pool`: list(cell, y, id, n), the moves y of each table `id` (1 to n,
-# oldest first), the newest audit_pool_values moves) for the components of
-# later patterns: a table of one pattern is a table of every pattern that
-# suppresses the cells it moves, and the respondents' clean-up tries
-# patterns one published cell apart (on the 668-cell ACS table of
-# bench_suppress_small.R, 4,239 -> 3,334 programs, 9.6 -> 8.9 s). The
-# option sdcRisk.audit_pool (undocumented) lets the tests leave it out.
+# (`.pool`: a list of list(vars, x), the tables of one solver as the
+# columns of x over its cells `vars`, oldest first; the newest
+# audit_pool_values values) for the components of later patterns: a table
+# of one pattern is a table of every pattern that suppresses the cells it
+# moves, and the respondents' clean-up tries patterns one published cell
+# apart (on the 668-cell ACS table of bench_suppress_small.R, 4,239 ->
+# 3,334 programs, 9.6 -> 8.9 s). The option sdcRisk.audit_pool
+# (undocumented) lets the tests leave it out.
 reset_lp_cache <- function(prep) {
   cache <- prep$lp_cache
   pool <- NULL
@@ -1375,18 +1376,20 @@ reset_lp_cache <- function(prep) {
     for (nm in ls(cache)) {
       e <- cache[[nm]]
       tabs <- if (!is.null(e$solver$own_tables)) e$solver$own_tables()
-      if (!length(tabs)) next
-      cell <- rep.int(e$vars, length(tabs))
-      y <- unlist(tabs, use.names = FALSE) - prep$value[cell]
-      id <- rep(seq_along(tabs), each = length(e$vars)) + (pool$n %||% 0L)
-      moved <- y != 0
-      pool <- list(cell = c(pool$cell, cell[moved]), y = c(pool$y, y[moved]), id = c(pool$id, id[moved]),
-                   n = (pool$n %||% 0L) + length(tabs))
+      if (length(tabs)) {
+        pool[[length(pool) + 1L]] <- list(vars = e$vars, x = matrix(unlist(tabs, use.names = FALSE), length(e$vars)))
+      }
     }
-    if (length(pool$y) > audit_pool_values) {
-      # (the newest tables whose moves fit)
-      keep <- pool$id > pool$id[length(pool$y) - audit_pool_values + 1L]
-      pool[c("cell", "y", "id")] <- lapply(pool[c("cell", "y", "id")], `[`, keep)
+    # (the newest chunks whose values fit, and of the first that does not,
+    # its newest tables)
+    size <- rev(cumsum(rev(vapply(pool, function(ch) length(ch$x), numeric(1)))))
+    over <- which(size > audit_pool_values)
+    if (length(over)) {
+      k <- max(over)
+      ch <- pool[[k]]
+      fit <- floor((audit_pool_values - (size[k] - length(ch$x))) / nrow(ch$x))
+      ch$x <- ch$x[, seq_len(fit) + ncol(ch$x) - fit, drop = FALSE]
+      pool <- c(if (fit > 0) list(ch), pool[-seq_len(k)])
     }
   }
   rm(list = ls(cache, all.names = TRUE), envir = cache)
@@ -1396,39 +1399,17 @@ reset_lp_cache <- function(prep) {
 
 # The tables of the pool of `prep`'s cache (reset_lp_cache()) that are
 # tables of the component of `lp`: restricted to its cells (`lp$vars`),
-# those that move one of them and still add up (witnesses_ok(): a table
+# those that move one of them and still add up (witness_adds_up(): a table
 # that moved a cell of the component and a cell of another in one
 # relation does not) and keep the bounds of `lp`; as full columns of `lp`,
-# newest first.
+# newest first, within the solver's share of audit_shared_values (in the
+# core: cpp_pooled_tables()).
 pooled_tables <- function(prep, lp) {
   pool <- prep$lp_cache$.pool
-  if (is.null(pool) || !length(pool$y)) return(list())
-  n <- length(lp$vars)
-  pos <- integer(length(prep$value))
-  pos[lp$vars] <- seq_len(n)
-  at <- pos[pool$cell]
-  inside <- at > 0L
-  if (!any(inside)) return(list())
-  id <- pool$id[inside]
-  at <- at[inside]
-  y <- pool$y[inside]
-  # (the restricted tables in the core's layout: id is increasing)
-  tab <- cumsum(c(TRUE, id[-1L] != id[-length(id)]))
-  start <- c(0L, cumsum(tabulate(tab)))
-  ok <- core_call(cpp_witnesses_ok, relation_index_of(prep), as.integer(lp$vars[at]), as.double(y),
-                  as.integer(start), prep$value, as.double(prep$lower), as.double(prep$upper), prep$tol,
-                  audit_tolerance)
-  if (!any(ok)) return(list())
-  # newest first, within the solver's share of audit_shared_values
-  keep <- rev(which(ok))
-  keep <- keep[seq_len(min(length(keep), floor(audit_shared_values / n) - 1L))]
-  rows <- ok[tab] & tab %in% keep
-  col <- match(tab[rows], keep)
-  x <- matrix(prep$value[lp$vars], n, length(keep))
-  x[cbind(at[rows], col)] <- x[cbind(at[rows], col)] + y[rows]
-  tol <- prep$tol[lp$vars]
-  within <- colSums(x < lp$lower - tol | x > lp$upper + tol) == 0
-  lapply(which(within), function(k) x[, k])
+  if (!length(pool)) return(list())
+  core_call(cpp_pooled_tables, relation_index_of(prep), pool, as.integer(lp$vars), as.double(lp$lower),
+            as.double(lp$upper), prep$value, as.double(prep$lower), as.double(prep$upper), prep$tol,
+            audit_tolerance, as.integer(max(floor(audit_shared_values / length(lp$vars)) - 1, 0)))
 }
 
 # The solver of the component of `lp` in the cache of `prep`, as it is

@@ -111,7 +111,13 @@ audit_local_box_max <- 8000
 # 11,724-cell bench table: 411 tables of 2,123 cells, 7 MB), as long as
 # they hold at most audit_shared_values numbers (40 MB). Chosen by hand.
 audit_shared_values <- 5e6
-audit_pool_values <- 1e5
+
+# The optimal tables of earlier patterns' programs kept for later patterns
+# (reset_lp_cache()): the newest ones, as long as they hold at most
+# audit_pool_values numbers (1.6 MB; about 300 tables of the 668-cell ACS
+# table's largest component). Ten times as many saved 2% more programs
+# there and cost more time than they saved. Chosen by hand.
+audit_pool_values <- 2e5
 
 # --- The suppression search (R/table-suppress.R) ---------------------------
 

@@ -716,6 +716,26 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_pooled_tables
+SEXP cpp_pooled_tables(SEXP index, const Rcpp::List& chunks, const Rcpp::IntegerVector& vars, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::NumericVector& value, const Rcpp::NumericVector& plower, const Rcpp::NumericVector& pupper, const Rcpp::NumericVector& tol, double audit_tol, int max_tables);
+RcppExport SEXP _sdcRisk_cpp_pooled_tables(SEXP indexSEXP, SEXP chunksSEXP, SEXP varsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP valueSEXP, SEXP plowerSEXP, SEXP pupperSEXP, SEXP tolSEXP, SEXP audit_tolSEXP, SEXP max_tablesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type index(indexSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type chunks(chunksSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type vars(varsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lower(lowerSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type upper(upperSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type value(valueSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type plower(plowerSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type pupper(pupperSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< double >::type audit_tol(audit_tolSEXP);
+    Rcpp::traits::input_parameter< int >::type max_tables(max_tablesSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_pooled_tables(index, chunks, vars, lower, upper, value, plower, pupper, tol, audit_tol, max_tables));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_pool_cheapest
 SEXP cpp_pool_cheapest(const Rcpp::IntegerVector& cell0, const Rcpp::NumericVector& y, const Rcpp::IntegerVector& start, int n_table, int n_entry, const Rcpp::IntegerVector& cand, const Rcpp::NumericVector& scale, const Rcpp::LogicalVector& supp, const Rcpp::LogicalVector& sensitive, const Rcpp::NumericVector& cap_up, const Rcpp::NumericVector& cap_dn, const Rcpp::NumericVector& w, double t, int exclude);
 RcppExport SEXP _sdcRisk_cpp_pool_cheapest(SEXP cell0SEXP, SEXP ySEXP, SEXP startSEXP, SEXP n_tableSEXP, SEXP n_entrySEXP, SEXP candSEXP, SEXP scaleSEXP, SEXP suppSEXP, SEXP sensitiveSEXP, SEXP cap_upSEXP, SEXP cap_dnSEXP, SEXP wSEXP, SEXP tSEXP, SEXP excludeSEXP) {
@@ -883,6 +903,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_search_box", (DL_FUNC) &_sdcRisk_cpp_search_box, 17},
     {"_sdcRisk_cpp_relation_index", (DL_FUNC) &_sdcRisk_cpp_relation_index, 5},
     {"_sdcRisk_cpp_witnesses_ok", (DL_FUNC) &_sdcRisk_cpp_witnesses_ok, 9},
+    {"_sdcRisk_cpp_pooled_tables", (DL_FUNC) &_sdcRisk_cpp_pooled_tables, 11},
     {"_sdcRisk_cpp_pool_cheapest", (DL_FUNC) &_sdcRisk_cpp_pool_cheapest, 14},
     {"_sdcRisk_cpp_swap_bounds", (DL_FUNC) &_sdcRisk_cpp_swap_bounds, 11},
     {"_sdcRisk_cpp_contributor_index", (DL_FUNC) &_sdcRisk_cpp_contributor_index, 2},

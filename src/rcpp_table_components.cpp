@@ -406,6 +406,84 @@ SEXP cpp_witnesses_ok(SEXP index, const Rcpp::IntegerVector& cells, const Rcpp::
   });
 }
 
+// The tables of the audit's pool (reset_lp_cache() in R) that are tables
+// of a component's program, as pooled_tables() describes: `chunks` a list
+// of list(vars, x), each x a matrix of tables (one per column, oldest
+// first) over the 1-based cells `vars`, chunks oldest first; the
+// component's 1-based cells `vars` and bounds `lower`, `upper` (one per
+// cell of it); the table's `value`, a priori bounds and tolerances per
+// cell. Each table, newest first, restricted to the component's cells
+// (its moves y = x - value there), counts when it moves one of them, adds
+// up and keeps the a priori bounds (sdcRisk::witness_adds_up()) and keeps
+// the component's bounds within the tolerances; at most `max_tables`.
+// Returns a list of the tables over `vars`.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_pooled_tables(SEXP index, const Rcpp::List& chunks, const Rcpp::IntegerVector& vars,
+                       const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper,
+                       const Rcpp::NumericVector& value, const Rcpp::NumericVector& plower,
+                       const Rcpp::NumericVector& pupper, const Rcpp::NumericVector& tol, double audit_tol,
+                       int max_tables) {
+  return sdcRisk_glue::run_engine([&] {
+    const sdcRisk::RelationIndex& ix = index_of(index);
+    const sdcRisk::WitnessCells wc = witness_cells(ix, value, plower, pupper, tol);
+    const R_xlen_t n = vars.size();
+    if (lower.size() != n || upper.size() != n) throw std::invalid_argument("pooled tables: bounds of the wrong length");
+    std::vector<int> pos(static_cast<std::size_t>(ix.n_cell), -1);
+    for (R_xlen_t k = 0; k < n; ++k) {
+      const int c = vars[k] - 1;
+      if (c < 0 || c >= ix.n_cell) throw std::invalid_argument("pooled tables: cell out of range");
+      pos[static_cast<std::size_t>(c)] = static_cast<int>(k);
+    }
+    std::vector<Rcpp::NumericVector> got;
+    std::vector<int> rows, cols, cells, moved;
+    std::vector<double> y, resid;
+    std::vector<int> touched;
+    for (R_xlen_t q = chunks.size() - 1; q >= 0 && static_cast<int>(got.size()) < max_tables; --q) {
+      const Rcpp::List chunk = chunks[q];
+      const Rcpp::IntegerVector cv = chunk["vars"];
+      const Rcpp::NumericMatrix x = chunk["x"];
+      if (x.nrow() != cv.size()) throw std::invalid_argument("pooled tables: a chunk's tables and cells differ");
+      rows.clear();
+      cols.clear();
+      for (R_xlen_t i = 0; i < cv.size(); ++i) {
+        const int c = cv[i] - 1;
+        if (c < 0 || c >= ix.n_cell) throw std::invalid_argument("pooled tables: cell out of range");
+        if (pos[static_cast<std::size_t>(c)] >= 0) {
+          rows.push_back(static_cast<int>(i));
+          cols.push_back(pos[static_cast<std::size_t>(c)]);
+        }
+      }
+      if (rows.empty()) continue;
+      for (int t = x.ncol() - 1; t >= 0 && static_cast<int>(got.size()) < max_tables; --t) {
+        cells.clear();
+        y.clear();
+        moved.clear();
+        for (std::size_t k = 0; k < rows.size(); ++k) {
+          const int c = cv[rows[k]] - 1;
+          const double d = x(rows[k], t) - value[c];
+          if (d == 0.0) continue;
+          cells.push_back(c);
+          y.push_back(d);
+          moved.push_back(cols[k]);
+        }
+        if (cells.empty() || !sdcRisk::witness_adds_up(ix, cells, y.data(), wc, audit_tol, resid, touched)) continue;
+        Rcpp::NumericVector xt(n);
+        for (R_xlen_t k = 0; k < n; ++k) xt[k] = value[vars[k] - 1];
+        for (std::size_t m = 0; m < moved.size(); ++m) xt[moved[m]] += y[m];
+        bool within = true;
+        for (R_xlen_t k = 0; k < n && within; ++k) {
+          const double tk = tol[vars[k] - 1];
+          within = xt[k] >= lower[k] - tk && xt[k] <= upper[k] + tk;
+        }
+        if (within) got.push_back(xt);
+      }
+    }
+    Rcpp::List out(got.size());
+    for (std::size_t k = 0; k < got.size(); ++k) out[static_cast<R_xlen_t>(k)] = got[k];
+    return out;
+  });
+}
+
 // The cheapest usable table of the clean-up's pool for a side
 // (sdcRisk::pool_cheapest()): the pool flattened (0-based cells, moves,
 // 0-based offsets of each table, read in place: buffers of which the first

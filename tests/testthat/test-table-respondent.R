@@ -611,6 +611,36 @@ exact_outer <- function(prep, p) {
   out
 }
 
+test_that("the audit's pool keeps the newest tables whose values fit, and nothing with the option off", {
+  ns <- asNamespace("sdcRisk")
+  cap <- ns$audit_pool_values
+  # a solver of 10 cells whose own tables are 2/5 of the pool each
+  per <- cap / 25
+  solver_of <- function(round) {
+    list(vars = 1:10, solver = list(own_tables = function() {
+      lapply(seq_len(per), function(k) as.double(1:10 + round * 1e6 + k))
+    }))
+  }
+  prep <- list(lp_cache = new.env(parent = emptyenv()), value = as.double(1:10))
+  for (round in 1:4) {
+    assign("1", solver_of(round), envir = prep$lp_cache)
+    ns$reset_lp_cache(prep)
+    expect_identical(ls(prep$lp_cache), character())
+  }
+  pool <- prep$lp_cache$.pool
+  x <- lapply(pool, `[[`, "x")
+  expect_identical(sum(lengths(x)), as.integer(cap))
+  # rounds 3 and 4 whole, the newest half of round 2
+  expect_length(pool, 3)
+  expect_identical(ncol(x[[1]]), as.integer(per / 2))
+  expect_identical(x[[1]][, 1], as.double(1:10 + 2e6 + per / 2 + 1))
+  expect_identical(x[[3]][, per], as.double(1:10 + 4e6 + per))
+  withr::local_options(sdcRisk.audit_pool = FALSE)
+  assign("1", solver_of(5), envir = prep$lp_cache)
+  ns$reset_lp_cache(prep)
+  expect_null(prep$lp_cache$.pool)
+})
+
 test_that("the tables of an earlier pattern's programs serve a later pattern's only as its tables: same verdict, fewer programs", {
   ns <- asNamespace("sdcRisk")
   saved <- 0
