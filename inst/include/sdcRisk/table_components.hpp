@@ -238,6 +238,51 @@ inline TableExtremes table_extremes(const std::vector<const double*>& tables, st
   return out;
 }
 
+// The propagation's arithmetic of one relation sum_k v_k x_k = rhs, shared
+// by relation_bounds_until() (every relation, pass after pass) and
+// relation_bounds_narrowed() (the relations a narrowing reaches): each
+// term's extremes over its column's bounds, the sums of the finite ones
+// (infinities counted apart), and the bounds each column gets from the
+// others' extremes.
+struct RelationSums {
+  double sum_min = 0.0, sum_max = 0.0;
+  int inf_min = 0, inf_max = 0;
+};
+
+// The extremes [tmin, tmax] of the term v x for x in [lo, hi], added to
+// the relation's sums `s`.
+inline void add_term(double v, double lo, double hi, double& tmin, double& tmax, RelationSums& s) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double a = v * lo, b = v * hi;
+  tmin = std::min(a, b);
+  tmax = std::max(a, b);
+  if (!std::isinf(tmin)) s.sum_min += tmin;
+  if (!std::isinf(tmax)) s.sum_max += tmax;
+  if (tmin == -inf) ++s.inf_min;
+  if (tmax == inf) ++s.inf_max;
+}
+
+// The bounds [lo, hi] of the column of a term (coefficient v, extremes
+// tmin, tmax) that the relation's other terms (its sums `s` without this
+// one) leave: v x = rhs - (sum of the others).
+inline void term_bounds(double v, double rhs, double tmin, double tmax, const RelationSums& s, double& lo,
+                        double& hi) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double fmin = std::isinf(tmin) ? 0.0 : tmin;
+  const double fmax = std::isinf(tmax) ? 0.0 : tmax;
+  const double omin = s.inf_min - (tmin == -inf ? 1 : 0) > 0 ? -inf : s.sum_min - fmin;
+  const double omax = s.inf_max - (tmax == inf ? 1 : 0) > 0 ? inf : s.sum_max - fmax;
+  const double a = (rhs - omax) / v, b = (rhs - omin) / v;
+  hi = std::max(a, b);
+  lo = std::min(a, b);
+}
+
+// Whether a bound moved from `old` to `now` by more than `moved` (relative;
+// any move from an infinite bound counts).
+inline bool bound_moved(double now, double old, double moved) {
+  return now != old && (std::isinf(old) || std::fabs(now - old) > moved * (1 + std::fabs(old)));
+}
+
 // Bounds on every column of a component's program (the audit's
 // relation_bounds()) implied by its relations sum_j v x_j = rhs and the
 // a priori bounds, by propagation: each relation bounds each of its columns
@@ -271,46 +316,24 @@ inline ColumnBounds relation_bounds_until(const std::vector<int>& row, const std
     }
   }
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> tmin(nt), tmax(nt), sum_min(n_row), sum_max(n_row);
-  std::vector<int> inf_min(n_row), inf_max(n_row);
+  std::vector<double> tmin(nt), tmax(nt);
+  std::vector<RelationSums> sums(static_cast<std::size_t>(n_row));
   std::vector<double> lb(n_col), ub(n_col);
-  auto gain = [moved](double now, double old) {
-    return now != old && (std::isinf(old) || std::fabs(now - old) > moved * (1 + std::fabs(old)));
-  };
   for (int pass = 0; pass < passes; ++pass) {
-    std::fill(sum_min.begin(), sum_min.end(), 0.0);
-    std::fill(sum_max.begin(), sum_max.end(), 0.0);
-    std::fill(inf_min.begin(), inf_min.end(), 0);
-    std::fill(inf_max.begin(), inf_max.end(), 0);
-    for (std::size_t k = 0; k < nt; ++k) {
-      const double a = v[k] * lower[col[k]], b = v[k] * upper[col[k]];
-      tmin[k] = std::min(a, b);
-      tmax[k] = std::max(a, b);
-      // sums of the finite extremes, infinities counted apart
-      if (!std::isinf(tmin[k])) sum_min[row[k]] += tmin[k];
-      if (!std::isinf(tmax[k])) sum_max[row[k]] += tmax[k];
-      if (tmin[k] == -inf) ++inf_min[row[k]];
-      if (tmax[k] == inf) ++inf_max[row[k]];
-    }
+    std::fill(sums.begin(), sums.end(), RelationSums{});
+    for (std::size_t k = 0; k < nt; ++k) add_term(v[k], lower[col[k]], upper[col[k]], tmin[k], tmax[k], sums[row[k]]);
     std::fill(lb.begin(), lb.end(), -inf);
     std::fill(ub.begin(), ub.end(), inf);
     for (std::size_t k = 0; k < nt; ++k) {
-      const int r = row[k];
-      // the sums of the other columns' extremes
-      const double fmin = std::isinf(tmin[k]) ? 0.0 : tmin[k];
-      const double fmax = std::isinf(tmax[k]) ? 0.0 : tmax[k];
-      const double omin = inf_min[r] - (tmin[k] == -inf ? 1 : 0) > 0 ? -inf : sum_min[r] - fmin;
-      const double omax = inf_max[r] - (tmax[k] == inf ? 1 : 0) > 0 ? inf : sum_max[r] - fmax;
-      // v x = rhs - (sum of the others)
-      const double a = (rhs[r] - omax) / v[k], b = (rhs[r] - omin) / v[k];
-      const double hi = std::max(a, b), lo = std::min(a, b);
+      double lo, hi;
+      term_bounds(v[k], rhs[row[k]], tmin[k], tmax[k], sums[row[k]], lo, hi);
       if (hi < ub[col[k]]) ub[col[k]] = hi;
       if (lo > lb[col[k]]) lb[col[k]] = lo;
     }
     bool any_moved = false;
     for (int c = 0; c < n_col; ++c) {
       const double nl = std::max(lower[c], lb[c]), nu = std::min(upper[c], ub[c]);
-      if (gain(nl, lower[c]) || gain(nu, upper[c])) any_moved = true;
+      if (bound_moved(nl, lower[c], moved) || bound_moved(nu, upper[c], moved)) any_moved = true;
       lower[c] = nl;
       upper[c] = nu;
     }
@@ -387,11 +410,7 @@ inline void relation_bounds_narrowed(const std::vector<int>& row, const std::vec
                                      const ProgramIndex& ix, std::vector<double>& lower,
                                      std::vector<double>& upper, const std::vector<int>& changed,
                                      std::size_t budget, double moved) {
-  const double inf = std::numeric_limits<double>::infinity();
   const int n_row = static_cast<int>(ix.row_start.size()) - 1;
-  auto gain = [moved](double now, double old) {
-    return now != old && (std::isinf(old) || std::fabs(now - old) > moved * (1 + std::fabs(old)));
-  };
   std::vector<char> queued(static_cast<std::size_t>(n_row > 0 ? n_row : 0), 0);
   std::deque<int> work;
   auto queue_col = [&](int c, int except) {
@@ -414,29 +433,17 @@ inline void relation_bounds_narrowed(const std::vector<int>& row, const std::vec
     read += static_cast<std::size_t>(to - from);
     tmin.resize(static_cast<std::size_t>(to - from));
     tmax.resize(static_cast<std::size_t>(to - from));
-    double sum_min = 0, sum_max = 0;
-    int inf_min = 0, inf_max = 0;
+    RelationSums sums;
     for (int p = from; p < to; ++p) {
       const int k = ix.row_trip[p];
-      const double a = v[k] * lower[col[k]], b = v[k] * upper[col[k]];
-      const double lo = std::min(a, b), hi = std::max(a, b);
-      tmin[p - from] = lo;
-      tmax[p - from] = hi;
-      if (!std::isinf(lo)) sum_min += lo;
-      if (!std::isinf(hi)) sum_max += hi;
-      if (lo == -inf) ++inf_min;
-      if (hi == inf) ++inf_max;
+      add_term(v[k], lower[col[k]], upper[col[k]], tmin[p - from], tmax[p - from], sums);
     }
     for (int p = from; p < to; ++p) {
       const int k = ix.row_trip[p], c = col[k];
-      const double lo_k = tmin[p - from], hi_k = tmax[p - from];
-      const double fmin = std::isinf(lo_k) ? 0.0 : lo_k;
-      const double fmax = std::isinf(hi_k) ? 0.0 : hi_k;
-      const double omin = inf_min - (lo_k == -inf ? 1 : 0) > 0 ? -inf : sum_min - fmin;
-      const double omax = inf_max - (hi_k == inf ? 1 : 0) > 0 ? inf : sum_max - fmax;
-      const double a = (rhs[r] - omax) / v[k], b = (rhs[r] - omin) / v[k];
-      const double nl = std::max(lower[c], std::min(a, b)), nu = std::min(upper[c], std::max(a, b));
-      const bool moves = gain(nl, lower[c]) || gain(nu, upper[c]);
+      double lo, hi;
+      term_bounds(v[k], rhs[r], tmin[p - from], tmax[p - from], sums, lo, hi);
+      const double nl = std::max(lower[c], lo), nu = std::min(upper[c], hi);
+      const bool moves = bound_moved(nl, lower[c], moved) || bound_moved(nu, upper[c], moved);
       lower[c] = nl;
       upper[c] = nu;
       if (moves) queue_col(c, r);
