@@ -157,8 +157,8 @@ cpp_relation_bounds <- function(row, col, v, n_row, n_col, rhs, lower, upper, pa
     .Call(`_sdcRisk_cpp_relation_bounds`, row, col, v, n_row, n_col, rhs, lower, upper, passes, moved)
 }
 
-cpp_relation_bounds_known <- function(row, col, v, n_row, n_col, rhs, lower, upper, cols, lo, hi, passes, moved) {
-    .Call(`_sdcRisk_cpp_relation_bounds_known`, row, col, v, n_row, n_col, rhs, lower, upper, cols, lo, hi, passes, moved)
+cpp_relation_bounds_known <- function(program, cols, lo, hi, passes, moved) {
+    .Call(`_sdcRisk_cpp_relation_bounds_known`, program, cols, lo, hi, passes, moved)
 }
 
 cpp_relation_breach_near <- function(index, value, supp, sensitive, lower, upper, tol, level, near, passes, moved) {

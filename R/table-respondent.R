@@ -632,13 +632,7 @@ effective_knowledge <- function(prep, supp, k, outer, cmp, has_sens) {
 relation_breach_groups <- function(prep, supp, resp, outer, sens, cmp, has_sens, groups, first, call) {
   ks <- groups_knowledge(resp, prep, groups)
   ccs <- which(has_sens)
-  progs <- lapply(ccs, function(cc) {
-    lp <- cmp$lp_of(cc)
-    m <- lp$mat %||% list(i = integer(), j = integer(), v = numeric(), nrow = 0L, ncol = length(lp$vars))
-    list(i = m$i, j = m$j, v = as.double(m$v), nrow = m$nrow, ncol = m$ncol,
-         rhs = as.double(lp$rhs %||% numeric()), lower = as.double(prep$lower[lp$vars]),
-         upper = as.double(prep$upper[lp$vars]), vars = lp$vars, targets = which(sens[lp$vars]))
-  })
+  progs <- lapply(ccs, function(cc) core_program(cmp$lp_of(cc), prep, sens))
   prog <- integer(length(supp))
   at <- cmp$comp > 0L
   prog[at] <- match(cmp$comp[at], ccs, nomatch = 0L)
@@ -651,6 +645,17 @@ relation_breach_groups <- function(prep, supp, resp, outer, sens, cmp, has_sens,
               need_lower = r$need_lower, need_upper = r$need_upper))
   }
   list(breaches = breach_columns(found), n_groups = r$n_groups)
+}
+
+# A component's program `lp` as the core's relation tests read it
+# (program_of() in src/rcpp_table_components.cpp): its triplets, the a
+# priori bounds of `prep` on its cells `vars`, and as `targets` the
+# columns of the cells flagged in `sens`.
+core_program <- function(lp, prep, sens) {
+  m <- lp$mat %||% list(i = integer(), j = integer(), v = numeric(), nrow = 0L, ncol = length(lp$vars))
+  list(i = m$i, j = m$j, v = as.double(m$v), nrow = m$nrow, ncol = m$ncol,
+       rhs = as.double(lp$rhs %||% numeric()), lower = as.double(prep$lower[lp$vars]),
+       upper = as.double(prep$upper[lp$vars]), vars = lp$vars, targets = which(sens[lp$vars]))
 }
 
 # The number of relations between the cells `from` and every cell of the
@@ -676,10 +681,9 @@ respondent_component <- function(prep, cmp, cc, cells, lo, hi, exact, sens, call
   if (relations_only && !is.null(lp$mat)) {
     # (the component's relation bounds narrowed by the knowledge, as
     # relation_breach_groups() finds them in the core)
-    m <- lp$mat
-    rb <- core_call(cpp_relation_bounds_known, m$i, m$j, as.double(m$v), m$nrow, m$ncol, as.double(lp$rhs),
-                    as.double(lp$lower), as.double(lp$upper), match(cells, lp$vars), as.double(lo),
-                    as.double(hi), as.integer(audit_relation_passes), relation_bound_moved, call = call)
+    rb <- core_call(cpp_relation_bounds_known, core_program(lp, prep, sens), match(cells, lp$vars),
+                    as.double(lo), as.double(hi), as.integer(audit_relation_passes), relation_bound_moved,
+                    call = call)
     pos <- match(targets, lp$vars)
     return(list(cells = targets, lower = rb$lower[pos], upper = rb$upper[pos], n_lp = 0L))
   }

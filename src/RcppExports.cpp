@@ -562,24 +562,17 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_relation_bounds_known
-SEXP cpp_relation_bounds_known(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col, const Rcpp::NumericVector& v, int n_row, int n_col, const Rcpp::NumericVector& rhs, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::IntegerVector& cols, const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, int passes, double moved);
-RcppExport SEXP _sdcRisk_cpp_relation_bounds_known(SEXP rowSEXP, SEXP colSEXP, SEXP vSEXP, SEXP n_rowSEXP, SEXP n_colSEXP, SEXP rhsSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP colsSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP passesSEXP, SEXP movedSEXP) {
+SEXP cpp_relation_bounds_known(const Rcpp::List& program, const Rcpp::IntegerVector& cols, const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, int passes, double moved);
+RcppExport SEXP _sdcRisk_cpp_relation_bounds_known(SEXP programSEXP, SEXP colsSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP passesSEXP, SEXP movedSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type row(rowSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type col(colSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type v(vSEXP);
-    Rcpp::traits::input_parameter< int >::type n_row(n_rowSEXP);
-    Rcpp::traits::input_parameter< int >::type n_col(n_colSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type rhs(rhsSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lower(lowerSEXP);
-    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type upper(upperSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type program(programSEXP);
     Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cols(colsSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lo(loSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type hi(hiSEXP);
     Rcpp::traits::input_parameter< int >::type passes(passesSEXP);
     Rcpp::traits::input_parameter< double >::type moved(movedSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_relation_bounds_known(row, col, v, n_row, n_col, rhs, lower, upper, cols, lo, hi, passes, moved));
+    rcpp_result_gen = Rcpp::wrap(cpp_relation_bounds_known(program, cols, lo, hi, passes, moved));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -895,7 +888,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_table_extremes", (DL_FUNC) &_sdcRisk_cpp_table_extremes, 9},
     {"_sdcRisk_cpp_witness_moves", (DL_FUNC) &_sdcRisk_cpp_witness_moves, 12},
     {"_sdcRisk_cpp_relation_bounds", (DL_FUNC) &_sdcRisk_cpp_relation_bounds, 10},
-    {"_sdcRisk_cpp_relation_bounds_known", (DL_FUNC) &_sdcRisk_cpp_relation_bounds_known, 13},
+    {"_sdcRisk_cpp_relation_bounds_known", (DL_FUNC) &_sdcRisk_cpp_relation_bounds_known, 6},
     {"_sdcRisk_cpp_relation_breach_near", (DL_FUNC) &_sdcRisk_cpp_relation_breach_near, 11},
     {"_sdcRisk_cpp_relation_hops", (DL_FUNC) &_sdcRisk_cpp_relation_hops, 3},
     {"_sdcRisk_cpp_relation_breach_groups", (DL_FUNC) &_sdcRisk_cpp_relation_breach_groups, 18},

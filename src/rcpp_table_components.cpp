@@ -95,35 +95,41 @@ SEXP cpp_relation_bounds(const Rcpp::IntegerVector& row, const Rcpp::IntegerVect
   });
 }
 
-// The relation bounds of a program (1-based triplets as for
-// cpp_relation_bounds()) when its 1-based columns `cols` are known to lie
-// within [lo, hi] (sdcRisk::relation_bounds_known(): the program's own
-// relation bounds narrowed by the knowledge, as the respondents' relation
-// tests of cpp_relation_breach_groups() compute them). Returns list(lower,
-// upper).
+// A component's program as R's core_program() gives it: list(i, j, v,
+// nrow, ncol, rhs, lower, upper, vars, targets) (1-based triplets, cells
+// `vars` of the columns, 1-based columns `targets`).
+static sdcRisk::ComponentProgram program_of(const Rcpp::List& p) {
+  sdcRisk::ComponentProgram cp;
+  cp.row = sdcRisk_glue::zero_based(Rcpp::as<Rcpp::IntegerVector>(p["i"]));
+  cp.col = sdcRisk_glue::zero_based(Rcpp::as<Rcpp::IntegerVector>(p["j"]));
+  cp.v = Rcpp::as<std::vector<double>>(p["v"]);
+  cp.n_row = Rcpp::as<int>(p["nrow"]);
+  cp.n_col = Rcpp::as<int>(p["ncol"]);
+  cp.rhs = Rcpp::as<std::vector<double>>(p["rhs"]);
+  cp.lower = Rcpp::as<std::vector<double>>(p["lower"]);
+  cp.upper = Rcpp::as<std::vector<double>>(p["upper"]);
+  cp.vars = sdcRisk_glue::zero_based(Rcpp::as<Rcpp::IntegerVector>(p["vars"]));
+  cp.targets = sdcRisk_glue::zero_based(Rcpp::as<Rcpp::IntegerVector>(p["targets"]));
+  return cp;
+}
+
+// The relation bounds of a component's program (program_of()) when its
+// 1-based columns `cols` are known to lie within [lo, hi]
+// (sdcRisk::relation_bounds_known(): the program's own relation bounds
+// narrowed by the knowledge, as the respondents' relation tests of
+// cpp_relation_breach_groups() compute them). Returns list(lower, upper).
 // [[Rcpp::export(rng = false)]]
-SEXP cpp_relation_bounds_known(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col,
-                               const Rcpp::NumericVector& v, int n_row, int n_col,
-                               const Rcpp::NumericVector& rhs, const Rcpp::NumericVector& lower,
-                               const Rcpp::NumericVector& upper, const Rcpp::IntegerVector& cols,
+SEXP cpp_relation_bounds_known(const Rcpp::List& program, const Rcpp::IntegerVector& cols,
                                const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, int passes,
                                double moved) {
   return sdcRisk_glue::run_engine([&] {
-    sdcRisk::ComponentProgram p;
-    p.row = sdcRisk_glue::zero_based(row);
-    p.col = sdcRisk_glue::zero_based(col);
-    p.v = Rcpp::as<std::vector<double>>(v);
-    p.n_row = n_row;
-    p.n_col = n_col;
-    p.rhs = Rcpp::as<std::vector<double>>(rhs);
-    p.lower = Rcpp::as<std::vector<double>>(lower);
-    p.upper = Rcpp::as<std::vector<double>>(upper);
+    const sdcRisk::ComponentProgram p = program_of(program);
     const std::vector<int> c = sdcRisk_glue::zero_based(cols);
     if (lo.size() != cols.size() || hi.size() != cols.size()) {
       throw std::invalid_argument("known bounds: one per column needed");
     }
     for (const int k : c) {
-      if (k < 0 || k >= n_col) throw std::invalid_argument("known bounds: column out of range");
+      if (k < 0 || k >= p.n_col) throw std::invalid_argument("known bounds: column out of range");
     }
     const sdcRisk::Narrowing nw = sdcRisk::narrowing_of(p, passes, moved);
     const sdcRisk::ColumnBounds b = sdcRisk::relation_bounds_known(
@@ -189,9 +195,7 @@ SEXP cpp_relation_hops(SEXP index, const Rcpp::LogicalVector& supp, const Rcpp::
 
 // The respondents' relation breaches of a pattern
 // (sdcRisk::relation_breach_groups()): `programs` a list of the
-// components' programs, each list(i, j, v, nrow, ncol, rhs, lower, upper,
-// vars, targets) (1-based triplets, cells `vars` of the columns, 1-based
-// columns `targets`); per cell of the table `supp`, `prog` (1-based index
+// components' programs (program_of()); per cell of the table `supp`, `prog` (1-based index
 // into `programs`, 0 for none), the outsider's interval, `tol`, `value`,
 // `level` and the a priori bounds; the groups' knowledge in CSR form
 // (0-based offsets `start`, 1-based cells). Returns list(group (1-based
@@ -209,21 +213,7 @@ SEXP cpp_relation_breach_groups(const Rcpp::List& programs, const Rcpp::LogicalV
   return sdcRisk_glue::run_engine([&] {
     std::vector<sdcRisk::ComponentProgram> progs;
     progs.reserve(static_cast<std::size_t>(programs.size()));
-    for (R_xlen_t q = 0; q < programs.size(); ++q) {
-      const Rcpp::List p = programs[q];
-      sdcRisk::ComponentProgram cp;
-      cp.row = sdcRisk_glue::zero_based(Rcpp::as<Rcpp::IntegerVector>(p["i"]));
-      cp.col = sdcRisk_glue::zero_based(Rcpp::as<Rcpp::IntegerVector>(p["j"]));
-      cp.v = Rcpp::as<std::vector<double>>(p["v"]);
-      cp.n_row = Rcpp::as<int>(p["nrow"]);
-      cp.n_col = Rcpp::as<int>(p["ncol"]);
-      cp.rhs = Rcpp::as<std::vector<double>>(p["rhs"]);
-      cp.lower = Rcpp::as<std::vector<double>>(p["lower"]);
-      cp.upper = Rcpp::as<std::vector<double>>(p["upper"]);
-      cp.vars = sdcRisk_glue::zero_based(Rcpp::as<Rcpp::IntegerVector>(p["vars"]));
-      cp.targets = sdcRisk_glue::zero_based(Rcpp::as<Rcpp::IntegerVector>(p["targets"]));
-      progs.push_back(std::move(cp));
-    }
+    for (R_xlen_t q = 0; q < programs.size(); ++q) progs.push_back(program_of(programs[q]));
     sdcRisk::BreachCells bc;
     bc.supp.assign(supp.begin(), supp.end());
     for (int& s : bc.supp) s = (s == NA_LOGICAL) ? 0 : s;
