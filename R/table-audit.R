@@ -1284,11 +1284,13 @@ unit_objective <- function(lp, j) {
 # (numerical trouble from the previous basis) from scratch by
 # component_program(). The batch programs get finite bounds
 # (finite_bounds(): a table of the smaller polytope is still a witness), so
-# that an unbounded direction cannot hide the others. Returns
-# list(large, single, batch, base, tables, rebound): `single` and `batch`
-# each a function(obj, maximize, cell) returning list(status, value,
-# solution); `tables()` the optimal tables so far (a list, within `base`) and
-# `rebound(lp)` for shared_simplex_solver().
+# that an unbounded direction cannot hide the others. `carried`: tables of
+# the component found before (pooled_tables(), within the bounds of `lp`),
+# its first tables. Returns list(large, single, batch, base, tables,
+# own_tables, rebound): `single` and `batch` each a function(obj, maximize,
+# cell) returning list(status, value, solution); `tables()` the optimal
+# tables so far (a list, within `base`), `own_tables()` those of its own
+# programs (not carried), and `rebound(lp)` for shared_simplex_solver().
 simplex_component_solver <- function(lp, prep, call, carried = list()) {
   box <- finite_bounds(lp, prep)
   single_lp <- lp_session(lp$mat, lp$rhs, lp$rhs, lp$lower, lp$upper)

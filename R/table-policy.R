@@ -115,8 +115,8 @@ audit_shared_values <- 5e6
 # The optimal tables of earlier patterns' programs kept for later patterns
 # (reset_lp_cache()): the newest ones, as long as they hold at most
 # audit_pool_values numbers (1.6 MB; about 300 tables of the 668-cell ACS
-# table's largest component). Ten times as many saved 2% more programs
-# there and cost more time than they saved. Chosen by hand.
+# table's largest component). Five times as many saved 2 of its 2,873
+# programs and no time. Chosen by hand.
 audit_pool_values <- 2e5
 
 # --- The suppression search (R/table-suppress.R) ---------------------------
