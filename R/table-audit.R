@@ -968,7 +968,10 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
   # the optimal tables of earlier programs of the same component (another
   # attacker's, sharing the solver) that keep this one's bounds are witnesses
   # here too
-  if (!is.null(solver$tables)) shared_witnesses(ends, solver, lp, prep, call)
+  if (!is.null(solver$tables)) {
+    shared_witnesses(ends, solver, lp, prep, call)
+    combined_witnesses(ends, solver, lp, prep, call)
+  }
   for (upward in c(TRUE, FALSE)) {
     batch_witnesses(ends, solver, lp, upward)
     settle_ends(ends, solver, lp, upward, tick)
@@ -1095,6 +1098,50 @@ shared_witnesses <- function(ends, solver, lp, prep, call) {
   ends$seen_hi <- pmax(ends$seen_hi, ex$max)
   ends$seen_lo <- pmin(ends$seen_lo, ex$min)
   invisible(ends)
+}
+
+# The convex combinations of the solver's tables and the published table
+# that keep the bounds of `lp` as witnesses for the targets in `ends` whose
+# ends no table settles alone (combined_extremes()).
+combined_witnesses <- function(ends, solver, lp, prep, call) {
+  ex <- combined_extremes(solver, lp, prep, ends$pos, ends$need_hi, ends$need_lo, ends$seen_hi,
+                          ends$seen_lo, call)
+  if (is.null(ex)) return(invisible(ends))
+  ends$seen_hi <- ex$max
+  ends$seen_lo <- ex$min
+  invisible(ends)
+}
+
+# The extremes list(max, min) of the targets at positions `pos` of `lp`,
+# from the extremes seen so far (`seen_hi`, `seen_lo`), over the convex
+# combinations of the solver's tables (all within its first bounds,
+# solver$base) and the published table that keep the bounds of `lp` on the
+# columns whose bounds differ from the base ones (a respondent's
+# knowledge): for each target short of `need_hi` (or above `need_lo`), the
+# best combination for it, by a program with one row per such column and
+# one weight per table (cpp_combination_extremes(): hull_maximum() of
+# table_hull.hpp), whose table is then a witness for every target. A table
+# that moves a known cell up and one that moves it down, weighted so that
+# the moves cancel, keep a respondent's knowledge exactly where each alone
+# breaks it (shared_extremes() finds those pairs for one known cell only).
+# With `all_or_none`, up to the first target whose best combination falls
+# short (`settled`: whether every target reached its needs). NULL when no
+# column's bounds changed, the published table breaks the bounds, or the
+# solver has no table. The option
+# sdcRisk.audit_combinations (undocumented) lets the tests leave it out.
+combined_extremes <- function(solver, lp, prep, pos, need_hi, need_lo, seen_hi, seen_lo, call,
+                              all_or_none = FALSE) {
+  if (!getOption("sdcRisk.audit_combinations", TRUE)) return(NULL)
+  tabs <- solver$tables()
+  if (!length(tabs)) return(NULL)
+  base <- solver$base
+  changed <- which(lp$lower != base$lower | lp$upper != base$upper)
+  if (!length(changed)) return(NULL)
+  tol <- prep$tol[lp$vars[changed]]
+  v <- prep$value[lp$vars]
+  if (!all(v[changed] >= lp$lower[changed] - tol & v[changed] <= lp$upper[changed] + tol)) return(NULL)
+  core_call(cpp_combination_extremes, tabs, pos, changed, lp$lower[changed], lp$upper[changed], tol, v,
+            need_hi, need_lo, seen_hi, seen_lo, all_or_none, call = call)
 }
 
 # The extremes list(max, min) of the targets at positions `pos` of `lp`

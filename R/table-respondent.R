@@ -731,7 +731,16 @@ witnessed_protection <- function(pa, lp, targets, seeds, call) {
     if (is.null(ex)) return(NULL)
     hi <- pmax(hi, ex$max)
     lo <- pmin(lo, ex$min)
-    if (!all(protection_met(pa, targets, lo, hi))) return(NULL)
+    met <- protection_met(pa, targets, lo, hi)
+    if (!all(met)) {
+      # (combinations of those tables, until one end stays short)
+      cx <- combined_extremes(solver, lp, pa, match(targets, lp$vars), ifelse(met, -Inf, req$hi - tol),
+                              ifelse(met, Inf, req$lo + tol), hi, lo, call, all_or_none = TRUE)
+      if (is.null(cx) || !cx$settled) return(NULL)
+      hi <- cx$max
+      lo <- cx$min
+      if (!all(protection_met(pa, targets, lo, hi))) return(NULL)
+    }
   }
   list(cells = targets, lower = lo, upper = hi, n_lp = 0L)
 }

@@ -521,6 +521,27 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_combination_extremes
+SEXP cpp_combination_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& rows, const Rcpp::IntegerVector& check, const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, const Rcpp::NumericVector& tol, const Rcpp::NumericVector& center, const Rcpp::NumericVector& need_hi, const Rcpp::NumericVector& need_lo, const Rcpp::NumericVector& seen_hi, const Rcpp::NumericVector& seen_lo, bool all_or_none);
+RcppExport SEXP _sdcRisk_cpp_combination_extremes(SEXP tablesSEXP, SEXP rowsSEXP, SEXP checkSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP tolSEXP, SEXP centerSEXP, SEXP need_hiSEXP, SEXP need_loSEXP, SEXP seen_hiSEXP, SEXP seen_loSEXP, SEXP all_or_noneSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type tables(tablesSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type check(checkSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lo(loSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type hi(hiSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type center(centerSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type need_hi(need_hiSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type need_lo(need_loSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type seen_hi(seen_hiSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type seen_lo(seen_loSEXP);
+    Rcpp::traits::input_parameter< bool >::type all_or_none(all_or_noneSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_combination_extremes(tables, rows, check, lo, hi, tol, center, need_hi, need_lo, seen_hi, seen_lo, all_or_none));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_witness_moves
 SEXP cpp_witness_moves(const Rcpp::NumericVector& y, const Rcpp::IntegerVector& id, const Rcpp::IntegerVector& cstart, const Rcpp::IntegerVector& by_cell, const Rcpp::NumericVector& lam_pos, const Rcpp::NumericVector& lam_neg, const Rcpp::LogicalVector& dead, const Rcpp::IntegerVector& known, const Rcpp::NumericVector& value, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::IntegerVector& targets);
 RcppExport SEXP _sdcRisk_cpp_witness_moves(SEXP ySEXP, SEXP idSEXP, SEXP cstartSEXP, SEXP by_cellSEXP, SEXP lam_posSEXP, SEXP lam_negSEXP, SEXP deadSEXP, SEXP knownSEXP, SEXP valueSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP targetsSEXP) {
@@ -886,6 +907,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_population_counts", (DL_FUNC) &_sdcRisk_cpp_population_counts, 4},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
     {"_sdcRisk_cpp_table_extremes", (DL_FUNC) &_sdcRisk_cpp_table_extremes, 9},
+    {"_sdcRisk_cpp_combination_extremes", (DL_FUNC) &_sdcRisk_cpp_combination_extremes, 12},
     {"_sdcRisk_cpp_witness_moves", (DL_FUNC) &_sdcRisk_cpp_witness_moves, 12},
     {"_sdcRisk_cpp_relation_bounds", (DL_FUNC) &_sdcRisk_cpp_relation_bounds, 10},
     {"_sdcRisk_cpp_relation_bounds_known", (DL_FUNC) &_sdcRisk_cpp_relation_bounds_known, 6},

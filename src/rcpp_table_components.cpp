@@ -1,5 +1,5 @@
-// R glue for the suppression core (inst/include/sdcRisk/table_components.hpp). The
-// entry points run through run_engine() (src/glue.h), where exceptions are caught.
+// R glue for the suppression core (inst/include/sdcRisk/table_components.hpp,
+// table_hull.hpp). The entry points run through run_engine() (src/glue.h), where exceptions are caught.
 // None draws random numbers, so none saves and restores R's generator
 // (rng = false: the clean-ups call them some 2,000 times a table).
 #include <Rcpp.h>
@@ -10,6 +10,7 @@
 #include "glue.h"
 #include "sdcRisk/table_boxes.hpp"
 #include "sdcRisk/table_components.hpp"
+#include "sdcRisk/table_hull.hpp"
 
 // Components of the graph linking the nodes of each relation; 1-based
 // relations and nodes in, 1-based component labels out.
@@ -21,6 +22,23 @@ SEXP cpp_relation_components(const Rcpp::IntegerVector& relation, const Rcpp::In
                                                                sdcRisk_glue::zero_based(node), n_relation, n_node);
     return sdcRisk_glue::one_based(comp);
   });
+}
+
+// The tables of a list of numeric vectors of one length, read in place, and
+// that length (`n_row`; 0 for no table).
+static std::vector<const double*> table_columns(const Rcpp::List& tables, std::size_t& n_row) {
+  std::vector<const double*> tabs;
+  tabs.reserve(static_cast<std::size_t>(tables.size()));
+  R_xlen_t n = -1;
+  for (R_xlen_t t = 0; t < tables.size(); ++t) {
+    SEXP col = tables[t];
+    if (TYPEOF(col) != REALSXP) throw std::invalid_argument("a table is not a numeric vector");
+    if (n < 0) n = XLENGTH(col);
+    if (XLENGTH(col) != n) throw std::invalid_argument("tables differ in length");
+    tabs.push_back(REAL(col));
+  }
+  n_row = static_cast<std::size_t>(n < 0 ? 0 : n);
+  return tabs;
 }
 
 // The largest and smallest value of rows `rows` over the tables (a list of
@@ -35,24 +53,49 @@ SEXP cpp_table_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& row
                         const Rcpp::NumericVector& center, const Rcpp::NumericVector& need_hi,
                         const Rcpp::NumericVector& need_lo) {
   return sdcRisk_glue::run_engine([&] {
-    std::vector<const double*> tabs;
-    tabs.reserve(static_cast<std::size_t>(tables.size()));
-    R_xlen_t n_row = -1;
-    for (R_xlen_t t = 0; t < tables.size(); ++t) {
-      SEXP col = tables[t];
-      if (TYPEOF(col) != REALSXP) throw std::invalid_argument("a table is not a numeric vector");
-      if (n_row < 0) n_row = XLENGTH(col);
-      if (XLENGTH(col) != n_row) throw std::invalid_argument("tables differ in length");
-      tabs.push_back(REAL(col));
-    }
+    std::size_t n_row = 0;
+    const std::vector<const double*> tabs = table_columns(tables, n_row);
     const sdcRisk::TableExtremes ex = sdcRisk::table_extremes(
-        tabs, static_cast<std::size_t>(n_row < 0 ? 0 : n_row), sdcRisk_glue::zero_based(rows),
+        tabs, n_row, sdcRisk_glue::zero_based(rows),
         sdcRisk_glue::zero_based(check), Rcpp::as<std::vector<double>>(lo),
         Rcpp::as<std::vector<double>>(hi), Rcpp::as<std::vector<double>>(tol),
         Rcpp::as<std::vector<double>>(center), Rcpp::as<std::vector<double>>(need_hi),
         Rcpp::as<std::vector<double>>(need_lo));
     return Rcpp::List::create(Rcpp::Named("max") = ex.max, Rcpp::Named("min") = ex.min,
                               Rcpp::Named("used") = static_cast<double>(ex.used));
+  });
+}
+
+// The extremes of rows `rows` over the convex combinations of `center` and
+// the tables (a list of numeric vectors of one length) that keep rows
+// `check` within [lo, hi] (sdcRisk::combination_extremes(): one small
+// program per row whose extreme seen so far, `seen_hi` or `seen_lo`, falls
+// short of `need_hi` or `need_lo`; with `all_or_none`, up to the first row
+// whose best combination falls short); 1-based rows. Returns list(max, min,
+// programs, settled).
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_combination_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& rows,
+                              const Rcpp::IntegerVector& check, const Rcpp::NumericVector& lo,
+                              const Rcpp::NumericVector& hi, const Rcpp::NumericVector& tol,
+                              const Rcpp::NumericVector& center, const Rcpp::NumericVector& need_hi,
+                              const Rcpp::NumericVector& need_lo, const Rcpp::NumericVector& seen_hi,
+                              const Rcpp::NumericVector& seen_lo, bool all_or_none) {
+  return sdcRisk_glue::run_engine([&] {
+    std::size_t n_row = 0;
+    const std::vector<const double*> tabs = table_columns(tables, n_row);
+    if (tabs.empty()) n_row = static_cast<std::size_t>(center.size());
+    if (static_cast<std::size_t>(center.size()) != n_row) {
+      throw std::invalid_argument("the center differs in length from the tables");
+    }
+    const sdcRisk::CombinationExtremes ex = sdcRisk::combination_extremes(
+        tabs, n_row, sdcRisk_glue::zero_based(rows), sdcRisk_glue::zero_based(check),
+        Rcpp::as<std::vector<double>>(lo), Rcpp::as<std::vector<double>>(hi), Rcpp::as<std::vector<double>>(tol),
+        Rcpp::as<std::vector<double>>(center), Rcpp::as<std::vector<double>>(need_hi),
+        Rcpp::as<std::vector<double>>(need_lo), Rcpp::as<std::vector<double>>(seen_hi),
+        Rcpp::as<std::vector<double>>(seen_lo), all_or_none);
+    return Rcpp::List::create(Rcpp::Named("max") = ex.max, Rcpp::Named("min") = ex.min,
+                              Rcpp::Named("programs") = static_cast<double>(ex.programs),
+                              Rcpp::Named("settled") = ex.settled);
   });
 }
 

@@ -699,6 +699,66 @@ test_that("the tables of an earlier pattern's programs serve a later pattern's o
   expect_gt(broke, 3)
 })
 
+test_that("combinations of a component's earlier tables within a respondent's knowledge are tables of its program", {
+  ns <- asNamespace("sdcRisk")
+  beyond <- 0
+  cases <- 0
+  for (seed in 1:40) {
+    ts <- trial_setup(seed)
+    if (is.null(ts)) next
+    prep <- ts$prep
+    prep$lp_cache <- new.env(parent = emptyenv())
+    p <- ts$supp
+    # the outsider's programs leave their optimal tables with each
+    # component's solver
+    ns$audit_cells(prep, p, which(p), exact = TRUE, call = NULL)
+    sp <- ns$suppressed_components(prep, p, NULL)
+    for (cc in unique(sp$comp[which(p)])) {
+      trip <- sp$trip_by_comp[[as.character(cc)]]
+      if (is.null(trip)) next
+      lp <- ns$suppressed_lp(sp, prep, sp$supp_by_comp[[as.character(cc)]], trip)
+      solver <- ns$cached_solver(lp, prep)
+      if (is.null(solver) || length(lp$vars) < 3) next
+      set.seed(seed * 100 + cc)
+      for (rep in 1:4) {
+        # a respondent who knows one to three of the cells: exactly, or
+        # within part of their exact interval around the value
+        known <- sample(seq_along(lp$vars), sample(1:min(3, length(lp$vars) - 1), 1))
+        v <- prep$value[lp$vars]
+        kp <- lp
+        exact_k <- runif(length(known)) < 0.6
+        kp$lower[known] <- ifelse(exact_k, v[known], v[known] - runif(length(known)) * abs(v[known]) / 4)
+        kp$upper[known] <- ifelse(exact_k, v[known], v[known] + runif(length(known)) * abs(v[known]) / 4)
+        pos <- setdiff(seq_along(lp$vars), known)
+        n <- length(pos)
+        cx <- ns$combined_extremes(solver, kp, prep, pos, rep(Inf, n), rep(-Inf, n), v[pos], v[pos], NULL)
+        sx <- ns$shared_extremes(solver, kp, prep, pos, rep(Inf, n), rep(-Inf, n), NULL)
+        info <- paste("seed", seed, "component", cc, "rep", rep)
+        for (k in seq_len(n)) {
+          obj <- ns$unit_objective(kp, pos[k])
+          hi <- ns$component_program(kp, obj, TRUE, lp$vars[pos[k]], NULL)$value
+          lo <- ns$component_program(kp, obj, FALSE, lp$vars[pos[k]], NULL)$value
+          tol <- prep$tol[lp$vars[pos[k]]]
+          # never beyond the program's own extremes: each is a table of it
+          expect_lte(cx$max[k], hi + tol)
+          expect_gte(cx$min[k], lo - tol)
+          # and never short of the single tables' (which the combinations
+          # include, shrunk toward the published table)
+          expect_gte(cx$max[k], min(sx$max[k], hi) - tol)
+          expect_lte(cx$min[k], max(sx$min[k], lo) + tol)
+          beyond <- beyond + (cx$max[k] > max(sx$max[k], v[pos[k]]) + tol) +
+            (cx$min[k] < min(sx$min[k], v[pos[k]]) - tol)
+          cases <- cases + 2
+        }
+      }
+    }
+  }
+  # combinations must reach beyond the single tables often enough for the
+  # comparison to mean anything
+  expect_gt(cases, 100)
+  expect_gt(beyond, 10)
+})
+
 test_that("attacking first the respondents near a published cell changes the order, not the verdict", {
   hops_bfs <- function(st, from, supp) {
     # cells x relations incidence, breadth first by hand
@@ -1261,4 +1321,21 @@ test_that("a refused test of several publications is tried again by halves, down
   expect_true(any(!passed & sizes > 1))
   expect_true(any(!passed & sizes == 1))
   expect_gt(regrown, 0)
+})
+
+test_that("combinations of earlier tables save respondents' programs and change no verdict", {
+  ns <- asNamespace("sdcRisk")
+  saved <- 0
+  for (seed in 1:20) {
+    ft <- firm_table(seed)
+    info <- paste("seed", seed)
+    a <- suppressMessages(protect_table(ft$sens))
+    b <- withr::with_options(list(sdcRisk.audit_combinations = FALSE), suppressMessages(protect_table(ft$sens)))
+    expect_identical(a$status, b$status, info = info)
+    expect_lte(attr(a, "stats")$n_lp, attr(b, "stats")$n_lp)
+    saved <- saved + (attr(a, "stats")$n_lp < attr(b, "stats")$n_lp)
+    au <- audit_table(ft$sens, a$status != "published")
+    expect_true(isTRUE(attr(au, "passed")), info = info)
+  }
+  expect_gt(saved, 3)
 })

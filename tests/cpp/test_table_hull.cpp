@@ -1,0 +1,299 @@
+// Standalone test of the witness tables' combinations, without R:
+//   g++ -std=c++17 -O2 -I../../inst/include test_table_hull.cpp -o build/test_table_hull && build/test_table_hull
+// Compares hull_maximum() with the best vertex of its polytope, found by
+// brute force (every choice of as many active constraints as weights,
+// solved by Gaussian elimination and kept when feasible), on random
+// programs of up to 6 weights and 3 ranges, many with equality rows and
+// degenerate vertices; checks that combination_extremes() returns
+// extremes that a combination keeping the checked rows reaches, no less
+// than the best single table, and the brute-force optimum where a row is
+// open; and that malformed input throws.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "sdcRisk/table_hull.hpp"
+
+namespace {
+
+struct Lcg {  // deterministic generator: identical on every platform
+  std::uint64_t s;
+  int below(int n) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((s >> 33) % static_cast<std::uint64_t>(n));
+  }
+};
+
+int failures = 0;
+void check(bool ok, const char* what, int rep) {
+  if (!ok) {
+    ++failures;
+    std::printf("FAIL (case %d): %s\n", rep, what);
+  }
+}
+
+// Solves the m x m system M z = b (row-major) by Gaussian elimination
+// with partial pivoting; false when singular.
+bool solve(std::vector<double> M, std::vector<double> b, int m, std::vector<double>& z) {
+  for (int c = 0; c < m; ++c) {
+    int p = c;
+    for (int r = c + 1; r < m; ++r) {
+      if (std::fabs(M[r * m + c]) > std::fabs(M[p * m + c])) p = r;
+    }
+    if (std::fabs(M[p * m + c]) < 1e-10) return false;
+    if (p != c) {
+      for (int k = 0; k < m; ++k) std::swap(M[p * m + k], M[c * m + k]);
+      std::swap(b[p], b[c]);
+    }
+    for (int r = 0; r < m; ++r) {
+      if (r == c) continue;
+      const double f = M[r * m + c] / M[c * m + c];
+      if (f == 0.0) continue;
+      for (int k = c; k < m; ++k) M[r * m + k] -= f * M[c * m + k];
+      b[r] -= f * b[c];
+    }
+  }
+  z.assign(m, 0.0);
+  for (int c = 0; c < m; ++c) z[c] = b[c] / M[c * m + c];
+  return true;
+}
+
+// The constraints of the program as rows a'l <= b (finite ones only).
+struct Rows {
+  std::vector<std::vector<double>> a;
+  std::vector<double> b;
+};
+
+Rows constraints(const std::vector<double>& D, int r, int m, const std::vector<double>& L,
+                 const std::vector<double>& U) {
+  Rows out;
+  for (int j = 0; j < m; ++j) {  // -l_j <= 0
+    std::vector<double> a(m, 0.0);
+    a[j] = -1.0;
+    out.a.push_back(a);
+    out.b.push_back(0.0);
+  }
+  out.a.push_back(std::vector<double>(m, 1.0));  // sum(l) <= 1
+  out.b.push_back(1.0);
+  for (int i = 0; i < r; ++i) {
+    std::vector<double> a(m);
+    for (int j = 0; j < m; ++j) a[j] = D[i + r * j];
+    if (std::isfinite(U[i])) {
+      out.a.push_back(a);
+      out.b.push_back(U[i]);
+    }
+    if (std::isfinite(L[i])) {
+      for (double& x : a) x = -x;
+      out.a.push_back(a);
+      out.b.push_back(-L[i]);
+    }
+  }
+  return out;
+}
+
+bool feasible(const Rows& c, const std::vector<double>& l, double tol) {
+  for (std::size_t k = 0; k < c.a.size(); ++k) {
+    double s = 0.0;
+    for (std::size_t j = 0; j < l.size(); ++j) s += c.a[k][j] * l[j];
+    if (s > c.b[k] + tol) return false;
+  }
+  return true;
+}
+
+// The optimum over the vertices (the polytope is bounded and holds l = 0).
+double brute_max(const std::vector<double>& D, int r, int m, const std::vector<double>& g,
+                 const std::vector<double>& L, const std::vector<double>& U) {
+  const Rows c = constraints(D, r, m, L, U);
+  const int n = static_cast<int>(c.a.size());
+  double best = 0.0;  // l = 0
+  std::vector<int> pick(m);
+  // every subset of m constraints, by a mask over n (n <= 6 + 1 + 6)
+  for (std::uint32_t mask = 0; mask < (1u << n); ++mask) {
+    if (__builtin_popcount(mask) != m) continue;
+    std::vector<double> M;
+    std::vector<double> b;
+    for (int k = 0; k < n; ++k) {
+      if (!(mask >> k & 1u)) continue;
+      M.insert(M.end(), c.a[k].begin(), c.a[k].end());
+      b.push_back(c.b[k]);
+    }
+    std::vector<double> z;
+    if (!solve(M, b, m, z) || !feasible(c, z, 1e-9)) continue;
+    double v = 0.0;
+    for (int j = 0; j < m; ++j) v += g[j] * z[j];
+    best = std::max(best, v);
+  }
+  return best;
+}
+
+double small_value(Lcg& rng) {
+  // integers, many zeros: degenerate vertices and ties
+  const int k = rng.below(9);
+  return k < 3 ? 0.0 : static_cast<double>(rng.below(11) - 5);
+}
+
+}  // namespace
+
+int main() {
+  Lcg rng{2026};
+  const double inf = std::numeric_limits<double>::infinity();
+  // hull_maximum() against the best vertex
+  for (int rep = 0; rep < 3000; ++rep) {
+    const int m = 1 + rng.below(6), r = rng.below(4);
+    std::vector<double> D(static_cast<std::size_t>(r * m)), g(m), L(r), U(r);
+    for (double& x : D) x = small_value(rng);
+    for (double& x : g) x = small_value(rng);
+    for (int i = 0; i < r; ++i) {
+      const int kind = rng.below(5);
+      L[i] = kind == 0 ? 0.0 : kind == 1 ? -inf : -static_cast<double>(rng.below(4));
+      U[i] = kind == 0 ? 0.0 : kind == 2 ? inf : static_cast<double>(rng.below(4));
+    }
+    const sdcRisk::HullSolution h = sdcRisk::hull_maximum(D, r, m, g, L, U);
+    check(h.ok, "the simplex stopped without an optimum", rep);
+    if (!h.ok) continue;
+    const double want = brute_max(D, r, m, g, L, U);
+    check(std::fabs(h.value - want) <= 1e-7 * (1 + std::fabs(want)), "optimum differs from the best vertex", rep);
+    if (std::fabs(h.value - want) > 1e-7 * (1 + std::fabs(want))) {
+      std::printf("  m %d r %d: simplex %g, vertices %g\n", m, r, h.value, want);
+    }
+    // the weights keep every constraint, and give the value reported
+    const Rows c = constraints(D, r, m, L, U);
+    check(feasible(c, h.weight, 1e-7), "the weights break a constraint", rep);
+    double v = 0.0;
+    for (int j = 0; j < m; ++j) v += g[j] * h.weight[j];
+    check(std::fabs(v - h.value) <= 1e-9 * (1 + std::fabs(v)), "value differs from the weights'", rep);
+  }
+  // scale: rows and objective far from unit size give the same weights' value
+  for (int rep = 0; rep < 300; ++rep) {
+    const int m = 1 + rng.below(6), r = 1 + rng.below(3);
+    std::vector<double> D(static_cast<std::size_t>(r * m)), g(m), L(r), U(r);
+    for (double& x : D) x = small_value(rng);
+    for (double& x : g) x = small_value(rng);
+    for (int i = 0; i < r; ++i) {
+      L[i] = -static_cast<double>(rng.below(3));
+      U[i] = static_cast<double>(rng.below(3));
+    }
+    const sdcRisk::HullSolution a = sdcRisk::hull_maximum(D, r, m, g, L, U);
+    std::vector<double> D2 = D, g2 = g, L2 = L, U2 = U;
+    for (int i = 0; i < r; ++i) {
+      const double s = i % 2 ? 1e7 : 1e-5;
+      for (int j = 0; j < m; ++j) D2[i + r * j] *= s;
+      L2[i] *= s;
+      U2[i] *= s;
+    }
+    for (double& x : g2) x *= 3e6;
+    const sdcRisk::HullSolution b = sdcRisk::hull_maximum(D2, r, m, g2, L2, U2);
+    check(a.ok && b.ok && std::fabs(b.value / 3e6 - a.value) <= 1e-7 * (1 + std::fabs(a.value)),
+          "scaled program differs", rep);
+  }
+
+  // combination_extremes(): tables of a polytope (here any vectors: the
+  // function only combines them), checked rows, needs
+  for (int rep = 0; rep < 500; ++rep) {
+    const int n_row = 2 + rng.below(6), n_tab = rng.below(6);
+    std::vector<double> center(n_row);
+    for (double& x : center) x = static_cast<double>(rng.below(5));
+    std::vector<std::vector<double>> tabs(n_tab, std::vector<double>(n_row));
+    std::vector<const double*> ptr;
+    for (auto& t : tabs) {
+      for (int k = 0; k < n_row; ++k) t[k] = center[k] + small_value(rng);
+      ptr.push_back(t.data());
+    }
+    std::vector<int> rows, check_rows;
+    std::vector<double> lo, hi, tol;
+    for (int k = 0; k < n_row; ++k) {
+      if (rng.below(3) == 0 && check_rows.size() < 3) {
+        check_rows.push_back(k);
+        lo.push_back(center[k] - rng.below(2));
+        hi.push_back(center[k] + rng.below(2));
+        tol.push_back(0.0);
+      } else {
+        rows.push_back(k);
+      }
+    }
+    const std::size_t nr = rows.size();
+    std::vector<double> seen_hi(nr, -inf), seen_lo(nr, inf), need_hi(nr), need_lo(nr);
+    for (std::size_t k = 0; k < nr; ++k) {
+      seen_hi[k] = seen_lo[k] = center[rows[k]];
+      need_hi[k] = rng.below(4) == 0 ? -inf : inf;  // some rows need nothing
+      need_lo[k] = rng.below(4) == 0 ? inf : -inf;
+    }
+    const sdcRisk::CombinationExtremes ex = sdcRisk::combination_extremes(
+        ptr, n_row, rows, check_rows, lo, hi, tol, center, need_hi, need_lo, seen_hi, seen_lo);
+    // the best combination of each open row, by brute force over the
+    // tables' deviations
+    const int r = static_cast<int>(check_rows.size());
+    std::vector<double> D(static_cast<std::size_t>(r * n_tab)), L(r), U(r);
+    for (int i = 0; i < r; ++i) {
+      L[i] = lo[i] - center[check_rows[i]];
+      U[i] = hi[i] - center[check_rows[i]];
+      for (int j = 0; j < n_tab; ++j) D[i + r * j] = tabs[j][check_rows[i]] - center[check_rows[i]];
+    }
+    for (std::size_t k = 0; k < nr; ++k) {
+      for (const int up : {1, 0}) {
+        std::vector<double> g(n_tab);
+        for (int j = 0; j < n_tab; ++j) g[j] = (up ? 1 : -1) * (tabs[j][rows[k]] - center[rows[k]]);
+        const double best = n_tab ? brute_max(D, r, n_tab, g, L, U) : 0.0;
+        const double got = up ? ex.max[k] - center[rows[k]] : center[rows[k]] - ex.min[k];
+        // never beyond the best combination; at it where the row was open
+        check(got <= best + 1e-7, "an extreme beyond every combination", rep);
+        const bool open = up ? need_hi[k] == inf : need_lo[k] == -inf;
+        if (open) check(got >= best - 1e-7, "an open row short of its best combination", rep);
+        if (open && got < best - 1e-7) std::printf("  got %g best %g r %d n_tab %d\n", got, best, r, n_tab);
+      }
+    }
+    bool all_met = true;
+    for (std::size_t k = 0; k < nr; ++k) all_met = all_met && ex.max[k] >= need_hi[k] && ex.min[k] <= need_lo[k];
+    check(ex.settled == all_met, "settled is whether every row meets its needs", rep);
+  }
+
+  // all_or_none: stops at the first row short of its need
+  {
+    const std::vector<double> center{0, 0, 0};
+    const std::vector<double> t1{1, 1, 0}, t2{-1, 1, 0};
+    const std::vector<const double*> ptr{t1.data(), t2.data()};
+    // row 0 known exactly: t1 and t2 half and half keep it and move row 1 by 1
+    const sdcRisk::CombinationExtremes ex = sdcRisk::combination_extremes(
+        ptr, 3, {1, 2}, {0}, {0.0}, {0.0}, {0.0}, center, {1.0, 1.0}, {-inf, -inf}, {0.0, 0.0}, {0.0, 0.0}, true);
+    check(std::fabs(ex.max[0] - 1.0) < 1e-12, "the pair that cancels on the known row", 0);
+    check(!ex.settled, "row 2 cannot move: not settled", 0);
+    check(ex.programs == 2, "stopped at row 2", static_cast<int>(ex.programs));
+    const sdcRisk::CombinationExtremes ok = sdcRisk::combination_extremes(
+        ptr, 3, {1}, {0}, {0.0}, {0.0}, {0.0}, center, {1.0}, {inf}, {0.0}, {0.0}, true);
+    check(ok.settled && ok.programs == 1, "one row settled by one program", 0);
+  }
+
+  // malformed input throws
+  const auto throws = [](auto f) {
+    try {
+      f();
+    } catch (const std::invalid_argument&) {
+      return true;
+    }
+    return false;
+  };
+  check(throws([] { sdcRisk::hull_maximum({1.0}, 1, 2, {1.0, 1.0}, {0.0}, {0.0}); }), "sizes", 0);
+  check(throws([] { sdcRisk::hull_maximum({1.0}, 1, 1, {1.0}, {1.0}, {2.0}); }), "bounds without 0", 0);
+  check(throws([] { sdcRisk::hull_maximum({std::nan("")}, 1, 1, {1.0}, {0.0}, {0.0}); }), "NaN entry", 0);
+  {
+    const std::vector<double> t{1, 2};
+    const std::vector<const double*> ptr{t.data()};
+    check(throws([&] {
+            sdcRisk::combination_extremes(ptr, 2, {2}, {0}, {0.0}, {0.0}, {0.0}, {0.0, 0.0}, {1.0}, {0.0},
+                                          {0.0}, {0.0});
+          }),
+          "row out of range", 0);
+    check(throws([&] {
+            sdcRisk::combination_extremes(ptr, 2, {1}, {0}, {1.0}, {2.0}, {0.0}, {0.0, 0.0}, {1.0}, {0.0},
+                                          {0.0}, {0.0});
+          }),
+          "center outside the checked bounds", 0);
+  }
+
+  std::printf("test_table_hull: %s, %d failure(s)\n", failures ? "FAILED" : "ok", failures);
+  return failures == 0 ? 0 : 1;
+}
