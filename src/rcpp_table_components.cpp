@@ -1,5 +1,6 @@
 // R glue for the suppression core (inst/include/sdcRisk/table_components.hpp,
-// table_hull.hpp). The entry points run through run_engine() (src/glue.h), where exceptions are caught.
+// table_hull.hpp). The entry points run through run_engine() (src/glue.h),
+// where exceptions are caught.
 // None draws random numbers, so none saves and restores R's generator
 // (rng = false: the clean-ups call them some 2,000 times a table).
 #include <Rcpp.h>
