@@ -13,27 +13,17 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
-#include <stdexcept>
 #include <vector>
 
 #include "sdcRisk/table_hull.hpp"
+#include "testutil.hpp"
 
 namespace {
 
-struct Lcg {  // deterministic generator: identical on every platform
-  std::uint64_t s;
-  int below(int n) {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<int>((s >> 33) % static_cast<std::uint64_t>(n));
-  }
-};
+using testutil::Lcg;
 
-int failures = 0;
 void check(bool ok, const char* what, int rep) {
-  if (!ok) {
-    ++failures;
-    std::printf("FAIL (case %d): %s\n", rep, what);
-  }
+  if (!ok) testutil::check(false, std::string(what) + " (case " + std::to_string(rep) + ")");
 }
 
 // Solves the m x m system M z = b (row-major) by Gaussian elimination
@@ -139,7 +129,7 @@ double small_value(Lcg& rng) {
 }  // namespace
 
 int main() {
-  Lcg rng{2026};
+  Lcg rng(2026);
   const double inf = std::numeric_limits<double>::infinity();
   // hull_maximum() against the best vertex
   for (int rep = 0; rep < 3000; ++rep) {
@@ -268,14 +258,7 @@ int main() {
   }
 
   // malformed input throws
-  const auto throws = [](auto f) {
-    try {
-      f();
-    } catch (const std::invalid_argument&) {
-      return true;
-    }
-    return false;
-  };
+  using testutil::throws;
   check(throws([] { sdcRisk::hull_maximum({1.0}, 1, 2, {1.0, 1.0}, {0.0}, {0.0}); }), "sizes", 0);
   check(throws([] { sdcRisk::hull_maximum({1.0}, 1, 1, {1.0}, {1.0}, {2.0}); }), "bounds without 0", 0);
   check(throws([] { sdcRisk::hull_maximum({std::nan("")}, 1, 1, {1.0}, {0.0}, {0.0}); }), "NaN entry", 0);
@@ -294,6 +277,5 @@ int main() {
           "center outside the checked bounds", 0);
   }
 
-  std::printf("test_table_hull: %s, %d failure(s)\n", failures ? "FAILED" : "ok", failures);
-  return failures == 0 ? 0 : 1;
+  return testutil::report("test_table_hull");
 }
