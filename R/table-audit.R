@@ -742,10 +742,12 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
   if (!length(targets)) return(list(lower = lo, upper = hi, n_lp = 0L, witnesses = seeds$count))
   # one step per end of each target's interval
   tick <- table_progress("Auditing the suppressed cells", 2 * length(targets))
-  # the solvers of another pattern's components are of no more use
-  # (`same_pattern`: the last audit's pattern was `supp`, whose solvers and
-  # their tables serve again)
-  if (!is.null(prep$lp_cache) && !same_pattern) reset_lp_cache(prep)
+  # the solvers of a pattern that publishes a cell `supp` suppresses are
+  # of no more use (`same_pattern`: the last audit's pattern was `supp`,
+  # whose solvers and their tables serve again; a pattern within the
+  # cached one has its components' programs solved as the cached solvers'
+  # programs, cached_program())
+  if (!is.null(prep$lp_cache) && !same_pattern && !sub_pattern(prep$lp_cache, supp)) reset_lp_cache(prep, supp)
   sp <- suppressed_components(prep, supp, call)
   comp <- sp$comp
   trip_by_comp <- sp$trip_by_comp
@@ -768,8 +770,8 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
       tick(2 * length(mine))
       next
     }
-    lp <- suppressed_lp(sp, prep, vars, trip)
-    pos <- match(targets[mine], vars)
+    lp <- cached_program(suppressed_lp(sp, prep, vars, trip), prep)
+    pos <- match(targets[mine], lp$vars)
     res <- component_intervals(lp, pos, targets[mine], prep, exact, call, tick, local = local,
                                seeds = seeds, first_breach = first_breach)
     lo[mine] <- res$lower
@@ -1140,6 +1142,12 @@ combined_extremes <- function(solver, lp, prep, pos, need_hi, need_lo, seen_hi, 
   tol <- prep$tol[lp$vars[changed]]
   v <- prep$value[lp$vars]
   if (!all(v[changed] >= lp$lower[changed] - tol & v[changed] <= lp$upper[changed] + tol)) return(NULL)
+  # (the newest audit_combination_tables: the programs of a clean-up's
+  # later trials, whose cells the clean-up's earlier trials published
+  # fixed (cached_program()), are programs of every table of the solver
+  # with dozens of cells held, most of which the oldest tables move)
+  k <- audit_combination_tables
+  if (length(tabs) > k) tabs <- tabs[seq.int(length(tabs) - k + 1L, length(tabs))]
   core_call(cpp_combination_extremes, tabs, pos, changed, lp$lower[changed], lp$upper[changed], tol, v,
             need_hi, need_lo, seen_hi, seen_lo, all_or_none, call = call)
 }
@@ -1393,7 +1401,9 @@ simplex_component_solver <- function(lp, prep, call, carried = list()) {
 # tightened, lp$vars the same suppressed cells) then start from the
 # outsider's last bases instead of from scratch. The cells of a component
 # decide its program: its relations are those of its cells, and every other
-# cell of them is published.
+# cell of them is published. Each solver is kept with its program (`lp`:
+# vars, mat, rhs) and, in `.owner`, as the solver of each of its cells
+# (cached_program()).
 shared_simplex_solver <- function(lp, prep, call) {
   cache <- prep$lp_cache
   if (is.null(cache) || is.null(lp$vars)) return(simplex_component_solver(lp, prep, call))
@@ -1403,12 +1413,66 @@ shared_simplex_solver <- function(lp, prep, call) {
     return(hit)
   }
   solver <- simplex_component_solver(lp, prep, call, carried = pooled_tables(prep, lp))
-  assign(as.character(lp$vars[1]), list(vars = lp$vars, solver = solver), envir = cache)
+  assign(as.character(lp$vars[1]), list(vars = lp$vars, solver = solver, lp = lp[c("vars", "mat", "rhs")]),
+         envir = cache)
+  # (which solver holds each cell: cached_program())
+  if (is.null(cache$.owner)) cache$.owner <- integer(length(prep$value))
+  cache$.owner[lp$vars] <- lp$vars[1]
   solver
 }
 
+# The program of the component of `lp` (its cells lp$vars, its bounds) as
+# the program of a cached solver whose cells hold them, the solver's other
+# cells fixed at their values; `lp` itself when no solver's cells hold
+# them. A solver's program is the program of a component W of some
+# pattern: the relations through W's cells, every other cell of them at its
+# value. A component V of a pattern that suppresses no cell of V's
+# relations outside V (it is a component) lies in W's relations with its
+# published cells at their values; W's other cells are published now, or
+# suppressed in another component of the pattern, which no relation
+# through V's cells holds: fixed at their values, W's program is V's
+# program (beside independent ones), and its solver's session, bases and
+# tables serve V's programs (the clean-up's trials publish one cell of a
+# component after another: on the 668-cell ACS table of
+# bench_suppress_small.R each trial built its component's solver from
+# scratch). The tables of W's earlier programs that move those cells are
+# no tables of V's, but combinations of them may be (combined_extremes()).
+cached_program <- function(lp, prep) {
+  cache <- prep$lp_cache
+  if (is.null(cache) || is.null(cache$.owner) || is.null(lp$vars) || is.null(lp$mat) ||
+      !getOption("sdcRisk.audit_subpatterns", TRUE)) {
+    return(lp)
+  }
+  key <- cache$.owner[lp$vars[1]]
+  if (is.na(key) || key == 0L) return(lp)
+  e <- cache[[as.character(key)]]
+  # (the same cells: the solver's own program; a solver of many more cells
+  # would solve larger programs than the component's own)
+  if (is.null(e$lp) || identical(e$vars, lp$vars) ||
+      length(lp$vars) < audit_subpattern_share * length(e$vars)) {
+    return(lp)
+  }
+  at <- match(lp$vars, e$vars)
+  if (anyNA(at)) return(lp)
+  out <- e$lp
+  out$lower <- out$upper <- prep$value[e$vars]
+  out$lower[at] <- lp$lower
+  out$upper[at] <- lp$upper
+  out
+}
+
+# Whether pattern `supp` suppresses no cell that the pattern of the cache's
+# solvers (reset_lp_cache()) publishes: its components then lie in those
+# solvers' components (cached_program()).
+sub_pattern <- function(cache, supp) {
+  old <- cache$.supp
+  getOption("sdcRisk.audit_subpatterns", TRUE) && !is.null(old) && length(old) == length(supp) &&
+    !any(supp & !old)
+}
+
 # The cache of component solvers (shared_simplex_solver()) emptied for
-# another pattern, the optimal tables its solvers found kept in its pool
+# pattern `supp` (kept as `.supp`, for sub_pattern()), the optimal tables
+# its solvers found kept in its pool
 # (`.pool`: a list of list(vars, x), the tables of one solver as the
 # columns of x over its cells `vars`, oldest first; the newest
 # audit_pool_values values) for the components of later patterns: a table
@@ -1417,7 +1481,7 @@ shared_simplex_solver <- function(lp, prep, call) {
 # apart (on the 668-cell ACS table of bench_suppress_small.R, 4,239 ->
 # 3,334 programs, 9.6 -> 8.9 s). The option sdcRisk.audit_pool
 # (undocumented) lets the tests leave it out.
-reset_lp_cache <- function(prep) {
+reset_lp_cache <- function(prep, supp = NULL) {
   cache <- prep$lp_cache
   pool <- NULL
   if (getOption("sdcRisk.audit_pool", TRUE) && audit_pool_values >= 1) {
@@ -1443,6 +1507,7 @@ reset_lp_cache <- function(prep) {
   }
   rm(list = ls(cache, all.names = TRUE), envir = cache)
   cache$.pool <- pool
+  cache$.supp <- supp
   invisible(prep)
 }
 

@@ -284,3 +284,15 @@ optimal_min_seconds <- 1
 optimal_cut_tolerance <- 1e-7
 optimal_cut_coef <- 1e-9
 optimal_cut_multiplier <- 1e-12
+
+# The audit's combinations of a component's earlier tables
+# (combined_extremes()): the newest this many of its solver's tables (on
+# the 668-cell ACS table of bench_suppress_small.R, where the clean-up's
+# trials hold dozens of published cells fixed, 32 / 48 / 64 / 96 / all
+# tables: 5.5 / 5.5 / 5.2 / 5.8 / 7.9 s).
+audit_combination_tables <- 64L
+
+# A component's programs are solved as those of a cached solver over more
+# cells (cached_program()) when the component has at least this share of
+# its cells.
+audit_subpattern_share <- 0.5

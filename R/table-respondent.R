@@ -695,6 +695,7 @@ respondent_component <- function(prep, cmp, cc, cells, lo, hi, exact, sens, call
   }
   lp$lower <- pa$lower[lp$vars]
   lp$upper <- pa$upper[lp$vars]
+  lp <- cached_program(lp, pa)
   seeds <- if (!exact && !is.null(witnesses)) respondent_seeds(witnesses, dead, pa, cells, targets)
   if (!exact) {
     decided <- witnessed_protection(pa, lp, targets, seeds, call)

@@ -1080,8 +1080,9 @@ test_that("witnesses_ok() gives witness_ok()'s verdict on every table at once", 
 
 test_that("the witness tables as seeds change the respondents' programs, never their verdict (clean-up trials)", {
   ns <- asNamespace("sdcRisk")
-  # (the earlier patterns' tables would save programs of both: left out)
-  withr::local_options(sdcRisk.audit_pool = FALSE)
+  # (the earlier patterns' tables and solvers would save programs of both:
+  # left out)
+  withr::local_options(sdcRisk.audit_pool = FALSE, sdcRisk.audit_subpatterns = FALSE)
   saved <- 0
   broke <- 0
   for_each_witnessed_table(1:10, function(ts, pw, ix, seed) {
@@ -1110,8 +1111,9 @@ test_that("the witness tables as seeds change the respondents' programs, never t
 
 test_that("the outsider's seeds of a clean-up trial: inner bounds of its exact intervals, the same verdict", {
   ns <- asNamespace("sdcRisk")
-  # (the earlier patterns' tables would save programs of both: left out)
-  withr::local_options(sdcRisk.audit_pool = FALSE)
+  # (the earlier patterns' tables and solvers would save programs of both:
+  # left out)
+  withr::local_options(sdcRisk.audit_pool = FALSE, sdcRisk.audit_subpatterns = FALSE)
   saved <- 0
   broke <- 0
   for_each_witnessed_table(1:10, function(ts, pw, ix, seed) {
@@ -1338,4 +1340,73 @@ test_that("combinations of earlier tables save respondents' programs and change 
     expect_true(isTRUE(attr(au, "passed")), info = info)
   }
   expect_gt(saved, 3)
+})
+
+test_that("a later pattern's components are solved as the cached solvers' programs with their other cells held: the same exact intervals", {
+  ns <- asNamespace("sdcRisk")
+  mapped <- 0
+  for (seed in 1:30) {
+    ts <- trial_setup(seed)
+    if (is.null(ts)) next
+    prep <- ts$prep
+    prep$lp_cache <- new.env(parent = emptyenv())
+    p <- ts$supp
+    ns$audit_cells(prep, p, which(p), exact = TRUE, call = NULL)
+    expect_identical(prep$lp_cache$.supp, p)
+    secondary <- which(p & !prep$sensitive)
+    set.seed(seed)
+    for (j in secondary[sample.int(length(secondary))][seq_len(min(3, length(secondary)))]) {
+      # one or two cells published: a pattern within the cached one
+      q <- replace(p, c(j, if (length(secondary) > 1 && runif(1) < 0.5) sample(setdiff(secondary, j), 1)), FALSE)
+      info <- paste("seed", seed, "cell", j)
+      sp <- ns$suppressed_components(prep, q, NULL)
+      for (cc in unique(sp$comp[which(q)])) {
+        trip <- sp$trip_by_comp[[as.character(cc)]]
+        if (is.null(trip)) next
+        lp <- ns$suppressed_lp(sp, prep, sp$supp_by_comp[[as.character(cc)]], trip)
+        big <- ns$cached_program(lp, prep)
+        if (length(big$vars) == length(lp$vars)) next
+        mapped <- mapped + 1
+        # the component's cells with their bounds, the solver's others held
+        at <- match(lp$vars, big$vars)
+        expect_false(anyNA(at), info = info)
+        expect_identical(big$lower[at], lp$lower)
+        others <- setdiff(seq_along(big$vars), at)
+        expect_identical(big$lower[others], prep$value[big$vars[others]])
+        expect_identical(big$upper[others], prep$value[big$vars[others]])
+      }
+      s_q <- which(q)
+      a <- ns$audit_cells(prep, q, s_q, exact = TRUE, call = NULL)
+      # (still the cache of p: q suppresses nothing p publishes)
+      expect_identical(prep$lp_cache$.supp, p)
+      plain <- ts$prep
+      plain$lp_cache <- new.env(parent = emptyenv())
+      b <- ns$audit_cells(plain, q, s_q, exact = TRUE, call = NULL)
+      tol <- 10 * prep$tol[s_q]
+      near <- function(x, y) x == y | abs(x - y) <= tol
+      expect_true(all(near(a$lower, b$lower) & near(a$upper, b$upper)), info = info)
+    }
+    # a pattern that suppresses a cell p publishes empties the cache
+    pub <- which(!p)
+    if (length(pub)) {
+      r <- replace(p, pub[1], TRUE)
+      ns$audit_cells(prep, r, which(r), exact = TRUE, call = NULL)
+      expect_identical(prep$lp_cache$.supp, r)
+    }
+  }
+  expect_gt(mapped, 10)
+})
+
+test_that("solving later patterns as the cached solvers' programs changes no protect_table() status", {
+  for (seed in 1:12) {
+    ft <- firm_table(seed)
+    info <- paste("seed", seed)
+    a <- suppressMessages(protect_table(ft$sens))
+    b <- withr::with_options(list(sdcRisk.audit_subpatterns = FALSE), suppressMessages(protect_table(ft$sens)))
+    expect_identical(a$status, b$status, info = info)
+    tol <- 1e-6 * (1 + abs(a$total))
+    near <- function(x, y) (is.na(x) & is.na(y)) | x == y | abs(x - y) <= tol
+    expect_true(all(near(a$lower, b$lower) & near(a$upper, b$upper)), info = info)
+    expect_true(isTRUE(attr(audit_table(ft$sens, a$status != "published"), "passed")), info = info)
+  }
 })

@@ -298,11 +298,25 @@ inline CombinationExtremes combination_extremes(
   }
   const std::size_t m = use.size();
   if (!m) return out;
-  std::vector<double> D(r * m), g(m);
-  for (std::size_t j = 0; j < m; ++j) {
-    for (std::size_t c = 0; c < r; ++c) {
-      D[c + r * j] = use[j][check[c]] - center[static_cast<std::size_t>(check[c])];
+  // the program's rows: the checked rows some table moves (a row no table
+  // moves keeps its bounds in every combination)
+  std::vector<std::size_t> act;
+  for (std::size_t c = 0; c < r; ++c) {
+    const std::size_t row = static_cast<std::size_t>(check[c]);
+    for (std::size_t j = 0; j < m; ++j) {
+      if (use[j][row] != center[row]) {
+        act.push_back(c);
+        break;
+      }
     }
+  }
+  const std::size_t ra = act.size();
+  std::vector<double> D(ra * m), g(m), La(ra), Ua(ra);
+  for (std::size_t q = 0; q < ra; ++q) {
+    La[q] = L[act[q]];
+    Ua[q] = U[act[q]];
+    const std::size_t row = static_cast<std::size_t>(check[act[q]]);
+    for (std::size_t j = 0; j < m; ++j) D[q + ra * j] = use[j][row] - center[row];
   }
   const auto see = [&](const std::vector<double>& w) {
     // the combination's values, from its weights, checked first
@@ -338,7 +352,7 @@ inline CombinationExtremes combination_extremes(
       const std::size_t row = static_cast<std::size_t>(rows[k]);
       const double sign = upward ? 1.0 : -1.0;
       for (std::size_t j = 0; j < m; ++j) g[j] = sign * (use[j][row] - center[row]);
-      const HullSolution h = hull_maximum(D, r, m, g, L, U);
+      const HullSolution h = hull_maximum(D, ra, m, g, La, Ua);
       ++out.programs;
       if (h.ok && h.value > 0.0) see(h.weight);
       if (all_or_none && (upward ? out.max[k] < need_hi[k] : out.min[k] > need_lo[k])) return out;
