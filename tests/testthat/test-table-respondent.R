@@ -699,24 +699,39 @@ test_that("the tables of an earlier pattern's programs serve a later pattern's o
   expect_gt(broke, 3)
 })
 
+# trial_setup(seed) with a solver cache, which the outsider's exact audit
+# of its pattern p fills (each component's solver, with the optimal tables
+# of its programs); NULL when the table has no sensitive cell.
+audited_setup <- function(seed) {
+  ts <- trial_setup(seed)
+  if (is.null(ts)) return(NULL)
+  ts$prep$lp_cache <- new.env(parent = emptyenv())
+  sdcRisk:::audit_cells(ts$prep, ts$supp, which(ts$supp), exact = TRUE, call = NULL)
+  ts
+}
+
+# The programs of the components of pattern p that have relations.
+component_programs <- function(prep, p) {
+  ns <- asNamespace("sdcRisk")
+  sp <- ns$suppressed_components(prep, p, NULL)
+  out <- list()
+  for (cc in unique(sp$comp[which(p)])) {
+    trip <- sp$trip_by_comp[[as.character(cc)]]
+    if (!is.null(trip)) out[[length(out) + 1L]] <- ns$suppressed_lp(sp, prep, sp$supp_by_comp[[as.character(cc)]], trip)
+  }
+  out
+}
+
 test_that("combinations of a component's earlier tables within a respondent's knowledge are tables of its program", {
   ns <- asNamespace("sdcRisk")
   beyond <- 0
   cases <- 0
   for (seed in 1:40) {
-    ts <- trial_setup(seed)
+    ts <- audited_setup(seed)
     if (is.null(ts)) next
     prep <- ts$prep
-    prep$lp_cache <- new.env(parent = emptyenv())
-    p <- ts$supp
-    # the outsider's programs leave their optimal tables with each
-    # component's solver
-    ns$audit_cells(prep, p, which(p), exact = TRUE, call = NULL)
-    sp <- ns$suppressed_components(prep, p, NULL)
-    for (cc in unique(sp$comp[which(p)])) {
-      trip <- sp$trip_by_comp[[as.character(cc)]]
-      if (is.null(trip)) next
-      lp <- ns$suppressed_lp(sp, prep, sp$supp_by_comp[[as.character(cc)]], trip)
+    for (lp in component_programs(prep, ts$supp)) {
+      cc <- lp$vars[1]
       solver <- ns$cached_solver(lp, prep)
       if (is.null(solver) || length(lp$vars) < 3) next
       set.seed(seed * 100 + cc)
@@ -1346,12 +1361,10 @@ test_that("a later pattern's components are solved as the cached solvers' progra
   ns <- asNamespace("sdcRisk")
   mapped <- 0
   for (seed in 1:30) {
-    ts <- trial_setup(seed)
+    ts <- audited_setup(seed)
     if (is.null(ts)) next
     prep <- ts$prep
-    prep$lp_cache <- new.env(parent = emptyenv())
     p <- ts$supp
-    ns$audit_cells(prep, p, which(p), exact = TRUE, call = NULL)
     expect_identical(prep$lp_cache$.supp, p)
     secondary <- which(p & !prep$sensitive)
     set.seed(seed)
@@ -1359,11 +1372,7 @@ test_that("a later pattern's components are solved as the cached solvers' progra
       # one or two cells published: a pattern within the cached one
       q <- replace(p, c(j, if (length(secondary) > 1 && runif(1) < 0.5) sample(setdiff(secondary, j), 1)), FALSE)
       info <- paste("seed", seed, "cell", j)
-      sp <- ns$suppressed_components(prep, q, NULL)
-      for (cc in unique(sp$comp[which(q)])) {
-        trip <- sp$trip_by_comp[[as.character(cc)]]
-        if (is.null(trip)) next
-        lp <- ns$suppressed_lp(sp, prep, sp$supp_by_comp[[as.character(cc)]], trip)
+      for (lp in component_programs(prep, q)) {
         big <- ns$cached_program(lp, prep)
         if (length(big$vars) == length(lp$vars)) next
         mapped <- mapped + 1
