@@ -229,6 +229,18 @@ cleanup_reprice_passes <- 1L
 # bench/README.md).
 cleanup_respondent_reprice_passes <- 0L
 cleanup_min_gain <- 1e-12
+# Against the respondents (method = "heuristic"), the clean-ups' trials
+# that need a program or an audit stop once the secondary cells left to
+# try, the cheapest, cost less than this share of the secondary cost of
+# the pattern they start from (cheap_tail(); publishing all of them would
+# save less): the trials go costliest first, so the respondents' clean-up
+# makes the same decisions up to there. On the 668-cell table R6 of
+# bench_suppress_small.R 5.2 -> 3.0 s, the suppressed value +0.24% (R5
+# +0.66%, R4 +0.57%); a share of 0.02: 3.5 s, +0.13%; 0.05: 2.8 s,
+# +0.40% (twenty-sixth session of bench/README.md). Against the outsider
+# alone (whose pattern is compared with GaussSuppression's, issue 32) and
+# under method = "optimal", none.
+cleanup_respondent_tail <- 0.03
 
 # improve = "auto" improves tables of at most this many cells, the clean-up's
 # threshold, after which it runs: on the bench tables up to 3,179 cells it

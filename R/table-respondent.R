@@ -994,6 +994,8 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
   published <- 0L
   breakers <- integer()
   cand <- costliest_first(search)
+  # (not the cheap tail: cheap_tail())
+  cand <- cand[!cheap_tail(search, cand)]
   if (keep_witnessed) {
     cand <- setdiff(cand, unlist(lapply(search$wits, `[[`, "cells"), use.names = FALSE))
   }

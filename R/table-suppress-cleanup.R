@@ -81,11 +81,15 @@ publish_idle <- function(search, ref) {
 # witnesses.
 publish_one_by_one <- function(search, sides, ref, call) {
   cand <- costliest_first(search)
+  # (in the cheap tail, only cells that no witness moves: no program)
+  tail <- cheap_tail(search, cand)
   tick <- table_progress("Clean-up: publishing secondary cells", length(cand))
   use <- ref_use(ref)
-  for (j in cand) {
+  for (k in seq_along(cand)) {
+    j <- cand[k]
     tick()
     affected <- sides_using(use, j)
+    if (tail[k] && length(affected)) next
     # (no program when the relations alone show the pattern without j
     # unprotected)
     if (length(affected) && relation_breach(search$prep, replace(search$supp, j, FALSE), j, call)) next
@@ -130,9 +134,11 @@ blocker_first <- function(search, affected, j) {
 # after each swap. Returns the witnesses.
 swap_secondary <- function(search, sides, ref) {
   cand <- costliest_first(search)
+  tail <- cheap_tail(search, cand)
   tick <- table_progress("Clean-up: swaps", length(cand))
   use <- ref_use(ref)
-  for (j in cand) {
+  for (k in seq_along(cand)) {
+    j <- cand[k]
     tick()
     if (!search$supp[j]) next
     affected <- sides_using(use, j)
@@ -140,6 +146,7 @@ swap_secondary <- function(search, sides, ref) {
       publish(search, j)
       next
     }
+    if (tail[k]) next
     swap <- swap_witnesses(search, sides, affected, j)
     if (is.null(swap)) next
     ref[affected] <- swap$witnesses
@@ -231,6 +238,20 @@ secondary_cells <- function(search) which(search$supp & !search$prep$sensitive)
 costliest_first <- function(search) {
   cand <- secondary_cells(search)
   cand[order(-search$w[cand], cand)]
+}
+
+# Which candidates `cand` (costliest first) lie in the cheap tail whose
+# trials are not run: the last ones, that together cost less than the
+# share search$tail_share of all of them (cleanup_respondent_tail against
+# the respondents, set by protection_pattern(); 0, none, otherwise; the
+# option sdcRisk.cleanup_tail, undocumented, sets it for the tests and the
+# bench). Publishing every cell of the tail would save less than that
+# share of the candidates' cost.
+cheap_tail <- function(search, cand) {
+  share <- getOption("sdcRisk.cleanup_tail", search$tail_share %||% 0)
+  if (!length(cand) || share <= 0) return(logical(length(cand)))
+  w <- search$w[cand]
+  rev(cumsum(rev(w))) < share * sum(w)
 }
 
 # The witnesses of `ref` (one per side) flattened: the cells they move and

@@ -1419,3 +1419,77 @@ test_that("solving later patterns as the cached solvers' programs changes no pro
     expect_true(isTRUE(attr(audit_table(ft$sens, a$status != "published"), "passed")), info = info)
   }
 })
+
+test_that("cheap_tail() flags the cheapest candidates that cost less than the share of all", {
+  ns <- asNamespace("sdcRisk")
+  s <- new.env(parent = emptyenv())
+  s$w <- c(50, 30, 10, 6, 3, 1)
+  # (suffix sums 100, 50, 20, 10, 4, 1)
+  s$tail_share <- 0.1
+  expect_identical(ns$cheap_tail(s, 1:6), c(FALSE, FALSE, FALSE, FALSE, TRUE, TRUE))
+  expect_identical(ns$cheap_tail(s, c(6, 5)), c(FALSE, FALSE))
+  expect_identical(ns$cheap_tail(s, integer()), logical())
+  s$tail_share <- 0
+  expect_false(any(ns$cheap_tail(s, 1:6)))
+  s$tail_share <- NULL
+  expect_false(any(ns$cheap_tail(s, 1:6)))
+  withr::with_options(list(sdcRisk.cleanup_tail = 0.25),
+                      expect_identical(ns$cheap_tail(s, 1:6), c(FALSE, FALSE, TRUE, TRUE, TRUE, TRUE)))
+})
+
+test_that("the respondents' clean-up leaves its cheap tail: the same decisions before it, less than the share after", {
+  ns <- asNamespace("sdcRisk")
+  sens <- acs_bench_table(c("sex", "age", "edu", "race"))
+  # the state at the start of the respondents' clean-up (a copy of the
+  # search, which the clean-up changes)
+  st <- NULL
+  keep <- function(x) st <<- x
+  suppressMessages(trace("respondent_cleanup", where = ns, print = FALSE, tracer = bquote(.(keep)(list(
+    prep = prep, search = list2env(as.list(search, all.names = TRUE), parent = emptyenv()), resp = resp,
+    keep_witnessed = keep_witnessed, outer = outer, witnesses = witnesses, index = index)))))
+  traced <- TRUE
+  untrace_cleanup <- function() if (traced) suppressMessages(untrace("respondent_cleanup", where = ns))
+  withr::defer(untrace_cleanup())
+  p <- protect_table(sens)
+  untrace_cleanup()
+  traced <- FALSE
+  expect_false(is.null(st))
+  run <- function(share) {
+    s <- list2env(as.list(st$search, all.names = TRUE), parent = emptyenv())
+    withr::with_options(list(sdcRisk.cleanup_tail = share),
+                        ns$respondent_cleanup(st$prep, s, st$resp, st$keep_witnessed, call = NULL, outer = st$outer,
+                                              witnesses = st$witnesses, index = st$index))
+    s$supp
+  }
+  share <- 0.1
+  full <- run(0)
+  part <- run(share)
+  cand <- ns$costliest_first(st$search)
+  tail <- withr::with_options(list(sdcRisk.cleanup_tail = share), ns$cheap_tail(st$search, cand))
+  w <- st$search$w
+  # the same decisions up to the tail, every tail cell kept, and what the
+  # tail keeps costs less than the share of the candidates
+  expect_identical(part[cand[!tail]], full[cand[!tail]])
+  expect_true(all(part[cand[tail]]))
+  expect_lt(sum(w[part & !full]), share * sum(w[cand]))
+  # (the full clean-up publishes cells on both sides of the tail's start)
+  expect_true(any(!full[cand[tail]]))
+  expect_true(any(!full[cand[!tail]]))
+  for (s in list(full, part)) {
+    expect_true(attr(audit_table(sens, s), "passed"))
+    expect_true(attr(audit_table(sens, s, attacker = "outsider"), "passed"))
+  }
+  # protect_table() leaves the tail of cleanup_respondent_tail against the
+  # respondents, none against the outsider alone
+  off <- withr::with_options(list(sdcRisk.cleanup_tail = 0), protect_table(sens))
+  on <- withr::with_options(list(sdcRisk.cleanup_tail = ns$cleanup_respondent_tail), protect_table(sens))
+  expect_identical(p$status, on$status)
+  expect_false(identical(p$status, off$status))
+  expect_lt(sum(abs(sens$total[off$status != "published"])), sum(abs(sens$total[p$status != "published"])))
+  o <- protect_table(sens, attacker = "outsider")
+  o_off <- withr::with_options(list(sdcRisk.cleanup_tail = 0), protect_table(sens, attacker = "outsider"))
+  expect_identical(o$status, o_off$status)
+  o_on <- withr::with_options(list(sdcRisk.cleanup_tail = ns$cleanup_respondent_tail),
+                              protect_table(sens, attacker = "outsider"))
+  expect_false(identical(o$status, o_on$status))
+})
