@@ -92,7 +92,9 @@
 #' the cells whose other tests pass, on the pattern without every one of
 #' them (when it finds no breach, neither would each cell's own test: a
 #' pattern with more cells suppressed only widens a respondent's
-#' intervals), and again cell by cell only when it finds one. Against the
+#' intervals), and again cell by cell only when it finds one; the
+#' respondents that broke an earlier cell's trial attack each cell first,
+#' alone, so that such a test seldom finds one. Against the
 #' respondents both clean-ups (the pass before their rounds, and theirs)
 #' leave the cheap tail: once the secondary cells left to try, the
 #' cheapest, cost less than 3% of the secondary cost of the pattern the

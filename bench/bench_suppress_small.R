@@ -3,7 +3,8 @@
 # interval mode (SuppressDominantCells(protectionIntervals = TRUE,
 # lpPackage = "lpSolve")) on the real tables R1-R4 of bench_suppress.R
 # (2019 ACS excerpt, ../shared/data/acs2019; 72 to 270 cells) and two
-# larger ones of the same records (R5, R6: 577 and 668 cells), p% rule
+# larger ones of the same records (R5, R6: 577 and 668 cells; R7, 965
+# cells: R6's variables over the records of the first 12 PUMAs), p% rule
 # p = 10. bench_suppress.R times each tool once, in a process that has run
 # larger tables before; on this machine one timing moves by a quarter from
 # process to process, so this script measures the tables in several fresh
@@ -22,7 +23,7 @@
 # dependencies of sdcRisk), installed if missing into SDCRISK_BENCH_LIB
 # when set; sdcRisk is loaded from SDCRISK_BENCH_LIB too (R CMD INSTALL -l
 # it there), else the installed one. SDCRISK_BENCH_TABLES selects tables
-# (default R1,R2,R3,R4; R5,R6 take seconds each, run them with
+# (default R1,R2,R3,R4; R5,R6,R7 take seconds each, run them with
 # SDCRISK_BENCH_PROCS=2 SDCRISK_BENCH_REPS=1 and SDCRISK_BENCH_OUT=
 # bench/results-suppress-small-larger.md).
 
@@ -32,11 +33,13 @@ if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
 tables <- strsplit(Sys.getenv("SDCRISK_BENCH_TABLES", "R1,R2,R3,R4"), ",")[[1]]
 reps <- as.integer(Sys.getenv("SDCRISK_BENCH_REPS", "5"))
 procs <- as.integer(Sys.getenv("SDCRISK_BENCH_PROCS", "5"))
-# (R5 and R6, of 577 and 668 cells, not in bench_suppress.R: the larger
-# small tables; SDCRISK_BENCH_TABLES=R5,R6)
+# (R5, R6 and R7, of 577, 668 and 965 cells, not in bench_suppress.R: the
+# larger small tables; SDCRISK_BENCH_TABLES=R5,R6,R7)
 dims <- list(R1 = c("sex", "age", "race"), R2 = c("age", "race", "edu"), R3 = c("age", "race", "puma"),
              R4 = c("sex", "age", "edu", "race"), R5 = c("sex", "age", "race", "puma"),
-             R6 = c("age", "race", "edu", "puma"))
+             R6 = c("age", "race", "edu", "puma"), R7 = c("age", "race", "edu", "puma"))
+# (the PUMAs of each table's records, 8 unless said)
+pumas <- c(R7 = 12)
 
 if (!all(tables %in% names(dims))) {
   stop("SDCRISK_BENCH_TABLES: unknown tables ", paste(setdiff(tables, names(dims)), collapse = ", "),
@@ -50,9 +53,9 @@ child <- function(out, k, tables) {
     library(sdcRisk)
     library(GaussSuppression)
   })
-  d <- make_acs()
   res <- list()
   for (tb in tables) {
+    d <- make_acs(if (tb %in% names(pumas)) pumas[[tb]] else 8)
     dv <- dims[[tb]]
     sens <- cell_sensitivity(d, dv, "v", rule_p(10))
     tools <- list(

@@ -1261,7 +1261,9 @@ record_cleanups <- function(frame = parent.frame()) {
 
 test_that("the respondents' clean-up tests its publications together and gives the same pattern", {
   # on table 51 the test of all the publications fails, and the trials run
-  # again
+  # again (without the pre-test of each trial by the respondents that broke
+  # earlier ones, which refuses that trial before the deferred test)
+  withr::local_options(sdcRisk.respondent_pretest = FALSE)
   runs <- record_cleanups()
   published <- 0
   for (seed in c(1, 7, 51, 53)) {
@@ -1299,7 +1301,10 @@ test_that("the respondents' clean-up tests its publications together and gives t
 test_that("a refused test of several publications is tried again by halves, down to the refused trial: the same pattern", {
   # three-way firm tables whose first test fails (tables 10 and 24): the
   # trials again half as many to a test, one trial refused alone, then
-  # twice as many to a test after each that passes
+  # twice as many to a test after each that passes (without the pre-test
+  # of each trial by the respondents that broke earlier ones, which refuses
+  # most such trials before the deferred test)
+  withr::local_options(sdcRisk.respondent_pretest = FALSE)
   runs <- record_cleanups()
   sizes <- integer()
   passed <- logical()
@@ -1492,4 +1497,96 @@ test_that("the respondents' clean-up leaves its cheap tail: the same decisions b
   o_on <- withr::with_options(list(sdcRisk.cleanup_tail = ns$cleanup_respondent_tail),
                               protect_table(sens, attacker = "outsider"))
   expect_false(identical(o$status, o_on$status))
+})
+
+test_that("the respondents that broke earlier trials attack a trial first: the same pattern, fewer deferred tests", {
+  runs <- record_cleanups()
+  n_tests <- c(with = 0, without = 0)
+  for (seed in c(10, 24, 1:12)) {
+    if (seed %in% c(10, 24)) {
+      # (three-way tables whose first deferred test fails)
+      set.seed(seed)
+      d <- respondent_firms(NULL, sample(c(300, 600), 1), sample(3:4, 1), sample(4:5, 1), sample(c(40, 100), 1))
+      d$s <- sample(letters[1:3], nrow(d), TRUE)
+      sens <- cell_sensitivity(d, c("r", "c", "s"), "v", list(rule_frequency(3), rule_p(20)), contributor = "firm")
+      d$record <- seq_len(nrow(d))
+      firm <- "firm"
+    } else {
+      tb <- firm_table(seed)
+      sens <- tb$sens
+      d <- tb$d
+      d$record <- seq_len(nrow(d))
+      firm <- if (seed %% 3) "firm" else "record"
+    }
+    info <- paste("table", seed)
+    runs$out <- list()
+    with <- protect_table(sens)
+    t_with <- sum(vapply(runs$out, function(r) length(r$tests$size), integer(1)))
+    runs$out <- list()
+    without <- withr::with_options(list(sdcRisk.respondent_pretest = FALSE), protect_table(sens))
+    t_without <- sum(vapply(runs$out, function(r) length(r$tests$size), integer(1)))
+    # (a trial the pre-test refuses is one its own test would refuse: the
+    # same trials are published)
+    expect_identical(with$status, without$status, info = info)
+    expect_lte(t_with, t_without)
+    n_tests <- n_tests + c(t_with, t_without)
+    s <- with$status != "published"
+    expect_true(attr(audit_table(sens, s), "passed"), info = info)
+    expect_equal(nrow(reference_breaches(d, sens, s, audit_levels(sens), firm = firm)), 0, info = info)
+  }
+  # (the pre-test must spare some deferred tests for the comparison to mean anything)
+  expect_lt(n_tests[["with"]], n_tests[["without"]])
+})
+
+test_that("a test of whether some respondent breaks a pattern needs the undominated ones only: the same verdict", {
+  ns <- asNamespace("sdcRisk")
+  sens <- acs_bench_table(c("sex", "age", "edu", "race"))
+  prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
+  resp <- ns$table_respondents(sens, prep, "respondents", "ignore")
+  # patterns: the outsider's (some respondents break it), the default's
+  # (none do), and the default's without one secondary cell at a time
+  base <- protect_table(sens)$status != "published"
+  sec <- which(base & !prep$sensitive)
+  set.seed(3)
+  pats <- c(list(protect_table(sens, attacker = "outsider")$status != "published", base),
+            lapply(sec[sample.int(length(sec), min(3, length(sec)))], function(j) replace(base, j, FALSE)))
+  dropped <- 0
+  verdicts <- logical()
+  for (k in seq_along(pats)) {
+    supp <- pats[[k]]
+    info <- paste("pattern", k)
+    outer <- ns$shared_outsider_audit(prep, supp, which(supp), call = NULL)$outer
+    all <- ns$respondent_breaches(prep, supp, resp, outer, exact = FALSE, call = NULL, undominated = FALSE)
+    for (rel in c(FALSE, TRUE)) {
+      a <- ns$respondent_breaches(prep, supp, resp, outer, exact = FALSE, call = NULL, first = TRUE,
+                                  relations_only = rel, undominated = TRUE)
+      b <- ns$respondent_breaches(prep, supp, resp, outer, exact = FALSE, call = NULL, first = TRUE,
+                                  relations_only = rel, undominated = FALSE)
+      expect_identical(nrow(a$breaches) > 0, nrow(b$breaches) > 0, info = paste(info, rel))
+    }
+    expect_identical(nrow(all$breaches) > 0,
+                     nrow(ns$respondent_breaches(prep, supp, resp, outer, exact = FALSE, call = NULL,
+                                                 first = TRUE)$breaches) > 0, info = info)
+    verdicts <- c(verdicts, nrow(all$breaches) > 0)
+    # every group left out is dominated by one kept: the same cells, none
+    # alone, the same upper bounds, lower bounds at least as high; and
+    # when it breaks a cell, so does the one that dominates it
+    groups <- seq_len(ns$n_groups(resp))
+    kept <- ns$undominated_groups(resp, prep, groups)
+    out <- setdiff(groups, kept)
+    dropped <- dropped + length(out)
+    for (g in out) {
+      k <- ns$respondent_knowledge(resp, prep, g)
+      dom <- Filter(function(h) {
+        kh <- ns$respondent_knowledge(resp, prep, h)
+        h <= resp$n_single && identical(kh$cells, k$cells) && !any(kh$alone) && identical(kh$hi, k$hi) &&
+          all(kh$lo >= k$lo)
+      }, kept)
+      expect_gt(length(dom), 0)
+      if (g %in% all$breaches$group) expect_true(any(dom %in% all$breaches$group), info = info)
+    }
+  }
+  # (both verdicts occur, and groups are left out, for the comparison to mean anything)
+  expect_true(any(verdicts) && !all(verdicts))
+  expect_gt(dropped, 0)
 })
