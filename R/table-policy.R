@@ -237,10 +237,20 @@ cleanup_min_gain <- 1e-12
 # makes the same decisions up to there. On the 668-cell table R6 of
 # bench_suppress_small.R 5.2 -> 3.0 s, the suppressed value +0.24% (R5
 # +0.66%, R4 +0.57%); a share of 0.02: 3.5 s, +0.13%; 0.05: 2.8 s,
-# +0.40% (twenty-sixth session of bench/README.md). Against the outsider
+# +0.40%, with the outsider's pass below trying every cell (twenty-sixth
+# session of bench/README.md). Against the outsider
 # alone (whose pattern is compared with GaussSuppression's, issue 32) and
 # under method = "optimal", none.
 cleanup_respondent_tail <- 0.03
+# The same for the outsider's clean-up pass before the respondents' rounds
+# (cheap_tail(pass = TRUE)): a larger share, since the respondents' own
+# clean-up tries every cell above its tail again with the full audit. On
+# R1-R6 and R7 of bench_suppress_small.R, two tables of 10 and 16 PUMAs
+# and bench tables 1-3, a share of 0.2 against 0.03 gave the same value on
+# six tables, a lower one on five (up to -0.6%) and +0.04% and +0.28% on
+# the others, and R7 (965 cells) 6.2 -> 4.7 s; 0.3 and 0.5 raised R6's
+# value by 1.1% and 2.8% (twenty-sixth session of bench/README.md).
+cleanup_respondent_pass_tail <- 0.2
 
 # improve = "auto" improves tables of at most this many cells, the clean-up's
 # threshold, after which it runs: on the bench tables up to 3,179 cells it

@@ -82,7 +82,7 @@ publish_idle <- function(search, ref) {
 publish_one_by_one <- function(search, sides, ref, call) {
   cand <- costliest_first(search)
   # (in the cheap tail, only cells that no witness moves: no program)
-  tail <- cheap_tail(search, cand)
+  tail <- cheap_tail(search, cand, pass = TRUE)
   tick <- table_progress("Clean-up: publishing secondary cells", length(cand))
   use <- ref_use(ref)
   for (k in seq_along(cand)) {
@@ -134,7 +134,7 @@ blocker_first <- function(search, affected, j) {
 # after each swap. Returns the witnesses.
 swap_secondary <- function(search, sides, ref) {
   cand <- costliest_first(search)
-  tail <- cheap_tail(search, cand)
+  tail <- cheap_tail(search, cand, pass = TRUE)
   tick <- table_progress("Clean-up: swaps", length(cand))
   use <- ref_use(ref)
   for (k in seq_along(cand)) {
@@ -242,13 +242,16 @@ costliest_first <- function(search) {
 
 # Which candidates `cand` (costliest first) lie in the cheap tail whose
 # trials are not run: the last ones, that together cost less than the
-# share search$tail_share of all of them (cleanup_respondent_tail against
-# the respondents, set by protection_pattern(); 0, none, otherwise; the
-# option sdcRisk.cleanup_tail, undocumented, sets it for the tests and the
-# bench). Publishing every cell of the tail would save less than that
-# share of the candidates' cost.
-cheap_tail <- function(search, cand) {
-  share <- getOption("sdcRisk.cleanup_tail", search$tail_share %||% 0)
+# share search$tail_share of all of them (against the respondents,
+# cleanup_respondent_tail for their clean-up and, with `pass`,
+# cleanup_respondent_pass_tail for the clean-up pass before their rounds,
+# set by protection_pattern(); 0, none, otherwise; the options
+# sdcRisk.cleanup_tail and sdcRisk.cleanup_pass_tail, undocumented, set
+# them for the tests and the bench). Publishing every cell of the tail
+# would save less than that share of the candidates' cost.
+cheap_tail <- function(search, cand, pass = FALSE) {
+  share <- if (pass) getOption("sdcRisk.cleanup_pass_tail", search$pass_tail_share %||% 0) else
+    getOption("sdcRisk.cleanup_tail", search$tail_share %||% 0)
   if (!length(cand) || share <= 0) return(logical(length(cand)))
   w <- search$w[cand]
   rev(cumsum(rev(w))) < share * sum(w)

@@ -95,15 +95,17 @@
 #' intervals), and again cell by cell only when it finds one; the
 #' respondents that broke an earlier cell's trial attack each cell first,
 #' alone, so that such a test seldom finds one. Against the
-#' respondents both clean-ups (the pass before their rounds, and theirs)
-#' leave the cheap tail: once the secondary cells left to try, the
-#' cheapest, cost less than 3% of the secondary cost of the pattern the
-#' clean-up started from, those that a witness table moves stay suppressed
-#' without a trial (publishing every one of them would save less than
-#' that share). The trials go costliest first, so the decisions before the
+#' respondents both clean-ups leave a cheap tail: once the secondary cells
+#' left to try, the cheapest, cost less than a share of the secondary cost
+#' of the pattern the clean-up started from, those that a witness table
+#' moves stay suppressed without a trial (publishing every one of them
+#' would save less than that share): 3% for the respondents' clean-up, 20%
+#' for the pass before their rounds (the respondents' clean-up tries those
+#' cells again). The trials go costliest first, so the decisions before a
 #' tail are those of a clean-up that tries every cell; on the real tables
-#' of 72 to 668 cells of `bench/README.md` the suppressed value is 0 to
-#' 0.7% higher than with every trial, for up to 45% less time.
+#' of 72 to 1,285 cells of `bench/README.md` the suppressed value is within
+#' -0.5% and +0.6% of that with every trial (with up to 6% more cells,
+#' cheap ones, suppressed), for up to half the time.
 #' `attacker = "outsider"` and `method = "optimal"` try every cell.
 #' `attacker = "outsider"` protects against the outside attacker alone (the
 #' smaller patterns of earlier versions).
@@ -137,8 +139,8 @@
 #'   that no side of any sensitive cell needs, the most expensive first (see
 #'   Details), in passes repeated while they lower the cost and swap cells
 #'   (at most three; one against the respondents, whose own clean-up
-#'   follows; against the respondents both leave the cheapest 3% of the
-#'   secondary cost untried, see Details).
+#'   follows; against the respondents both leave a cheap tail untried,
+#'   see Details).
 #'   `TRUE` or `FALSE`; the default `"auto"` runs it on tables of at most
 #'   3,500 cells, where it takes seconds (on the 2-way bench tables of
 #'   `bench/bench_suppress.R`, 3,049 and 3,179 cells: 1 to 3 s). Its cost
@@ -296,7 +298,9 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
   search$reason[primary] <- reasons[primary]
   # (against the respondents the clean-ups leave the cheap tail of their
   # trials: cheap_tail())
-  search$tail_share <- if (!is.null(respondents) && method == "heuristic") cleanup_respondent_tail else 0
+  tails <- !is.null(respondents) && method == "heuristic"
+  search$tail_share <- if (tails) cleanup_respondent_tail else 0
+  search$pass_tail_share <- if (tails) cleanup_respondent_pass_tail else 0
   todo <- which(primary)
   todo <- todo[order(-prep$level[todo], todo)]
   # the heuristic first: its pattern bounds the optimal one. Against the
@@ -624,6 +628,7 @@ witness_search <- function(prep, old, supp, todo, call, relabel = FALSE) {
   search <- new_protection_search(prep, old$w, old$labels, old$box)
   search$n_lp <- old$n_lp
   search$tail_share <- old$tail_share
+  search$pass_tail_share <- old$pass_tail_share
   search$reason <- old$reason
   fresh <- supp & !prep$sensitive & (!relabel | !old$supp)
   search$reason[fresh] <- if (relabel) "" else "optimal pattern"

@@ -16,16 +16,17 @@ respondent_firms <- function(seed, n = 14, nr = 2, nc = 3, firms = 10) {
 }
 
 # The contribution of every firm to every cell of the table `sens` (rows),
-# margins included, from the records: a firms x cells matrix.
+# margins included, from the records: a firms x cells matrix. (Any number
+# of classification variables, each with its "Total".)
 firm_cells <- function(d, sens, firm = "firm") {
+  by <- attr(sens, "by")
   ids <- unique(as.character(d[[firm]]))
   m <- matrix(0, length(ids), nrow(sens), dimnames = list(ids, NULL))
   nz <- matrix(FALSE, length(ids), nrow(sens))
   has <- matrix(FALSE, length(ids), nrow(sens))
   for (k in seq_len(nrow(sens))) {
-    inr <- as.character(sens$r[k]) == "Total" | d$r == as.character(sens$r[k])
-    inc <- as.character(sens$c[k]) == "Total" | d$c == as.character(sens$c[k])
-    sel <- inr & inc
+    sel <- Reduce(`&`, lapply(by, function(v) as.character(sens[[v]][k]) == "Total" |
+                                as.character(d[[v]]) == as.character(sens[[v]][k])))
     f <- as.character(d[[firm]][sel])
     m[, k] <- vapply(ids, function(i) sum(d$v[sel][f == i]), numeric(1))
     nz[, k] <- vapply(ids, function(i) any(d$v[sel][f == i] != 0), logical(1))
@@ -36,20 +37,25 @@ firm_cells <- function(d, sens, firm = "firm") {
 
 # min and max of cell s over every table agreeing with the published cells,
 # adding up, non-negative, within [lo, hi] (one program with all cells as
-# variables, by highs directly).
+# variables, by highs directly): for every variable and every cell with
+# that variable at "Total", its categories add up to it.
 lp_range <- function(sens, supp, lo, hi, s) {
   n <- nrow(sens)
-  rl <- setdiff(levels(sens$r), "Total")
-  cl <- setdiff(levels(sens$c), "Total")
-  at <- function(a, b) which(as.character(sens$r) == a & as.character(sens$c) == b)
+  by <- attr(sens, "by")
+  key <- function(df) do.call(paste, c(lapply(by, function(v) as.character(df[[v]])), sep = "\r"))
+  keys <- key(sens)
   rows <- list()
-  for (a in c(rl, "Total")) {
-    kids <- unlist(lapply(cl, at, a = a))
-    rows[[length(rows) + 1]] <- list(kids, at(a, "Total"))
-  }
-  for (b in c(cl, "Total")) {
-    kids <- unlist(lapply(rl, function(a) at(a, b)))
-    rows[[length(rows) + 1]] <- list(kids, at("Total", b))
+  for (v in by) {
+    cats <- setdiff(unique(as.character(sens[[v]])), "Total")
+    for (t in which(as.character(sens[[v]]) == "Total")) {
+      kids <- vapply(cats, function(cv) {
+        df <- as.data.frame(sens[t, by, drop = FALSE], stringsAsFactors = FALSE)
+        df[[v]] <- cv
+        k <- match(key(df), keys)
+        if (is.na(k)) 0L else k
+      }, integer(1))
+      rows[[length(rows) + 1]] <- list(kids[kids > 0], t)
+    }
   }
   A <- matrix(0, length(rows), n)
   for (i in seq_along(rows)) {
@@ -87,7 +93,8 @@ reference_breaches <- function(d, sens, supp, level, zero = "ignore", firm = "fi
     zero <- which(colSums(counted) == 0 & colSums(fc$has) > 0 & !fc$has[a, ])
     up <- function(v, z, m) as.character(v[m]) == "Total" | as.character(v[z]) == as.character(v[m])
     for (z in zero) {
-      if (any(up(sens$r, z, which(alone)) & up(sens$c, z, which(alone)))) alone[z] <- TRUE
+      below <- Reduce(`&`, lapply(attr(sens, "by"), function(v) up(sens[[v]], z, which(alone))))
+      if (any(below)) alone[z] <- TRUE
     }
     lo <- ifelse(alone, sens$total, ifelse(fc$has[a, ], fc$x[a, ], 0))
     hi <- ifelse(alone, sens$total, Inf)
@@ -1484,17 +1491,20 @@ test_that("the respondents' clean-up leaves its cheap tail: the same decisions b
     expect_true(attr(audit_table(sens, s), "passed"))
     expect_true(attr(audit_table(sens, s, attacker = "outsider"), "passed"))
   }
-  # protect_table() leaves the tail of cleanup_respondent_tail against the
-  # respondents, none against the outsider alone
-  off <- withr::with_options(list(sdcRisk.cleanup_tail = 0), protect_table(sens))
-  on <- withr::with_options(list(sdcRisk.cleanup_tail = ns$cleanup_respondent_tail), protect_table(sens))
+  # protect_table() leaves the tails of cleanup_respondent_tail and
+  # cleanup_respondent_pass_tail against the respondents, none against the
+  # outsider alone
+  off <- withr::with_options(list(sdcRisk.cleanup_tail = 0, sdcRisk.cleanup_pass_tail = 0), protect_table(sens))
+  on <- withr::with_options(list(sdcRisk.cleanup_tail = ns$cleanup_respondent_tail,
+                                 sdcRisk.cleanup_pass_tail = ns$cleanup_respondent_pass_tail), protect_table(sens))
   expect_identical(p$status, on$status)
   expect_false(identical(p$status, off$status))
   expect_lt(sum(abs(sens$total[off$status != "published"])), sum(abs(sens$total[p$status != "published"])))
   o <- protect_table(sens, attacker = "outsider")
-  o_off <- withr::with_options(list(sdcRisk.cleanup_tail = 0), protect_table(sens, attacker = "outsider"))
+  o_off <- withr::with_options(list(sdcRisk.cleanup_tail = 0, sdcRisk.cleanup_pass_tail = 0),
+                               protect_table(sens, attacker = "outsider"))
   expect_identical(o$status, o_off$status)
-  o_on <- withr::with_options(list(sdcRisk.cleanup_tail = ns$cleanup_respondent_tail),
+  o_on <- withr::with_options(list(sdcRisk.cleanup_pass_tail = ns$cleanup_respondent_pass_tail),
                               protect_table(sens, attacker = "outsider"))
   expect_false(identical(o$status, o_on$status))
 })
