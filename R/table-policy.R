@@ -237,8 +237,9 @@ cleanup_min_gain <- 1e-12
 # makes the same decisions up to there. On the 668-cell table R6 of
 # bench_suppress_small.R 5.2 -> 3.0 s, the suppressed value +0.24% (R5
 # +0.66%, R4 +0.57%); a share of 0.02: 3.5 s, +0.13%; 0.05: 2.8 s,
-# +0.40%, with the outsider's pass below trying every cell (twenty-sixth
-# session of bench/README.md). Against the outsider
+# +0.40% (each with the outsider's pass below at the same share, before
+# it got its own; twenty-sixth session of bench/README.md). Against the
+# outsider
 # alone (whose pattern is compared with GaussSuppression's, issue 32) and
 # under method = "optimal", none.
 cleanup_respondent_tail <- 0.03
