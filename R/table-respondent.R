@@ -1029,7 +1029,11 @@ respondent_pattern <- function(prep, search, resp, call) {
 # test, the respondents that broke earlier trials attack it alone (on the
 # pattern its own test would attack): a breach refuses it at once, so few
 # deferred tests fail (sdcRisk.respondent_pretest = FALSE, undocumented,
-# leaves this out). The cheapest candidates are not tried (cheap_tail()).
+# leaves this out). A trial run again after a refused deferred test, on
+# the pattern and intervals it had the first time, keeps its verdict: only
+# the respondents that broke a trial since attack it (on the 965-cell
+# table, the trials run again took a third of the clean-up's time). The
+# cheapest candidates are not tried (cheap_tail()).
 # `outer`: the outsider's exact intervals of the pattern in `search`
 # (list(lower, upper) over all cells, as the respondents' last round
 # measured them), measured here when NULL. `witnesses`: witness tables
@@ -1082,6 +1086,11 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
   limit <- Inf
   # (the trials each test took, and whether it passed)
   tests <- list(size = integer(), passed = logical())
+  # (the verdicts of the trials since the last passed test, by position k;
+  # the option sdcRisk.respondent_memo = FALSE, undocumented, lets the
+  # tests run every trial again)
+  memo <- list()
+  remember <- getOption("sdcRisk.respondent_memo", TRUE)
   k <- ticked <- 0L
   while (k < length(cand) || length(pending)) {
     if (length(pending) && (k == length(cand) || length(pending) >= limit)) {
@@ -1108,6 +1117,8 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
         published <- published + length(pending)
         pending <- pending_sens <- integer()
         limit <- limit * 2
+        # (no trial before k runs again)
+        memo <- list()
         next
       }
       # otherwise some trial's own test would fail (a pattern with fewer
@@ -1152,73 +1163,60 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
     trial_outer$lower[j] <- trial_outer$upper[j] <- NA_real_
     s_reg <- region[prep$sensitive[region]]
     if (length(s_reg)) {
-      # the outsider's protection of the region's sensitive cells decided
-      # first (witness tables settle most ends): most trials end there, and
-      # the exact intervals of the whole region are measured only for the
-      # respondents' test of a trial that passes it
-      # first the tests without a program: the outsider's relation bounds
-      # (relation_breach(): on R4 of the bench they end 55 of the 82
-      # trials), then the respondents' relation bounds against the
-      # intervals before the trial (wider: they let more knowledge through,
-      # which only tests more respondents; a breach there is real): before
-      # the outsider's programs they end 23 of the 27 trials left on R4,
-      # which the outsider's programs ended with 119 programs (R2: 538 ->
-      # 480 programs in all, R4: 1,154 -> 1,055)
-      if (relation_breach(prep, trial, j, call)) next
-      q <- respondent_breaches(prep, trial, resp, trial_outer, exact = FALSE, call = call,
-                               only = s_reg, first = TRUE, hint = breakers, near = j,
-                               relations_only = TRUE)
-      if (nrow(q$breaches)) {
-        breakers <- unique(c(q$breaches$group[1], breakers))
+      # (a trial run again after a refused deferred test, on the pattern
+      # and intervals it had the first time, has the verdict it had then:
+      # `memo`; only the respondents that broke a trial since attack it)
+      seen <- if (remember) memo[[as.character(k)]]
+      if (!is.null(seen) && !(identical(seen$supp, supp) && identical(seen$outer, outer))) seen <- NULL
+      if (!is.null(seen) && seen$refused) {
+        breakers <- unique(c(seen$by, breakers))
         next
       }
-      # then the outsider's protection of the region's sensitive cells
-      # decided (witness tables settle most ends); the exact intervals of
-      # the whole region are measured only for the respondents' test of a
-      # trial that passes it
-      d <- audit_cells(prep, trial, s_reg, exact = FALSE, call = call, first_breach = TRUE,
-                       seeds = outsider_seeds(witnesses, prep, trial, s_reg))
-      n_lp <- n_lp + d$n_lp
-      if (!all(protection_met(prep, s_reg, d$lower, d$upper))) next
-      if (defer && length(breakers) && getOption("sdcRisk.respondent_pretest", TRUE)) {
-        # (the respondents that broke earlier trials attack this one first,
-        # as its own test would: a breach refuses it at once, the trial its
-        # own test would refuse, where a deferred test that finds it sends
-        # the trials back. On a 965-cell table, age x race x education x
-        # PUMA of 12 PUMAs of the bench's ACS excerpt, 32 deferred tests
-        # became 5, 9.5 -> 6.4 s)
+      if (is.null(seen)) {
+        v <- trial_verdict(prep, trial, j, s_reg, resp, trial_outer, breakers, witnesses, call)
+        n_lp <- n_lp + v$n_lp
+        if (v$refused) {
+          breakers <- unique(c(v$by, breakers))
+          memo[[as.character(k)]] <- list(supp = supp, outer = outer, refused = TRUE, by = v$by)
+          next
+        }
+      }
+      # the respondents that broke earlier trials (and not this one
+      # before) attack it first, or, not deferred, every respondent
+      among <- if (!defer) NULL else if (getOption("sdcRisk.respondent_pretest", TRUE)) setdiff(breakers, seen$tested)
+      if (!defer || length(among)) {
+        # (deferred, the earlier breakers attack it as its own test would:
+        # a breach refuses it at once, the trial its own test would refuse,
+        # where a deferred test that finds it sends the trials back. On a
+        # 965-cell table, age x race x education x PUMA of 12 PUMAs of the
+        # bench's ACS excerpt, 32 deferred tests became 5, 9.5 -> 6.4 s.
+        # Not deferred, whether some respondent breaks it: the first that
+        # does ends the test, and is tried early next time; those whose
+        # knowledge lies near j first. The region keeps its intervals of
+        # the pattern with j, wider, as a deferred trial's does: they only
+        # let more of the respondents' knowledge count, which changes
+        # nothing where the exact interval already implies it, and the
+        # outsider's protection of its sensitive cells was decided above.
+        # Measuring the region's exact intervals first took 5,356 of 9,117
+        # programs on a table of 668 cells, age x race x education x PUMA
+        # of the bench's ACS excerpt; its intervals are measured once, by
+        # the final audit.)
         r <- respondent_breaches(prep, trial, resp, trial_outer, exact = FALSE, call = call, only = s_reg,
-                                 first = TRUE, hint = breakers, near = j, witnesses = witnesses,
-                                 among = breakers)
+                                 first = TRUE, hint = breakers, near = j, witnesses = witnesses, among = among)
         n_lp <- n_lp + r$n_lp
         if (nrow(r$breaches)) {
           breakers <- unique(c(r$breaches$group[1], breakers))
+          memo[[as.character(k)]] <- list(supp = supp, outer = outer, refused = TRUE, by = r$breaches$group[1])
           next
         }
       }
       if (defer) {
+        memo[[as.character(k)]] <- list(supp = supp, outer = outer, refused = FALSE,
+                                        tested = union(seen$tested, among))
         # (the respondents' test with the next pending ones; until then the
         # region keeps its intervals of the pattern with j, wider, for the
         # next trials' respondents' relation bounds)
         pending_sens <- union(pending_sens, s_reg)
-      } else {
-        # (whether some respondent breaks it: the first that does ends the
-        # test, and is tried early next time; those whose knowledge lies
-        # near j first. The region keeps its intervals of the pattern with
-        # j, wider, as a deferred trial's does: they only let more of the
-        # respondents' knowledge count, which changes nothing where the
-        # exact interval already implies it, and the outsider's protection
-        # of its sensitive cells was decided above. Measuring the region's
-        # exact intervals first took 5,356 of 9,117 programs on a table of
-        # 668 cells, age x race x education x PUMA of the bench's ACS
-        # excerpt; its intervals are measured once, by the final audit.)
-        r <- respondent_breaches(prep, trial, resp, trial_outer, exact = FALSE, call = call,
-                                 only = s_reg, first = TRUE, hint = breakers, near = j, witnesses = witnesses)
-        n_lp <- n_lp + r$n_lp
-        if (nrow(r$breaches)) {
-          breakers <- unique(c(r$breaches$group[1], breakers))
-          next
-        }
       }
     }
     if (defer) {
@@ -1238,6 +1236,30 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
   tick(done = TRUE)
   outer$exact <- fresh & supp
   list(n_lp = n_lp, published = published, rolled_back = rolled_back, outer = outer, tests = tests)
+}
+
+# The tests of a trial of respondent_cleanup() before the respondents'
+# programs, each deciding whether pattern `trial` (the pattern without
+# cell j) breaks: the outsider's relation bounds (relation_breach(): on R4
+# of the bench they end 55 of the 82 trials), then the respondents'
+# relation bounds against `trial_outer`, the intervals before the trial
+# (wider: they let more knowledge through, which only tests more
+# respondents; a breach there is real): before the outsider's programs
+# they end 23 of the 27 trials left on R4, which the outsider's programs
+# ended with 119 programs (R2: 538 -> 480 programs in all, R4: 1,154 ->
+# 1,055); then the outsider's protection of the region's sensitive cells
+# `s_reg` decided (witness tables settle most ends; the exact intervals of
+# the whole region are measured only for the respondents' test of a trial
+# that passes). Returns list(refused, by: the respondent that broke it,
+# if one did, n_lp).
+trial_verdict <- function(prep, trial, j, s_reg, resp, trial_outer, breakers, witnesses, call) {
+  if (relation_breach(prep, trial, j, call)) return(list(refused = TRUE, by = integer(), n_lp = 0L))
+  q <- respondent_breaches(prep, trial, resp, trial_outer, exact = FALSE, call = call,
+                           only = s_reg, first = TRUE, hint = breakers, near = j, relations_only = TRUE)
+  if (nrow(q$breaches)) return(list(refused = TRUE, by = q$breaches$group[1], n_lp = 0L))
+  d <- audit_cells(prep, trial, s_reg, exact = FALSE, call = call, first_breach = TRUE,
+                   seeds = outsider_seeds(witnesses, prep, trial, s_reg))
+  list(refused = !all(protection_met(prep, s_reg, d$lower, d$upper)), by = integer(), n_lp = d$n_lp)
 }
 
 # Witness tables for cell i against a respondent who knows the cells of

@@ -1352,6 +1352,39 @@ test_that("a refused test of several publications is tried again by halves, down
   expect_gt(regrown, 0)
 })
 
+test_that("a trial run again after a refused test keeps its verdict: the same pattern, fewer tests of trials", {
+  # table 10 of the test above, whose deferred tests fail (without the
+  # pre-test, so that they do): its trials run again from the first
+  # deferred one, on the same patterns as before until the next test
+  withr::local_options(sdcRisk.respondent_pretest = FALSE)
+  ns <- asNamespace("sdcRisk")
+  runs <- record_cleanups()
+  verdicts <- new.env()
+  verdicts$n <- 0L
+  count <- function() verdicts$n <- verdicts$n + 1L
+  suppressMessages(trace("trial_verdict", tracer = bquote(.(count)()), where = ns, print = FALSE))
+  withr::defer(suppressMessages(untrace("trial_verdict", where = ns)))
+  set.seed(10)
+  d <- respondent_firms(NULL, sample(c(300, 600), 1), sample(3:4, 1), sample(4:5, 1), sample(c(40, 100), 1))
+  d$s <- sample(letters[1:3], nrow(d), TRUE)
+  sens <- cell_sensitivity(d, c("r", "c", "s"), "v", list(rule_frequency(3), rule_p(20)), contributor = "firm")
+  with <- protect_table(sens)
+  n_with <- verdicts$n
+  tests <- runs$out[[1]]$tests
+  # (a refused test of several trials: some run again)
+  expect_true(any(!tests$passed & tests$size > 1))
+  verdicts$n <- 0L
+  without <- withr::with_options(list(sdcRisk.respondent_memo = FALSE), protect_table(sens))
+  expect_identical(with$status, without$status)
+  expect_identical(with$lower, without$lower)
+  expect_identical(with$upper, without$upper)
+  expect_lt(n_with, verdicts$n)
+  s <- with$status != "published"
+  expect_true(attr(audit_table(sens, s), "passed"))
+  d$record <- seq_len(nrow(d))
+  expect_equal(nrow(reference_breaches(d, sens, s, audit_levels(sens), firm = "firm")), 0)
+})
+
 test_that("combinations of earlier tables save respondents' programs and change no verdict", {
   ns <- asNamespace("sdcRisk")
   saved <- 0
