@@ -470,12 +470,12 @@ no_breaches <- data.frame(group = integer(), cell = integer(), lower = numeric()
 # groups no other dominates (undominated_groups()): whether some group
 # breaks the pattern is the same, and a table that protects a cell
 # against the dominating group protects it against those it dominates, but
-# not every breach is reported (by default with `first`, but for the
-# relation bounds in the core, where finding the undominated groups took
-# longer than the tests they spared).
+# not every breach is reported (by default with `first`; the relation
+# bounds in the core too, since the dominators are found once per class,
+# respondent_dominators()).
 respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NULL, first = FALSE,
                                 hint = integer(), near = NULL, relations_only = FALSE, witnesses = NULL,
-                                among = NULL, undominated = first && is.null(among) && !relations_only) {
+                                among = NULL, undominated = first && is.null(among)) {
   out <- list(breaches = no_breaches, n_lp = 0L, n_groups = 0L)
   sens <- prep$sensitive & supp
   if (!is.null(only)) sens <- sens & seq_along(sens) %in% only
@@ -532,9 +532,7 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
   } else if (length(hint)) {
     groups <- c(intersect(hint, groups), setdiff(groups, hint))
   }
-  if (undominated && getOption("sdcRisk.respondent_dominance", TRUE)) {
-    groups <- undominated_groups(resp, prep, groups)
-  }
+  if (undominated) groups <- undominated_groups(resp, prep, groups)
   if (relations_only && getOption("sdcRisk.relation_cases", TRUE)) {
     r <- relation_breach_groups(prep, supp, resp, outer, sens, cmp, has_sens, groups, first, call)
     out$breaches <- r$breaches
@@ -610,42 +608,79 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
 }
 
 # The groups of `groups` (in their order) but those that another single
-# contributor of `groups` dominates: one that knows the same cells (none
-# alone), each within bounds at least as narrow (the same upper bounds,
-# lower bounds at least as high), and whose knowledge of every sensitive
-# one leaves its protection as required (a lower bound at most the value
-# less the level: the requirement of protection_required() is then the
-# same for both). Its program's tables are then tables of the dominated
-# one's (its effective knowledge holds every effective knowledge of the
-# other, tighter), so its intervals lie within the other's, with the same
-# requirements: when it breaks no cell, neither does the other, and when
-# the other breaks one, so does it. A test that asks only whether some
-# group breaks the pattern (`first`) needs the undominated ones alone (on
-# the 965-cell table of bench_suppress_small.R, persons of one interior
-# cell: the one with the largest income dominates the others).
+# contributor of `groups` dominates (respondent_dominators()). Its
+# program's tables are then tables of the dominated one's (its effective
+# knowledge holds every effective knowledge of the other, tighter), so its
+# intervals lie within the other's, with the same requirements, and so do
+# its relation bounds: when it breaks no cell, neither does the other, and
+# when the other breaks one, so does it. A test that asks only whether
+# some group breaks the pattern (`first`) needs the undominated ones alone
+# (on the 965-cell table of bench_suppress_small.R, persons of one
+# interior cell: the one with the largest income dominates the others).
 undominated_groups <- function(resp, prep, groups) {
-  single <- groups[groups <= resp$n_single]
-  if (length(single) < 2L) return(groups)
-  ks <- lapply(single, function(g) respondent_knowledge(resp, prep, g))
-  free <- vapply(ks, function(k) !any(k$alone), logical(1))
-  if (sum(free) < 2L) return(groups)
-  ks <- ks[free]
-  single <- single[free]
-  sig <- vapply(ks, function(k) paste(k$cells, collapse = ","), character(1))
-  drop <- integer()
-  for (cls in split(seq_along(single), sig)) {
-    if (length(cls) < 2L) next
-    # (the candidate: the highest lower bounds, in sum)
-    best <- cls[which.max(vapply(ks[cls], function(k) sum(k$lo), numeric(1)))]
-    kb <- ks[[best]]
-    sens <- prep$sensitive[kb$cells]
-    if (any(kb$lo[sens] > prep$value[kb$cells[sens]] - prep$level[kb$cells[sens]])) next
-    for (h in setdiff(cls, best)) {
-      k <- ks[[h]]
-      if (identical(k$hi, kb$hi) && all(k$lo <= kb$lo)) drop <- c(drop, single[h])
+  single <- groups <= resp$n_single
+  if (sum(single) < 2L || !getOption("sdcRisk.respondent_dominance", TRUE)) return(groups)
+  d <- integer(length(groups))
+  d[single] <- respondent_dominators(resp, prep, groups[single])
+  groups[!(d > 0L & d %in% groups)]
+}
+
+# The single contributor that dominates each of the contributors `groups`
+# (0 for none): one that knows the same cells (neither alone in any), each
+# within bounds at least as narrow (the same upper bounds, lower bounds at
+# least as high), and whose knowledge of every sensitive one leaves its
+# protection as required (a lower bound at most the value less the level:
+# the requirement of protection_required() is then the same for both).
+# Among the contributors of the same cells (the class), the one with the
+# highest lower bounds in sum is the candidate. It depends on the table's
+# values and bounds, not on the pattern: each class is found once, when
+# one of its contributors is first asked for, among the contributors of
+# its least populated cell, and kept in the knowledge memo (found per test
+# from each group's knowledge, it took longer than the respondents'
+# relation tests it would have spared).
+respondent_dominators <- function(resp, prep, groups) {
+  memo <- knowledge_memo(resp, prep)
+  if (is.null(memo$dominators)) memo$dominators <- rep(NA_integer_, resp$n_single)
+  for (g in groups[is.na(memo$dominators[groups])]) {
+    if (!is.na(memo$dominators[g])) next
+    cls <- dominance_class(resp, prep, g)
+    ks <- lapply(cls, function(h) respondent_knowledge(resp, prep, h))
+    dom <- integer(length(cls))
+    if (length(cls) > 1L) {
+      # (the candidate: the highest lower bounds, in sum)
+      b <- which.max(vapply(ks, function(k) sum(k$lo), numeric(1)))
+      kb <- ks[[b]]
+      sens <- prep$sensitive[kb$cells]
+      if (!any(kb$lo[sens] > prep$value[kb$cells[sens]] - prep$level[kb$cells[sens]])) {
+        for (h in seq_along(cls)[-b]) {
+          if (identical(ks[[h]]$hi, kb$hi) && all(ks[[h]]$lo <= kb$lo)) dom[h] <- cls[b]
+        }
+      }
     }
+    env_set(memo, "dominators", cls, dom)
   }
-  if (length(drop)) groups[!groups %in% drop] else groups
+  memo$dominators[groups]
+}
+
+# The class of single contributor g for respondent_dominators(): g alone
+# when it is alone in a cell, otherwise the contributors of its least
+# populated cell who know the same cells, none alone, in the same order
+# (in increasing order: of the candidates with the same lower bounds in
+# sum, the first).
+dominance_class <- function(resp, prep, g) {
+  k <- respondent_knowledge(resp, prep, g)
+  if (any(k$alone) || !length(k$cells)) return(g)
+  memo <- resp$memo
+  if (is.null(memo$cell_start)) cell_rows(resp, integer())
+  n_rows <- diff(memo$cell_start)
+  c1 <- k$cells[which.min(n_rows[k$cells])]
+  peers <- unique(resp$who[cell_rows(resp, c1)])
+  peers <- peers[peers != g]
+  same <- vapply(peers, function(h) {
+    kh <- respondent_knowledge(resp, prep, h)
+    identical(kh$cells, k$cells) && !any(kh$alone)
+  }, logical(1))
+  sort(c(g, peers[same]))
 }
 
 # The breaches `found` (a list of columns each) as one data frame (no_breaches

@@ -1632,4 +1632,28 @@ test_that("a test of whether some respondent breaks a pattern needs the undomina
   # (both verdicts occur, and groups are left out, for the comparison to mean anything)
   expect_true(any(verdicts) && !all(verdicts))
   expect_gt(dropped, 0)
+  # the dominators, found once per class among the contributors of its
+  # least populated cell, are those of every contributor compared with
+  # every other (a fresh memo: respondent_dominators() finds each class
+  # when first asked for)
+  resp2 <- ns$table_respondents(sens, prep, "respondents", "ignore")
+  m <- resp2$n_single
+  ks <- lapply(seq_len(m), function(g) ns$respondent_knowledge(resp2, prep, g))
+  sig <- vapply(ks, function(k) if (any(k$alone)) paste0("alone", runif(1)) else paste(k$cells, collapse = ","),
+                character(1))
+  brute <- integer(m)
+  for (cls in split(seq_len(m), sig)) {
+    if (length(cls) < 2L) next
+    best <- cls[which.max(vapply(ks[cls], function(k) sum(k$lo), numeric(1)))]
+    kb <- ks[[best]]
+    sv <- prep$sensitive[kb$cells]
+    if (any(kb$lo[sv] > prep$value[kb$cells[sv]] - prep$level[kb$cells[sv]])) next
+    for (h in setdiff(cls, best)) {
+      if (identical(ks[[h]]$hi, kb$hi) && all(ks[[h]]$lo <= kb$lo)) brute[h] <- best
+    }
+  }
+  set.seed(5)
+  ask <- sample.int(m)
+  expect_identical(ns$respondent_dominators(resp2, prep, ask), brute[ask])
+  expect_gt(sum(brute > 0), m / 2)
 })
