@@ -731,8 +731,12 @@ suppressed_lp <- function(sp, prep, vars, trip) {
        rhs = -sp$pubsum[rels], lower = prep$lower[vars], upper = prep$upper[vars])
 }
 
+# The outsider's intervals of the cells `targets` of pattern `supp`, by
+# component (component_intervals()): exact, or with `exact = FALSE` the
+# protection decided. `outer_upper` (with `exact`, flags over `targets`):
+# upper ends that need only an outer bound, their relation bounds.
 audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_env(), witnesses = NULL,
-                        first_breach = FALSE, same_pattern = FALSE, seeds = NULL) {
+                        first_breach = FALSE, same_pattern = FALSE, seeds = NULL, outer_upper = NULL) {
   st <- prep$structure
   lo <- hi <- rep(NA_real_, length(targets))
   # witness tables given with the pattern, each checked before it counts,
@@ -773,7 +777,8 @@ audit_cells <- function(prep, supp, targets, exact = TRUE, call = rlang::caller_
     lp <- cached_program(suppressed_lp(sp, prep, vars, trip), prep)
     pos <- match(targets[mine], lp$vars)
     res <- component_intervals(lp, pos, targets[mine], prep, exact, call, tick, local = local,
-                               seeds = seeds, first_breach = first_breach)
+                               seeds = seeds, first_breach = first_breach,
+                               outer_upper = if (!is.null(outer_upper)) outer_upper[mine])
     lo[mine] <- res$lower
     hi[mine] <- res$upper
     n_lp <- n_lp + res$n_lp
@@ -918,9 +923,12 @@ relation_breach_in_r <- function(prep, supp, near, call) {
 # from `ipm_cols` cells, its interior point method
 # (ipm_component_solver(); the option `sdcRisk.audit_ipm_cols`,
 # undocumented, lets the tests take that path on small tables).
+# `outer_upper` (flags over the targets, with `exact` and without `seeds`,
+# `local` or `first_breach`): upper ends returned as their relation
+# bounds, outer bounds of the exact ones, without a program.
 component_intervals <- function(lp, pos, cells, prep, exact, call, tick = function(n = 1, done = FALSE) NULL,
                                 ipm_cols = getOption("sdcRisk.audit_ipm_cols", audit_ipm_cols),
-                                local = NULL, seeds = NULL, first_breach = FALSE) {
+                                local = NULL, seeds = NULL, first_breach = FALSE, outer_upper = NULL) {
   # (on the 11,724-cell bench table, whose components the simplex solves,
   # the small programs took 4.5 s where the component's took 2.3; on the
   # 9,670-cell component of the 10^4-cell large table, 23 s against 43 by
@@ -967,6 +975,11 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
     seed_ends(ends, seeds)
   }
   ends$first_breach <- first_breach
+  if (any(outer_upper)) {
+    # (upper ends that only need an outer bound: their relation bounds,
+    # no program)
+    ends$need_hi[outer_upper] <- -Inf
+  }
   # the optimal tables of earlier programs of the same component (another
   # attacker's, sharing the solver) that keep this one's bounds are witnesses
   # here too
@@ -980,6 +993,7 @@ component_intervals <- function(lp, pos, cells, prep, exact, call, tick = functi
     if (isTRUE(ends$breached)) return(list(lower = ends$lo, upper = ends$hi, n_lp = ends$n_lp, breached = TRUE))
   }
   if (!exact) widen_flat_intervals(ends, solver, lp)
+  if (any(outer_upper)) ends$hi[outer_upper] <- ends$ub[outer_upper]
   list(lower = ends$lo, upper = ends$hi, n_lp = ends$n_lp)
 }
 

@@ -947,18 +947,41 @@ outsider_seeds <- function(ix, prep, supp, targets) {
 
 # The respondent audit of pattern `supp`: the outsider's exact interval of
 # every suppressed cell, then respondent_breaches() (`undominated`: of the
-# undominated groups only, undominated_groups()).
+# undominated groups only, undominated_groups()). The intervals are the
+# respondents' `outer` bounds: an upper end no respondent knows a bound
+# below (upper_known()) needs only an outer bound, its relation bound (no
+# program: on the 965-cell table of bench_suppress_small.R, where persons
+# know only lower bounds of the cells they are not alone in, the rounds'
+# 365 programs became 243). Returns the breaches with `outer`
+# (list(lower, upper, exact), `exact` the cells whose interval is exact).
 respondent_audit <- function(prep, supp, resp, exact, call, witnesses = NULL, undominated = FALSE) {
   all_supp <- which(supp)
-  o <- audit_cells(prep, supp, all_supp, exact = TRUE, call = call)
-  outer <- list(lower = rep(NA_real_, length(supp)), upper = rep(NA_real_, length(supp)))
+  lazy <- if (getOption("sdcRisk.respondent_upper_bounds", TRUE)) !upper_known(resp, prep, all_supp)
+  o <- audit_cells(prep, supp, all_supp, exact = TRUE, call = call, outer_upper = lazy)
+  outer <- list(lower = rep(NA_real_, length(supp)), upper = rep(NA_real_, length(supp)), exact = supp)
   outer$lower[all_supp] <- o$lower
   outer$upper[all_supp] <- o$upper
+  if (any(lazy)) outer$exact[all_supp[lazy]] <- FALSE
   r <- respondent_breaches(prep, supp, resp, outer, exact, call, witnesses = witnesses,
                            undominated = undominated)
   r$n_lp <- r$n_lp + o$n_lp
   r$outer <- outer
   r
+}
+
+# Whether some respondent may know an upper bound of each of `cells` below
+# its a priori upper bound: a single contributor's knowledge of it
+# (cell_knowledge()), a coalition's, or, for a cell whose contributors all
+# contribute 0, one alone in a cell above it (zero_cells_known()). Where
+# none does, no respondent's knowledge of the cell is effective above
+# (effective_knowledge()) whatever outer upper bound the outsider has.
+upper_known <- function(resp, prep, cells) {
+  known <- cell_knowledge(resp, prep, cells)$hi < prep$upper[cells] | cells %in% resp$zero_cells
+  for (g in resp$n_single + seq_along(resp$coalitions)) {
+    k <- respondent_knowledge(resp, prep, g)
+    known <- known | cells %in% k$cells[k$hi < prep$upper[k$cells]]
+  }
+  known
 }
 
 # The breaches as the audit reports them: the respondent (or coalition), the
@@ -1067,7 +1090,8 @@ respondent_pattern <- function(prep, search, resp, call) {
 # leaves this out). A trial run again after a refused deferred test, on
 # the pattern and intervals it had the first time, keeps its verdict: only
 # the respondents that broke a trial since attack it (on the 965-cell
-# table, the trials run again took a third of the clean-up's time). The
+# table of bench_suppress_small.R, 161 -> 117 respondents' relation tests,
+# 1,019 -> 810 respondents attacked by the pre-tests). The
 # cheapest candidates are not tried (cheap_tail()).
 # `outer`: the outsider's exact intervals of the pattern in `search`
 # (list(lower, upper) over all cells, as the respondents' last round
@@ -1096,7 +1120,7 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
   # (the cells whose interval in `outer` is exact under the current
   # pattern: every suppressed cell at first, those of a region published
   # without a measure no longer; returned for the final audit)
-  fresh <- supp
+  fresh <- if (is.null(outer$exact)) supp else outer$exact & supp
   published <- 0L
   breakers <- integer()
   cand <- costliest_first(search)

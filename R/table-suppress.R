@@ -364,8 +364,9 @@ pattern_witnesses <- function(search) {
 # again.
 respondent_step <- function(prep, search, respondents, cleanup, intervals, call) {
   rp <- respondent_pattern(prep, search, respondents, call)
-  # (the last round measured every suppressed cell of the pattern)
-  rp$outer$exact <- search$supp
+  # (the last round measured every suppressed cell of the pattern, but
+  # upper ends that only needed an outer bound: respondent_audit())
+  rp$outer$exact <- (rp$outer$exact %||% search$supp) & search$supp
   if (cleanup && isTRUE(rp$rounds > 0) && getOption("sdcRisk.respondent_cleanup", TRUE)) {
     rc <- respondent_cleanup(prep, search, respondents, keep_witnessed = intervals == "none", call,
                              outer = rp$outer, witnesses = rp$witnesses, index = rp$index)
