@@ -1176,8 +1176,9 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
         published <- published + length(pending)
         pending <- pending_sens <- integer()
         limit <- limit * 2
-        # (no trial before k runs again)
-        memo <- list()
+        # (no trial up to k runs again; those after it may, when this test
+        # took half of a refused one's)
+        memo <- memo[as.integer(names(memo)) > k]
         next
       }
       # otherwise some trial's own test would fail (a pattern with fewer
@@ -1242,7 +1243,8 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
       }
       # the respondents that broke earlier trials (and not this one
       # before) attack it first, or, not deferred, every respondent
-      among <- if (!defer) NULL else if (getOption("sdcRisk.respondent_pretest", TRUE)) setdiff(breakers, seen$tested)
+      among <- if (!defer) NULL else
+        if (getOption("sdcRisk.respondent_pretest", TRUE)) setdiff(breakers, seen$tested)
       if (!defer || length(among)) {
         # (deferred, the earlier breakers attack it as its own test would:
         # a breach refuses it at once, the trial its own test would refuse,
