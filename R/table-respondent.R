@@ -1084,10 +1084,19 @@ respondent_pattern <- function(prep, search, resp, call) {
 # trials published are those of the trials' own tests in turn (the option
 # sdcRisk.respondent_defer, undocumented, lets the tests compare the two:
 # FALSE tests each trial on its own). Before a trial joins the deferred
-# test, the respondents that broke earlier trials attack it alone (on the
-# pattern its own test would attack): a breach refuses it at once, so few
-# deferred tests fail (sdcRisk.respondent_pretest = FALSE, undocumented,
-# leaves this out). A trial run again after a refused deferred test, on
+# test, the respondents whose programs broke earlier trials (in such a
+# pre-test or a deferred test) attack it alone (on the pattern its own
+# test would attack): a breach refuses it at once, so few deferred tests
+# fail (sdcRisk.respondent_pretest = FALSE, undocumented, leaves this out).
+# Those that broke trials by their relation bounds alone do not: every
+# trial's relation test attacks them again, and their programs rarely
+# break what their relation bounds leave (on the 965-cell table of
+# bench_suppress_small.R the pre-tests attacked 781 respondents, 11 of
+# which broke the trial, where the 4 program breakers now take 71, 8 of
+# which break it; the deferred tests then measure more, the pre-tests'
+# programs no longer having left their tables to the shared solver, but
+# R7 took 3.9 -> 3.2 s, R6 2.8 -> 2.4 s; sdcRisk.respondent_pretest_all,
+# undocumented, attacks with every earlier breaker). A trial run again after a refused deferred test, on
 # the pattern and intervals it had the first time, keeps its verdict: only
 # the respondents that broke a trial since attack it (on the 965-cell
 # table of bench_suppress_small.R, 161 -> 117 respondents' relation tests,
@@ -1123,6 +1132,15 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
   fresh <- if (is.null(outer$exact)) supp else outer$exact & supp
   published <- 0L
   breakers <- integer()
+  # (those of them whose programs broke a trial, in a pre-test or a
+  # deferred test: the pre-tests' attackers. The others broke trials by
+  # their relation bounds, which every trial's relation test attacks
+  # anyway. The option sdcRisk.respondent_pretest_all, undocumented, lets
+  # the tests and the bench pre-test every breaker, as before)
+  program_breakers <- integer()
+  pretest_all <- getOption("sdcRisk.respondent_pretest_all", FALSE)
+  # (the respondents the pre-tests attacked, in all)
+  pretested <- 0L
   cand <- costliest_first(search)
   # (not the cheap tail: cheap_tail())
   cand <- cand[!cheap_tail(search, cand)]
@@ -1195,6 +1213,7 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
       outer <- back$outer
       fresh <- back$fresh
       breakers <- unique(c(r$breaches$group[1], back$breakers))
+      program_breakers <- unique(c(r$breaches$group[1], program_breakers))
       k <- if (n_pending == 1L) back$k else back$k - 1L
       limit <- if (n_pending == 1L) 1 else ceiling(n_pending / 2)
       pending <- pending_sens <- integer()
@@ -1241,12 +1260,14 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
           next
         }
       }
-      # the respondents that broke earlier trials (and not this one
-      # before) attack it first, or, not deferred, every respondent
+      # the respondents whose programs broke earlier trials (and not this
+      # one before) attack it first, or, not deferred, every respondent
       among <- if (!defer) NULL else
-        if (getOption("sdcRisk.respondent_pretest", TRUE)) setdiff(breakers, seen$tested)
+        if (getOption("sdcRisk.respondent_pretest", TRUE)) {
+          setdiff(if (pretest_all) breakers else program_breakers, seen$tested)
+        }
       if (!defer || length(among)) {
-        # (deferred, the earlier breakers attack it as its own test would:
+        # (deferred, those earlier breakers attack it as its own test would:
         # a breach refuses it at once, the trial its own test would refuse,
         # where a deferred test that finds it sends the trials back. On a
         # 965-cell table, age x race x education x PUMA of 12 PUMAs of the
@@ -1265,8 +1286,10 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
         r <- respondent_breaches(prep, trial, resp, trial_outer, exact = FALSE, call = call, only = s_reg,
                                  first = TRUE, hint = breakers, near = j, witnesses = witnesses, among = among)
         n_lp <- n_lp + r$n_lp
+        pretested <- pretested + length(among)
         if (nrow(r$breaches)) {
           breakers <- unique(c(r$breaches$group[1], breakers))
+          program_breakers <- unique(c(r$breaches$group[1], program_breakers))
           memo[[as.character(k)]] <- list(supp = supp, outer = outer, refused = TRUE, by = r$breaches$group[1])
           next
         }
@@ -1296,7 +1319,8 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
   }
   tick(done = TRUE)
   outer$exact <- fresh & supp
-  list(n_lp = n_lp, published = published, rolled_back = rolled_back, outer = outer, tests = tests)
+  list(n_lp = n_lp, published = published, rolled_back = rolled_back, outer = outer, tests = tests,
+       pretested = pretested)
 }
 
 # The tests of a trial of respondent_cleanup() before the respondents'

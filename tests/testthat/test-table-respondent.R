@@ -1597,25 +1597,33 @@ test_that("the respondents' clean-up leaves its cheap tail: the same decisions b
   expect_false(identical(o$status, o_on$status))
 })
 
+# The tables of the pre-tests' tests: three-way tables of firms whose
+# first deferred test fails (seeds 10, 24) and the firm tables of
+# firm_table(). Returns list(sens, d (with a record id), firm: the
+# contributor column of reference_breaches()).
+pretest_table <- function(seed) {
+  if (seed %in% c(10, 24)) {
+    set.seed(seed)
+    d <- respondent_firms(NULL, sample(c(300, 600), 1), sample(3:4, 1), sample(4:5, 1), sample(c(40, 100), 1))
+    d$s <- sample(letters[1:3], nrow(d), TRUE)
+    sens <- cell_sensitivity(d, c("r", "c", "s"), "v", list(rule_frequency(3), rule_p(20)), contributor = "firm")
+    firm <- "firm"
+  } else {
+    tb <- firm_table(seed)
+    sens <- tb$sens
+    d <- tb$d
+    firm <- if (seed %% 3) "firm" else "record"
+  }
+  d$record <- seq_len(nrow(d))
+  list(sens = sens, d = d, firm = firm)
+}
+
 test_that("the respondents that broke earlier trials attack a trial first: the same pattern, fewer deferred tests", {
   runs <- record_cleanups()
   n_tests <- c(with = 0, without = 0)
   for (seed in c(10, 24, 1:12)) {
-    if (seed %in% c(10, 24)) {
-      # (three-way tables whose first deferred test fails)
-      set.seed(seed)
-      d <- respondent_firms(NULL, sample(c(300, 600), 1), sample(3:4, 1), sample(4:5, 1), sample(c(40, 100), 1))
-      d$s <- sample(letters[1:3], nrow(d), TRUE)
-      sens <- cell_sensitivity(d, c("r", "c", "s"), "v", list(rule_frequency(3), rule_p(20)), contributor = "firm")
-      d$record <- seq_len(nrow(d))
-      firm <- "firm"
-    } else {
-      tb <- firm_table(seed)
-      sens <- tb$sens
-      d <- tb$d
-      d$record <- seq_len(nrow(d))
-      firm <- if (seed %% 3) "firm" else "record"
-    }
+    tb <- pretest_table(seed)
+    sens <- tb$sens
     info <- paste("table", seed)
     runs$out <- list()
     with <- protect_table(sens)
@@ -1630,10 +1638,40 @@ test_that("the respondents that broke earlier trials attack a trial first: the s
     n_tests <- n_tests + c(t_with, t_without)
     s <- with$status != "published"
     expect_true(attr(audit_table(sens, s), "passed"), info = info)
-    expect_equal(nrow(reference_breaches(d, sens, s, audit_levels(sens), firm = firm)), 0, info = info)
+    expect_equal(nrow(reference_breaches(tb$d, sens, s, audit_levels(sens), firm = tb$firm)), 0, info = info)
   }
   # (the pre-test must spare some deferred tests for the comparison to mean anything)
   expect_lt(n_tests[["with"]], n_tests[["without"]])
+})
+
+test_that("the pre-tests attack with the respondents whose programs broke a trial: the same pattern, fewer attacks", {
+  runs <- record_cleanups()
+  attacked <- c(programs = 0, all = 0)
+  # (seed 10: respondents' programs break trials; the others: only their
+  # relation bounds do, and no pre-test runs)
+  for (seed in c(10, 24, 1, 3, 7)) {
+    tb <- pretest_table(seed)
+    sens <- tb$sens
+    info <- paste("table", seed)
+    runs$out <- list()
+    programs <- protect_table(sens)
+    a_programs <- sum(vapply(runs$out, function(r) r$pretested, integer(1)))
+    runs$out <- list()
+    all <- withr::with_options(list(sdcRisk.respondent_pretest_all = TRUE), protect_table(sens))
+    a_all <- sum(vapply(runs$out, function(r) r$pretested, integer(1)))
+    # (which respondents a pre-test attacks decides only when a trial its
+    # own test would refuse is refused: the same trials are published,
+    # with the same intervals)
+    expect_identical(programs$status, all$status, info = info)
+    expect_equal(programs$lower, all$lower, info = info)
+    expect_equal(programs$upper, all$upper, info = info)
+    attacked <- attacked + c(a_programs, a_all)
+    expect_true(attr(audit_table(sens, programs$status != "published"), "passed"), info = info)
+  }
+  # (respondents that broke trials by their relation bounds alone are left
+  # out: fewer attacks, but some, for the comparison to mean anything)
+  expect_gt(attacked[["programs"]], 0)
+  expect_lt(attacked[["programs"]], attacked[["all"]])
 })
 
 test_that("a test of whether some respondent breaks a pattern needs the undominated ones only: the same verdict", {
