@@ -2,14 +2,18 @@
 # = "respondents", and attacker = "outsider") beside GaussSuppression's
 # interval mode (SuppressDominantCells(protectionIntervals = TRUE,
 # lpPackage = "lpSolve")) on the real tables R1-R4 of bench_suppress.R
-# (2019 ACS excerpt, ../shared/data/acs2019; 72 to 270 cells) and two
-# larger ones of the same records (R5, R6: 577 and 668 cells; R7, 965
-# cells: R6's variables over the records of the first 12 PUMAs), p% rule
-# p = 10. bench_suppress.R times each tool once, in a process that has run
-# larger tables before; on this machine one timing moves by a quarter from
-# process to process, so this script measures the tables in several fresh
-# R processes (SDCRISK_BENCH_PROCS, default 5), twice: each table alone in
-# its processes, and all the tables in turn in each process (as a user who
+# (2019 ACS excerpt, ../shared/data/acs2019; 72 to 270 cells) and larger
+# ones of the same records (R5, R6: 577 and 668 cells; R7, 965 cells: R6's
+# variables over the records of the first 12 PUMAs; R8, 841 cells: R5's
+# over the same 12 PUMAs), p% rule p = 10; and nine more of the same
+# records, S1-S9 (170 to 819 cells; marital status too; S5 and S6 under
+# the (1, 80) dominance rule, GaussSuppression's n = 1, k = 80), so that
+# the tables up to 1,000 cells are not only R1-R8. bench_suppress.R times
+# each tool once, in a process that has run larger tables before; on
+# this machine one timing moves by a quarter from process to process, so
+# this script measures the tables in several fresh R processes
+# (SDCRISK_BENCH_PROCS, default 5), twice: each table alone in its
+# processes, and all the tables in turn in each process (as a user who
 # protects several tables in one session; R4 last). In each process:
 #   first  the first call of each tool on the table in the process (the
 #          tools in turn, the first tool alternating between processes),
@@ -23,9 +27,10 @@
 # dependencies of sdcRisk), installed if missing into SDCRISK_BENCH_LIB
 # when set; sdcRisk is loaded from SDCRISK_BENCH_LIB too (R CMD INSTALL -l
 # it there), else the installed one. SDCRISK_BENCH_TABLES selects tables
-# (default R1,R2,R3,R4; R5,R6,R7 take seconds each, run them with
+# (default R1,R2,R3,R4; R5-R8 take seconds each, run them with
 # SDCRISK_BENCH_PROCS=2 SDCRISK_BENCH_REPS=1 and SDCRISK_BENCH_OUT=
-# bench/results-suppress-small-larger.md).
+# bench/results-suppress-small-larger.md; S1-S9 with SDCRISK_BENCH_OUT=
+# bench/results-suppress-small-more.md).
 
 args <- commandArgs(trailingOnly = TRUE)
 lib <- Sys.getenv("SDCRISK_BENCH_LIB", "")
@@ -33,13 +38,19 @@ if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
 tables <- strsplit(Sys.getenv("SDCRISK_BENCH_TABLES", "R1,R2,R3,R4"), ",")[[1]]
 reps <- as.integer(Sys.getenv("SDCRISK_BENCH_REPS", "5"))
 procs <- as.integer(Sys.getenv("SDCRISK_BENCH_PROCS", "5"))
-# (R5, R6 and R7, of 577, 668 and 965 cells, not in bench_suppress.R: the
-# larger small tables; SDCRISK_BENCH_TABLES=R5,R6,R7)
+# (R5-R8, of 577, 668, 965 and 841 cells, not in bench_suppress.R: the
+# larger small tables; SDCRISK_BENCH_TABLES=R5,R6,R7,R8)
 dims <- list(R1 = c("sex", "age", "race"), R2 = c("age", "race", "edu"), R3 = c("age", "race", "puma"),
              R4 = c("sex", "age", "edu", "race"), R5 = c("sex", "age", "race", "puma"),
-             R6 = c("age", "race", "edu", "puma"), R7 = c("age", "race", "edu", "puma"))
+             R6 = c("age", "race", "edu", "puma"), R7 = c("age", "race", "edu", "puma"),
+             R8 = c("sex", "age", "race", "puma"),
+             S1 = c("sex", "age", "edu", "puma"), S2 = c("age", "race", "msp"), S3 = c("sex", "race", "edu", "puma"),
+             S4 = c("age", "msp", "puma"), S5 = c("age", "race", "edu", "puma"), S6 = c("sex", "age", "race", "puma"),
+             S7 = c("age", "edu", "msp", "sex"), S8 = c("race", "edu", "puma"), S9 = c("age", "race", "edu", "puma"))
 # (the PUMAs of each table's records, 8 unless said)
-pumas <- c(R7 = 12)
+pumas <- c(R7 = 12, R8 = 12, S1 = 6, S2 = 20, S4 = 12, S7 = 20, S8 = 20, S9 = 10)
+# (the tables under the (1, 80) dominance rule; the others under p% = 10)
+dominance <- c("S5", "S6")
 
 if (!all(tables %in% names(dims))) {
   stop("SDCRISK_BENCH_TABLES: unknown tables ", paste(setdiff(tables, names(dims)), collapse = ", "),
@@ -57,14 +68,16 @@ child <- function(out, k, tables) {
   for (tb in tables) {
     d <- make_acs(if (tb %in% names(pumas)) pumas[[tb]] else 8)
     dv <- dims[[tb]]
-    sens <- cell_sensitivity(d, dv, "v", rule_p(10))
+    nk <- tb %in% dominance
+    sens <- cell_sensitivity(d, dv, "v", if (nk) rule_nk(1, 80) else rule_p(10))
+    rule_args <- if (nk) list(n = 1, k = 80) else list(pPercent = 10)
     tools <- list(
       default = function() protect_table(sens, intervals = "suppressed"),
       outsider = function() protect_table(sens, intervals = "suppressed", attacker = "outsider"),
       gauss = function() {
-        utils::capture.output(r <- SuppressDominantCells(d, numVar = "v", dimVar = dv, pPercent = 10,
-                                                         printInc = FALSE, protectionIntervals = TRUE,
-                                                         lpPackage = "lpSolve"))
+        utils::capture.output(r <- do.call(SuppressDominantCells,
+                                           c(list(d, numVar = "v", dimVar = dv), rule_args,
+                                             list(printInc = FALSE, protectionIntervals = TRUE, lpPackage = "lpSolve"))))
         r
       }
     )

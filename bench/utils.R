@@ -69,7 +69,8 @@ write_results <- function(tab, header, file, digits = c(seconds = 3, peak_mb = 0
 
 # The 2019 ACS excerpt of the real tables R1-R4 (bench_suppress.R,
 # bench_suppress_small.R): persons with income of eight PUMAs, the
-# classifications grouped.
+# classifications grouped (marital status, `msp`, for the tables S1-S9 of
+# bench_suppress_small.R).
 make_acs <- function(pumas = 8) {
   f <- file.path("..", "shared", "data", "acs2019", "national2019.csv")
   if (!file.exists(f)) f <- file.path(Sys.getenv("SDCRISK_SHARED", "/work/shared"), "data", "acs2019", "national2019.csv")
@@ -79,5 +80,5 @@ make_acs <- function(pumas = 8) {
   data.frame(sex = paste0("s", d$SEX),
              age = as.character(cut(d$AGEP, c(0, 30, 45, 60, 200), labels = c("a15", "a30", "a45", "a60"))),
              race = paste0("r", pmin(d$RAC1P, 4)), edu = paste0("e", pmin(d$EDU, 8) %/% 3),
-             puma = as.character(d$PUMA), v = d$PINCP)
+             puma = as.character(d$PUMA), msp = paste0("m", ifelse(is.na(d$MSP), 0, d$MSP)), v = d$PINCP)
 }
