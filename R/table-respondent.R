@@ -1090,17 +1090,17 @@ respondent_pattern <- function(prep, search, resp, call) {
 # fail (sdcRisk.respondent_pretest = FALSE, undocumented, leaves this out).
 # Those that broke trials by their relation bounds alone do not: every
 # trial's relation test attacks them again, and their programs rarely
-# break what their relation bounds leave (on the 965-cell table of
-# bench_suppress_small.R the pre-tests attacked 781 respondents, 11 of
-# which broke the trial, where the 4 program breakers now take 71, 8 of
-# which break it; the deferred tests then measure more, the pre-tests'
-# programs no longer having left their tables to the shared solver, but
-# R7 took 3.9 -> 3.2 s, R6 2.8 -> 2.4 s; sdcRisk.respondent_pretest_all,
-# undocumented, attacks with every earlier breaker). A trial run again after a refused deferred test, on
-# the pattern and intervals it had the first time, keeps its verdict: only
-# the respondents that broke a trial since attack it (on the 965-cell
-# table of bench_suppress_small.R, 161 -> 117 respondents' relation tests,
-# 1,019 -> 810 respondents attacked by the pre-tests). The
+# break what their relation bounds leave (on R7 of bench_suppress_small.R,
+# 965 cells, the 73 pre-tests attacked with 781 respondents and refused
+# 11 trials; by the program breakers alone, 71 attacks refused 8. The
+# deferred tests then solve more programs, those of the pre-tests no
+# longer having left their tables to the shared solver, but R7 took 3.9
+# -> 3.2 s, R6 2.8 -> 2.4 s; sdcRisk.respondent_pretest_all, undocumented,
+# attacks with every earlier breaker). A trial run again after a refused
+# deferred test, on the pattern and intervals it had the first time,
+# keeps its verdict: only the respondents that broke a trial since attack
+# it (on R7, 161 -> 117 respondents' relation tests, 1,019 -> 810
+# respondents attacked by the pre-tests, then by every breaker). The
 # cheapest candidates are not tried (cheap_tail()).
 # `outer`: the outsider's exact intervals of the pattern in `search`
 # (list(lower, upper) over all cells, as the respondents' last round
@@ -1108,11 +1108,12 @@ respondent_pattern <- function(prep, search, resp, call) {
 # (list(cells, y)) of the pattern and its rounds, seeds of the respondents'
 # programs (respondent_seeds()) and of the outsider's tests of the trials
 # (outsider_seeds()); `index`, their witness_index() when the rounds built
-# it already. Returns list(n_lp, published, rolled_back, outer, tests),
-# `rolled_back` TRUE when a deferred test failed, `outer` the outsider's
-# intervals of the final pattern with `exact`, the cells whose interval is
-# exact (for final_audit()), `tests` the deferred tests (list(size,
-# passed): the trials each took, whether it passed).
+# it already. Returns list(n_lp, published, rolled_back, outer, tests,
+# pretested), `rolled_back` TRUE when a deferred test failed, `outer` the
+# outsider's intervals of the final pattern with `exact`, the cells whose
+# interval is exact (for final_audit()), `tests` the deferred tests
+# (list(size, passed): the trials each took, whether it passed),
+# `pretested` the respondents the pre-tests attacked, in all.
 respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer = NULL, witnesses = NULL,
                                index = NULL) {
   supp <- search$supp
