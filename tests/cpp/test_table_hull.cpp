@@ -7,7 +7,10 @@
 // degenerate vertices; checks that combination_extremes() returns
 // extremes that a combination keeping the checked rows reaches, no less
 // than the best single table, and the brute-force optimum where a row is
-// open; and that malformed input throws.
+// open; and that malformed input throws. Larger programs (up to 64
+// weights and 25 ranges, most of them equalities, as a respondent's) and
+// a real program on which an earlier pivoting rule cycled are compared
+// with a tableau simplex under Bland's rule at every step.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -120,10 +123,83 @@ double brute_max(const std::vector<double>& D, int r, int m, const std::vector<d
   return best;
 }
 
+// The reference for the larger programs: a dense tableau simplex on
+// max g'l s.t. A l <= b, l >= 0 (b >= 0, so the slacks' basis is
+// feasible), with Bland's rule at every step (smallest index enters,
+// smallest basic index leaves among ties): slow, but it never cycles.
+double bland_max(const std::vector<double>& D, int r, int m, const std::vector<double>& g,
+                 const std::vector<double>& L, const std::vector<double>& U) {
+  const Rows c = constraints(D, r, m, L, U);
+  // the constraints l >= 0 are the variables' own bounds here
+  std::vector<std::vector<double>> a;
+  std::vector<double> b;
+  for (std::size_t k = static_cast<std::size_t>(m); k < c.a.size(); ++k) {
+    // (rows of unit size, so that the tolerances are relative)
+    double s = 0.0;
+    for (const double x : c.a[k]) s = std::max(s, std::fabs(x));
+    if (s == 0.0) continue;  // 0 <= b: no constraint
+    a.push_back(c.a[k]);
+    for (double& x : a.back()) x /= s;
+    b.push_back(c.b[k] / s);
+  }
+  const int rows = static_cast<int>(a.size()), n = m + rows;
+  std::vector<std::vector<double>> t(rows, std::vector<double>(n, 0.0));
+  std::vector<int> basis(rows);
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < m; ++j) t[i][j] = a[i][j];
+    t[i][m + i] = 1.0;
+    basis[i] = m + i;
+  }
+  std::vector<double> cost(n, 0.0);  // reduced costs, maximizing
+  double gs = 0.0;
+  for (const double x : g) gs = std::max(gs, std::fabs(x));
+  if (gs == 0.0) return 0.0;
+  for (int j = 0; j < m; ++j) cost[j] = g[j] / gs;
+  double value = 0.0;
+  const double eps = 1e-9;
+  for (;;) {
+    int q = -1;
+    for (int j = 0; j < n && q < 0; ++j) {
+      if (cost[j] > eps) q = j;
+    }
+    if (q < 0) return value * gs;
+    int leave = -1;
+    double best = 0.0;
+    for (int i = 0; i < rows; ++i) {
+      if (t[i][q] <= eps) continue;
+      const double ratio = b[i] / t[i][q];
+      if (leave < 0 || ratio < best - eps || (ratio <= best + eps && basis[i] < basis[leave])) {
+        leave = i;
+        best = ratio;
+      }
+    }
+    if (leave < 0) return std::numeric_limits<double>::infinity();  // unbounded: cannot happen
+    const double piv = t[leave][q];
+    for (double& x : t[leave]) x /= piv;
+    b[leave] /= piv;
+    for (int i = 0; i < rows; ++i) {
+      if (i == leave || t[i][q] == 0.0) continue;
+      const double f = t[i][q];
+      for (int j = 0; j < n; ++j) t[i][j] -= f * t[leave][j];
+      b[i] = std::max(b[i] - f * b[leave], 0.0);
+    }
+    const double f = cost[q];
+    for (int j = 0; j < n; ++j) cost[j] -= f * t[leave][j];
+    value += f * b[leave];
+    basis[leave] = q;
+  }
+}
+
 double small_value(Lcg& rng) {
   // integers, many zeros: degenerate vertices and ties
   const int k = rng.below(9);
   return k < 3 ? 0.0 : static_cast<double>(rng.below(11) - 5);
+}
+
+// integers of up to five digits, a few zeros: deviations of the size of
+// real tables', with fewer ties
+double wide_value(Lcg& rng) {
+  return rng.below(10) == 0 ? 0.0 : static_cast<double>(rng.below(20001)) - 10000.0;
 }
 
 }  // namespace
@@ -157,6 +233,94 @@ int main() {
     for (int j = 0; j < m; ++j) v += g[j] * h.weight[j];
     check(std::fabs(v - h.value) <= 1e-9 * (1 + std::fabs(v)), "value differs from the weights'", rep);
   }
+  // larger programs like a respondent's (combined_witnesses()): up to 64
+  // tables and 25 rows, most of them equalities (a cell known exactly),
+  // tables repeated and rows tied to each other, so that most pivots
+  // are degenerate; against a simplex with Bland's rule at every step
+  for (int rep = 0; rep < 300; ++rep) {
+    const int m = 20 + rng.below(45), r = 5 + rng.below(21);
+    std::vector<double> D(static_cast<std::size_t>(r * m)), g(m), L(r), U(r);
+    for (int j = 0; j < m; ++j) {
+      const bool copy = j > 0 && rng.below(4) == 0;
+      const int from = copy ? rng.below(j) : j;
+      for (int i = 0; i < r; ++i) D[i + r * j] = copy ? D[i + r * from] : wide_value(rng);
+      g[j] = copy && rng.below(2) ? g[from] : wide_value(rng);
+    }
+    for (int i = 1; i < r; ++i) {
+      // a third of the rows copies, sums or mirrors of earlier ones (the
+      // known cells of a table are tied by its relations)
+      const int kind = rng.below(9);
+      if (kind > 2) continue;
+      const int a = rng.below(i), b = rng.below(i);
+      for (int j = 0; j < m; ++j) {
+        D[i + r * j] = kind == 2 ? D[a + r * j] : kind == 1 ? D[a + r * j] + D[b + r * j] : -D[a + r * j];
+      }
+    }
+    const bool all_known = rep % 2 == 0;  // every row an equality
+    for (int i = 0; i < r; ++i) {
+      const int kind = all_known ? 0 : rng.below(8);
+      L[i] = kind < 6 ? 0.0 : kind == 6 ? -inf : -static_cast<double>(1 + rng.below(4));
+      U[i] = kind < 6 ? 0.0 : kind == 7 ? inf : static_cast<double>(1 + rng.below(4));
+    }
+    const sdcRisk::HullSolution h = sdcRisk::hull_maximum(D, r, m, g, L, U);
+    check(h.ok, "the simplex stopped without an optimum (larger program)", rep);
+    if (!h.ok) continue;
+    const double want = bland_max(D, r, m, g, L, U);
+    const bool same = std::fabs(h.value - want) <= 1e-7 * (1 + std::fabs(want));
+    check(same, "optimum differs from Bland's (larger program)", rep);
+    if (!same) std::printf("  m %d r %d: simplex %g, Bland %g\n", m, r, h.value, want);
+    check(feasible(constraints(D, r, m, L, U), h.weight, 1e-7), "the weights break a constraint (larger)", rep);
+  }
+
+  // a program on which Bland's rule, with the leaving row chosen among
+  // ties by the largest pivot, cycled until the iteration limit: a
+  // respondent's combination program of the bench table R8 (sex x age x
+  // race x PUMA of 12 PUMAs), its deviations in thousands, reduced to the
+  // rows and tables that still cycled; every row a cell the respondent
+  // knows exactly, so every step from l = 0 is degenerate. Also its
+  // tables and rows in random orders.
+  {
+    const int r = 10, m = 23;
+    const std::vector<double> D0{
+        -22,  259,  210,  -127, -66,  -5,   -25, 108,  62,   -129, 152,  154,  210,  12,   -92,  85,
+        -25,  -196, -290, -233, -22,  -137, 210, -66,  -187, 180,  -25,  -30,  -219, -217, -35,  170,
+        210,  -79,  -239, 50,   -25,  146,  -42, -42,  -22,  -159, -79,  -122, -105, 262,  -25,  -64,
+        -238, 288,  12,   199,  104,  16,   423, -233, -25,  -482, 19,   -129, 234,  -98,  -102, 4,
+        -365, 65,   6,    -90,  -290, -129, 249, -43,  -102, -124, -556, 259,  -25,  13,   -290, -129,
+        249,  -43,  -102, 69,   -534, 176,  -25, -49,  -268, -42,  181,  -43,  -102, -22,  -272, 114,
+        66,   118,  29,   -163, 28,   -598, -102, -79, -527, 195,  191,  -153, -131, -259, -34,  122,
+        210,  -83,  293,  -305, -25,  -172, 89,  52,   80,   -285, 42,   -24,  -307, -66,  -25,  -194,
+        89,   -233, 44,   -120, 34,   126,  -230, -37, 121,  -283, -290, 45,   44,   -120, -102, 126,
+        -221, 392,  70,   24,   -290, 209,  40,  -54,  -102, 117,  177,  -305, 115,  -302, 89,   263,
+        -22,  83,   -53,  126,  -32,  54,   77,  193,  89,   146,  -22,  -54,  9,    126,  -162, 54,
+        77,   186,  89,   -114, 44,   -398, -102, 33,  -472, 197,  -5,   -312, -290, -259, 0,    0,
+        -102, -143, 0,    0,    0,    0,    -8,  0,    0,    0,    -102, 0,    0,    0,    0,    0,
+        45,   0,    0,    0,    -102, 0,    0,   0,    0,    0,    -138, 0,    0,    0,    147,  0,
+        0,    0,    0,    0,    -8,   0};
+    const std::vector<double> g0{9, 9, 9, 9, 9, 9, -22, 9, 9, 9, -206, 9, 9, 9, 9, 9, 9, -1, 9, 9, 9, 9, 9};
+    const std::vector<double> Z(r, 0.0);
+    for (int rep = 0; rep < 50; ++rep) {
+      std::vector<int> col(m), row(r);
+      for (int j = 0; j < m; ++j) col[j] = j;
+      for (int i = 0; i < r; ++i) row[i] = i;
+      if (rep > 0) {  // Fisher-Yates, from the test's generator
+        for (int j = m - 1; j > 0; --j) std::swap(col[j], col[rng.below(j + 1)]);
+        for (int i = r - 1; i > 0; --i) std::swap(row[i], row[rng.below(i + 1)]);
+      }
+      std::vector<double> D(static_cast<std::size_t>(r * m)), g(m);
+      for (int j = 0; j < m; ++j) {
+        g[j] = g0[col[j]];
+        for (int i = 0; i < r; ++i) D[i + r * j] = D0[row[i] + r * col[j]];
+      }
+      const sdcRisk::HullSolution h = sdcRisk::hull_maximum(D, r, m, g, Z, Z);
+      check(h.ok, "the simplex stopped without an optimum (the program that cycled)", rep);
+      const double want = bland_max(D, r, m, g, Z, Z);
+      check(want > 0.0, "the program that cycled has a positive optimum", rep);
+      check(h.ok && std::fabs(h.value - want) <= 1e-9 * (1 + want), "optimum differs (the program that cycled)", rep);
+      check(feasible(constraints(D, r, m, Z, Z), h.weight, 1e-9), "the weights break a constraint (cycled)", rep);
+    }
+  }
+
   // scale: rows and objective far from unit size give the same weights' value
   for (int rep = 0; rep < 300; ++rep) {
     const int m = 1 + rng.below(6), r = 1 + rng.below(3);

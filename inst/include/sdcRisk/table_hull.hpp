@@ -32,8 +32,10 @@ namespace sdcRisk {
 // a bounded primal simplex on the rows' activities w = (D l, sum(l)) as
 // logical columns, from the basis of every logical (l = 0), with a dense
 // inverse of the basis (r + 1 rows); Dantzig's rule, Bland's after
-// `stall` degenerate steps in a row. The rows and the objective are scaled
-// to unit size first. `ok` is false when the iteration limit stops it
+// `stall` degenerate steps in a row (the smallest index enters, and of the
+// rows that tie in the ratio test the smallest index leaves). The rows and
+// the objective are scaled to unit size first. `ok` is false when the
+// iteration limit stops it
 // (the caller then has no combination, never a wrong one: it checks the
 // weights it gets against the original rows again).
 struct HullSolution {
@@ -180,8 +182,13 @@ inline HullSolution hull_maximum(const std::vector<double>& D, std::size_t r, st
         to_up = true;
       }
       t = std::max(t, 0.0);
-      if (t < theta || (t == theta && leave < R && std::fabs(alpha[i]) > std::fabs(alpha[leave]))) {
-        theta = t;
+      // among rows that tie (within eps_x), the largest pivot; under
+      // Bland's rule the basic variable of the smallest index, without
+      // which the rule can cycle (it did, at l = 0 of programs whose rows
+      // are all known cells: every step there is degenerate)
+      const bool tie = leave < R && std::fabs(t - theta) <= eps_x;
+      if (tie ? (bland ? head[i] < head[leave] : std::fabs(alpha[i]) > std::fabs(alpha[leave])) : t < theta) {
+        theta = std::min(theta, t);
         leave = i;
         leave_up = to_up;
       }
