@@ -69,17 +69,11 @@ child <- function(out, k, tables) {
     d <- make_acs(if (tb %in% names(pumas)) pumas[[tb]] else 8)
     dv <- dims[[tb]]
     nk <- tb %in% dominance
-    sens <- cell_sensitivity(d, dv, "v", if (nk) rule_nk(1, 80) else rule_p(10))
-    rule_args <- if (nk) list(n = 1, k = 80) else list(pPercent = 10)
+    sens <- acs_sensitivity(d, dv, nk)
     tools <- list(
       default = function() protect_table(sens, intervals = "suppressed"),
       outsider = function() protect_table(sens, intervals = "suppressed", attacker = "outsider"),
-      gauss = function() {
-        utils::capture.output(r <- do.call(SuppressDominantCells,
-                                           c(list(d, numVar = "v", dimVar = dv), rule_args,
-                                             list(printInc = FALSE, protectionIntervals = TRUE, lpPackage = "lpSolve"))))
-        r
-      }
+      gauss = function() gauss_interval(d, dv, nk)
     )
     # (the first tool alternates between processes)
     ord <- if (k %% 2 == 1) names(tools) else rev(names(tools))

@@ -49,17 +49,11 @@ while (length(rows) < n_tables && tries < 2000L) {
   np <- if ("puma" %in% dv) sample(c(4, 6, 8, 10, 12, 16, 20, 25), 1) else sample(c(8, 20, 30), 1)
   nk <- sample(c(FALSE, FALSE, TRUE), 1)
   d <- base[base$puma %in% unique(base$puma)[seq_len(np)], ]
-  sens <- cell_sensitivity(d, dv, "v", if (nk) rule_nk(1, 80) else rule_p(10))
+  sens <- acs_sensitivity(d, dv, nk)
   if (nrow(sens) < 100 || nrow(sens) > 1000 || !any(sens$sensitive)) next
-  rule_args <- if (nk) list(n = 1, k = 80) else list(pPercent = 10)
   tools <- list(
     default = function() protect_table(sens, intervals = "suppressed"),
-    gauss = function() {
-      utils::capture.output(r <- do.call(SuppressDominantCells,
-                                         c(list(d, numVar = "v", dimVar = dv), rule_args,
-                                           list(printInc = FALSE, protectionIntervals = TRUE, lpPackage = "lpSolve"))))
-      r
-    }
+    gauss = function() gauss_interval(d, dv, nk)
   )
   ord <- if (length(rows) %% 2 == 0) names(tools) else rev(names(tools))
   res <- list()

@@ -82,3 +82,20 @@ make_acs <- function(pumas = 8) {
              race = paste0("r", pmin(d$RAC1P, 4)), edu = paste0("e", pmin(d$EDU, 8) %/% 3),
              puma = as.character(d$PUMA), msp = paste0("m", ifelse(is.na(d$MSP), 0, d$MSP)), v = d$PINCP)
 }
+
+# The rule of a small ACS table for both tools, kept in step: the p% rule
+# (p = 10), or with `dominance` the (1, 80) rule (GaussSuppression's n = 1,
+# k = 80). acs_sensitivity() gives sdcRisk's cell_sensitivity(),
+# gauss_interval() GaussSuppression's interval mode (lpSolve) on the same
+# records, its printing captured.
+acs_sensitivity <- function(d, dv, dominance = FALSE) {
+  sdcRisk::cell_sensitivity(d, dv, "v", if (dominance) sdcRisk::rule_nk(1, 80) else sdcRisk::rule_p(10))
+}
+
+gauss_interval <- function(d, dv, dominance = FALSE) {
+  rule_args <- if (dominance) list(n = 1, k = 80) else list(pPercent = 10)
+  utils::capture.output(r <- do.call(GaussSuppression::SuppressDominantCells,
+                                     c(list(d, numVar = "v", dimVar = dv), rule_args,
+                                       list(printInc = FALSE, protectionIntervals = TRUE, lpPackage = "lpSolve"))))
+  r
+}
