@@ -253,6 +253,22 @@ cleanup_respondent_tail <- 0.03
 # value by 1.1% and 2.8% (twenty-sixth session of bench/README.md).
 cleanup_respondent_pass_tail <- 0.2
 
+# The respondents' clean-up tests its trials' publications together
+# (respondent_cleanup()): its first test takes at most this many trials,
+# then twice as many after each passed test and half as many after a
+# refused one. Every trial before a test runs on the pattern with the
+# trials before it published; when the test fails, those after the
+# refused one run again on other patterns, so a first test of the whole
+# pass (all its trials, as before) repeats most of them when an early
+# trial fails. Every size gives the same pattern. On the 755-cell table
+# of bench_suppress_sweep.R (education x marital status x PUMA x age, 6
+# PUMAs), whose first test of 31 trials failed on its third, 4.8 -> 4.1 s;
+# 4 or 16 within 3% of 8; on the sweep's 40 tables 17.7 -> 16.9 s in all,
+# the others within 5% but one of 628 cells (+8%), and the same on R1-R7
+# and eleven other tables of the bench's ACS excerpt (thirtieth session
+# of bench/README.md).
+cleanup_respondent_first_test <- 8
+
 # improve = "auto" improves tables of at most this many cells, the clean-up's
 # threshold, after which it runs: on the bench tables up to 3,179 cells it
 # cost up to 6 s more per table (bench/README.md, "The bounded

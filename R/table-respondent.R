@@ -1078,9 +1078,11 @@ respondent_pattern <- function(prep, search, resp, call) {
 # intervals deferred too; on table 1, 2,952 -> 1,916 programs). Until
 # then a region keeps its intervals of the pattern before the trial,
 # wider, which only lets the next trials' respondents' relation bounds
-# test more respondents. When the test finds a breach, the trials from the
-# first deferred one run again, half as many to a test, and so on down to
-# one, which the test then refuses; after a passed test twice as many. The
+# test more respondents. The first test takes at most
+# cleanup_respondent_first_test trials. When the test finds a breach, the
+# trials from the first deferred one run again, half as many to a test,
+# and so on down to one, which the test then refuses; after a passed test
+# twice as many. The
 # trials published are those of the trials' own tests in turn (the option
 # sdcRisk.respondent_defer, undocumented, lets the tests compare the two:
 # FALSE tests each trial on its own). Before a trial joins the deferred
@@ -1159,9 +1161,11 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
   pending_sens <- integer()
   back <- NULL
   rolled_back <- FALSE
-  # (the most trials one test takes: all of the pass at first; after a
-  # refused test half as many as it took, after a passed one twice as many)
-  limit <- Inf
+  # (the most trials one test takes: cleanup_respondent_first_test at
+  # first; after a refused test half as many as it took, after a passed one
+  # twice as many. The option sdcRisk.respondent_first_test, undocumented,
+  # lets the tests compare other sizes)
+  limit <- getOption("sdcRisk.respondent_first_test", cleanup_respondent_first_test)
   # (the trials each test took, and whether it passed)
   tests <- list(size = integer(), passed = logical())
   # (the verdicts of the trials since the last passed test, by position k;

@@ -1352,6 +1352,47 @@ test_that("a refused test of several publications is tried again by halves, down
   expect_gt(regrown, 0)
 })
 
+test_that("the respondents' clean-up's first test takes at most a few trials; every first size gives the same pattern", {
+  # tables 10 and 24 of the test above and 51 of the one before (without
+  # the pre-test, so that deferred tests fail): a first test of one trial,
+  # of two, of cleanup_respondent_first_test (the default) and of the
+  # whole pass
+  withr::local_options(sdcRisk.respondent_pretest = FALSE)
+  ns <- asNamespace("sdcRisk")
+  runs <- record_cleanups()
+  whole <- integer()
+  tables <- list(firm_table(51)$sens)
+  for (seed in c(10, 24)) {
+    set.seed(seed)
+    d <- respondent_firms(NULL, sample(c(300, 600), 1), sample(3:4, 1), sample(4:5, 1), sample(c(40, 100), 1))
+    d$s <- sample(letters[1:3], nrow(d), TRUE)
+    tables[[length(tables) + 1L]] <- cell_sensitivity(d, c("r", "c", "s"), "v",
+                                                       list(rule_frequency(3), rule_p(20)), contributor = "firm")
+  }
+  for (k in seq_along(tables)) {
+    sens <- tables[[k]]
+    info <- paste("table", k)
+    runs$out <- list()
+    default <- protect_table(sens)
+    tests <- runs$out[[1]]$tests
+    expect_true(length(tests$size) > 0, info = info)
+    expect_lte(tests$size[1], ns$cleanup_respondent_first_test)
+    for (size in c(1, 2, Inf)) {
+      runs$out <- list()
+      other <- withr::with_options(list(sdcRisk.respondent_first_test = size), protect_table(sens))
+      expect_identical(other$status, default$status, info = paste(info, "first test", size))
+      expect_equal(other$lower, default$lower, info = paste(info, "first test", size))
+      expect_equal(other$upper, default$upper, info = paste(info, "first test", size))
+      first <- runs$out[[1]]$tests$size[1]
+      if (size < Inf) expect_lte(first, size) else whole <- c(whole, first)
+    }
+    expect_true(attr(audit_table(sens, default$status != "published"), "passed"), info = info)
+  }
+  # (passes longer than the smaller first tests, for the comparison to
+  # mean anything)
+  expect_true(any(whole > 2))
+})
+
 test_that("a trial run again after a refused test keeps its verdict: the same pattern, fewer tests of trials", {
   # table 10 of the test above, whose deferred tests fail (without the
   # pre-test, so that they do): its trials run again from the first
