@@ -298,6 +298,19 @@ improve_duals_per_side <- 4
 # the default instead of 418 with the earlier changes of the eighteenth
 # session, the same patterns (bench/README.md, eighteenth session).
 improve_stall_rounds <- 2
+# ... a round being stalled when its master pattern leaves at least this
+# share of the sides unprotected (every side, 1, until the thirtieth
+# session). On 40 random tables of 100-1,000 cells of the bench's ACS
+# excerpt (bench_suppress_sweep.R) and 18 named ones (R1-R7 and others,
+# up to 1,285 cells) the improvement lowered no final cost, under either
+# attacker; on 7 of the 40 it ran all 8 rounds, the second leaving 53% to
+# 93% of the sides unprotected (0.09-0.57 s, up to 57% of protect_table()'s
+# time), and ends there with 0.5. Bench tables 1 and 2, where it finds
+# the cheaper pattern, leave 5% and 14% of the sides unprotected in the
+# first round; on 60 random firm tables of the tests (30 per attacker) the
+# improvement improved 18, none with two rounds in a row at half or more
+# (bench/README.md, thirtieth session).
+improve_stall_share <- 0.5
 
 # method = "optimal" takes tables of at most this many cells (documented in
 # ?protect_table). The largest table measured is bench table 2 (3,179 cells,

@@ -31,14 +31,15 @@
 # master program) and `max_rounds` (integer master programs) bound the work
 # deterministically; `time_limit` (seconds) does not; `stall_rounds` ends
 # the search, with the incumbent, after that many rounds in a row whose
-# master pattern leaves every side unprotected. `quick_cuts`: the
+# master pattern leaves at least the share `stall_share` of the sides
+# unprotected (stalled rounds; 1: every side). `quick_cuts`: the
 # constraints of 0/1 patterns from the program over their suppressed cells
 # (side_separation()) rather than capacity_cut()'s over the whole table.
 # `relax_rounds`: rounds
 # of the linear relaxation before the integer master programs.
 optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget = Inf,
                             mip_nodes = NULL, relax_rounds = 0, max_rounds = Inf,
-                            respondents = NULL, quick_cuts = FALSE, stall_rounds = Inf) {
+                            respondents = NULL, quick_cuts = FALSE, stall_rounds = Inf, stall_share = 1) {
   cg <- new_cut_generation(search, todo, incumbent, time_limit, lp_budget, mip_nodes, call)
   cg$quick_cuts <- quick_cuts
   if (relax_rounds > 0 && !relaxed_cuts(cg, relax_rounds)) return(cut_result(cg))
@@ -57,14 +58,15 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget
     if (r$status == "optimal") cg$lower_bound <- max(cg$lower_bound, r$value)
     x <- round(r$solution)
     # a round that would end the search as the last stalled one ends it
-    # before its programs when the relation bounds of x prove every side
-    # unprotected (each side then gets a constraint, and the search ends
+    # before its programs when the relation bounds of x prove enough sides
+    # unprotected (each of them then gets a constraint, and the search ends
     # with the incumbent all the same: stall_ahead())
-    if (stalled + 1 >= stall_rounds && stall_ahead(cg, x, call)) return(cut_result(cg))
+    if (stalled + 1 >= stall_rounds && stall_ahead(cg, x, call, stall_share)) return(cut_result(cg))
     found <- separate_pattern(cg, x)
     if (is.na(found)) return(cut_result(cg))
-    # (rounds in a row whose master pattern protects no side at all)
-    stalled <- if (found > 0L && found == nrow(cg$sides)) stalled + 1 else 0
+    # (stalled rounds in a row: the master pattern leaves at least the share
+    # stall_share of the sides unprotected)
+    stalled <- if (found > 0L && found >= stall_share * nrow(cg$sides)) stalled + 1 else 0
     if (stalled >= stall_rounds) return(cut_result(cg))
     if (found == 0L && !is.null(respondents)) found <- respondent_cuts(cg, x, respondents, call)
     if (is.na(found)) return(cut_result(cg))
@@ -421,7 +423,7 @@ improve_pattern <- function(prep, search, todo, call) {
   opt <- optimal_pattern(search, todo, search$supp, Inf, call = call,
                          lp_budget = improve_duals_per_side * n_sides, mip_nodes = improve_mip_nodes,
                          relax_rounds = 0, max_rounds = improve_masters, quick_cuts = TRUE,
-                         stall_rounds = improve_stall_rounds)
+                         stall_rounds = improve_stall_rounds, stall_share = improve_stall_share)
   if (is.null(opt$supp)) return(list(search = NULL, n_lp = opt$n_lp))
   found <- witness_search(prep, search, opt$supp, todo, call = call, relabel = TRUE)
   # a new cell that no witness table moves is not needed (none is expected)
@@ -431,17 +433,20 @@ improve_pattern <- function(prep, search, todo, call) {
   list(search = found, n_lp = opt$n_lp)
 }
 
-# Is the 0/1 pattern x shown, without a program, to leave every side of cg
-# unprotected (so that separate_pattern() would find a constraint for each,
-# a stalled round)? No known witness among its suppressed cells protects a
-# side, and the relation bounds of x prove each side short
-# (sides_unprotected()). (On the bench tables R1-R4 the improvement's
-# second round is such a round, under both attackers: its programs were
-# half of the improvement's.)
-stall_ahead <- function(cg, x, call) {
+# Is the 0/1 pattern x shown, without a program, to leave at least the
+# share `share` of the sides of cg unprotected (so that separate_pattern()
+# would find a constraint for each of them, a stalled round)? The sides
+# that no known witness among its suppressed cells protects and that the
+# relation bounds of x prove short (sides_unprotected()) are that many.
+# (On the bench tables R1-R4 the improvement's second round is such a
+# round, under both attackers: its programs were half of the
+# improvement's.)
+stall_ahead <- function(cg, x, call, share = 1) {
   n <- nrow(cg$sides)
-  n > 0L && !any(vapply(seq_len(n), function(s) known_protects(cg, s, x), logical(1))) &&
-    all(sides_unprotected(cg, x, call))
+  if (!n) return(FALSE)
+  open <- !vapply(seq_len(n), function(s) known_protects(cg, s, x), logical(1))
+  need <- share * n
+  sum(open) >= need && sum(open & sides_unprotected(cg, x, call)) >= need
 }
 
 # The sides of cg that the 0/1 pattern x is proved to leave unprotected by

@@ -382,7 +382,7 @@ test_that("the improvement ends after two rounds that protect no side, the optim
   rounds <- 0
   found <- rep(n_sides, 3)
   # (the rounds decided without programs, stall_ahead(), are tested below)
-  local_package_function("stall_ahead", function(cg, x, call) FALSE)
+  local_package_function("stall_ahead", function(cg, x, call, share = 1) FALSE)
   local_package_function("separate_pattern", function(cg, x) {
     rounds <<- rounds + 1
     if (rounds <= length(found)) as.integer(found[rounds]) else 0L
@@ -401,8 +401,9 @@ test_that("the improvement ends after two rounds that protect no side, the optim
   out <- run(Inf)
   expect_identical(rounds, length(found) + 1)
   expect_identical(which(out$supp), todo)
-  # a round that protects some side starts the count again: all, some, all,
-  # then none protects every side; never two "all" rounds in a row
+  # a round that protects some side starts the count again (stall_share =
+  # 1, every side unprotected: the optimal_pattern() default): all, some,
+  # all, then none protects every side; never two "all" rounds in a row
   found <- c(n_sides, n_sides - 1, n_sides)
   out <- run(2)
   expect_identical(rounds, length(found) + 1)
@@ -412,6 +413,29 @@ test_that("the improvement ends after two rounds that protect no side, the optim
   out <- run(2)
   expect_identical(rounds, 4)
   expect_null(out$supp)
+  # the improvement's share (improve_stall_share): a round that leaves at
+  # least that share of the sides unprotected is stalled, one below it
+  # starts the count again
+  share <- ns$improve_stall_share
+  expect_gt(share, 0)
+  expect_lt(share, 1)
+  at <- as.integer(ceiling(share * n_sides))
+  below <- at - 1L
+  run_share <- function() {
+    rounds <<- 0
+    ns$optimal_pattern(search, todo, search$supp, Inf, call = environment(), stall_rounds = 2,
+                       stall_share = share)
+  }
+  found <- c(n_sides, at)
+  out <- run_share()
+  expect_identical(rounds, 2)
+  expect_null(out$supp)
+  if (below > 0L) {
+    found <- c(n_sides, below, at)
+    out <- run_share()
+    expect_identical(rounds, length(found) + 1)
+    expect_identical(which(out$supp), todo)
+  }
 })
 
 test_that("a round the relation bounds prove stalled ends the improvement before its programs, with the same pattern", {
@@ -424,7 +448,7 @@ test_that("a round the relation bounds prove stalled ends the improvement before
     for (att in c("outsider", "respondents")) {
       ahead <- protect_table(sens, attacker = att)
       every <- (function() {
-        local_package_function("stall_ahead", function(cg, x, call) FALSE)
+        local_package_function("stall_ahead", function(cg, x, call, share = 1) FALSE)
         protect_table(sens, attacker = att)
       })()
       expect_identical(ahead$status, every$status, info = info)
