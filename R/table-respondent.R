@@ -1082,7 +1082,7 @@ respondent_pattern <- function(prep, search, resp, call) {
 # cleanup_respondent_first_test trials. When the test finds a breach, the
 # trials from the first deferred one run again, half as many to a test,
 # and so on down to one, which the test then refuses; after a passed test
-# twice as many. The
+# cleanup_respondent_test_growth times as many. The
 # trials published are those of the trials' own tests in turn (the option
 # sdcRisk.respondent_defer, undocumented, lets the tests compare the two:
 # FALSE tests each trial on its own). Before a trial joins the deferred
@@ -1163,8 +1163,9 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
   rolled_back <- FALSE
   # (the most trials one test takes: cleanup_respondent_first_test at
   # first; after a refused test half as many as it took, after a passed one
-  # twice as many. The option sdcRisk.respondent_first_test, undocumented,
-  # lets the tests compare other sizes)
+  # cleanup_respondent_test_growth times as many. The option
+  # sdcRisk.respondent_first_test, undocumented, lets the tests compare
+  # other first sizes)
   limit <- getOption("sdcRisk.respondent_first_test", cleanup_respondent_first_test)
   # (the trials each test took, and whether it passed)
   tests <- list(size = integer(), passed = logical())
@@ -1198,7 +1199,7 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
         publish(search, pending)
         published <- published + length(pending)
         pending <- pending_sens <- integer()
-        limit <- limit * 2
+        limit <- limit * cleanup_respondent_test_growth
         # (no trial up to k runs again; those after it may, when this test
         # took half of a refused one's)
         memo <- memo[as.integer(names(memo)) > k]

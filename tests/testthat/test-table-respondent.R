@@ -1308,7 +1308,7 @@ test_that("the respondents' clean-up tests its publications together and gives t
 test_that("a refused test of several publications is tried again by halves, down to the refused trial: the same pattern", {
   # three-way firm tables whose first test fails (tables 10 and 24): the
   # trials again half as many to a test, one trial refused alone, then
-  # twice as many to a test after each that passes (without the pre-test
+  # more to a test after each that passes (without the pre-test
   # of each trial by the respondents that broke earlier ones, which refuses
   # most such trials before the deferred test)
   withr::local_options(sdcRisk.respondent_pretest = FALSE)
@@ -1332,13 +1332,15 @@ test_that("a refused test of several publications is tried again by halves, down
     d$record <- seq_len(nrow(d))
     expect_equal(nrow(reference_breaches(d, sens, s, audit_levels(sens), firm = "firm")), 0, info = info)
     # after a refused test of n trials the next takes ceiling(n / 2) (one
-    # refused alone: one); after a passed one at most twice as many
+    # refused alone: one); after a passed one at most
+    # cleanup_respondent_test_growth times as many
     n <- length(tests$size)
     if (n > 1) {
       refused <- which(!tests$passed[-n])
       expect_true(all(tests$size[refused + 1L] <= pmax(1, ceiling(tests$size[refused] / 2))), info = info)
       ok <- which(tests$passed[-n])
-      expect_true(all(tests$size[ok + 1L] <= 2 * tests$size[ok]), info = info)
+      growth <- asNamespace("sdcRisk")$cleanup_respondent_test_growth
+      expect_true(all(tests$size[ok + 1L] <= growth * tests$size[ok]), info = info)
     }
     sizes <- c(sizes, tests$size)
     passed <- c(passed, tests$passed)
