@@ -103,9 +103,13 @@ highs_infinity <- function() 1e30
 # (4) by default; the heuristic's witness programs and the optimal method's
 # dual programs, whose bounds or right-hand sides change with the
 # objective, use the dual simplex (1): on the bench table R4 the primal
-# took twice as long on them.
+# took twice as long on them. `warm = FALSE`: every program starts from
+# HiGHS' slack basis instead of the last optimal one (the model is kept):
+# the heuristic's witness programs, whose bounds and objective change
+# together, took about as many iterations either way, but each far longer
+# from the kept basis (deviation_warm).
 lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm", "ipm_first"),
-                       iterations = NULL, strategy = 4L) {
+                       iterations = NULL, strategy = 4L, warm = TRUE) {
   method <- match.arg(method)
   big <- highs_infinity()
   n <- mat$ncol
@@ -147,6 +151,7 @@ lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm",
     change <- which(obj != current)
     if (length(change)) highs::hi_solver_set_objective(solver, change - 1L, obj[change])
     current[change] <<- obj[change]
+    if (!warm && n_lp > 0L) highs::hi_solver_clear_basis(solver)
     highs::hi_solver_run(solver)
     n_lp <<- n_lp + 1L
     if (method == "ipm_first" && n_lp == 1L) highs::hi_solver_set_options(solver, simplex)
@@ -172,6 +177,9 @@ lp_session <- function(mat, lhs, rhs, lower, upper, method = c("simplex", "ipm",
     r <- highs::hi_solver_get_dual_ray(solver)
     if (isTRUE(r$has_dual_ray) && length(r$dual_ray) == mat$nrow && all(is.finite(r$dual_ray))) r$dual_ray
   }
+  # (the simplex iterations of the last program: how far it started from
+  # its optimum)
+  last_iterations <- function() highs::hi_solver_info(solver)$simplex_iteration_count
   list(extreme = extreme, n_lp = function() n_lp, set_bounds = set_bounds, set_rows = set_rows,
-       dual_ray = dual_ray)
+       dual_ray = dual_ray, last_iterations = last_iterations)
 }

@@ -154,6 +154,23 @@ ray_tolerance <- 1e-9
 # bench_suppress_large.R, reuse without this limit took 109 CPU s against
 # 10). With it, both are as fast as before or faster. Chosen by hand.
 deviation_reuse_share <- 0.5
+# ... and solves it from HiGHS' slack basis, not from the earlier
+# program's optimal basis (lp_session()'s `warm`; the option
+# sdcRisk.deviation_warm, undocumented, lets the tests and the bench
+# compare). The programs of consecutive sides (another cell, other costs
+# and bounds) took about as many dual simplex iterations from either
+# basis, but each iteration two to three times as long from the kept one
+# (on the 755-cell table of bench_suppress_sweep.R, the clean-up's swaps
+# 11,800 iterations in 0.52 s, from the slack basis 11,400 in 0.19 s).
+# With it, on the sweep's 40 tables and R1-R8, S1-S9 of
+# bench_suppress_small.R, 31.2 -> 29.9 s in all (the 755-cell table 4.0
+# -> 3.1 s), the same pattern on 56 of the 57 and a value 0.3% lower on
+# the other; bench tables 1 (3,049 cells) 4.2 -> 3.0 s and 6 (11,724)
+# 26.1 -> 23.7 s, tables 3 and 5 within 2%, the same values
+# (thirty-first session of bench/README.md). The audits' programs keep
+# their warm start: from the slack basis they took ten times as many
+# iterations.
+deviation_warm <- FALSE
 
 # The heuristic protects the sensitive cells of tables of at least
 # suppress_part_cells cells by suppress_parts parts of a hierarchy, which

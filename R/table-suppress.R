@@ -913,9 +913,11 @@ deviation_model <- function(st, scope) {
 # program that needed a new one: a program whose cells lie in its cells and
 # are at least half of them (deviation_reuse_share) is that model's
 # columns' bounds and objective (the cells outside `cells` fixed at 0,
-# which is the program over `cells` alone), solved from the previous
-# program's optimal basis instead of a model built for it (the two sides of
-# a cell share their box; on small tables most boxes are the whole table).
+# which is the program over `cells` alone), solved in that model instead of
+# one built for it (the two sides of a cell share their box; on small
+# tables most boxes are the whole table), from HiGHS' slack basis
+# (deviation_warm: from the previous program's optimal basis each took
+# about as many iterations, each far longer).
 # A new model is built over `scope` (the cells, or more: the clean-up's
 # swaps, whose programs leave out one cell of the box after another, build
 # it over the whole box, where the next trial's program fits again).
@@ -933,7 +935,8 @@ deviation_solve <- function(search, cells, obj, lb, ub, scope = cells) {
     if (!mat$nrow) return(deviation_cold(st, cells, obj, lb, ub))
     sess <- list(scope = scope, rels = mat$rels,
                  lp = lp_session(mat, numeric(mat$nrow), numeric(mat$nrow), numeric(mat$ncol),
-                                 numeric(mat$ncol), strategy = 1L))
+                                 numeric(mat$ncol), strategy = 1L,
+                                 warm = getOption("sdcRisk.deviation_warm", deviation_warm)))
     search$dev_session <- sess
     pos <- match(cells, scope)
   }
