@@ -168,8 +168,8 @@ deviation_reuse_share <- 0.5
 # the other; bench tables 1 (3,049 cells) 4.2 -> 3.0 s and 6 (11,724)
 # 26.1 -> 23.7 s, tables 3 and 5 within 2%, the same values
 # (thirty-first session of bench/README.md). The audits' programs keep
-# their warm start: from the slack basis they took ten times as many
-# iterations.
+# their warm start: from the slack basis they took seventeen times as
+# many iterations.
 deviation_warm <- FALSE
 
 # The heuristic protects the sensitive cells of tables of at least
