@@ -936,7 +936,7 @@ deviation_solve <- function(search, cells, obj, lb, ub, scope = cells) {
     sess <- list(scope = scope, rels = mat$rels,
                  lp = lp_session(mat, numeric(mat$nrow), numeric(mat$nrow), numeric(mat$ncol),
                                  numeric(mat$ncol), strategy = 1L,
-                                 warm = getOption("sdcRisk.deviation_warm", deviation_warm)))
+                                 warm = isTRUE(getOption("sdcRisk.deviation_warm", deviation_warm))))
     search$dev_session <- sess
     pos <- match(cells, scope)
   }
