@@ -152,7 +152,9 @@ ray_tolerance <- 1e-9
 # the whole table's model for boxes of 100 to 700 cells made the pattern
 # 40% slower, 9.3 CPU s against 6.7; on the 10,994-cell table of
 # bench_suppress_large.R, reuse without this limit took 109 CPU s against
-# 10). With it, both are as fast as before or faster. Chosen by hand.
+# 10). With it, both are as fast as before or faster. Chosen by hand,
+# and measured while the kept model started each program from the last
+# optimal basis (before deviation_warm below); not measured again since.
 deviation_reuse_share <- 0.5
 # ... and solves it from HiGHS' slack basis, not from the earlier
 # program's optimal basis (lp_session()'s `warm`; the option
