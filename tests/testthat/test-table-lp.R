@@ -8,36 +8,36 @@ test_that("lp_session() gives the optimum, its value and its status as solve_lp(
   # (from the last basis or from the slack basis, by the primal or the dual
   # simplex: the same programs, the same answers)
   for (mode in list(list(TRUE, 4L), list(FALSE, 4L), list(TRUE, 1L), list(FALSE, 1L))) {
-  info <- paste("warm", mode[[1]], "strategy", mode[[2]])
-  s <- ns$lp_session(mat, c(10, 2), c(10, 2), rep(0, 3), rep(8, 3), warm = mode[[1]], strategy = mode[[2]])
-  set.seed(11)
-  for (k in 1:30) {
-    obj <- round(stats::rnorm(3), 2)
-    for (maximize in c(TRUE, FALSE)) {
-      r <- s$extreme(obj, maximize = maximize)
-      ref <- ns$solve_lp(obj, mat, c("==", "=="), c(10, 2), lower = rep(0, 3), upper = rep(8, 3),
-                         maximize = maximize)
-      expect_identical(r$status, "optimal", info = info)
-      expect_equal(r$value, ref$value, tolerance = 1e-9, info = info)
-      # the value is the objective at the solution, which keeps the rows
-      expect_equal(r$value, sum(obj * r$solution), tolerance = 1e-12, info = info)
-      expect_equal(c(sum(r$solution), r$solution[1] - r$solution[2]), c(10, 2), tolerance = 1e-9, info = info)
+    info <- paste("warm", mode[[1]], "strategy", mode[[2]])
+    s <- ns$lp_session(mat, c(10, 2), c(10, 2), rep(0, 3), rep(8, 3), warm = mode[[1]], strategy = mode[[2]])
+    set.seed(11)
+    for (k in 1:30) {
+      obj <- round(stats::rnorm(3), 2)
+      for (maximize in c(TRUE, FALSE)) {
+        r <- s$extreme(obj, maximize = maximize)
+        ref <- ns$solve_lp(obj, mat, c("==", "=="), c(10, 2), lower = rep(0, 3), upper = rep(8, 3),
+                           maximize = maximize)
+        expect_identical(r$status, "optimal", info = info)
+        expect_equal(r$value, ref$value, tolerance = 1e-9, info = info)
+        # the value is the objective at the solution, which keeps the rows
+        expect_equal(r$value, sum(obj * r$solution), tolerance = 1e-12, info = info)
+        expect_equal(c(sum(r$solution), r$solution[1] - r$solution[2]), c(10, 2), tolerance = 1e-9, info = info)
+      }
     }
-  }
-  expect_identical(s$n_lp(), 60L)
-  # by hand: x1 = x2 + 2, x3 = 8 - 2 x2, x2 in [0, 4]: max x3 = 8, min x1 = 2
-  expect_equal(s$extreme(c(0, 0, 1), maximize = TRUE)$value, 8, info = info)
-  expect_equal(s$extreme(c(1, 0, 0), maximize = FALSE)$value, 2, info = info)
-  # bounds changed: x3 <= 3 leaves x2 >= 2.5; then infeasible (x1 <= 1),
-  # with a certificate (the dual ray: a combination of the rows that no
-  # values within the bounds keep)
-  s$set_bounds(rep(0, 3), c(8, 8, 3))
-  expect_equal(s$extreme(c(0, 1, 0), maximize = FALSE)$value, 2.5, info = info)
-  s$set_bounds(rep(0, 3), c(1, 8, 8))
-  expect_identical(s$extreme(c(0, 1, 0), maximize = FALSE)$status, "infeasible", info = info)
-  # (the dual simplex's)
-  if (mode[[2]] == 1L) expect_length(s$dual_ray(), 2L)
-  expect_null(s$extreme(c(0, 1, 0), maximize = FALSE)$solution)
+    expect_identical(s$n_lp(), 60L)
+    # by hand: x1 = x2 + 2, x3 = 8 - 2 x2, x2 in [0, 4]: max x3 = 8, min x1 = 2
+    expect_equal(s$extreme(c(0, 0, 1), maximize = TRUE)$value, 8, info = info)
+    expect_equal(s$extreme(c(1, 0, 0), maximize = FALSE)$value, 2, info = info)
+    # bounds changed: x3 <= 3 leaves x2 >= 2.5; then infeasible (x1 <= 1),
+    # with a certificate (the dual ray: a combination of the rows that no
+    # values within the bounds keep)
+    s$set_bounds(rep(0, 3), c(8, 8, 3))
+    expect_equal(s$extreme(c(0, 1, 0), maximize = FALSE)$value, 2.5, info = info)
+    s$set_bounds(rep(0, 3), c(1, 8, 8))
+    expect_identical(s$extreme(c(0, 1, 0), maximize = FALSE)$status, "infeasible", info = info)
+    # (the dual simplex's)
+    if (mode[[2]] == 1L) expect_length(s$dual_ray(), 2L)
+    expect_null(s$extreme(c(0, 1, 0), maximize = FALSE)$solution)
   }
 })
 
