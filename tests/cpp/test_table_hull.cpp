@@ -10,7 +10,9 @@
 // open; and that malformed input throws. Larger programs (up to 64
 // weights and 25 ranges, most of them equalities, as a respondent's) and
 // a real program on which an earlier pivoting rule cycled are compared
-// with a tableau simplex under Bland's rule at every step.
+// with a tableau simplex under Bland's rule at every step, and so are
+// programs with ranges open on one side, as a respondent's interval
+// knowledge makes them (where a bound flip once overshot its bound).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -270,6 +272,42 @@ int main() {
     check(same, "optimum differs from Bland's (larger program)", rep);
     if (!same) std::printf("  m %d r %d: simplex %g, Bland %g\n", m, r, h.value, want);
     check(feasible(constraints(D, r, m, L, U), h.weight, 1e-7), "the weights break a constraint (larger)", rep);
+  }
+
+  // programs with ranges open on one side or bounded by values of the
+  // tables' own size (a respondent's interval knowledge), zero entries and
+  // mirrored rows, several objectives over the same rows (as
+  // combination_extremes() solves them): against Bland's, and the weights
+  // keep every row. (An entering variable that one step had put back to a
+  // bound by x += theta, a rounding off it, once overshot that bound by
+  // its whole range: weights 2% of a row's size beyond it.)
+  for (int rep = 0; rep < 200; ++rep) {
+    const int m = 3 + rng.below(40), r = 1 + rng.below(15);
+    std::vector<double> D(static_cast<std::size_t>(r * m)), L(r), U(r);
+    for (double& x : D) x = rng.below(3) == 0 ? 0.0 : wide_value(rng);
+    for (int i = 1; i < r; ++i) {
+      if (rng.below(4) == 0) {
+        const int a = rng.below(i);
+        for (int j = 0; j < m; ++j) D[i + r * j] = -D[a + r * j];
+      }
+    }
+    for (int i = 0; i < r; ++i) {
+      const int kind = rng.below(6);
+      L[i] = kind < 3 ? 0.0 : kind == 3 ? -inf : -static_cast<double>(1 + rng.below(400));
+      U[i] = kind < 3 ? 0.0 : kind == 4 ? inf : static_cast<double>(1 + rng.below(400));
+    }
+    const Rows c = constraints(D, r, m, L, U);
+    for (int k = 0; k < 12; ++k) {
+      std::vector<double> g(m);
+      for (double& x : g) x = wide_value(rng);
+      const sdcRisk::HullSolution h = sdcRisk::hull_maximum(D, r, m, g, L, U);
+      check(h.ok, "the simplex stopped without an optimum (open ranges)", rep);
+      const double want = bland_max(D, r, m, g, L, U);
+      const bool same = h.ok && std::fabs(h.value - want) <= 1e-7 * (1 + std::fabs(want));
+      check(same, "optimum differs from Bland's (open ranges)", rep);
+      if (!same) std::printf("  m %d r %d: simplex %g, Bland %g\n", m, r, h.value, want);
+      check(feasible(c, h.weight, 1e-7), "the weights break a constraint (open ranges)", rep);
+    }
   }
 
   // a program on which Bland's rule, with the leaving row chosen among

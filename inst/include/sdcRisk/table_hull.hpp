@@ -163,7 +163,11 @@ inline HullSolution hull_maximum(const std::vector<double>& D, std::size_t r, st
       for (std::size_t k = 0; k < R; ++k) s += binv[i * R + k] * col[k];
       alpha[i] = s;
     }
-    double theta = up[q] - lo[q];  // the entering variable's own range
+    // (the entering variable's own way to its other bound, from where it
+    // is: one put back to a bound by x += dir * theta may lie a rounding
+    // off it, and its whole range from there overshot the bound; found by
+    // tests/cpp/test_table_hull.cpp on ranges with one open side)
+    double theta = dir > 0 ? up[q] - x[q] : x[q] - lo[q];
     std::size_t leave = R;
     bool leave_up = false;
     for (std::size_t i = 0; i < R; ++i) {
@@ -201,7 +205,11 @@ inline HullSolution hull_maximum(const std::vector<double>& D, std::size_t r, st
     degenerate = theta <= eps_x ? degenerate + 1 : 0;
     x[q] += dir * theta;
     for (std::size_t i = 0; i < R; ++i) x[head[i]] -= dir * theta * alpha[i];
-    if (leave == R) continue;  // the entering variable went to its other bound
+    if (leave == R) {
+      // the entering variable went to its other bound: exactly there
+      x[q] = dir > 0 ? up[q] : lo[q];
+      continue;
+    }
     // the leaving variable at the bound it reached, q basic in its row
     const std::size_t b = head[leave];
     x[b] = leave_up ? up[b] : lo[b];
