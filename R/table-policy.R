@@ -198,6 +198,23 @@ suppress_parts <- 2L
 # handed back are faulted in again) in a run of 1,579 s elapsed.
 suppress_trim_cells <- 1000L
 
+# On tables of at least suppress_gc_min_cells cells, protect_cells() runs
+# R's collection of young garbage every suppress_gc_cells cells. Each
+# witness program of a large table builds a HiGHS model for its box, and
+# R frees the model of the last box only when it collects its garbage;
+# R does not count that memory, so it collected rarely: on the
+# 764,158-cell table of bench_suppress_large.R each part's process held
+# about 2 GB of such garbage between collections (the C library's free
+# memory jumping by 2 GB at each). In the first minute of that table's
+# pattern, with a collection every 100 cells: the two processes held at
+# most 4,966 MB together instead of 7,982 (mean 4,372 against 6,759), and
+# protected 3,900 and 3,800 cells against 2,600 and 3,100 (the
+# collections took about a seventh of the time, and the smaller heap gave
+# back more). 100 and 20,000 (the size of the parts, suppress_part_cells)
+# chosen by hand; small tables are left as they were.
+suppress_gc_cells <- 100L
+suppress_gc_min_cells <- 20000
+
 # Tables whose cross-classification has at most this many code combinations
 # find a cell by its codes in a dense lookup vector (200 MB at most, 4 bytes
 # each); larger ones by match(). Chosen by hand for memory; not measured.

@@ -223,6 +223,43 @@ test_that("protect_cells() hands free memory back every suppress_trim_cells cell
   expect_identical(n, 10)
 })
 
+test_that("run_forked() hands the free memory back before each batch it forks, not before one it runs here", {
+  skip_on_os("windows")
+  me <- Sys.getpid()
+  # (what the batches found at their start: the releases so far)
+  released <- 0
+  local_package_function("cpp_release_free_memory", function() released <<- released + 1)
+  run <- function(k, tick) c(k = k, released = released, here = Sys.getpid() == me)
+  # 3 runs on 2 cores: a batch of two (one forked), then one alone
+  res <- sdcRisk:::run_forked(1:3, 2L, run, function(n = 1) NULL, size = c(1, 1, 1))
+  got <- do.call(rbind, res)
+  expect_identical(unname(got[, "k"]), c(1, 2, 3))
+  expect_identical(unname(got[, "here"]), c(1, 0, 1))
+  # the first batch after one release (seen here and in the forked run),
+  # the last one with no more
+  expect_identical(unname(got[, "released"]), c(1, 1, 1))
+  expect_identical(released, 1)
+  # one core: no fork, no release
+  released <- 0
+  sdcRisk:::run_forked(1:2, 1L, run, function(n = 1) NULL, size = c(1, 1))
+  expect_identical(released, 0)
+})
+
+test_that("protect_cells() collects R's young garbage every suppress_gc_cells cells on large tables only", {
+  collected <- 0
+  local_package_function("collect_young_garbage", function() collected <<- collected + 1)
+  local_package_function("protect_cell", function(search, i, call) invisible())
+  local_package_function("suppress_gc_cells", 4L)
+  local_package_function("suppress_gc_min_cells", 50)
+  for (n in c(49, 50)) {
+    collected <- 0
+    search <- new.env()
+    search$prep <- list(structure = list(ncell = n))
+    sdcRisk:::protect_cells(search, 1:10, call = NULL, tick = function() NULL)
+    expect_identical(collected, if (n >= 50) 2 else 0)
+  }
+})
+
 test_that("cores must be one whole number of at least 1", {
   sens <- hier_search(1)$sens
   for (bad in list(0, -1, 1.5, NA, "2", c(1, 2), NULL, Inf)) {
