@@ -29,7 +29,9 @@
 # limit) and the larger sizes after it. Each step runs in a child R process
 # (callr-free: system2 on this script with SDCRISK_BENCH_STEP) so that its
 # peak memory (VmHWM) is its own and a step past the limit is killed, not
-# merely interrupted. sdcRisk is loaded with pkgload from the package root.
+# merely interrupted. sdcRisk is loaded from SDCRISK_BENCH_LIB when set
+# (R CMD INSTALL -l it there, as for the other bench scripts), else with
+# pkgload from the package root (which needs pkgbuild to compile).
 # The machine is shared: CPU seconds of the process beside elapsed ones.
 
 step <- Sys.getenv("SDCRISK_BENCH_STEP", "")
@@ -72,7 +74,12 @@ rss_mb <- function(field) {
 
 # One step in this process: prints a tab-separated result line.
 run_step <- function(size, what, attacker) {
-  suppressMessages(pkgload::load_all(".", quiet = TRUE))
+  lib <- Sys.getenv("SDCRISK_BENCH_LIB", "")
+  if (nzchar(lib)) {
+    suppressPackageStartupMessages(library(sdcRisk, lib.loc = lib))
+  } else {
+    suppressMessages(pkgload::load_all(".", quiet = TRUE))
+  }
   d <- make_large(sizes_spec[[size]])
   t0 <- proc.time()
   sens <- cell_sensitivity(d, c("a", "b", "c", "d"), "v", rule_p(10), hierarchy = large_hierarchy(d))
