@@ -333,16 +333,22 @@ inline CombinationExtremes combination_extremes(
     const std::size_t row = static_cast<std::size_t>(check[act[q]]);
     for (std::size_t j = 0; j < m; ++j) D[q + ra * j] = use[j][row] - center[row];
   }
+  // (the tables a combination weighs: at most one per row of its program,
+  // so each value reads those alone, not every table)
+  std::vector<std::size_t> on;
   const auto see = [&](const std::vector<double>& w) {
     // the combination's values, from its weights, checked first
     double sum = 0.0;
-    for (const double a : w) sum += a;
+    on.clear();
+    for (std::size_t j = 0; j < m; ++j) {
+      sum += w[j];
+      if (w[j] > 0.0) on.push_back(j);
+    }
     const double shrink = sum > 1.0 ? 1.0 / sum : 1.0;
     for (std::size_t c = 0; c < r; ++c) {
       const std::size_t row = static_cast<std::size_t>(check[c]);
       double v = center[row], size = std::fabs(center[row]);
-      for (std::size_t j = 0; j < m; ++j) {
-        if (w[j] <= 0.0) continue;
+      for (const std::size_t j : on) {
         const double d = shrink * w[j] * (use[j][row] - center[row]);
         v += d;
         size += std::fabs(d);
@@ -354,9 +360,7 @@ inline CombinationExtremes combination_extremes(
     for (std::size_t k = 0; k < nr; ++k) {
       const std::size_t row = static_cast<std::size_t>(rows[k]);
       double v = center[row];
-      for (std::size_t j = 0; j < m; ++j) {
-        if (w[j] > 0.0) v += shrink * w[j] * (use[j][row] - center[row]);
-      }
+      for (const std::size_t j : on) v += shrink * w[j] * (use[j][row] - center[row]);
       out.max[k] = std::max(out.max[k], v);
       out.min[k] = std::min(out.min[k], v);
     }
