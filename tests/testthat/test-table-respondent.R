@@ -1793,3 +1793,49 @@ test_that("a test of whether some respondent breaks a pattern needs the undomina
   expect_identical(ns$respondent_dominators(resp2, prep, ask), brute[ask])
   expect_gt(sum(brute > 0), m / 2)
 })
+
+test_that("a respondents' round attacks again only the respondents and cells of the last round's breaches: the same pattern", {
+  # (a round only adds suppressions, which only widens every attacker's
+  # intervals: a respondent that broke no cell breaks none after it)
+  calls <- new.env()
+  calls$out <- list()
+  record <- function(among, r) calls$out[[length(calls$out) + 1L]] <- list(among = among, groups = r$n_groups)
+  suppressMessages(trace("respondent_audit", exit = bquote(.(record)(among, returnValue())),
+                         where = asNamespace("sdcRisk"), print = FALSE))
+  withr::defer(suppressMessages(untrace("respondent_audit", where = asNamespace("sdcRisk"))))
+  attacked <- c(last = 0, all = 0)
+  later_rounds <- 0
+  for (seed in c(10, 24, 1, 2, 3, 5, 7)) {
+    tb <- pretest_table(seed)
+    sens <- tb$sens
+    info <- paste("table", seed)
+    calls$out <- list()
+    last <- protect_table(sens)
+    rounds_last <- calls$out
+    calls$out <- list()
+    all <- withr::with_options(list(sdcRisk.respondent_rounds_all = TRUE), protect_table(sens))
+    rounds_all <- calls$out
+    expect_identical(last$status, all$status, info = info)
+    expect_equal(last$lower, all$lower, info = info)
+    expect_equal(last$upper, all$upper, info = info)
+    expect_length(rounds_last, length(rounds_all))
+    # the first round attacks with every respondent, the later ones with
+    # those of the last round's breaches
+    expect_null(rounds_last[[1]]$among)
+    later <- seq_along(rounds_last)[-1]
+    for (k in later) {
+      expect_false(is.null(rounds_last[[k]]$among), info = info)
+      expect_lte(rounds_last[[k]]$groups, rounds_all[[k]]$groups)
+      attacked <- attacked + c(rounds_last[[k]]$groups, rounds_all[[k]]$groups)
+    }
+    later_rounds <- later_rounds + length(later)
+    s <- last$status != "published"
+    expect_true(attr(audit_table(sens, s), "passed"), info = info)
+    # (the independent reference on the tables where it takes seconds)
+    if (seed %in% c(1, 2, 5)) {
+      expect_equal(nrow(reference_breaches(tb$d, sens, s, audit_levels(sens), firm = tb$firm)), 0, info = info)
+    }
+  }
+  expect_gt(later_rounds, 0)
+  expect_lt(attacked[["last"]], attacked[["all"]])
+})
