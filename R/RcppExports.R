@@ -145,6 +145,10 @@ cpp_relation_components <- function(relation, node, n_relation, n_node) {
     .Call(`_sdcRisk_cpp_relation_components`, relation, node, n_relation, n_node)
 }
 
+cpp_twin_columns <- function(row, col, v, rhs, n_row, n_col) {
+    .Call(`_sdcRisk_cpp_twin_columns`, row, col, v, rhs, n_row, n_col)
+}
+
 cpp_table_extremes <- function(tables, rows, check, lo, hi, tol, center, need_hi, need_lo) {
     .Call(`_sdcRisk_cpp_table_extremes`, tables, rows, check, lo, hi, tol, center, need_hi, need_lo)
 }

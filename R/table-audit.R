@@ -1277,11 +1277,16 @@ batch_witnesses <- function(ends, solver, lp, upward) {
 }
 
 # Every target's end in direction `upward`: from the witnesses when they
-# settle it, otherwise by a program of its own (whose table is a witness
-# for the targets after it). The targets are taken in order; those up to
-# the next open one are settled together by the witnesses seen so far.
+# settle it, from a twin's end measured before (twin_end()), otherwise by
+# a program of its own (whose table is a witness for the targets after
+# it). The targets are taken in order; those up to the next open one are
+# settled together by the witnesses seen so far.
 settle_ends <- function(ends, solver, lp, upward, tick) {
   n <- length(ends$pos)
+  # (whether the twins serve, found with the first program needed; the
+  # option sdcRisk.audit_twins = FALSE, undocumented, lets the tests solve
+  # every program)
+  twins <- NULL
   k <- 1L
   while (k <= n) {
     rest <- k:n
@@ -1294,20 +1299,77 @@ settle_ends <- function(ends, solver, lp, upward, tick) {
       tick(length(done))
     }
     if (nxt > n) break
-    r <- solver$single(unit_objective(lp, ends$pos[nxt]), upward, ends$cells[nxt])
-    ends$n_lp <- ends$n_lp + 1L
-    add_witness(ends, r)
-    if (upward) ends$hi[nxt] <- r$value else ends$lo[nxt] <- r$value
+    twins <- twins %||% (getOption("sdcRisk.audit_twins", TRUE) && !is.null(lp_twins(ends, lp, solver)))
+    value <- if (twins) twin_end(ends, ends$pos[nxt], upward) else NA_real_
+    if (is.na(value)) {
+      r <- solver$single(unit_objective(lp, ends$pos[nxt]), upward, ends$cells[nxt])
+      ends$n_lp <- ends$n_lp + 1L
+      add_witness(ends, r)
+      value <- r$value
+      if (twins) learn_twin_end(ends, ends$pos[nxt], upward, value)
+    }
+    if (upward) ends$hi[nxt] <- value else ends$lo[nxt] <- value
     if (upward) ends$lp_hi[nxt] <- TRUE else ends$lp_lo[nxt] <- TRUE
     tick()
     # (first_breach: an exact end short of the protection ends the audit)
-    if (isTRUE(ends$first_breach) && isTRUE(if (upward) r$value < ends$req_hi[nxt] - ends$tol[nxt] else
-      r$value > ends$req_lo[nxt] + ends$tol[nxt])) {
+    if (isTRUE(ends$first_breach) && isTRUE(if (upward) value < ends$req_hi[nxt] - ends$tol[nxt] else
+      value > ends$req_lo[nxt] + ends$tol[nxt])) {
       ends$breached <- TRUE
       return(invisible(ends))
     }
     k <- nxt + 1L
   }
+}
+
+# The twin columns of `lp` (program_twins(), the solver's when it keeps
+# them; cpp_twin_columns(): a relation with two
+# suppressed cells ties them, x2 = (rhs - v1 x1) / v2 on every table of
+# every program of the component, whatever the bounds of its cells; chains
+# of such relations tie classes of cells, each cell a + b x[root]), found
+# once per `ends`, with the extremes of each class's root measured so far
+# (`hi`, `lo`, NA until a program of one of its cells measures them). NULL
+# when no two cells are twins. One program then settles an end of every
+# cell of its class: on the 736-cell table of bench_suppress_sweep.R the
+# 348 suppressed cells of the final pattern form 126 classes.
+lp_twins <- function(ends, lp, solver) {
+  if (is.null(ends$twins)) {
+    tw <- if (is.null(solver$twins)) program_twins(lp) else solver$twins()
+    ends$twins <- if (any(tw$size[ends$pos] > 1L)) {
+      c(tw, list(hi = rep(NA_real_, length(tw$root)), lo = rep(NA_real_, length(tw$root))))
+    } else {
+      FALSE
+    }
+  }
+  if (!isFALSE(ends$twins)) ends$twins
+}
+
+# The twin columns of a component's program `lp` (cpp_twin_columns():
+# list(root, a, b, size) over its columns).
+program_twins <- function(lp) {
+  m <- lp$mat
+  core_call(cpp_twin_columns, m$i, m$j, as.double(m$v), as.double(lp$rhs), m$nrow, m$ncol)
+}
+
+# The end in direction `upward` of column j that a twin's program measured
+# (the same end of its root, b > 0, or the other, b < 0), NA when none has.
+twin_end <- function(ends, j, upward) {
+  twins <- ends$twins
+  if (twins$size[j] < 2L) return(NA_real_)
+  b <- twins$b[j]
+  root <- twins$root[j]
+  ext <- if (upward == (b > 0)) twins$hi[root] else twins$lo[root]
+  twins$a[j] + b * ext
+}
+
+# Records the end `value` of column j in direction `upward`, measured by
+# its program, as the end of its root that it gives (twin_end()).
+learn_twin_end <- function(ends, j, upward, value) {
+  twins <- ends$twins
+  if (twins$size[j] < 2L || is.na(value)) return(invisible(NULL))
+  b <- twins$b[j]
+  ext <- (value - twins$a[j]) / b
+  if (upward == (b > 0)) ends$twins$hi[twins$root[j]] <- ext else ends$twins$lo[twins$root[j]] <- ext
+  invisible(NULL)
 }
 
 # The ends of targets k that the witnesses settle: exact at the relation
@@ -1379,8 +1441,11 @@ simplex_component_solver <- function(lp, prep, call, carried = list()) {
     }
     r
   }
+  twins <- NULL
   list(large = FALSE, base = base,
        tables = function() tables,
+       # the program's twin columns (program_twins()), found once
+       twins = function() twins %||% (twins <<- program_twins(lp)),
        own_tables = function() tables[seq_along(tables) > n_carried],
        # the relation bounds of the first bounds (new_interval_ends()), valid
        # for every program of the solver whose bounds are within them

@@ -503,6 +503,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_twin_columns
+SEXP cpp_twin_columns(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col, const Rcpp::NumericVector& v, const Rcpp::NumericVector& rhs, int n_row, int n_col);
+RcppExport SEXP _sdcRisk_cpp_twin_columns(SEXP rowSEXP, SEXP colSEXP, SEXP vSEXP, SEXP rhsSEXP, SEXP n_rowSEXP, SEXP n_colSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type row(rowSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type col(colSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type v(vSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type rhs(rhsSEXP);
+    Rcpp::traits::input_parameter< int >::type n_row(n_rowSEXP);
+    Rcpp::traits::input_parameter< int >::type n_col(n_colSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_twin_columns(row, col, v, rhs, n_row, n_col));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_table_extremes
 SEXP cpp_table_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& rows, const Rcpp::IntegerVector& check, const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, const Rcpp::NumericVector& tol, const Rcpp::NumericVector& center, const Rcpp::NumericVector& need_hi, const Rcpp::NumericVector& need_lo);
 RcppExport SEXP _sdcRisk_cpp_table_extremes(SEXP tablesSEXP, SEXP rowsSEXP, SEXP checkSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP tolSEXP, SEXP centerSEXP, SEXP need_hiSEXP, SEXP need_loSEXP) {
@@ -906,6 +921,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_population", (DL_FUNC) &_sdcRisk_cpp_population, 3},
     {"_sdcRisk_cpp_population_counts", (DL_FUNC) &_sdcRisk_cpp_population_counts, 4},
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
+    {"_sdcRisk_cpp_twin_columns", (DL_FUNC) &_sdcRisk_cpp_twin_columns, 6},
     {"_sdcRisk_cpp_table_extremes", (DL_FUNC) &_sdcRisk_cpp_table_extremes, 9},
     {"_sdcRisk_cpp_combination_extremes", (DL_FUNC) &_sdcRisk_cpp_combination_extremes, 12},
     {"_sdcRisk_cpp_witness_moves", (DL_FUNC) &_sdcRisk_cpp_witness_moves, 12},

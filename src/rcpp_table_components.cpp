@@ -25,6 +25,21 @@ SEXP cpp_relation_components(const Rcpp::IntegerVector& relation, const Rcpp::In
   });
 }
 
+// Twin columns of a program with equality rows (sdcRisk::twin_columns());
+// triplets with 1-based rows and columns. Returns list(root (1-based),
+// a, b, size): column c is a + b x[root] on every table of the program.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_twin_columns(const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col, const Rcpp::NumericVector& v,
+                      const Rcpp::NumericVector& rhs, int n_row, int n_col) {
+  return sdcRisk_glue::run_engine([&] {
+    const sdcRisk::TwinColumns t = sdcRisk::twin_columns(
+        sdcRisk_glue::zero_based(row), sdcRisk_glue::zero_based(col), Rcpp::as<std::vector<double>>(v),
+        Rcpp::as<std::vector<double>>(rhs), n_row, n_col);
+    return Rcpp::List::create(Rcpp::Named("root") = sdcRisk_glue::one_based(t.root), Rcpp::Named("a") = t.a,
+                              Rcpp::Named("b") = t.b, Rcpp::Named("size") = t.size);
+  });
+}
+
 // The tables of a list of numeric vectors of one length, read in place, and
 // that length (`n_row`; 0 for no table).
 static std::vector<const double*> table_columns(const Rcpp::List& tables, std::size_t& n_row) {

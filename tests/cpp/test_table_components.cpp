@@ -3,9 +3,12 @@
 // Compares union-find components with a breadth-first search over the same
 // random relation graphs; the extremes over witness tables with a scan of
 // every (table, row), and over sparse tables shrunk to bounds with a scan
-// of every move; and propagated relation bounds with the bounds each
+// of every move; propagated relation bounds with the bounds each
 // relation implies given the others' (a fixed point: no relation tightens
-// them further) and with a point that keeps every relation.
+// them further) and with a point that keeps every relation; and twin
+// columns with the components of the 2-entry rows and with solutions of
+// the rows.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -76,6 +79,11 @@ Triplets random_relations(Lcg& g, int n_rel, int n_cell) {
     }
   }
   return tr;
+}
+
+// x and y agree to 10^-9 of their size (at least 1).
+bool testutil_close(double x, double y) {
+  return std::fabs(x - y) <= 1e-9 * std::max({1.0, std::fabs(x), std::fabs(y)});
 }
 
 // Does f() reject its input (std::invalid_argument)?
@@ -857,6 +865,147 @@ int main() {
       std::printf("contributor index took an id out of range\n");
       ++failures;
     }
+  }
+
+  // twin columns: random programs whose rows hold 2 nonzero entries (a
+  // forest, parallel rows, rows closing cycles), more, or 2 among zeros,
+  // with right-hand sides from a point x0; and programs of forest rows
+  // alone, whose other solutions x0 + d (d spread from each root over the
+  // forest by a breadth-first search, independent of the union-find) the
+  // maps must give too
+  for (int rep = 0; rep < 400; ++rep) {
+    const bool forest_only = rep % 2 == 1;
+    const int nc = 1 + g.below(25);
+    std::vector<double> x0(nc);
+    for (auto& x : x0) x = g.below(2001) - 1000;
+    std::vector<int> row, col;
+    std::vector<double> v, rhs;
+    // (the rows of the 2-entry graph, for the reference partition)
+    std::vector<int> e1, e2;
+    std::vector<double> w1, w2;
+    const auto coef = [&] { return static_cast<double>(g.below(2) ? 1 + g.below(3) : -1 - g.below(3)); };
+    const auto add_row = [&](const std::vector<int>& cs, const std::vector<double>& vs) {
+      const int r = static_cast<int>(rhs.size());
+      double sum = 0.0;
+      for (std::size_t k = 0; k < cs.size(); ++k) {
+        row.push_back(r);
+        col.push_back(cs[k]);
+        v.push_back(vs[k]);
+        sum += vs[k] * x0[cs[k]];
+      }
+      rhs.push_back(sum);
+    };
+    // a forest: each column after the first tied to an earlier one, or not
+    for (int c = 1; c < nc; ++c) {
+      if (g.below(3) == 0) continue;
+      const int p = g.below(c);
+      const double a = coef(), b = coef();
+      add_row({p, c}, {a, b});
+      e1.push_back(p);
+      e2.push_back(c);
+      w1.push_back(a);
+      w2.push_back(b);
+    }
+    if (!forest_only) {
+      const int extra = g.below(8);
+      for (int k = 0; k < extra && nc > 1; ++k) {
+        const int kind = g.below(3);
+        const int c1 = g.below(nc);
+        int c2 = g.below(nc);
+        if (c2 == c1) c2 = (c1 + 1) % nc;
+        if (kind == 0) {
+          // two entries: parallel to a forest row or closing a cycle
+          const double a = coef(), b = coef();
+          add_row({c1, c2}, {a, b});
+          e1.push_back(c1);
+          e2.push_back(c2);
+          w1.push_back(a);
+          w2.push_back(b);
+        } else if (kind == 1 && nc > 2) {
+          // three entries: no twins
+          int c3 = g.below(nc);
+          while (c3 == c1 || c3 == c2) c3 = (c3 + 1) % nc;
+          add_row({c1, c2, c3}, {coef(), coef(), coef()});
+        } else {
+          // two nonzero entries among a zero one: twins
+          int c3 = g.below(nc);
+          while (nc > 2 && (c3 == c1 || c3 == c2)) c3 = (c3 + 1) % nc;
+          if (nc <= 2) continue;
+          const double a = coef(), b = coef();
+          add_row({c1, c3, c2}, {a, 0.0, b});
+          e1.push_back(c1);
+          e2.push_back(c2);
+          w1.push_back(a);
+          w2.push_back(b);
+        }
+      }
+    }
+    const int nr = static_cast<int>(rhs.size());
+    const sdcRisk::TwinColumns t = sdcRisk::twin_columns(row, col, v, rhs, nr, nc);
+    bool ok = static_cast<int>(t.root.size()) == nc;
+    // the classes are the components of the 2-entry rows (bfs() over them
+    // as relations), each of its size, its root mapped to itself
+    const std::vector<int> ref = bfs([&] {
+      std::vector<int> r;
+      for (std::size_t k = 0; k < e1.size(); ++k) {
+        r.push_back(static_cast<int>(k));
+        r.push_back(static_cast<int>(k));
+      }
+      return r;
+    }(), [&] {
+      std::vector<int> n;
+      for (std::size_t k = 0; k < e1.size(); ++k) {
+        n.push_back(e1[k]);
+        n.push_back(e2[k]);
+      }
+      return n;
+    }(), static_cast<int>(e1.size()), nc);
+    ok = ok && same_partition(t.root, ref);
+    for (int c = 0; ok && c < nc; ++c) {
+      int size = 0;
+      for (int q = 0; q < nc; ++q) size += t.root[q] == t.root[c];
+      ok = t.size[c] == size && t.root[t.root[c]] == t.root[c];
+      if (t.root[c] == c) ok = ok && t.a[c] == 0.0 && t.b[c] == 1.0;
+      // x0 from its root's value
+      ok = ok && testutil_close(x0[c], t.a[c] + t.b[c] * x0[t.root[c]]);
+    }
+    if (ok && forest_only) {
+      // another solution: each root moved at random, spread over the forest
+      std::vector<double> d(nc, 0.0);
+      std::vector<char> done(nc, 0);
+      for (int c = 0; c < nc; ++c) {
+        if (t.root[c] != c) continue;
+        d[c] = g.below(201) - 100;
+        done[c] = 1;
+        std::vector<int> stack{c};
+        while (!stack.empty()) {
+          const int u = stack.back();
+          stack.pop_back();
+          for (std::size_t k = 0; k < e1.size(); ++k) {
+            int other = -1;
+            double wu = 0.0, wo = 0.0;
+            if (e1[k] == u) { other = e2[k]; wu = w1[k]; wo = w2[k]; }
+            else if (e2[k] == u) { other = e1[k]; wu = w2[k]; wo = w1[k]; }
+            if (other < 0 || done[other]) continue;
+            d[other] = -wu * d[u] / wo;
+            done[other] = 1;
+            stack.push_back(other);
+          }
+        }
+      }
+      for (int c = 0; ok && c < nc; ++c) {
+        ok = testutil_close(x0[c] + d[c], t.a[c] + t.b[c] * (x0[t.root[c]] + d[t.root[c]]));
+      }
+    }
+    if (!ok) {
+      std::printf("twin columns wrong, case %d\n", rep);
+      ++failures;
+    }
+  }
+  if (!rejects([] { sdcRisk::twin_columns({0}, {3}, {1.0}, {0.0}, 1, 2); }) ||
+      !rejects([] { sdcRisk::twin_columns({0}, {0}, {1.0}, {}, 1, 1); })) {
+    std::printf("twin columns took a triplet out of range or a short right-hand side\n");
+    ++failures;
   }
 
   if (failures) return 1;

@@ -118,6 +118,54 @@ test_that("exact intervals equal whole-table programs, with negative values and 
   }
 })
 
+test_that("twin cells (a relation with two suppressed cells) take their ends from one program: the same exact intervals", {
+  n_lp <- c(twins = 0, without = 0)
+  n_twins <- 0
+  for (seed in 1:6) {
+    set.seed(seed)
+    d <- random_records(400, c(6, 5, 4), 3, 1.5)
+    sens <- cell_sensitivity(d, c("a", "b", "c"), "v", list(rule_frequency(3), rule_p(15)))
+    # (a pattern of the heuristic: cells in pairs along its relations)
+    supp <- protect_table(sens, attacker = "outsider")$status != "published"
+    cells <- which(supp)
+    prep <- sdcRisk:::table_problem(sens, NULL, NULL, 10, arg = "x")
+    # (the twins exist: some relation holds exactly two suppressed cells)
+    st <- prep$structure
+    n_twins <- n_twins + sum(tabulate(st$rel[supp[st$cell]], st$nrel) == 2)
+    got <- sdcRisk:::audit_cells(prep, supp, cells, exact = TRUE, call = NULL)
+    # (a problem of its own: the first audit's solvers are kept with `prep`)
+    prep <- sdcRisk:::table_problem(sens, NULL, NULL, 10, arg = "x")
+    without <- withr::with_options(list(sdcRisk.audit_twins = FALSE),
+                                   sdcRisk:::audit_cells(prep, supp, cells, exact = TRUE, call = NULL))
+    ref <- whole_table_intervals(sens, supp, rep(0, nrow(sens)), rep(Inf, nrow(sens)))
+    info <- paste("seed", seed)
+    expect_equal(got$lower, ref$lower, tolerance = 1e-7, info = info)
+    expect_equal(got$upper, ref$upper, tolerance = 1e-7, info = info)
+    expect_equal(got$lower, without$lower, tolerance = 1e-9, info = info)
+    expect_equal(got$upper, without$upper, tolerance = 1e-9, info = info)
+    expect_lte(got$n_lp, without$n_lp)
+    n_lp <- n_lp + c(got$n_lp, without$n_lp)
+  }
+  expect_gt(n_twins, 0)
+  expect_lt(n_lp[["twins"]], n_lp[["without"]])
+})
+
+test_that("twin columns map every column of a class to its root, on every table of the program", {
+  # x1 + x2 = 10, x2 - x3 = 4, 2 x3 + x4 = 0, x4 + x5 + x6 = 7 (three
+  # cells: no twins), x6 alone
+  m <- sdcRisk:::triplet_matrix(i = c(1, 1, 2, 2, 3, 3, 4, 4, 4), j = c(1, 2, 2, 3, 3, 4, 4, 5, 6),
+                                v = c(1, 1, 1, -1, 2, 1, 1, 1, 1), nrow = 4, ncol = 6)
+  tw <- sdcRisk:::program_twins(list(mat = m, rhs = c(10, 4, 0, 7)))
+  expect_equal(tw$size, c(4, 4, 4, 4, 1, 1))
+  expect_equal(length(unique(tw$root[1:4])), 1)
+  expect_false(tw$root[5] %in% tw$root[1:4])
+  # any table of the first four rows: x1 free
+  for (x1 in c(-3, 0, 2.5, 17)) {
+    x <- c(x1, 10 - x1, 10 - x1 - 4, -2 * (10 - x1 - 4))
+    expect_equal(tw$a[1:4] + tw$b[1:4] * x[tw$root[1:4]], x)
+  }
+})
+
 test_that("the outsider's decision from small programs around each cell is exact, their tables witnesses", {
   for (seed in 1:8) {
     set.seed(seed)

@@ -375,6 +375,99 @@ inline std::pair<std::vector<int>, std::vector<int>> group_triplets(const std::v
   return {std::move(start), std::move(index)};
 }
 
+// Twin columns of a program whose rows are equalities (sum_k v_k x_k =
+// rhs): a row with exactly two nonzero entries ties one column to the
+// other, v1 x1 + v2 x2 = rhs, so that every table of the program has
+// x2 = (rhs - v1 x1) / v2. Chains of such rows tie whole classes of
+// columns: each column c is, on every table of the program and whatever
+// bounds its columns have, a[c] + b[c] x[root[c]] (root[c] = c, a = 0,
+// b = 1 for a class's root). Then the largest value of column c over the
+// program's tables is a[c] + b[c] times the largest (b > 0) or the
+// smallest (b < 0) value of its root: one program for the whole class and
+// direction. Found by union-find with the map of each column to its
+// parent, composed along the path (compressed as it is read); a row that
+// closes a cycle ties nothing new and is skipped (the tree's rows alone
+// make every map hold). `size[c]`: the number of columns of c's class
+// (read at its root). 0-based columns.
+struct TwinColumns {
+  std::vector<int> root, size;
+  std::vector<double> a, b;
+};
+
+inline TwinColumns twin_columns(const std::vector<int>& row, const std::vector<int>& col,
+                                const std::vector<double>& v, const std::vector<double>& rhs, int n_row,
+                                int n_col) {
+  if (row.size() != col.size() || row.size() != v.size()) throw std::invalid_argument("triplet lengths differ");
+  if (n_row < 0 || n_col < 0 || rhs.size() != static_cast<std::size_t>(n_row)) {
+    throw std::invalid_argument("the right-hand side differs in length from the rows");
+  }
+  const std::size_t nc = static_cast<std::size_t>(n_col), nr = static_cast<std::size_t>(n_row);
+  // (each row's nonzero entries: their count, and the first two)
+  std::vector<int> count(nr, 0), first(nr, -1), second(nr, -1);
+  for (std::size_t k = 0; k < row.size(); ++k) {
+    if (row[k] < 0 || static_cast<std::size_t>(row[k]) >= nr || col[k] < 0 ||
+        static_cast<std::size_t>(col[k]) >= nc) {
+      throw std::invalid_argument("triplet out of range");
+    }
+    if (!std::isfinite(v[k])) throw std::invalid_argument("a non-finite entry");
+    if (v[k] == 0.0) continue;
+    const std::size_t r = static_cast<std::size_t>(row[k]);
+    if (count[r] == 0) first[r] = static_cast<int>(k);
+    else if (count[r] == 1) second[r] = static_cast<int>(k);
+    ++count[r];
+  }
+  TwinColumns t;
+  std::vector<int> parent(nc);
+  std::iota(parent.begin(), parent.end(), 0);
+  t.a.assign(nc, 0.0);
+  t.b.assign(nc, 1.0);
+  t.size.assign(nc, 1);
+  // the root of c, the map of c to its root left in a[c], b[c] and c
+  // attached to the root directly
+  const auto find = [&](int c) {
+    std::vector<int> path;
+    while (parent[static_cast<std::size_t>(c)] != c) {
+      path.push_back(c);
+      c = parent[static_cast<std::size_t>(c)];
+    }
+    // (from the column nearest the root outwards: each one's parent
+    // already maps to the root)
+    for (auto it = path.rbegin(); it != path.rend(); ++it) {
+      const std::size_t q = static_cast<std::size_t>(*it);
+      const std::size_t p = static_cast<std::size_t>(parent[q]);
+      if (static_cast<int>(p) != c) {
+        t.a[q] += t.b[q] * t.a[p];
+        t.b[q] *= t.b[p];
+        parent[q] = c;
+      }
+    }
+    return c;
+  };
+  for (std::size_t r = 0; r < nr; ++r) {
+    if (count[r] != 2) continue;
+    if (!std::isfinite(rhs[r])) continue;
+    const std::size_t k1 = static_cast<std::size_t>(first[r]), k2 = static_cast<std::size_t>(second[r]);
+    const int c1 = col[k1], c2 = col[k2];
+    if (c1 == c2) continue;
+    const int r1 = find(c1), r2 = find(c2);
+    if (r1 == r2) continue;
+    const std::size_t q1 = static_cast<std::size_t>(c1), q2 = static_cast<std::size_t>(c2);
+    // v1 (a1 + b1 x_r1) + v2 (a2 + b2 x_r2) = rhs, solved for x_r2
+    const double a1 = c1 == r1 ? 0.0 : t.a[q1], b1 = c1 == r1 ? 1.0 : t.b[q1];
+    const double a2 = c2 == r2 ? 0.0 : t.a[q2], b2 = c2 == r2 ? 1.0 : t.b[q2];
+    const double den = v[k2] * b2;
+    const std::size_t s1 = static_cast<std::size_t>(r1), s2 = static_cast<std::size_t>(r2);
+    parent[s2] = r1;
+    t.a[s2] = (rhs[r] - v[k1] * a1 - v[k2] * a2) / den;
+    t.b[s2] = -(v[k1] * b1) / den;
+    t.size[s1] += t.size[s2];
+  }
+  t.root.resize(nc);
+  for (std::size_t c = 0; c < nc; ++c) t.root[c] = find(static_cast<int>(c));
+  for (std::size_t c = 0; c < nc; ++c) t.size[c] = t.size[static_cast<std::size_t>(t.root[c])];
+  return t;
+}
+
 // The triplets of a program grouped by row and by column (group_triplets()
 // of each), for relation_bounds_narrowed().
 struct ProgramIndex {
