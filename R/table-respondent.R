@@ -952,8 +952,10 @@ outsider_seeds <- function(ix, prep, supp, targets) {
 # below (upper_known()) needs only an outer bound, its relation bound (no
 # program: on the 965-cell table of bench_suppress_small.R, where persons
 # know only lower bounds of the cells they are not alone in, the rounds'
-# 365 programs became 243). Returns the breaches with `outer`
-# (list(lower, upper, exact), `exact` the cells whose interval is exact).
+# 365 programs became 243). `among`, `only`: the groups and sensitive
+# cells attacked (respondent_breaches()), all when NULL. Returns the
+# breaches with `outer` (list(lower, upper, exact), `exact` the cells
+# whose interval is exact).
 respondent_audit <- function(prep, supp, resp, exact, call, witnesses = NULL, undominated = FALSE,
                              among = NULL, only = NULL) {
   all_supp <- which(supp)
