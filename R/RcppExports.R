@@ -181,6 +181,14 @@ cpp_relation_breach_groups <- function(programs, supp, prog, outer_lo, outer_hi,
     .Call(`_sdcRisk_cpp_relation_breach_groups`, programs, supp, prog, outer_lo, outer_hi, tol, value, level, lower, upper, start, cell, lo, hi, alone, passes, moved, first)
 }
 
+cpp_relation_breach_groups_each <- function(programs, supp, prog, outer_lo, outer_hi, tol, value, level, lower, upper, start, cell, lo, hi, alone, passes, moved, cand, attack, hint) {
+    .Call(`_sdcRisk_cpp_relation_breach_groups_each`, programs, supp, prog, outer_lo, outer_hi, tol, value, level, lower, upper, start, cell, lo, hi, alone, passes, moved, cand, attack, hint)
+}
+
+cpp_relation_breach_each <- function(index, value, supp, sensitive, lower, upper, tol, level, cand, passes, moved) {
+    .Call(`_sdcRisk_cpp_relation_breach_each`, index, value, supp, sensitive, lower, upper, tol, level, cand, passes, moved)
+}
+
 cpp_relation_packing <- function(open, pos, row, col, n_row, n_col, batch) {
     .Call(`_sdcRisk_cpp_relation_packing`, open, pos, row, col, n_row, n_col, batch)
 }

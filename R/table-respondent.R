@@ -494,37 +494,16 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
   # program is first needed)
   if (exact || relations_only) witnesses <- NULL
   dead <- NULL
-  # single contributors whose knowledge of some suppressed cell is
-  # effective, found at once; coalitions one by one
-  m <- resp$n_single
-  # (the rows of the cells where some knowledge is effective: on R4 of the
-  # bench, 13,303 rows lie in suppressed cells)
-  s_cells <- which(supp)
-  ck <- cell_knowledge(resp, prep, s_cells)
-  ts <- prep$tol[s_cells]
-  hot <- s_cells[which(ck$lo > outer$lower[s_cells] + ts | ck$hi < outer$upper[s_cells] - ts)]
-  on_rows <- cell_rows(resp, hot)
-  kr <- row_knowledge(resp, prep, on_rows, alone = FALSE)
-  tr <- prep$tol[kr$cells]
-  eff_rows <- kr$lo > outer$lower[kr$cells] + tr | kr$hi < outer$upper[kr$cells] - tr
-  single <- resp$who[on_rows[eff_rows]]
-  if (length(resp$zero_cells) && !is.null(prep$structure$codes)) {
-    # those alone in a cell may know zero cells below it (zero_cells_known())
-    single <- c(single, resp$who[row_alone(resp)])
-  }
-  single <- sort(unique(single))
-  coal <- m + seq_along(resp$coalitions)
-  coal <- coal[vapply(resp$coalitions, function(g) any(supp[resp$cell[contributor_rows(resp, g)]]),
-                      logical(1))]
-  groups <- c(single, coal)
+  ag <- attack_groups(prep, supp, resp, outer)
+  groups <- ag$groups
   if (!is.null(among)) groups <- groups[groups %in% among]
   if (length(near) && length(groups) > 1L) {
     hops <- relation_hops(prep, near, supp)
-    eff_who <- resp$who[on_rows[eff_rows]]
+    eff_who <- ag$eff_who
     dist <- rep(Inf, length(groups))
     if (length(eff_who)) {
       # (the fewest hops of each respondent's effective knowledge)
-      nearest <- group_extreme(hops[kr$cells[eff_rows]], eff_who)
+      nearest <- group_extreme(hops[ag$eff_cells], eff_who)
       at <- match(nearest$group, groups)
       dist[at[!is.na(at)]] <- nearest$value[!is.na(at)]
     }
@@ -605,6 +584,37 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
   }
   out$breaches <- breach_columns(found)
   out
+}
+
+# The respondent groups that may break pattern `supp` given the outsider's
+# intervals `outer`: the single contributors whose knowledge of some
+# suppressed cell is effective (narrower than its outer interval, found at
+# once from the rows of the cells where some knowledge is), those alone in a
+# cell when zero cells are known below it (zero_cells_known()), and the
+# coalitions with a suppressed cell. Returns list(groups, eff_who,
+# eff_cells): with the contributor and the cell of each effective row.
+attack_groups <- function(prep, supp, resp, outer) {
+  # (the rows of the cells where some knowledge is effective: on R4 of the
+  # bench, 13,303 rows lie in suppressed cells)
+  s_cells <- which(supp)
+  ck <- cell_knowledge(resp, prep, s_cells)
+  ts <- prep$tol[s_cells]
+  hot <- s_cells[which(ck$lo > outer$lower[s_cells] + ts | ck$hi < outer$upper[s_cells] - ts)]
+  on_rows <- cell_rows(resp, hot)
+  kr <- row_knowledge(resp, prep, on_rows, alone = FALSE)
+  tr <- prep$tol[kr$cells]
+  eff_rows <- kr$lo > outer$lower[kr$cells] + tr | kr$hi < outer$upper[kr$cells] - tr
+  eff_who <- resp$who[on_rows[eff_rows]]
+  single <- eff_who
+  if (length(resp$zero_cells) && !is.null(prep$structure$codes)) {
+    # those alone in a cell may know zero cells below it (zero_cells_known())
+    single <- c(single, resp$who[row_alone(resp)])
+  }
+  single <- sort(unique(single))
+  coal <- resp$n_single + seq_along(resp$coalitions)
+  coal <- coal[vapply(resp$coalitions, function(g) any(supp[resp$cell[contributor_rows(resp, g)]]),
+                      logical(1))]
+  list(groups = c(single, coal), eff_who = eff_who, eff_cells = kr$cells[eff_rows])
 }
 
 # The groups of `groups` (in their order) but those that another single
@@ -717,21 +727,32 @@ effective_knowledge <- function(prep, supp, k, outer, cmp, has_sens) {
 # The option sdcRisk.relation_cases (undocumented) lets the tests compare
 # the two. Returns list(breaches, n_groups).
 relation_breach_groups <- function(prep, supp, resp, outer, sens, cmp, has_sens, groups, first, call) {
+  a <- relation_test_args(prep, supp, resp, outer, sens, cmp, has_sens, groups)
+  r <- do.call(core_call, c(list(cpp_relation_breach_groups), a, list(first, call = call)))
+  found <- if (length(r$cell)) {
+    list(list(group = as.integer(groups[r$group]), cell = r$cell, lower = r$lower, upper = r$upper,
+              need_lower = r$need_lower, need_upper = r$need_upper))
+  }
+  list(breaches = breach_columns(found), n_groups = r$n_groups)
+}
+
+# The arguments of the core's respondents' relation tests
+# (cpp_relation_breach_groups(), cpp_relation_breach_groups_each()) but the
+# last: the programs of the components flagged in `has_sens` (core_program(),
+# targets the cells flagged in `sens`), per cell its program, the outsider's
+# intervals `outer` and the cells' values, and the knowledge of the groups
+# `groups` (groups_knowledge()).
+relation_test_args <- function(prep, supp, resp, outer, sens, cmp, has_sens, groups) {
   ks <- groups_knowledge(resp, prep, groups)
   ccs <- which(has_sens)
   progs <- lapply(ccs, function(cc) core_program(cmp$lp_of(cc), prep, sens))
   prog <- integer(length(supp))
   at <- cmp$comp > 0L
   prog[at] <- match(cmp$comp[at], ccs, nomatch = 0L)
-  r <- core_call(cpp_relation_breach_groups, progs, supp, prog, as.double(outer$lower), as.double(outer$upper),
-                 as.double(prep$tol), as.double(prep$value), as.double(prep$level), as.double(prep$lower),
-                 as.double(prep$upper), as.integer(ks$start), ks$cells, ks$lo, ks$hi, ks$alone,
-                 as.integer(audit_relation_passes), relation_bound_moved, first, call = call)
-  found <- if (length(r$cell)) {
-    list(list(group = as.integer(groups[r$group]), cell = r$cell, lower = r$lower, upper = r$upper,
-              need_lower = r$need_lower, need_upper = r$need_upper))
-  }
-  list(breaches = breach_columns(found), n_groups = r$n_groups)
+  list(progs, supp, prog, as.double(outer$lower), as.double(outer$upper), as.double(prep$tol),
+       as.double(prep$value), as.double(prep$level), as.double(prep$lower), as.double(prep$upper),
+       as.integer(ks$start), ks$cells, ks$lo, ks$hi, ks$alone, as.integer(audit_relation_passes),
+       relation_bound_moved)
 }
 
 # A component's program `lp` as the core's relation tests read it
@@ -1122,7 +1143,10 @@ respondent_pattern <- function(prep, search, resp, call) {
 # keeps its verdict: only the respondents that broke a trial since attack
 # it (on R7, 161 -> 117 respondents' relation tests, 1,019 -> 810
 # respondents attacked by the pre-tests, then by every breaker). The
-# cheapest candidates are not tried (cheap_tail()).
+# cheapest candidates are not tried (cheap_tail()). Before the first
+# trial, the relation tests of every candidate on the pattern the clean-up
+# starts from refuse at once those whose publication breaks it there, and
+# so at every later pattern (respondent_screen()).
 # `outer`: the outsider's exact intervals of the pattern in `search`
 # (list(lower, upper) over all cells, as the respondents' last round
 # measured them), measured here when NULL. `witnesses`: witness tables
@@ -1169,6 +1193,10 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
   if (keep_witnessed) {
     cand <- setdiff(cand, unlist(lapply(search$wits, `[[`, "cells"), use.names = FALSE))
   }
+  # (the candidates whose publication the relation bounds refuse at the
+  # pattern the clean-up starts from refuse it at every later one:
+  # respondent_screen())
+  screen <- respondent_screen(prep, supp, resp, outer, cand, call)
   st <- prep$structure
   comp_of <- NULL
   tick <- table_progress("Clean-up against the respondents", length(cand))
@@ -1251,6 +1279,12 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
       tick()
       ticked <- k
     }
+    if (screen$refused[k]) {
+      # (as its relation tests would refuse it, by the same respondent
+      # when one broke it)
+      if (!is.na(screen$by[k])) breakers <- unique(c(screen$by[k], breakers))
+      next
+    }
     # the component of j under the current pattern, without j (the
     # components found again only when a trial changed the pattern: most
     # trials fail)
@@ -1277,7 +1311,7 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
         next
       }
       if (is.null(seen)) {
-        v <- trial_verdict(prep, trial, j, s_reg, resp, trial_outer, breakers, witnesses, call)
+        v <- trial_verdict(prep, trial, j, s_reg, resp, trial_outer, breakers, witnesses, call, screen$test)
         n_lp <- n_lp + v$n_lp
         if (v$refused) {
           breakers <- unique(c(v$by, breakers))
@@ -1348,13 +1382,88 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
        pretested = pretested)
 }
 
+# The relation tests of respondent_cleanup()'s trials, for all its
+# candidates `cand` at once, on the pattern `supp` it starts from (with the
+# outsider's intervals `outer`): whether the outsider's relation bounds of
+# the pattern without each candidate break (relation_breach()), then for
+# the others whether some respondent's do (respondent_breaches() with
+# `relations_only`, in the core: relation_breach_groups_each(), one
+# program per candidate, its component's with the candidate held at its
+# value, the pieces of the pattern without it). A breach found is real, and
+# holds at every later pattern of the clean-up: it only publishes cells,
+# which narrows every attacker's exact intervals, and its candidates'
+# sensitive cells stay suppressed. So a candidate refused here is one the
+# clean-up's own tests would refuse (on the 353-cell table of the sweep,
+# bench_suppress_sweep.R, 68 of its 82 candidates, whose trials, tried
+# again after refused deferred tests, had been 152 of 189), in one call of
+# the core for all instead of one test per trial. The programs and groups
+# serve the respondents' relation tests of the later trials too
+# (screen_test()). The option sdcRisk.respondent_screen = FALSE
+# (undocumented) leaves both out, for the tests to compare. Returns
+# list(refused, by: the group that broke each, NA for none or the
+# outsider, test: the programs and groups for screen_test(), NULL without
+# respondents or cells to attack).
+respondent_screen <- function(prep, supp, resp, outer, cand, call) {
+  out <- list(refused = logical(length(cand)), by = rep(NA_integer_, length(cand)), test = NULL)
+  if (!length(cand) || !getOption("sdcRisk.respondent_screen", TRUE)) return(out)
+  out$refused <- core_call(cpp_relation_breach_each, relation_index_of(prep), as.double(prep$value), supp,
+                           prep$sensitive, as.double(prep$lower), as.double(prep$upper), as.double(prep$tol),
+                           as.double(prep$level), as.integer(cand), as.integer(audit_relation_passes),
+                           relation_bound_moved, call = call)
+  if (!n_groups(resp)) return(out)
+  # (the cells to attack, as respondent_breaches() finds them)
+  sens <- prep$sensitive & supp
+  s_idx <- which(sens)
+  sens[s_idx] <- protection_met(prep, s_idx, outer$lower[s_idx], outer$upper[s_idx])
+  if (!any(sens)) return(out)
+  groups <- undominated_groups(resp, prep, attack_groups(prep, supp, resp, outer)$groups)
+  if (!length(groups)) return(out)
+  cmp <- respondent_components(prep, supp, call)
+  has_sens <- logical(max(cmp$comp, 0L))
+  has_sens[cmp$comp[sens]] <- TRUE
+  out$test <- list(args = relation_test_args(prep, supp, resp, outer, sens, cmp, has_sens, groups),
+                   groups = groups)
+  left <- which(!out$refused)
+  if (length(left)) {
+    g <- screen_test(out$test, supp, cand[left], rep(TRUE, length(supp)), call)
+    out$refused[left] <- !is.na(g)
+    out$by[left] <- g
+  }
+  out
+}
+
+# The respondents' relation test of the pattern `supp` without each of the
+# cells `cand` (suppressed in `supp`, which holds no cell the screen's
+# pattern publishes), attacking the sensitive cells flagged in `attack`, on
+# the programs and groups of respondent_screen() (`test`): a group that
+# breaks it, NA for none. (Each trial's test then takes one call of the
+# core, where respondent_breaches() built its programs and groups again
+# for each: on the 353-cell table of the sweep, most of the clean-up's
+# relation tests.)
+screen_test <- function(test, supp, cand, attack, call, hint = integer()) {
+  a <- test$args
+  a[[2]] <- supp
+  if (length(cand) == 1L) {
+    # (the one program the candidate needs)
+    q <- a[[3]][cand]
+    if (q == 0L) return(NA_integer_)
+    a[[1]] <- a[[1]][q]
+    a[[3]] <- as.integer(a[[3]] == q)
+  }
+  g <- do.call(core_call, c(list(cpp_relation_breach_groups_each), a,
+                            list(as.integer(cand), as.logical(attack), test$groups %in% hint, call = call)))
+  ifelse(g > 0L, as.integer(test$groups[pmax(g, 1L)]), NA_integer_)
+}
+
 # The tests of a trial of respondent_cleanup() before the respondents'
 # programs, each deciding whether pattern `trial` (the pattern without
 # cell j) breaks: the outsider's relation bounds (relation_breach(): on R4
 # of the bench they end 55 of the 82 trials), then the respondents'
 # relation bounds against `trial_outer`, the intervals before the trial
 # (wider: they let more knowledge through, which only tests more
-# respondents; a breach there is real): before the outsider's programs
+# respondents; a breach there is real), on the programs and groups of the
+# clean-up's screen when it has them (`test`: screen_test(), the same
+# intervals), otherwise found for the trial: before the outsider's programs
 # they end 23 of the 27 trials left on R4, which the outsider's programs
 # ended with 119 programs (R2: 538 -> 480 programs in all, R4: 1,154 ->
 # 1,055); then the outsider's protection of the region's sensitive cells
@@ -1362,11 +1471,16 @@ respondent_cleanup <- function(prep, search, resp, keep_witnessed, call, outer =
 # the whole region are measured only for the respondents' test of a trial
 # that passes). Returns list(refused, by: the respondent that broke it,
 # if one did, n_lp).
-trial_verdict <- function(prep, trial, j, s_reg, resp, trial_outer, breakers, witnesses, call) {
+trial_verdict <- function(prep, trial, j, s_reg, resp, trial_outer, breakers, witnesses, call, test = NULL) {
   if (relation_breach(prep, trial, j, call)) return(list(refused = TRUE, by = integer(), n_lp = 0L))
-  q <- respondent_breaches(prep, trial, resp, trial_outer, exact = FALSE, call = call,
-                           only = s_reg, first = TRUE, hint = breakers, near = j, relations_only = TRUE)
-  if (nrow(q$breaches)) return(list(refused = TRUE, by = q$breaches$group[1], n_lp = 0L))
+  if (!is.null(test)) {
+    g <- screen_test(test, replace(trial, j, TRUE), j, seq_along(trial) %in% s_reg, call, hint = breakers)
+    if (!is.na(g)) return(list(refused = TRUE, by = g, n_lp = 0L))
+  } else {
+    q <- respondent_breaches(prep, trial, resp, trial_outer, exact = FALSE, call = call,
+                             only = s_reg, first = TRUE, hint = breakers, near = j, relations_only = TRUE)
+    if (nrow(q$breaches)) return(list(refused = TRUE, by = q$breaches$group[1], n_lp = 0L))
+  }
   d <- audit_cells(prep, trial, s_reg, exact = FALSE, call = call, first_breach = TRUE,
                    seeds = outsider_seeds(witnesses, prep, trial, s_reg))
   list(refused = !all(protection_met(prep, s_reg, d$lower, d$upper)), by = integer(), n_lp = d$n_lp)

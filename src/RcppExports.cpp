@@ -671,6 +671,55 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_relation_breach_groups_each
+SEXP cpp_relation_breach_groups_each(const Rcpp::List& programs, const Rcpp::LogicalVector& supp, const Rcpp::IntegerVector& prog, const Rcpp::NumericVector& outer_lo, const Rcpp::NumericVector& outer_hi, const Rcpp::NumericVector& tol, const Rcpp::NumericVector& value, const Rcpp::NumericVector& level, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::IntegerVector& start, const Rcpp::IntegerVector& cell, const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, const Rcpp::LogicalVector& alone, int passes, double moved, const Rcpp::IntegerVector& cand, const Rcpp::LogicalVector& attack, const Rcpp::LogicalVector& hint);
+RcppExport SEXP _sdcRisk_cpp_relation_breach_groups_each(SEXP programsSEXP, SEXP suppSEXP, SEXP progSEXP, SEXP outer_loSEXP, SEXP outer_hiSEXP, SEXP tolSEXP, SEXP valueSEXP, SEXP levelSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP startSEXP, SEXP cellSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP aloneSEXP, SEXP passesSEXP, SEXP movedSEXP, SEXP candSEXP, SEXP attackSEXP, SEXP hintSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< const Rcpp::List& >::type programs(programsSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type supp(suppSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type prog(progSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type outer_lo(outer_loSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type outer_hi(outer_hiSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type value(valueSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type level(levelSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lower(lowerSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type upper(upperSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type start(startSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cell(cellSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lo(loSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type hi(hiSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type alone(aloneSEXP);
+    Rcpp::traits::input_parameter< int >::type passes(passesSEXP);
+    Rcpp::traits::input_parameter< double >::type moved(movedSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cand(candSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type attack(attackSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type hint(hintSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_relation_breach_groups_each(programs, supp, prog, outer_lo, outer_hi, tol, value, level, lower, upper, start, cell, lo, hi, alone, passes, moved, cand, attack, hint));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_relation_breach_each
+SEXP cpp_relation_breach_each(SEXP index, const Rcpp::NumericVector& value, const Rcpp::LogicalVector& supp, const Rcpp::LogicalVector& sensitive, const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol, const Rcpp::NumericVector& level, const Rcpp::IntegerVector& cand, int passes, double moved);
+RcppExport SEXP _sdcRisk_cpp_relation_breach_each(SEXP indexSEXP, SEXP valueSEXP, SEXP suppSEXP, SEXP sensitiveSEXP, SEXP lowerSEXP, SEXP upperSEXP, SEXP tolSEXP, SEXP levelSEXP, SEXP candSEXP, SEXP passesSEXP, SEXP movedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type index(indexSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type value(valueSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type supp(suppSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::LogicalVector& >::type sensitive(sensitiveSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type lower(lowerSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type upper(upperSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type level(levelSEXP);
+    Rcpp::traits::input_parameter< const Rcpp::IntegerVector& >::type cand(candSEXP);
+    Rcpp::traits::input_parameter< int >::type passes(passesSEXP);
+    Rcpp::traits::input_parameter< double >::type moved(movedSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_relation_breach_each(index, value, supp, sensitive, lower, upper, tol, level, cand, passes, moved));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_relation_packing
 SEXP cpp_relation_packing(const Rcpp::IntegerVector& open, const Rcpp::IntegerVector& pos, const Rcpp::IntegerVector& row, const Rcpp::IntegerVector& col, int n_row, int n_col, double batch);
 RcppExport SEXP _sdcRisk_cpp_relation_packing(SEXP openSEXP, SEXP posSEXP, SEXP rowSEXP, SEXP colSEXP, SEXP n_rowSEXP, SEXP n_colSEXP, SEXP batchSEXP) {
@@ -930,6 +979,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_relation_breach_near", (DL_FUNC) &_sdcRisk_cpp_relation_breach_near, 11},
     {"_sdcRisk_cpp_relation_hops", (DL_FUNC) &_sdcRisk_cpp_relation_hops, 3},
     {"_sdcRisk_cpp_relation_breach_groups", (DL_FUNC) &_sdcRisk_cpp_relation_breach_groups, 18},
+    {"_sdcRisk_cpp_relation_breach_groups_each", (DL_FUNC) &_sdcRisk_cpp_relation_breach_groups_each, 20},
+    {"_sdcRisk_cpp_relation_breach_each", (DL_FUNC) &_sdcRisk_cpp_relation_breach_each, 11},
     {"_sdcRisk_cpp_relation_packing", (DL_FUNC) &_sdcRisk_cpp_relation_packing, 7},
     {"_sdcRisk_cpp_search_box", (DL_FUNC) &_sdcRisk_cpp_search_box, 17},
     {"_sdcRisk_cpp_relation_index", (DL_FUNC) &_sdcRisk_cpp_relation_index, 5},

@@ -252,14 +252,55 @@ SEXP cpp_relation_hops(SEXP index, const Rcpp::LogicalVector& supp, const Rcpp::
   });
 }
 
+// The cells' vectors of the respondents' relation tests (sdcRisk::BreachCells)
+// from R: per cell of the table `supp`, `prog` (1-based index into the
+// programs, 0 for none), the outsider's interval, `tol`, `value`, `level`
+// and the a priori bounds.
+static sdcRisk::BreachCells breach_cells_of(const Rcpp::LogicalVector& supp, const Rcpp::IntegerVector& prog,
+                                            const Rcpp::NumericVector& outer_lo, const Rcpp::NumericVector& outer_hi,
+                                            const Rcpp::NumericVector& tol, const Rcpp::NumericVector& value,
+                                            const Rcpp::NumericVector& level, const Rcpp::NumericVector& lower,
+                                            const Rcpp::NumericVector& upper) {
+  sdcRisk::BreachCells bc;
+  bc.supp = flags_of(supp);
+  bc.prog = sdcRisk_glue::zero_based(prog);
+  bc.outer_lo = Rcpp::as<std::vector<double>>(outer_lo);
+  bc.outer_hi = Rcpp::as<std::vector<double>>(outer_hi);
+  bc.tol = Rcpp::as<std::vector<double>>(tol);
+  bc.value = Rcpp::as<std::vector<double>>(value);
+  bc.level = Rcpp::as<std::vector<double>>(level);
+  bc.lower = Rcpp::as<std::vector<double>>(lower);
+  bc.upper = Rcpp::as<std::vector<double>>(upper);
+  return bc;
+}
+
+// The groups' knowledge (sdcRisk::GroupKnowledge) from R: CSR form, 0-based
+// offsets `start`, 1-based cells.
+static sdcRisk::GroupKnowledge group_knowledge_of(const Rcpp::IntegerVector& start, const Rcpp::IntegerVector& cell,
+                                                  const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi,
+                                                  const Rcpp::LogicalVector& alone) {
+  sdcRisk::GroupKnowledge gk;
+  gk.start = Rcpp::as<std::vector<int>>(start);
+  gk.cell = sdcRisk_glue::zero_based(cell);
+  gk.lo = Rcpp::as<std::vector<double>>(lo);
+  gk.hi = Rcpp::as<std::vector<double>>(hi);
+  gk.alone = flags_of(alone);
+  return gk;
+}
+
+static std::vector<sdcRisk::ComponentProgram> programs_of(const Rcpp::List& programs) {
+  std::vector<sdcRisk::ComponentProgram> progs;
+  progs.reserve(static_cast<std::size_t>(programs.size()));
+  for (R_xlen_t q = 0; q < programs.size(); ++q) progs.push_back(program_of(programs[q]));
+  return progs;
+}
+
 // The respondents' relation breaches of a pattern
 // (sdcRisk::relation_breach_groups()): `programs` a list of the
-// components' programs (program_of()); per cell of the table `supp`, `prog` (1-based index
-// into `programs`, 0 for none), the outsider's interval, `tol`, `value`,
-// `level` and the a priori bounds; the groups' knowledge in CSR form
-// (0-based offsets `start`, 1-based cells). Returns list(group (1-based
-// position in the knowledge), cell, lower, upper, need_lower, need_upper,
-// n_groups).
+// components' programs (program_of()); the cells as breach_cells_of() reads
+// them; the groups' knowledge as group_knowledge_of() reads it. Returns
+// list(group (1-based position in the knowledge), cell, lower, upper,
+// need_lower, need_upper, n_groups).
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_relation_breach_groups(const Rcpp::List& programs, const Rcpp::LogicalVector& supp,
                                 const Rcpp::IntegerVector& prog, const Rcpp::NumericVector& outer_lo,
@@ -270,28 +311,9 @@ SEXP cpp_relation_breach_groups(const Rcpp::List& programs, const Rcpp::LogicalV
                                 const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi,
                                 const Rcpp::LogicalVector& alone, int passes, double moved, bool first) {
   return sdcRisk_glue::run_engine([&] {
-    std::vector<sdcRisk::ComponentProgram> progs;
-    progs.reserve(static_cast<std::size_t>(programs.size()));
-    for (R_xlen_t q = 0; q < programs.size(); ++q) progs.push_back(program_of(programs[q]));
-    sdcRisk::BreachCells bc;
-    bc.supp.assign(supp.begin(), supp.end());
-    for (int& s : bc.supp) s = (s == NA_LOGICAL) ? 0 : s;
-    bc.prog = sdcRisk_glue::zero_based(prog);
-    bc.outer_lo = Rcpp::as<std::vector<double>>(outer_lo);
-    bc.outer_hi = Rcpp::as<std::vector<double>>(outer_hi);
-    bc.tol = Rcpp::as<std::vector<double>>(tol);
-    bc.value = Rcpp::as<std::vector<double>>(value);
-    bc.level = Rcpp::as<std::vector<double>>(level);
-    bc.lower = Rcpp::as<std::vector<double>>(lower);
-    bc.upper = Rcpp::as<std::vector<double>>(upper);
-    sdcRisk::GroupKnowledge gk;
-    gk.start = Rcpp::as<std::vector<int>>(start);
-    gk.cell = sdcRisk_glue::zero_based(cell);
-    gk.lo = Rcpp::as<std::vector<double>>(lo);
-    gk.hi = Rcpp::as<std::vector<double>>(hi);
-    gk.alone.assign(alone.begin(), alone.end());
-    for (int& a : gk.alone) a = (a == NA_LOGICAL) ? 0 : a;
-    const sdcRisk::RelationBreaches b = sdcRisk::relation_breach_groups(progs, bc, gk, passes, moved, first);
+    const sdcRisk::RelationBreaches b = sdcRisk::relation_breach_groups(
+        programs_of(programs), breach_cells_of(supp, prog, outer_lo, outer_hi, tol, value, level, lower, upper),
+        group_knowledge_of(start, cell, lo, hi, alone), passes, moved, first);
     std::vector<int> group = b.group;
     for (int& g : group) ++g;
     return Rcpp::List::create(Rcpp::Named("group") = Rcpp::wrap(group),
@@ -301,6 +323,55 @@ SEXP cpp_relation_breach_groups(const Rcpp::List& programs, const Rcpp::LogicalV
                               Rcpp::Named("need_lower") = Rcpp::wrap(b.need_lower),
                               Rcpp::Named("need_upper") = Rcpp::wrap(b.need_upper),
                               Rcpp::Named("n_groups") = b.n_groups);
+  });
+}
+
+// The clean-up's relation tests of its candidates `cand` (1-based cells)
+// against the respondents (sdcRisk::relation_breach_groups_each()), the
+// targets those flagged in `attack` (one flag per cell, or none for all),
+// the groups flagged in `hint` first among the nearest (one flag per group,
+// or none), the other arguments as cpp_relation_breach_groups() reads them. Returns
+// per candidate the 1-based position in the knowledge of a group that
+// breaks the pattern without it, 0 for none.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_relation_breach_groups_each(const Rcpp::List& programs, const Rcpp::LogicalVector& supp,
+                                     const Rcpp::IntegerVector& prog, const Rcpp::NumericVector& outer_lo,
+                                     const Rcpp::NumericVector& outer_hi, const Rcpp::NumericVector& tol,
+                                     const Rcpp::NumericVector& value, const Rcpp::NumericVector& level,
+                                     const Rcpp::NumericVector& lower, const Rcpp::NumericVector& upper,
+                                     const Rcpp::IntegerVector& start, const Rcpp::IntegerVector& cell,
+                                     const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi,
+                                     const Rcpp::LogicalVector& alone, int passes, double moved,
+                                     const Rcpp::IntegerVector& cand, const Rcpp::LogicalVector& attack,
+                                     const Rcpp::LogicalVector& hint) {
+  return sdcRisk_glue::run_engine([&] {
+    std::vector<int> by = sdcRisk::relation_breach_groups_each(
+        programs_of(programs), breach_cells_of(supp, prog, outer_lo, outer_hi, tol, value, level, lower, upper),
+        group_knowledge_of(start, cell, lo, hi, alone), sdcRisk_glue::zero_based(cand), flags_of(attack),
+        flags_of(hint), passes, moved);
+    for (int& g : by) ++g;
+    return Rcpp::wrap(by);
+  });
+}
+
+// The clean-up's screen of its candidates `cand` (1-based cells) against
+// the outsider (sdcRisk::relation_breach_each()), the other arguments as
+// cpp_relation_breach_near() reads them. Returns one verdict per candidate.
+// [[Rcpp::export(rng = false)]]
+SEXP cpp_relation_breach_each(SEXP index, const Rcpp::NumericVector& value, const Rcpp::LogicalVector& supp,
+                              const Rcpp::LogicalVector& sensitive, const Rcpp::NumericVector& lower,
+                              const Rcpp::NumericVector& upper, const Rcpp::NumericVector& tol,
+                              const Rcpp::NumericVector& level, const Rcpp::IntegerVector& cand, int passes,
+                              double moved) {
+  return sdcRisk_glue::run_engine([&] {
+    const std::vector<int> out = sdcRisk::relation_breach_each(
+        index_of(index), Rcpp::as<std::vector<double>>(value), flags_of(supp), flags_of(sensitive),
+        Rcpp::as<std::vector<double>>(lower), Rcpp::as<std::vector<double>>(upper),
+        Rcpp::as<std::vector<double>>(tol), Rcpp::as<std::vector<double>>(level), sdcRisk_glue::zero_based(cand),
+        passes, moved);
+    Rcpp::LogicalVector v(out.size());
+    for (std::size_t k = 0; k < out.size(); ++k) v[static_cast<R_xlen_t>(k)] = out[k];
+    return v;
   });
 }
 

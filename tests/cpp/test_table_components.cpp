@@ -99,6 +99,35 @@ bool rejects(F&& f) {
 
 }  // namespace
 
+// A random program over the cells `vars` with n_row rows of coefficients
+// +-1 that the values x0 keep, the cells' a priori bounds, and each column a
+// target or not at random.
+static sdcRisk::ComponentProgram random_program(Lcg& g, const std::vector<int>& vars, int n_row,
+                                                const std::vector<double>& x0, const std::vector<double>& lower,
+                                                const std::vector<double>& upper) {
+  sdcRisk::ComponentProgram p;
+  p.vars = vars;
+  p.n_col = static_cast<int>(vars.size());
+  p.n_row = n_row;
+  p.rhs.assign(p.n_row, 0.0);
+  for (int r = 0; r < p.n_row; ++r) {
+    for (int k = 0; k < p.n_col; ++k) {
+      if (g.below(2) == 0) continue;
+      const double coef = g.below(2) ? 1.0 : -1.0;
+      p.row.push_back(r);
+      p.col.push_back(k);
+      p.v.push_back(coef);
+      p.rhs[r] += coef * x0[p.vars[k]];
+    }
+  }
+  for (int k = 0; k < p.n_col; ++k) {
+    p.lower.push_back(lower[p.vars[k]]);
+    p.upper.push_back(upper[p.vars[k]]);
+    if (g.below(2)) p.targets.push_back(k);
+  }
+  return p;
+}
+
 int main() {
   Lcg g{12345};
   int failures = 0;
@@ -334,8 +363,7 @@ int main() {
   for (int rep = 0; rep < 400; ++rep) {
     const int n = 3 + g.below(10);
     std::vector<double> x0(n), level(n), lower(n), upper(n), olo(n), ohi(n), tol(n, 1e-9);
-    std::vector<int> supp(n), prog(n, -1);
-    sdcRisk::ComponentProgram p;
+    std::vector<int> supp(n), prog(n, -1), vars;
     for (int c = 0; c < n; ++c) {
       x0[c] = 5 + g.below(10);
       level[c] = 1 + g.below(4);
@@ -346,27 +374,11 @@ int main() {
       ohi[c] = supp[c] ? x0[c] + g.below(6) : std::nan("");
       if (supp[c] && g.below(4)) {
         prog[c] = 0;
-        p.vars.push_back(c);
+        vars.push_back(c);
       }
     }
-    p.n_col = static_cast<int>(p.vars.size());
-    p.n_row = p.n_col ? g.below(4) : 0;
-    p.rhs.assign(p.n_row, 0.0);
-    for (int r = 0; r < p.n_row; ++r) {
-      for (int k = 0; k < p.n_col; ++k) {
-        if (g.below(2) == 0) continue;
-        const double coef = g.below(2) ? 1.0 : -1.0;
-        p.row.push_back(r);
-        p.col.push_back(k);
-        p.v.push_back(coef);
-        p.rhs[r] += coef * x0[p.vars[k]];
-      }
-    }
-    for (int k = 0; k < p.n_col; ++k) {
-      p.lower.push_back(lower[p.vars[k]]);
-      p.upper.push_back(upper[p.vars[k]]);
-      if (g.below(2)) p.targets.push_back(k);
-    }
+    const int n_row = vars.empty() ? 0 : g.below(4);
+    const sdcRisk::ComponentProgram p = random_program(g, vars, n_row, x0, lower, upper);
     sdcRisk::BreachCells bc{supp, prog, olo, ohi, tol, x0, level, lower, upper};
     sdcRisk::GroupKnowledge gk;
     gk.start.push_back(0);
@@ -468,6 +480,153 @@ int main() {
     }
   }
 
+  // the clean-up's relation tests of its candidates against the
+  // respondents: for each candidate, on the program held at the values of
+  // the candidate and of the cells published since it was built, the group
+  // reported is one whose relation bounds of that program, computed from
+  // scratch (relation_breach_groups() on the held program), break a target
+  // the test attacks, and none is reported when no group's do (integer
+  // data, coefficients +-1 and enough passes: both propagations end at the
+  // same bounds)
+  int each_breach = 0, each_passed = 0;
+  for (int rep = 0; rep < 400; ++rep) {
+    const int n = 3 + g.below(8);
+    std::vector<double> x0(n), level(n), lower(n), upper(n), olo(n), ohi(n), tol(n, 1e-9);
+    std::vector<int> supp(n), prog(n, -1), attack(n), vars;
+    for (int c = 0; c < n; ++c) {
+      x0[c] = 5 + g.below(10);
+      level[c] = 1 + g.below(4);
+      lower[c] = 0;
+      upper[c] = g.below(3) ? 40.0 : std::numeric_limits<double>::infinity();
+      supp[c] = g.below(4) != 0;
+      olo[c] = x0[c] - 2 - g.below(6);
+      ohi[c] = x0[c] + 2 + g.below(6);
+      attack[c] = g.below(5) != 0;
+      if (supp[c]) {
+        prog[c] = 0;
+        vars.push_back(c);
+      }
+    }
+    if (vars.size() < 2) continue;
+    const sdcRisk::ComponentProgram p = random_program(g, vars, 1 + g.below(4), x0, lower, upper);
+    sdcRisk::GroupKnowledge gk;
+    gk.start.push_back(0);
+    const int n_group = 1 + g.below(4);
+    for (int q = 0; q < n_group; ++q) {
+      std::vector<int> seen(n);
+      const int m = 1 + g.below(3);
+      for (int e = 0; e < m; ++e) {
+        const int c = g.below(n);
+        if (seen[c]) continue;
+        seen[c] = 1;
+        const bool alone = g.below(5) == 0;
+        gk.cell.push_back(c);
+        gk.alone.push_back(alone);
+        gk.lo.push_back(alone ? x0[c] : x0[c] - g.below(3));
+        gk.hi.push_back(alone ? x0[c] : x0[c] + g.below(3));
+      }
+      gk.start.push_back(static_cast<int>(gk.cell.size()));
+    }
+    // the programs were built for the pattern `supp`; some of their cells
+    // were published since
+    std::vector<int> now = supp;
+    for (const int c : p.vars) {
+      if (g.below(5) == 0) now[c] = 0;
+    }
+    std::vector<int> cand;
+    for (const int c : p.vars) {
+      if (now[c]) cand.push_back(c);
+    }
+    std::vector<int> hint(n_group);
+    for (int& h : hint) h = g.below(2);
+    const sdcRisk::BreachCells bc{now, prog, olo, ohi, tol, x0, level, lower, upper};
+    const auto got = sdcRisk::relation_breach_groups_each({p}, bc, gk, cand, attack, hint, 1000, 1e-9);
+    for (std::size_t k = 0; k < cand.size(); ++k) {
+      const int j = cand[k];
+      sdcRisk::ComponentProgram held = p;
+      std::vector<int> after = now;
+      after[j] = 0;
+      for (int c = 0; c < held.n_col; ++c) {
+        if (!after[held.vars[c]]) held.lower[c] = held.upper[c] = x0[held.vars[c]];
+      }
+      held.targets.clear();
+      for (const int t : p.targets) {
+        if (after[p.vars[t]] && attack[p.vars[t]]) held.targets.push_back(t);
+      }
+      const sdcRisk::BreachCells bh{after, prog, olo, ohi, tol, x0, level, lower, upper};
+      const auto all = sdcRisk::relation_breach_groups({held}, bh, gk, 1000, 1e-9, false);
+      const bool ok = got[k] < 0 ? all.group.empty()
+                                 : std::find(all.group.begin(), all.group.end(), got[k]) != all.group.end();
+      if (!ok) {
+        std::printf("clean-up's relation test of candidate %d wrong, case %d: got %d\n", j, rep, got[k]);
+        ++failures;
+      }
+      if (got[k] >= 0) ++each_breach; else ++each_passed;
+    }
+  }
+  if (each_breach < 20 || each_passed < 20) {
+    std::printf("clean-up's relation tests: too few cases (%d breached, %d passed)\n", each_breach, each_passed);
+    ++failures;
+  }
+  {
+    // a chain of cells 0 - 1 - 2 - 3 - 4 (rows x_c - x_{c+1} = 0, all 10),
+    // cell 0 the candidate, cells 2 and 4 sensitive (level 1); group 0 is
+    // alone in cell 3, group 1 in cell 1: each pins every cell, and the
+    // nearer to cell 0, group 1, is reported whatever the hints and
+    // whichever target is attacked; with no row nothing breaks
+    sdcRisk::ComponentProgram p;
+    p.n_col = 5;
+    p.n_row = 4;
+    for (int r = 0; r < 4; ++r) {
+      p.row.insert(p.row.end(), {r, r});
+      p.col.insert(p.col.end(), {r, r + 1});
+      p.v.insert(p.v.end(), {1.0, -1.0});
+    }
+    p.rhs.assign(4, 0.0);
+    p.lower.assign(5, 0.0);
+    p.upper.assign(5, 100.0);
+    p.vars = {0, 1, 2, 3, 4};
+    p.targets = {2, 4};
+    const std::vector<double> x(5, 10.0), lv{0, 0, 1, 0, 1}, lo(5, 0.0), up(5, 100.0), olo(5, 0.0),
+        ohi(5, 100.0), tol(5, 1e-9);
+    const sdcRisk::BreachCells bc{{1, 1, 1, 1, 1}, {0, 0, 0, 0, 0}, olo, ohi, tol, x, lv, lo, up};
+    const sdcRisk::GroupKnowledge gk{{0, 1, 2}, {3, 1}, {1, 1}, {10.0, 10.0}, {10.0, 10.0}};
+    const auto near = sdcRisk::relation_breach_groups_each({p}, bc, gk, {0}, {}, {1, 0}, 20, 1e-9);
+    const auto plain = sdcRisk::relation_breach_groups_each({p}, bc, gk, {0}, {}, {}, 20, 1e-9);
+    std::vector<int> only4(5, 0);
+    only4[4] = 1;
+    const auto far = sdcRisk::relation_breach_groups_each({p}, bc, gk, {0}, only4, {}, 20, 1e-9);
+    sdcRisk::ComponentProgram loose = p;
+    loose.row.clear();
+    loose.col.clear();
+    loose.v.clear();
+    loose.rhs.clear();
+    loose.n_row = 0;
+    const auto none = sdcRisk::relation_breach_groups_each({loose}, bc, gk, {0}, {}, {}, 20, 1e-9);
+    if (near != std::vector<int>{1} || plain != std::vector<int>{1} || far != std::vector<int>{1} ||
+        none != std::vector<int>{-1}) {
+      std::printf("clean-up's relation test order wrong: %d %d %d %d\n", near[0], plain[0], far[0], none[0]);
+      ++failures;
+    }
+    // a candidate not suppressed, hints of the wrong length
+    int threw = 0;
+    try {
+      const sdcRisk::BreachCells b0{{0, 1, 1, 1, 1}, {0, 0, 0, 0, 0}, olo, ohi, tol, x, lv, lo, up};
+      sdcRisk::relation_breach_groups_each({p}, b0, gk, {0}, {}, {}, 20, 1e-9);
+    } catch (const std::invalid_argument&) {
+      ++threw;
+    }
+    try {
+      sdcRisk::relation_breach_groups_each({p}, bc, gk, {0}, {}, {1}, 20, 1e-9);
+    } catch (const std::invalid_argument&) {
+      ++threw;
+    }
+    if (threw != 2) {
+      std::printf("clean-up's relation test: bad input not rejected (%d of 2)\n", threw);
+      ++failures;
+    }
+  }
+
   // the outsider's relation test near a cell, on a 2 x 2 table with its
   // margins published: a sensitive cell suppressed alone is pinned; with
   // its whole 2 x 2 block it moves by its level
@@ -492,6 +651,31 @@ int main() {
     const bool far = sdcRisk::relation_breach_near(ix, value, alone, sens, lower, upper, tol, level, {5}, 20, 1e-9);
     if (!pinned || moves || far) {
       std::printf("relation test near a cell wrong: pinned %d moves %d far %d\n", pinned, moves, far);
+      ++failures;
+    }
+    // the clean-up's screen: each candidate of the block published in turn,
+    // as relation_breach_near() finds the pattern without it (cell 0 itself
+    // is not a candidate: it is sensitive)
+    const std::vector<int> cands{1, 2, 3};
+    const auto each = sdcRisk::relation_breach_each(ix, value, block, sens, lower, upper, tol, level, cands, 20, 1e-9);
+    for (std::size_t k = 0; k < cands.size(); ++k) {
+      std::vector<int> without = block;
+      without[cands[k]] = 0;
+      const bool want = sdcRisk::relation_breach_near(ix, value, without, sens, lower, upper, tol, level,
+                                                      {cands[k]}, 20, 1e-9);
+      if (each[k] != static_cast<int>(want) || !want) {
+        std::printf("clean-up's screen of candidate %d wrong: %d, want %d (pinned)\n", cands[k], each[k], want);
+        ++failures;
+      }
+    }
+    bool threw_each = false;
+    try {
+      sdcRisk::relation_breach_each(ix, value, alone, sens, lower, upper, tol, level, {1}, 20, 1e-9);
+    } catch (const std::invalid_argument&) {
+      threw_each = true;
+    }
+    if (!threw_each) {
+      std::printf("clean-up's screen: a candidate not suppressed not rejected\n");
       ++failures;
     }
   }

@@ -1849,3 +1849,68 @@ test_that("a respondents' round attacks again only the respondents and cells of 
   expect_gt(later_rounds, 0)
   expect_lt(attacked[["last"]], attacked[["all"]])
 })
+
+test_that("the clean-up's screen refuses up front only publications that break: the same pattern, fewer trials", {
+  # (a breach of the pattern the clean-up starts from without a candidate
+  # holds at every later pattern, which only publishes more cells)
+  ns <- asNamespace("sdcRisk")
+  calls <- new.env()
+  calls$screens <- list()
+  calls$trials <- 0L
+  record <- function(prep, supp, resp, cand, r) {
+    calls$screens[[length(calls$screens) + 1L]] <- list(supp = supp, resp = resp, cand = cand, r = r)
+  }
+  count <- function() calls$trials <- calls$trials + 1L
+  suppressMessages({
+    trace("respondent_screen", exit = bquote(.(record)(prep, supp, resp, cand, returnValue())),
+          where = ns, print = FALSE)
+    trace("trial_verdict", tracer = bquote(.(count)()), where = ns, print = FALSE)
+  })
+  withr::defer(suppressMessages({
+    untrace("respondent_screen", where = ns)
+    untrace("trial_verdict", where = ns)
+  }))
+  trials <- c(with = 0L, without = 0L)
+  refused <- c(outsider = 0L, respondents = 0L)
+  set.seed(11)
+  for (seed in c(10, 24, 1, 2, 3, 5, 7)) {
+    tb <- pretest_table(seed)
+    sens <- tb$sens
+    info <- paste("table", seed)
+    calls$screens <- list()
+    calls$trials <- 0L
+    with <- protect_table(sens)
+    screens <- calls$screens
+    trials[["with"]] <- trials[["with"]] + calls$trials
+    calls$trials <- 0L
+    without <- withr::with_options(list(sdcRisk.respondent_screen = FALSE), protect_table(sens))
+    trials[["without"]] <- trials[["without"]] + calls$trials
+    # (the trials the screen refuses are those the clean-up's own tests
+    # refuse: the same cells are published, with the same intervals)
+    expect_identical(with$status, without$status, info = info)
+    expect_equal(with$lower, without$lower, info = info)
+    expect_equal(with$upper, without$upper, info = info)
+    expect_true(attr(audit_table(sens, with$status != "published"), "passed"), info = info)
+    # every refusal is a breach the exact audit finds in the pattern the
+    # clean-up started from without the candidate (up to three a table),
+    # by the respondent named when the outsider's intervals hold
+    for (sc in screens) {
+      hit <- which(sc$r$refused)
+      refused <- refused + c(sum(is.na(sc$r$by[hit])), sum(!is.na(sc$r$by[hit])))
+      for (k in hit[sample.int(length(hit), min(3L, length(hit)))]) {
+        s <- replace(sc$supp, sc$cand[k], FALSE)
+        a <- audit_table(sens, s)
+        expect_false(attr(a, "passed"), info = paste(info, "candidate", sc$cand[k]))
+        if (!is.na(sc$r$by[k]) && attr(audit_table(sens, s, attacker = "outsider"), "passed")) {
+          expect_true(sc$resp$labels[sc$r$by[k]] %in% attr(a, "breaches")$respondent,
+                      info = paste(info, "candidate", sc$cand[k]))
+        }
+      }
+    }
+  }
+  # (both kinds of refusal occur, and the screen spares trials, for the
+  # comparison to mean anything)
+  expect_gt(refused[["outsider"]], 0)
+  expect_gt(refused[["respondents"]], 0)
+  expect_lt(trials[["with"]], trials[["without"]])
+})

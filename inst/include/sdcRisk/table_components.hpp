@@ -1098,8 +1098,14 @@ inline ColumnBounds relation_bounds_known(const ComponentProgram& p, const Narro
   return b;
 }
 
-inline RelationBreaches relation_breach_groups(const std::vector<ComponentProgram>& progs, const BreachCells& bc,
-                                               const GroupKnowledge& gk, int passes, double moved, bool first) {
+// relation_breach_groups() with the programs' own relation bounds and
+// indexes `narrowing` (one per program; those not ready are computed) and
+// the groups taken in the order `order` (positions in the knowledge; empty:
+// in turn).
+inline RelationBreaches relation_breach_groups_with(const std::vector<ComponentProgram>& progs,
+                                                    const BreachCells& bc, const GroupKnowledge& gk, int passes,
+                                                    double moved, bool first, std::vector<Narrowing>& narrowing,
+                                                    const std::vector<int>& order) {
   const std::size_t n = bc.supp.size();
   if (bc.prog.size() != n || bc.outer_lo.size() != n || bc.outer_hi.size() != n || bc.tol.size() != n ||
       bc.value.size() != n || bc.level.size() != n || bc.lower.size() != n || bc.upper.size() != n) {
@@ -1140,12 +1146,17 @@ inline RelationBreaches relation_breach_groups(const std::vector<ComponentProgra
     std::vector<double> lo, hi, t_lower, t_upper;
   };
   std::vector<std::vector<Known>> cache(progs.size());
-  std::vector<Narrowing> narrowing(progs.size());
+  if (narrowing.size() != progs.size()) throw std::invalid_argument("one narrowing per program needed");
   RelationBreaches out;
   const std::size_t n_group = gk.start.size() - 1;
+  if (!order.empty() && order.size() != n_group) throw std::invalid_argument("an order of the wrong length");
+  for (const int g : order) {
+    if (g < 0 || static_cast<std::size_t>(g) >= n_group) throw std::invalid_argument("an order out of range");
+  }
   std::vector<int> comps, cols;
   std::vector<double> clo, chi;
-  for (std::size_t g = 0; g < n_group; ++g) {
+  for (std::size_t pos = 0; pos < n_group; ++pos) {
+    const std::size_t g = order.empty() ? pos : static_cast<std::size_t>(order[pos]);
     const int from = gk.start[g], to = gk.start[g + 1];
     // the effective knowledge, and the programs it reaches in order
     comps.clear();
@@ -1226,6 +1237,166 @@ inline RelationBreaches relation_breach_groups(const std::vector<ComponentProgra
       }
       if (first && broke) return out;
     }
+  }
+  return out;
+}
+
+inline RelationBreaches relation_breach_groups(const std::vector<ComponentProgram>& progs, const BreachCells& bc,
+                                               const GroupKnowledge& gk, int passes, double moved, bool first) {
+  std::vector<Narrowing> narrowing(progs.size());
+  return relation_breach_groups_with(progs, bc, gk, passes, moved, first, narrowing, {});
+}
+
+// The clean-up's relation tests of its candidates against the respondents
+// (respondent_screen() and trial_verdict() in R), on programs of the
+// pattern it starts from: for each candidate cell j (0-based, suppressed in
+// bc.supp), the first group of `gk` whose relation bounds break a target
+// of j's program (bc.prog[j]) once j is published, -1 when none does or j
+// lies in no program. The program is that of j's component with the
+// columns of j and of every cell bc.supp publishes held at their values:
+// the components of the pattern without j that lie in it, each a block of
+// it (the clean-up only publishes cells of the pattern the programs were
+// built for). Its own relation bounds start from those of the program
+// (outer bounds of its tables, so of theirs) with the held columns at their
+// values, narrowed from them (relation_bounds_narrowed()); so a breach
+// found is real. The targets are the program's but j and those `attack`
+// leaves out (one flag per cell; empty: every target). The groups are
+// attacked nearest first, as respondent_breaches() takes them with `near`:
+// by the fewest relations between j and their effective knowledge, through
+// suppressed cells (relation_hops()), then those flagged in `hint` (one
+// flag per group, or empty), then in turn.
+inline std::vector<int> relation_breach_groups_each(const std::vector<ComponentProgram>& progs, BreachCells bc,
+                                                    const GroupKnowledge& gk, const std::vector<int>& cand,
+                                                    const std::vector<int>& attack, const std::vector<int>& hint,
+                                                    int passes, double moved) {
+  const std::size_t n = bc.supp.size();
+  const std::size_t n_group = gk.start.empty() ? 0 : gk.start.size() - 1;
+  if (bc.prog.size() != n || bc.value.size() != n || bc.outer_lo.size() != n || bc.outer_hi.size() != n ||
+      bc.tol.size() != n || (!attack.empty() && attack.size() != n)) {
+    throw std::invalid_argument("the cells' vectors differ in length");
+  }
+  if (!hint.empty() && hint.size() != n_group) throw std::invalid_argument("one hint per group needed");
+  const std::vector<int> prog0 = bc.prog;
+  // (each program's own relation bounds and index, once)
+  std::vector<Narrowing> own(progs.size());
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<int> out(cand.size(), -1);
+  for (std::size_t k = 0; k < cand.size(); ++k) {
+    const int j = cand[k];
+    if (j < 0 || static_cast<std::size_t>(j) >= n) throw std::invalid_argument("a candidate out of range");
+    if (bc.supp[j] == 0) throw std::invalid_argument("a candidate not suppressed");
+    const int q = prog0[j];
+    if (q < -1 || q >= static_cast<int>(progs.size())) throw std::invalid_argument("program out of range");
+    if (q < 0) continue;
+    ComponentProgram p = progs[static_cast<std::size_t>(q)];
+    if (p.lower.size() != p.vars.size() || p.upper.size() != p.vars.size() ||
+        p.vars.size() != static_cast<std::size_t>(p.n_col)) {
+      throw std::invalid_argument("a program's columns differ in length");
+    }
+    Narrowing& base = own[static_cast<std::size_t>(q)];
+    if (!base.ready) base = narrowing_of(p, passes, moved);
+    bc.supp[j] = 0;
+    int col_j = -1;
+    std::vector<int> held;
+    for (int c = 0; c < p.n_col; ++c) {
+      const int cell = p.vars[c];
+      if (cell < 0 || static_cast<std::size_t>(cell) >= n) throw std::invalid_argument("a program's cell out of range");
+      if (cell == j) col_j = c;
+      if (bc.supp[cell] == 0) {
+        p.lower[c] = p.upper[c] = bc.value[cell];
+        held.push_back(c);
+      }
+    }
+    if (col_j < 0) throw std::invalid_argument("a candidate outside its program");
+    std::vector<int> targets;
+    for (const int t : p.targets) {
+      if (t < 0 || t >= p.n_col) throw std::invalid_argument("a program's target out of range");
+      const int cell = p.vars[t];
+      if (bc.supp[cell] != 0 && (attack.empty() || attack[cell] != 0)) targets.push_back(t);
+    }
+    p.targets.swap(targets);
+    // the program's relation bounds with the held columns at their values
+    std::vector<Narrowing> nw(1);
+    nw[0].ix = base.ix;
+    nw[0].base = base.base;
+    for (const int c : held) nw[0].base.lower[c] = nw[0].base.upper[c] = bc.value[p.vars[c]];
+    relation_bounds_narrowed(p.row, p.col, p.v, p.rhs, nw[0].ix, nw[0].base.lower, nw[0].base.upper, held,
+                             static_cast<std::size_t>(passes > 0 ? passes : 0) * p.row.size(), moved);
+    nw[0].ready = true;
+    // the relations between j and each column, through suppressed cells
+    std::vector<double> hops(static_cast<std::size_t>(p.n_col), inf);
+    std::vector<char> row_seen(static_cast<std::size_t>(p.n_row), 0);
+    std::vector<int> frontier(1, col_j), next;
+    hops[static_cast<std::size_t>(col_j)] = 0;
+    for (double h = 1; !frontier.empty(); h += 1) {
+      next.clear();
+      for (const int c : frontier) {
+        for (int t = nw[0].ix.col_start[c]; t < nw[0].ix.col_start[c + 1]; ++t) {
+          const int r = p.row[nw[0].ix.col_trip[t]];
+          if (row_seen[r]) continue;
+          row_seen[r] = 1;
+          for (int u = nw[0].ix.row_start[r]; u < nw[0].ix.row_start[r + 1]; ++u) {
+            const int d = p.col[nw[0].ix.row_trip[u]];
+            if (bc.supp[p.vars[d]] != 0 && hops[d] > h) {
+              hops[d] = h;
+              next.push_back(d);
+            }
+          }
+        }
+      }
+      frontier.swap(next);
+    }
+    // the groups by the nearest of their effective knowledge of the program
+    std::vector<int> col_of_cell(n, -1);
+    for (int c = 0; c < p.n_col; ++c) col_of_cell[p.vars[c]] = c;
+    std::vector<double> dist(n_group, inf);
+    for (std::size_t g = 0; g < n_group; ++g) {
+      for (int e = gk.start[g]; e < gk.start[g + 1]; ++e) {
+        const int c = gk.cell[e];
+        if (c < 0 || static_cast<std::size_t>(c) >= n) throw std::invalid_argument("knowledge of a cell out of range");
+        const int col = col_of_cell[c];
+        if (col < 0 || bc.supp[c] == 0) continue;
+        if (gk.lo[e] > bc.outer_lo[c] + bc.tol[c] || gk.hi[e] < bc.outer_hi[c] - bc.tol[c]) {
+          dist[g] = std::min(dist[g], hops[static_cast<std::size_t>(col)]);
+        }
+      }
+    }
+    std::vector<int> order(n_group);
+    for (std::size_t g = 0; g < n_group; ++g) order[g] = static_cast<int>(g);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      if (dist[a] != dist[b]) return dist[a] < dist[b];
+      const bool ha = !hint.empty() && hint[a] != 0, hb = !hint.empty() && hint[b] != 0;
+      return ha && !hb;
+    });
+    for (std::size_t c = 0; c < n; ++c) bc.prog[c] = prog0[c] == q ? 0 : -1;
+    const RelationBreaches b = relation_breach_groups_with({p}, bc, gk, passes, moved, true, nw, order);
+    bc.supp[j] = 1;
+    if (!b.group.empty()) out[k] = b.group.front();
+  }
+  return out;
+}
+
+// The clean-up's screen of its candidates against the outsider: for each
+// candidate cell (0-based, suppressed in `supp`), whether the pattern
+// without it breaks by the relation bounds near it (relation_breach_near()
+// of the pattern without the candidate, the clean-up's first test of a
+// trial).
+inline std::vector<int> relation_breach_each(const RelationIndex& ix, const std::vector<double>& value,
+                                             std::vector<int> supp, const std::vector<int>& sensitive,
+                                             const std::vector<double>& lower, const std::vector<double>& upper,
+                                             const std::vector<double>& tol, const std::vector<double>& level,
+                                             const std::vector<int>& cand, int passes, double moved) {
+  if (supp.size() != static_cast<std::size_t>(ix.n_cell)) {
+    throw std::invalid_argument("relation breach: the cells' vectors differ in length");
+  }
+  std::vector<int> out(cand.size(), 0);
+  for (std::size_t k = 0; k < cand.size(); ++k) {
+    const int j = cand[k];
+    if (j < 0 || j >= ix.n_cell) throw std::invalid_argument("relation breach: cell out of range");
+    if (supp[j] == 0) throw std::invalid_argument("relation breach: a candidate not suppressed");
+    supp[j] = 0;
+    out[k] = relation_breach_near(ix, value, supp, sensitive, lower, upper, tol, level, {j}, passes, moved) ? 1 : 0;
+    supp[j] = 1;
   }
   return out;
 }
