@@ -477,17 +477,10 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
                                 hint = integer(), near = NULL, relations_only = FALSE, witnesses = NULL,
                                 among = NULL, undominated = first && is.null(among)) {
   out <- list(breaches = no_breaches, n_lp = 0L, n_groups = 0L)
-  sens <- prep$sensitive & supp
-  if (!is.null(only)) sens <- sens & seq_along(sens) %in% only
-  # a cell the outsider already narrows too far is reported by the
-  # outsider's audit: only cells it leaves protected are attacked here
-  s_idx <- which(sens)
-  sens[s_idx] <- protection_met(prep, s_idx, outer$lower[s_idx], outer$upper[s_idx])
+  sens <- attacked_cells(prep, supp, outer, only)
   if (!any(sens) || !n_groups(resp)) return(out)
-  cmp <- respondent_components(prep, supp, call)
-  # (the components holding a cell to attack, as flags by component)
-  has_sens <- logical(max(cmp$comp, 0L))
-  has_sens[cmp$comp[sens]] <- TRUE
+  cmp <- attacked_components(prep, supp, sens, call)
+  has_sens <- cmp$has_sens
   cache <- new.env(parent = emptyenv())
   found <- list()
   # (the witness tables that move a published cell of `supp`, found when a
@@ -584,6 +577,27 @@ respondent_breaches <- function(prep, supp, resp, outer, exact, call, only = NUL
   }
   out$breaches <- breach_columns(found)
   out
+}
+
+# The sensitive cells of pattern `supp` the respondents attack (`only` of
+# them when given), as flags: a cell the outsider already narrows too far
+# (its interval in `outer`) is reported by the outsider's audit, so only
+# cells it leaves protected are attacked.
+attacked_cells <- function(prep, supp, outer, only = NULL) {
+  sens <- prep$sensitive & supp
+  if (!is.null(only)) sens <- sens & seq_along(sens) %in% only
+  s_idx <- which(sens)
+  sens[s_idx] <- protection_met(prep, s_idx, outer$lower[s_idx], outer$upper[s_idx])
+  sens
+}
+
+# The components of pattern `supp` (respondent_components()) with
+# `has_sens`: per component, whether it holds a cell flagged in `sens`.
+attacked_components <- function(prep, supp, sens, call) {
+  cmp <- respondent_components(prep, supp, call)
+  cmp$has_sens <- logical(max(cmp$comp, 0L))
+  cmp$has_sens[cmp$comp[sens]] <- TRUE
+  cmp
 }
 
 # The respondent groups that may break pattern `supp` given the outsider's
@@ -728,7 +742,7 @@ effective_knowledge <- function(prep, supp, k, outer, cmp, has_sens) {
 # the two. Returns list(breaches, n_groups).
 relation_breach_groups <- function(prep, supp, resp, outer, sens, cmp, has_sens, groups, first, call) {
   a <- relation_test_args(prep, supp, resp, outer, sens, cmp, has_sens, groups)
-  r <- do.call(core_call, c(list(cpp_relation_breach_groups), a, list(first, call = call)))
+  r <- do.call(core_call, c(list(cpp_relation_breach_groups), a, list(first = first, call = call)))
   found <- if (length(r$cell)) {
     list(list(group = as.integer(groups[r$group]), cell = r$cell, lower = r$lower, upper = r$upper,
               need_lower = r$need_lower, need_upper = r$need_upper))
@@ -737,11 +751,11 @@ relation_breach_groups <- function(prep, supp, resp, outer, sens, cmp, has_sens,
 }
 
 # The arguments of the core's respondents' relation tests
-# (cpp_relation_breach_groups(), cpp_relation_breach_groups_each()) but the
-# last: the programs of the components flagged in `has_sens` (core_program(),
-# targets the cells flagged in `sens`), per cell its program, the outsider's
-# intervals `outer` and the cells' values, and the knowledge of the groups
-# `groups` (groups_knowledge()).
+# (cpp_relation_breach_groups(), cpp_relation_breach_groups_each()) they
+# share, named as they are: the programs of the components flagged in
+# `has_sens` (core_program(), targets the cells flagged in `sens`), per
+# cell its program, the outsider's intervals `outer` and the cells'
+# values, and the knowledge of the groups `groups` (groups_knowledge()).
 relation_test_args <- function(prep, supp, resp, outer, sens, cmp, has_sens, groups) {
   ks <- groups_knowledge(resp, prep, groups)
   ccs <- which(has_sens)
@@ -749,10 +763,11 @@ relation_test_args <- function(prep, supp, resp, outer, sens, cmp, has_sens, gro
   prog <- integer(length(supp))
   at <- cmp$comp > 0L
   prog[at] <- match(cmp$comp[at], ccs, nomatch = 0L)
-  list(progs, supp, prog, as.double(outer$lower), as.double(outer$upper), as.double(prep$tol),
-       as.double(prep$value), as.double(prep$level), as.double(prep$lower), as.double(prep$upper),
-       as.integer(ks$start), ks$cells, ks$lo, ks$hi, ks$alone, as.integer(audit_relation_passes),
-       relation_bound_moved)
+  list(programs = progs, supp = supp, prog = prog, outer_lo = as.double(outer$lower),
+       outer_hi = as.double(outer$upper), tol = as.double(prep$tol), value = as.double(prep$value),
+       level = as.double(prep$level), lower = as.double(prep$lower), upper = as.double(prep$upper),
+       start = as.integer(ks$start), cell = ks$cells, lo = ks$lo, hi = ks$hi, alone = ks$alone,
+       passes = as.integer(audit_relation_passes), moved = relation_bound_moved)
 }
 
 # A component's program `lp` as the core's relation tests read it
@@ -1412,16 +1427,12 @@ respondent_screen <- function(prep, supp, resp, outer, cand, call) {
                            relation_bound_moved, call = call)
   if (!n_groups(resp)) return(out)
   # (the cells to attack, as respondent_breaches() finds them)
-  sens <- prep$sensitive & supp
-  s_idx <- which(sens)
-  sens[s_idx] <- protection_met(prep, s_idx, outer$lower[s_idx], outer$upper[s_idx])
+  sens <- attacked_cells(prep, supp, outer)
   if (!any(sens)) return(out)
   groups <- undominated_groups(resp, prep, attack_groups(prep, supp, resp, outer)$groups)
   if (!length(groups)) return(out)
-  cmp <- respondent_components(prep, supp, call)
-  has_sens <- logical(max(cmp$comp, 0L))
-  has_sens[cmp$comp[sens]] <- TRUE
-  out$test <- list(args = relation_test_args(prep, supp, resp, outer, sens, cmp, has_sens, groups),
+  cmp <- attacked_components(prep, supp, sens, call)
+  out$test <- list(args = relation_test_args(prep, supp, resp, outer, sens, cmp, cmp$has_sens, groups),
                    groups = groups)
   left <- which(!out$refused)
   if (length(left)) {
@@ -1442,16 +1453,17 @@ respondent_screen <- function(prep, supp, resp, outer, cand, call) {
 # relation tests.)
 screen_test <- function(test, supp, cand, attack, call, hint = integer()) {
   a <- test$args
-  a[[2]] <- supp
+  a$supp <- supp
   if (length(cand) == 1L) {
     # (the one program the candidate needs)
-    q <- a[[3]][cand]
+    q <- a$prog[cand]
     if (q == 0L) return(NA_integer_)
-    a[[1]] <- a[[1]][q]
-    a[[3]] <- as.integer(a[[3]] == q)
+    a$programs <- a$programs[q]
+    a$prog <- as.integer(a$prog == q)
   }
   g <- do.call(core_call, c(list(cpp_relation_breach_groups_each), a,
-                            list(as.integer(cand), as.logical(attack), test$groups %in% hint, call = call)))
+                            list(cand = as.integer(cand), attack = as.logical(attack),
+                                 hint = test$groups %in% hint, call = call)))
   ifelse(g > 0L, as.integer(test$groups[pmax(g, 1L)]), NA_integer_)
 }
 
