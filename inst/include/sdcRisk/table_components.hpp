@@ -968,6 +968,42 @@ inline bool relation_breach_near(const RelationIndex& ix, const std::vector<doub
   return false;
 }
 
+// Hops over nodes joined by links (cells by relations, a program's columns
+// by its rows), breadth first: 0 for the nodes `from`, 1 for the passable
+// nodes of their links, and so on through passable nodes only; infinity
+// for nodes never reached. `links_of(c, f)` calls f(link) for each link of
+// node c, `nodes_of(r, f)` f(node) for each node of link r (indexes the
+// caller has checked); each link is read once.
+template <class LinksOf, class NodesOf, class Passable>
+std::vector<double> link_hops(std::size_t n_node, std::size_t n_link, const std::vector<int>& from,
+                              LinksOf links_of, NodesOf nodes_of, Passable passable) {
+  std::vector<double> hops(n_node, std::numeric_limits<double>::infinity());
+  std::vector<char> link_seen(n_link, 0);
+  std::vector<int> frontier, next;
+  for (const int c : from) {
+    if (c < 0 || static_cast<std::size_t>(c) >= n_node) throw std::invalid_argument("hops: node out of range");
+    hops[static_cast<std::size_t>(c)] = 0;
+    frontier.push_back(c);
+  }
+  for (double h = 1; !frontier.empty(); h += 1) {
+    next.clear();
+    for (const int c : frontier) {
+      links_of(c, [&](int r) {
+        if (link_seen[static_cast<std::size_t>(r)]) return;
+        link_seen[static_cast<std::size_t>(r)] = 1;
+        nodes_of(r, [&](int d) {
+          if (passable(d) && hops[static_cast<std::size_t>(d)] > h) {
+            hops[static_cast<std::size_t>(d)] = h;
+            next.push_back(d);
+          }
+        });
+      });
+    }
+    frontier.swap(next);
+  }
+  return hops;
+}
+
 // The number of relations between the cells `from` and every cell
 // (relation_hops() in R): 0 for `from`, 1 for the suppressed cells of their
 // relations, and so on through suppressed cells only; infinity for cells
@@ -975,36 +1011,18 @@ inline bool relation_breach_near(const RelationIndex& ix, const std::vector<doub
 inline std::vector<double> relation_hops(const RelationIndex& ix, const std::vector<int>& supp,
                                          const std::vector<int>& from) {
   if (supp.size() != static_cast<std::size_t>(ix.n_cell)) throw std::invalid_argument("relation hops: lengths differ");
-  const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> hops(static_cast<std::size_t>(ix.n_cell), inf);
-  std::vector<char> rel_seen(static_cast<std::size_t>(ix.n_rel), 0);
-  std::vector<int> frontier, next;
   for (const int c : from) {
     if (c < 0 || c >= ix.n_cell) throw std::invalid_argument("relation hops: cell out of range");
-    hops[c] = 0;
-    frontier.push_back(c);
   }
-  double h = 0;
-  while (!frontier.empty()) {
-    h += 1;
-    next.clear();
-    for (const int c : frontier) {
-      for (int q = ix.cell_start[c]; q < ix.cell_start[c + 1]; ++q) {
-        const int r = ix.rel[ix.cell_trip[q]];
-        if (rel_seen[r]) continue;
-        rel_seen[r] = 1;
-        for (int p = ix.rel_start[r]; p < ix.rel_start[r + 1]; ++p) {
-          const int d = ix.cell[ix.rel_trip[p]];
-          if (supp[d] != 0 && hops[d] > h) {
-            hops[d] = h;
-            next.push_back(d);
-          }
-        }
-      }
-    }
-    frontier.swap(next);
-  }
-  return hops;
+  return link_hops(
+      static_cast<std::size_t>(ix.n_cell), static_cast<std::size_t>(ix.n_rel), from,
+      [&](int c, auto&& f) {
+        for (int q = ix.cell_start[c]; q < ix.cell_start[c + 1]; ++q) f(ix.rel[ix.cell_trip[q]]);
+      },
+      [&](int r, auto&& f) {
+        for (int p = ix.rel_start[r]; p < ix.rel_start[r + 1]; ++p) f(ix.cell[ix.rel_trip[p]]);
+      },
+      [&](int d) { return supp[d] != 0; });
 }
 
 // The respondents' relation breaches of a pattern (respondent_breaches()
@@ -1324,28 +1342,17 @@ inline std::vector<int> relation_breach_groups_each(const std::vector<ComponentP
                              static_cast<std::size_t>(passes > 0 ? passes : 0) * p.row.size(), moved);
     nw[0].ready = true;
     // the relations between j and each column, through suppressed cells
-    std::vector<double> hops(static_cast<std::size_t>(p.n_col), inf);
-    std::vector<char> row_seen(static_cast<std::size_t>(p.n_row), 0);
-    std::vector<int> frontier(1, col_j), next;
-    hops[static_cast<std::size_t>(col_j)] = 0;
-    for (double h = 1; !frontier.empty(); h += 1) {
-      next.clear();
-      for (const int c : frontier) {
-        for (int t = nw[0].ix.col_start[c]; t < nw[0].ix.col_start[c + 1]; ++t) {
-          const int r = p.row[nw[0].ix.col_trip[t]];
-          if (row_seen[r]) continue;
-          row_seen[r] = 1;
-          for (int u = nw[0].ix.row_start[r]; u < nw[0].ix.row_start[r + 1]; ++u) {
-            const int d = p.col[nw[0].ix.row_trip[u]];
-            if (bc.supp[p.vars[d]] != 0 && hops[d] > h) {
-              hops[d] = h;
-              next.push_back(d);
-            }
-          }
-        }
-      }
-      frontier.swap(next);
-    }
+    // (as relation_hops() counts them, over the program's rows)
+    const ProgramIndex& pix = nw[0].ix;
+    const std::vector<double> hops = link_hops(
+        static_cast<std::size_t>(p.n_col), static_cast<std::size_t>(p.n_row), {col_j},
+        [&](int c, auto&& f) {
+          for (int t = pix.col_start[c]; t < pix.col_start[c + 1]; ++t) f(p.row[pix.col_trip[t]]);
+        },
+        [&](int r, auto&& f) {
+          for (int u = pix.row_start[r]; u < pix.row_start[r + 1]; ++u) f(p.col[pix.row_trip[u]]);
+        },
+        [&](int d) { return bc.supp[p.vars[d]] != 0; });
     // the groups by the nearest of their effective knowledge of the program
     std::vector<int> col_of_cell(n, -1);
     for (int c = 0; c < p.n_col; ++c) col_of_cell[p.vars[c]] = c;
