@@ -153,8 +153,8 @@ cpp_table_extremes <- function(tables, rows, check, lo, hi, tol, center, need_hi
     .Call(`_sdcRisk_cpp_table_extremes`, tables, rows, check, lo, hi, tol, center, need_hi, need_lo)
 }
 
-cpp_combination_extremes <- function(tables, rows, check, lo, hi, tol, center, need_hi, need_lo, seen_hi, seen_lo, all_or_none) {
-    .Call(`_sdcRisk_cpp_combination_extremes`, tables, rows, check, lo, hi, tol, center, need_hi, need_lo, seen_hi, seen_lo, all_or_none)
+cpp_combination_extremes <- function(tables, rows, check, lo, hi, tol, center, need_hi, need_lo, seen_hi, seen_lo, all_or_none, warm = TRUE) {
+    .Call(`_sdcRisk_cpp_combination_extremes`, tables, rows, check, lo, hi, tol, center, need_hi, need_lo, seen_hi, seen_lo, all_or_none, warm)
 }
 
 cpp_witness_moves <- function(y, id, cstart, by_cell, lam_pos, lam_neg, dead, known, value, lower, upper, targets) {

@@ -537,8 +537,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_combination_extremes
-SEXP cpp_combination_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& rows, const Rcpp::IntegerVector& check, const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, const Rcpp::NumericVector& tol, const Rcpp::NumericVector& center, const Rcpp::NumericVector& need_hi, const Rcpp::NumericVector& need_lo, const Rcpp::NumericVector& seen_hi, const Rcpp::NumericVector& seen_lo, bool all_or_none);
-RcppExport SEXP _sdcRisk_cpp_combination_extremes(SEXP tablesSEXP, SEXP rowsSEXP, SEXP checkSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP tolSEXP, SEXP centerSEXP, SEXP need_hiSEXP, SEXP need_loSEXP, SEXP seen_hiSEXP, SEXP seen_loSEXP, SEXP all_or_noneSEXP) {
+SEXP cpp_combination_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& rows, const Rcpp::IntegerVector& check, const Rcpp::NumericVector& lo, const Rcpp::NumericVector& hi, const Rcpp::NumericVector& tol, const Rcpp::NumericVector& center, const Rcpp::NumericVector& need_hi, const Rcpp::NumericVector& need_lo, const Rcpp::NumericVector& seen_hi, const Rcpp::NumericVector& seen_lo, bool all_or_none, bool warm);
+RcppExport SEXP _sdcRisk_cpp_combination_extremes(SEXP tablesSEXP, SEXP rowsSEXP, SEXP checkSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP tolSEXP, SEXP centerSEXP, SEXP need_hiSEXP, SEXP need_loSEXP, SEXP seen_hiSEXP, SEXP seen_loSEXP, SEXP all_or_noneSEXP, SEXP warmSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< const Rcpp::List& >::type tables(tablesSEXP);
@@ -553,7 +553,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type seen_hi(seen_hiSEXP);
     Rcpp::traits::input_parameter< const Rcpp::NumericVector& >::type seen_lo(seen_loSEXP);
     Rcpp::traits::input_parameter< bool >::type all_or_none(all_or_noneSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_combination_extremes(tables, rows, check, lo, hi, tol, center, need_hi, need_lo, seen_hi, seen_lo, all_or_none));
+    Rcpp::traits::input_parameter< bool >::type warm(warmSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_combination_extremes(tables, rows, check, lo, hi, tol, center, need_hi, need_lo, seen_hi, seen_lo, all_or_none, warm));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -972,7 +973,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_sdcRisk_cpp_relation_components", (DL_FUNC) &_sdcRisk_cpp_relation_components, 4},
     {"_sdcRisk_cpp_twin_columns", (DL_FUNC) &_sdcRisk_cpp_twin_columns, 6},
     {"_sdcRisk_cpp_table_extremes", (DL_FUNC) &_sdcRisk_cpp_table_extremes, 9},
-    {"_sdcRisk_cpp_combination_extremes", (DL_FUNC) &_sdcRisk_cpp_combination_extremes, 12},
+    {"_sdcRisk_cpp_combination_extremes", (DL_FUNC) &_sdcRisk_cpp_combination_extremes, 13},
     {"_sdcRisk_cpp_witness_moves", (DL_FUNC) &_sdcRisk_cpp_witness_moves, 12},
     {"_sdcRisk_cpp_relation_bounds", (DL_FUNC) &_sdcRisk_cpp_relation_bounds, 10},
     {"_sdcRisk_cpp_relation_bounds_known", (DL_FUNC) &_sdcRisk_cpp_relation_bounds_known, 6},

@@ -87,7 +87,8 @@ SEXP cpp_table_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& row
 // `check` within [lo, hi] (sdcRisk::combination_extremes(): one small
 // program per row whose extreme seen so far, `seen_hi` or `seen_lo`, falls
 // short of `need_hi` or `need_lo`; with `all_or_none`, up to the first row
-// whose best combination falls short); 1-based rows. Returns list(max, min,
+// whose best combination falls short; `warm`: each program from the
+// basis the last one ended at, until its need); 1-based rows. Returns list(max, min,
 // programs, settled).
 // [[Rcpp::export(rng = false)]]
 SEXP cpp_combination_extremes(const Rcpp::List& tables, const Rcpp::IntegerVector& rows,
@@ -95,7 +96,7 @@ SEXP cpp_combination_extremes(const Rcpp::List& tables, const Rcpp::IntegerVecto
                               const Rcpp::NumericVector& hi, const Rcpp::NumericVector& tol,
                               const Rcpp::NumericVector& center, const Rcpp::NumericVector& need_hi,
                               const Rcpp::NumericVector& need_lo, const Rcpp::NumericVector& seen_hi,
-                              const Rcpp::NumericVector& seen_lo, bool all_or_none) {
+                              const Rcpp::NumericVector& seen_lo, bool all_or_none, bool warm = true) {
   return sdcRisk_glue::run_engine([&] {
     std::size_t n_row = 0;
     const std::vector<const double*> tabs = table_columns(tables, n_row);
@@ -108,7 +109,7 @@ SEXP cpp_combination_extremes(const Rcpp::List& tables, const Rcpp::IntegerVecto
         Rcpp::as<std::vector<double>>(lo), Rcpp::as<std::vector<double>>(hi), Rcpp::as<std::vector<double>>(tol),
         Rcpp::as<std::vector<double>>(center), Rcpp::as<std::vector<double>>(need_hi),
         Rcpp::as<std::vector<double>>(need_lo), Rcpp::as<std::vector<double>>(seen_hi),
-        Rcpp::as<std::vector<double>>(seen_lo), all_or_none);
+        Rcpp::as<std::vector<double>>(seen_lo), all_or_none, warm);
     return Rcpp::List::create(Rcpp::Named("max") = ex.max, Rcpp::Named("min") = ex.min,
                               Rcpp::Named("programs") = static_cast<double>(ex.programs),
                               Rcpp::Named("settled") = ex.settled);

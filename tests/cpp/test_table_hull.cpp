@@ -310,6 +310,57 @@ int main() {
     }
   }
 
+  // one HullProgram over many objectives (combination_extremes() solves
+  // one per target end, each from the basis the last one ended at): every
+  // optimum against Bland's, with more than enough pivots in all for the
+  // basis' inverse to be computed again from its columns (after 100); an
+  // early stop (stop_at) returns weights that keep every row and reach
+  // it, and the next call with the same objective goes on to the optimum.
+  // Rows mostly equalities and tied (a respondent's known cells), as above.
+  int refactored = 0;
+  for (int rep = 0; rep < 60; ++rep) {
+    const int m = 10 + rng.below(55), r = 1 + rng.below(25);
+    std::vector<double> D(static_cast<std::size_t>(r * m)), L(r), U(r);
+    for (double& x : D) x = rng.below(3) == 0 ? 0.0 : wide_value(rng);
+    for (int i = 1; i < r; ++i) {
+      const int kind = rng.below(6);
+      if (kind > 1) continue;
+      const int a = rng.below(i);
+      for (int j = 0; j < m; ++j) D[i + r * j] = kind ? D[a + r * j] : -D[a + r * j];
+    }
+    for (int i = 0; i < r; ++i) {
+      const int kind = rng.below(6);
+      L[i] = kind < 3 ? 0.0 : kind == 3 ? -inf : -static_cast<double>(1 + rng.below(400));
+      U[i] = kind < 3 ? 0.0 : kind == 4 ? inf : static_cast<double>(1 + rng.below(400));
+    }
+    const Rows c = constraints(D, r, m, L, U);
+    sdcRisk::HullProgram prog(D, r, m, L, U);
+    for (int k = 0; k < 40; ++k) {
+      std::vector<double> g(m);
+      for (double& x : g) x = wide_value(rng);
+      const double want = bland_max(D, r, m, g, L, U);
+      if (k % 3 == 1 && want > 0.0) {
+        // stop halfway to the optimum, then go on
+        const double half = want / 2;
+        const sdcRisk::HullSolution e = prog.maximize(g, half);
+        check(e.ok, "the early stop has no weights", rep);
+        check(e.value >= half - 1e-9 * (1 + want), "the early stop is short of its value", rep);
+        check(feasible(c, e.weight, 1e-7), "the early stop's weights break a constraint", rep);
+      }
+      const sdcRisk::HullSolution h = prog.maximize(g);
+      const bool same = h.ok && h.optimal && std::fabs(h.value - want) <= 1e-7 * (1 + std::fabs(want));
+      check(same, "a warm optimum differs from Bland's", rep);
+      if (!same) std::printf("  m %d r %d k %d: warm %g, Bland %g\n", m, r, k, h.value, want);
+      check(feasible(c, h.weight, 1e-7), "the warm weights break a constraint", rep);
+      // a stop at or below the value it starts from: no step
+      const sdcRisk::HullSolution z = prog.maximize(g, h.value - 1);
+      check(z.ok && z.iterations == 0 && std::fabs(z.value - h.value) <= 1e-9 * (1 + std::fabs(want)),
+            "a stop already reached took steps", rep);
+    }
+    refactored += prog.refactored();
+  }
+  check(refactored > 10, "few bases were inverted again", refactored);
+
   // a program on which Bland's rule, with the leaving row chosen among
   // ties by the largest pivot, cycled until the iteration limit: a
   // respondent's combination program of the bench table R8 (sex x age x
@@ -411,11 +462,15 @@ int main() {
     std::vector<double> seen_hi(nr, -inf), seen_lo(nr, inf), need_hi(nr), need_lo(nr);
     for (std::size_t k = 0; k < nr; ++k) {
       seen_hi[k] = seen_lo[k] = center[rows[k]];
-      need_hi[k] = rng.below(4) == 0 ? -inf : inf;  // some rows need nothing
-      need_lo[k] = rng.below(4) == 0 ? inf : -inf;
+      // some rows need nothing, some a value (a program may stop there),
+      // the others their best
+      const int kh = rng.below(4), kl = rng.below(4);
+      need_hi[k] = kh == 0 ? -inf : kh == 1 ? center[rows[k]] + 1 + rng.below(4) : inf;
+      need_lo[k] = kl == 0 ? inf : kl == 1 ? center[rows[k]] - 1 - rng.below(4) : -inf;
     }
     const sdcRisk::CombinationExtremes ex = sdcRisk::combination_extremes(
-        ptr, n_row, rows, check_rows, lo, hi, tol, center, need_hi, need_lo, seen_hi, seen_lo);
+        ptr, n_row, rows, check_rows, lo, hi, tol, center, need_hi, need_lo, seen_hi, seen_lo, false,
+        rep % 2 == 0);
     // the best combination of each open row, by brute force over the
     // tables' deviations
     const int r = static_cast<int>(check_rows.size());
@@ -436,6 +491,9 @@ int main() {
         const bool open = up ? need_hi[k] == inf : need_lo[k] == -inf;
         if (open) check(got >= best - 1e-7, "an open row short of its best combination", rep);
         if (open && got < best - 1e-7) std::printf("  got %g best %g r %d n_tab %d\n", got, best, r, n_tab);
+        // a need within reach is reached
+        const double need = up ? need_hi[k] - center[rows[k]] : center[rows[k]] - need_lo[k];
+        if (std::isfinite(need) && best >= need + 1e-7) check(got >= need - 1e-9, "a need within reach not reached", rep);
       }
     }
     bool all_met = true;

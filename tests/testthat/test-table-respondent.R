@@ -1510,6 +1510,28 @@ test_that("combinations of earlier tables save respondents' programs and change 
   expect_gt(saved, 3)
 })
 
+test_that("the combinations' programs from the last one's basis give the same pattern and intervals as programs solved from scratch", {
+  ns <- asNamespace("sdcRisk")
+  # (the programs of the warm calls, counted in the core's answers)
+  programs <- 0
+  count <- function(r) if (is.list(r) && !is.null(r$programs)) programs <<- programs + r$programs
+  for (seed in 1:12) {
+    ft <- firm_table(seed)
+    info <- paste("seed", seed)
+    suppressMessages(trace("cpp_combination_extremes", exit = bquote(.(count)(returnValue())), where = ns,
+                                print = FALSE))
+    a <- suppressMessages(protect_table(ft$sens))
+    suppressMessages(untrace("cpp_combination_extremes", where = ns))
+    b <- withr::with_options(list(sdcRisk.hull_warm = FALSE), suppressMessages(protect_table(ft$sens)))
+    expect_identical(a$status, b$status, info = info)
+    expect_equal(a$lower, b$lower, info = info)
+    expect_equal(a$upper, b$upper, info = info)
+    au <- audit_table(ft$sens, a$status != "published")
+    expect_true(isTRUE(attr(au, "passed")), info = info)
+  }
+  expect_gt(programs, 100)
+})
+
 test_that("a later pattern's components are solved as the cached solvers' programs with their other cells held: the same exact intervals", {
   ns <- asNamespace("sdcRisk")
   mapped <- 0
