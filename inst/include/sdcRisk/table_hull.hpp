@@ -12,7 +12,8 @@
 // known cells, plus one: hull_maximum() solves it by a dense bounded primal
 // simplex (a handful of rows; its optimum uses at most that many tables),
 // and combination_extremes() uses it to settle the ends that no single
-// table settles, without the component's own program.
+// table settles, without the component's own program: one HullProgram for
+// all the ends of a call, each from the basis the last one ended at.
 #ifndef SDCRISK_TABLE_HULL_HPP
 #define SDCRISK_TABLE_HULL_HPP
 
@@ -54,9 +55,10 @@ struct HullSolution {
 // objective, instead of from l = 0. With `stop_at`, maximize() returns as
 // soon as the weights' value g'l reaches it (feasible weights of that
 // value serve a caller that needs no more), not optimal; a later call
-// goes on from there. The basis' inverse is computed again from its columns after
-// `refactor_pivots` updates (a failed inversion, or basic values that left
-// their bounds by more than a rounding, start again from l = 0).
+// goes on from there. The basis' inverse is computed again from its
+// columns after `refactor_pivots` updates (a failed inversion, or basic
+// values that left their bounds by more than a rounding, start again
+// from l = 0).
 class HullProgram {
  public:
   HullProgram(const std::vector<double>& D, std::size_t r, std::size_t m, const std::vector<double>& L,
@@ -96,8 +98,8 @@ class HullProgram {
     cold();
   }
 
-  HullSolution maximize(const std::vector<double>& g, double stop_at = std::numeric_limits<double>::infinity(),
-                        int max_iterations = -1) {
+  HullSolution maximize(const std::vector<double>& g,
+                        double stop_at = std::numeric_limits<double>::infinity(), int max_iterations = -1) {
     if (g.size() != m_) throw std::invalid_argument("hull program: sizes differ");
     const double inf = std::numeric_limits<double>::infinity();
     const std::size_t R = R_, m = m_, n = n_;
@@ -215,7 +217,9 @@ class HullProgram {
         // which the rule can cycle (it did, at l = 0 of programs whose rows
         // are all known cells: every step there is degenerate)
         const bool tie = leave < R && std::fabs(t - theta) <= eps_x;
-        if (tie ? (bland ? head_[i] < head_[leave] : std::fabs(alpha_[i]) > std::fabs(alpha_[leave])) : t < theta) {
+        const bool wins_tie = bland ? head_[i] < head_[leave] : std::fabs(alpha_[i]) > std::fabs(alpha_[leave]);
+        const bool better = tie ? wins_tie : t < theta;
+        if (better) {
           theta = std::min(theta, t);
           leave = i;
           leave_up = to_up;
