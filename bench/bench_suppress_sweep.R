@@ -45,20 +45,15 @@ suppressPackageStartupMessages({
 })
 
 base <- make_acs(30)
-vars <- c("sex", "age", "race", "edu", "msp", "puma")
-set.seed(seed)
 rows <- list()
 # (each table's tools, for the recheck)
 tools_of <- list()
-tries <- 0L
-while (length(rows) < n_tables && tries < 2000L) {
-  tries <- tries + 1L
-  dv <- sample(vars, sample(2:4, 1))
-  np <- if ("puma" %in% dv) sample(c(4, 6, 8, 10, 12, 16, 20, 25), 1) else sample(c(8, 20, 30), 1)
-  nk <- sample(c(FALSE, FALSE, TRUE), 1)
-  d <- base[base$puma %in% unique(base$puma)[seq_len(np)], ]
-  sens <- acs_sensitivity(d, dv, nk)
-  if (nrow(sens) < 100 || nrow(sens) > 1000 || !any(sens$sensitive)) next
+for (tb in sweep_tables(base, seed, n_tables)) {
+  dv <- tb$dv
+  np <- tb$np
+  nk <- tb$nk
+  d <- tb$d
+  sens <- tb$sens
   # (each table's own data in its closures: the recheck calls them later)
   tools <- local({
     sens <- sens

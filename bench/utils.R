@@ -99,3 +99,27 @@ gauss_interval <- function(d, dv, dominance = FALSE) {
                                        list(printInc = FALSE, protectionIntervals = TRUE, lpPackage = "lpSolve"))))
   r
 }
+
+# The sweep's tables (bench_suppress_sweep.R, bench_suppress_sweep_value.R):
+# `n` tables of 100 to 1,000 cells with at least one sensitive cell, drawn
+# with `seed` from the ACS records `base` (make_acs(30)): 2 to 4 of the
+# classifications, a number of PUMAs, the p% rule or (one in three) the
+# (1, 80) rule. Returns a list of list(dv, np, nk, d, sens), `nk` TRUE for
+# the dominance rule, `d` the records, `sens` their cell_sensitivity().
+sweep_tables <- function(base, seed, n = 40, max_tries = 2000L) {
+  vars <- c("sex", "age", "race", "edu", "msp", "puma")
+  set.seed(seed)
+  out <- list()
+  tries <- 0L
+  while (length(out) < n && tries < max_tries) {
+    tries <- tries + 1L
+    dv <- sample(vars, sample(2:4, 1))
+    np <- if ("puma" %in% dv) sample(c(4, 6, 8, 10, 12, 16, 20, 25), 1) else sample(c(8, 20, 30), 1)
+    nk <- sample(c(FALSE, FALSE, TRUE), 1)
+    d <- base[base$puma %in% unique(base$puma)[seq_len(np)], ]
+    sens <- acs_sensitivity(d, dv, nk)
+    if (nrow(sens) < 100 || nrow(sens) > 1000 || !any(sens$sensitive)) next
+    out[[length(out) + 1L]] <- list(dv = dv, np = np, nk = nk, d = d, sens = sens)
+  }
+  out
+}
