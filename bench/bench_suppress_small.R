@@ -91,9 +91,7 @@ if (length(args) == 4 && args[1] == "--child") {
 }
 
 # ---- the parent: bench-only packages, the processes, the table ----
-need <- c("GaussSuppression", "lpSolve")
-miss <- need[!vapply(need, requireNamespace, logical(1), quietly = TRUE)]
-if (length(miss)) install.packages(miss, lib = if (nzchar(lib)) lib else .libPaths()[1], Ncpus = 1L)
+gauss_bench_setup(lib, attach = FALSE)
 me <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
 run_processes <- function(tabs) {
   lapply(seq_len(procs), function(k) {

@@ -35,14 +35,8 @@ reps <- as.integer(Sys.getenv("SDCRISK_BENCH_REPS", "2"))
 recheck <- as.integer(Sys.getenv("SDCRISK_BENCH_RECHECK", "7"))
 seed <- as.integer(Sys.getenv("SDCRISK_BENCH_SEED", "1"))
 n_tables <- as.integer(Sys.getenv("SDCRISK_BENCH_N", "40"))
-need <- c("GaussSuppression", "lpSolve")
-miss <- need[!vapply(need, requireNamespace, logical(1), quietly = TRUE)]
-if (length(miss)) install.packages(miss, lib = if (nzchar(lib)) lib else .libPaths()[1], Ncpus = 1L)
 source(file.path("bench", "utils.R"))
-suppressPackageStartupMessages({
-  library(sdcRisk)
-  library(GaussSuppression)
-})
+gauss_bench_setup(lib)
 
 base <- make_acs(30)
 rows <- list()

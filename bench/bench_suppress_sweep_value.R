@@ -19,14 +19,8 @@ lib <- Sys.getenv("SDCRISK_BENCH_LIB", "")
 if (nzchar(lib)) .libPaths(c(lib, .libPaths()))
 seeds <- as.integer(strsplit(Sys.getenv("SDCRISK_BENCH_SEEDS", "1,2"), ",")[[1]])
 n_tables <- as.integer(Sys.getenv("SDCRISK_BENCH_N", "40"))
-need <- c("GaussSuppression", "lpSolve")
-miss <- need[!vapply(need, requireNamespace, logical(1), quietly = TRUE)]
-if (length(miss)) install.packages(miss, lib = if (nzchar(lib)) lib else .libPaths()[1], Ncpus = 1L)
 source(file.path("bench", "utils.R"))
-suppressPackageStartupMessages({
-  library(sdcRisk)
-  library(GaussSuppression)
-})
+gauss_bench_setup(lib)
 
 base <- make_acs(30)
 value_of <- function(p) sum(abs(p$total[p$status != "published"]))

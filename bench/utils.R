@@ -123,3 +123,21 @@ sweep_tables <- function(base, seed, n = 40, max_tries = 2000L) {
   }
   out
 }
+
+# The bench-only packages of the comparisons with GaussSuppression
+# (bench_suppress_small.R and the sweep scripts; never dependencies of
+# sdcRisk), installed when missing into `lib` (SDCRISK_BENCH_LIB) when set,
+# else into the first library; with `attach`, sdcRisk and GaussSuppression
+# then attached.
+gauss_bench_setup <- function(lib = "", attach = TRUE) {
+  need <- c("GaussSuppression", "lpSolve")
+  miss <- need[!vapply(need, requireNamespace, logical(1), quietly = TRUE)]
+  if (length(miss)) utils::install.packages(miss, lib = if (nzchar(lib)) lib else .libPaths()[1], Ncpus = 1L)
+  if (attach) {
+    suppressPackageStartupMessages({
+      library(sdcRisk)
+      library(GaussSuppression)
+    })
+  }
+  invisible(miss)
+}
