@@ -217,8 +217,9 @@ class HullProgram {
         // which the rule can cycle (it did, at l = 0 of programs whose rows
         // are all known cells: every step there is degenerate)
         const bool tie = leave < R && std::fabs(t - theta) <= eps_x;
-        const bool wins_tie = bland ? head_[i] < head_[leave] : std::fabs(alpha_[i]) > std::fabs(alpha_[leave]);
-        const bool better = tie ? wins_tie : t < theta;
+        // (`leave` is a row only once one was chosen: read only on a tie)
+        const bool better =
+            tie ? (bland ? head_[i] < head_[leave] : std::fabs(alpha_[i]) > std::fabs(alpha_[leave])) : t < theta;
         if (better) {
           theta = std::min(theta, t);
           leave = i;
