@@ -316,6 +316,20 @@ cleanup_respondent_first_test <- 8
 # session of bench/README.md).
 cleanup_respondent_test_growth <- 4
 
+# The pair swaps after the clean-up (pair_pass(), against the outsider and
+# with method = "optimal") try the pairs of this many of the most expensive
+# secondary cells (28 pairs at most, only those whose witnesses serve a
+# common side; each trial solves a program for every side either cell
+# serves). Chosen by hand: the 218-cell table of the sweep where pairs
+# help needs its 4th and 5th; with 10 they took 31% of the outsider's
+# 7.8 s on the 736-cell table (thirty-sixth session of bench/README.md).
+cleanup_pair_cells <- 8L
+
+# The backward pattern (backward_pattern(), against the outsider with the
+# clean-up) on tables of at most this many cells: its first witnesses are
+# programs over the whole table, and its clean-up tries nearly every cell.
+backward_max_cells <- 3500
+
 # improve = "auto" improves tables of at most this many cells, the clean-up's
 # threshold, after which it runs: on the bench tables up to 3,179 cells it
 # cost up to 6 s more per table (bench/README.md, "The bounded

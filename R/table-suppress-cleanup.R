@@ -18,7 +18,11 @@
 # secondary cell is published when the sides that use it find witnesses
 # whose new cells cost less in all than it does (no program when the
 # relations of a side already need published cells that cost as much,
-# swap_bound()). The cost only ever falls,
+# swap_bound()). After the passes, against the outsider, (5) tries pairs
+# (pair_pass()): two of the most expensive secondary cells whose witnesses
+# serve a common side are published together when the sides that use
+# either find witnesses whose new cells cost less in all than the two.
+# The cost only ever falls,
 # every witness is checked to add up and keep the bounds (witness_ok()),
 # and the final audit decides as always.
 
@@ -37,14 +41,37 @@ cleanup_pattern <- function(search, todo, call, reprice = TRUE) {
   ref <- if (reprice) priced_witnesses(search, sides) else kept_witnesses(search, sides)
   publish_idle(search, ref)
   ref <- publish_one_by_one(search, sides, ref, call)
-  ref <- swap_secondary(search, sides, ref)
-  # the covers, from the witnesses kept
+  # (the backward pattern's first clean-up publishes only: backward_pattern())
+  if (!isTRUE(search$publish_only)) ref <- swap_secondary(search, sides, ref)
+  record_covers(search, sides, ref)
+}
+
+# The covers of the sensitive cells from the witnesses `ref`, one per side
+# of `sides`, which replace the search's.
+record_covers <- function(search, sides, ref) {
   search$wits <- list()
   search$wit_up[] <- search$wit_dn[] <- 0L
   search$cover_up[] <- search$cover_dn[] <- 0
   mirror_ok <- witnesses_ok(search$prep, lapply(ref, mirror_image))
   for (s in seq_along(ref)) record_witness(search, ref[[s]], sides$cell[s], mirror_ok[s])
   search
+}
+
+# (5) The pair swaps after the clean-up's passes (against the outsider and
+# with method = "optimal": search$pair_swaps): one round of swap_pairs()
+# from the witnesses the passes kept, then, when it published cells, one
+# more pass of the clean-up from its witnesses (what the pairs' new cells
+# make unnecessary). Once, not in every pass: their programs move many
+# sides each (on the 755-cell table of the sweep, pairs in every pass of
+# both patterns took 60% of the time).
+pair_pass <- function(search, todo, call) {
+  sides <- protection_sides(search, todo, call)
+  if (!nrow(sides)) return(invisible(search))
+  search$swap_added <- 0L
+  ref <- swap_pairs(search, sides, kept_witnesses(search, sides))
+  record_covers(search, sides, ref)
+  if (search$swap_added > 0L) cleanup_pattern(search, todo, call = call, reprice = FALSE)
+  invisible(search)
 }
 
 # (1) Each side's witness, looked for again among the suppressed cells,
@@ -149,14 +176,23 @@ swap_secondary <- function(search, sides, ref) {
     if (tail[k]) next
     swap <- swap_witnesses(search, sides, affected, j)
     if (is.null(swap)) next
-    ref[affected] <- swap$witnesses
+    ref <- apply_swap(search, sides, ref, affected, j, swap)
     use <- ref_use(ref)
-    search$swap_added <- search$swap_added + length(swap$added)
-    publish(search, j)
-    env_set(search, "reason", swap$added, paste("protects", search$labels[sides$cell[affected[1]]]))
-    publish_idle(search, ref)
   }
   tick(done = TRUE)
+  ref
+}
+
+# A swap found for the cells j (one, or a pair), made: the sides `affected`
+# take its witnesses, its new cells are named after the first side's cell
+# (swap_witnesses() suppressed them), j is published, and so is every cell
+# no witness moves any more. Returns the witnesses.
+apply_swap <- function(search, sides, ref, affected, j, swap) {
+  ref[affected] <- swap$witnesses
+  search$swap_added <- search$swap_added + length(swap$added)
+  publish(search, j)
+  env_set(search, "reason", swap$added, paste("protects", search$labels[sides$cell[affected[1]]]))
+  publish_idle(search, ref)
   ref
 }
 
@@ -201,6 +237,76 @@ swap_witnesses <- function(search, sides, affected, j) {
     added <- c(added, extra)
   }
   list(witnesses = out, added = added)
+}
+
+# (5) Pair swaps: the pairs of the cleanup_pair_cells most expensive
+# secondary cells whose witnesses serve a common side, the costliest first,
+# each published together when the sides that use either find new
+# witnesses without both whose new cells cost less in all than the two
+# (a cell a single swap cannot replace can be, with its partner: on the
+# 218-cell PUMA x education x race table of the sweep, where GaussSuppression
+# chose nine cheap cells for four of the heuristic's, no single swap
+# could); the cells no witness needs any more are published after each.
+# No pool (its tables exclude one cell) and no blocker (single swaps keep
+# theirs). Returns the witnesses.
+swap_pairs <- function(search, sides, ref) {
+  cand <- costliest_first(search)
+  top <- cand[seq_len(min(cleanup_pair_cells, length(cand)))]
+  if (length(top) < 2L) return(ref)
+  pairs <- utils::combn(top, 2L)
+  use <- ref_use(ref)
+  tick <- table_progress("Clean-up: pair swaps", ncol(pairs))
+  for (k in seq_len(ncol(pairs))) {
+    tick()
+    j <- pairs[, k]
+    if (!all(search$supp[j])) next
+    used <- lapply(j, function(jj) sides_using(use, jj))
+    if (!length(intersect(used[[1]], used[[2]]))) next
+    affected <- union(used[[1]], used[[2]])
+    swap <- pair_witnesses(search, sides, affected, j)
+    if (is.null(swap)) next
+    ref <- apply_swap(search, sides, ref, affected, j, swap)
+    use <- ref_use(ref)
+  }
+  tick(done = TRUE)
+  ref
+}
+
+# New witnesses without the cells j (a pair) for the sides `affected`,
+# published cells of their boxes allowed, whose new cells cost less in all
+# than the cells j: as swap_witnesses() for one cell (the cells added are
+# suppressed, list(witnesses, added) returned; otherwise NULL, with nothing
+# added).
+pair_witnesses <- function(search, sides, affected, j) {
+  limit <- sum(search$w[j])
+  # (no program when a side's relations alone show that its new cells cost
+  # at least the two: swap_bound() without either cell, the other counted
+  # as suppressed, bounds the new cells of every witness without both)
+  # (the sides with the largest bounds first: a trial that fails stops at
+  # its first side whose new cells cost too much)
+  bound <- numeric(length(affected))
+  for (jj in j) {
+    b <- swap_bounds(search, list(cell = sides$cell[affected], dir = sides$dir[affected], t = sides$t[affected]),
+                     jj, limit)
+    if (length(b) && b[length(b)] >= limit) return(NULL)
+    bound <- pmax(bound, b)
+  }
+  ord <- order(-bound, seq_along(affected))
+  affected <- affected[ord]
+  added <- integer()
+  out <- vector("list", length(affected))
+  for (k in seq_along(affected)) {
+    w <- side_witness(search, side_at(sides, affected[k]), exclude = j, add = TRUE)
+    extra <- if (!is.null(w)) setdiff(w$cells[!search$supp[w$cells]], added)
+    if (is.null(w) || sum(search$w[c(added, extra)]) >= limit) {
+      env_set(search, "supp", added, FALSE)
+      return(NULL)
+    }
+    out[[k]] <- w
+    env_set(search, "supp", extra, TRUE)
+    added <- c(added, extra)
+  }
+  list(witnesses = out[order(ord)], added = added)
 }
 
 # A lower bound on the cost of the published cells that any witness for
@@ -296,7 +402,7 @@ current_witness <- function(search, side) {
 }
 
 # A witness for the side among the suppressed cells of its search box, other
-# than `exclude`, priced so as to avoid expensive cells; NULL if none. With
+# than `exclude` (a cell, or the cells of a pair swap), priced so as to avoid expensive cells; NULL if none. With
 # `add`, published cells of the box may take part too (at their cost, the
 # suppressed ones free). With `pool`, a table of the pool serves first
 # (pool_witness(): it moves suppressed cells only, so a swap adds no cell
@@ -310,7 +416,7 @@ side_witness <- function(search, side, exclude, add = FALSE, pool = FALSE) {
   }
   i <- side$cell
   box <- search_box(search, i, side$t, search$box)$cells
-  cells <- box[(add | search$supp[box]) & box != exclude]
+  cells <- box[(add | search$supp[box]) & if (length(exclude) == 1L) box != exclude else !box %in% exclude]
   if (!i %in% cells) return(NULL)
   y <- deviation_lp(search, i, cells, side$t, side$dir, symmetric = FALSE, priced = !add,
                     scope = if (add) box else cells)

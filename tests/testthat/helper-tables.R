@@ -146,3 +146,36 @@ new_search <- function(sens) {
   todo <- which(prep$sensitive)
   list(prep = prep, search = search, todo = todo[order(-prep$level[todo], todo)])
 }
+
+# Two tables of the bench's sweep (bench/bench_suppress_sweep.R, seed 1,
+# tables 17 and 14): personal income of the people with a positive income
+# in the first 12 PUMAs of the national ACS excerpt
+# (tests/testthat/fixtures/acs2019), records as contributors. "W17": PUMA
+# x sex x race group x education group, p% rule p = 10 (628 cells); "W14":
+# PUMA x education group x race group, the (1, 80) rule (218 cells).
+# Returns list(sens, dims).
+acs_sweep_table <- function(id) {
+  d <- load_acs("national2019", values = TRUE)
+  d <- d[!is.na(d$PINCP) & d$PINCP > 0, ]
+  d <- d[d$PUMA %in% unique(d$PUMA)[1:12], ]
+  d <- data.frame(sex = paste0("s", d$SEX), race = paste0("r", pmin(d$RAC1P, 4)),
+                  edu = paste0("e", pmin(d$EDU, 8) %/% 3), puma = as.character(d$PUMA), v = d$PINCP)
+  spec <- switch(id,
+                 W17 = list(dims = c("puma", "sex", "race", "edu"), rule = rule_p(10)),
+                 W14 = list(dims = c("puma", "edu", "race"), rule = rule_nk(1, 80)))
+  list(sens = cell_sensitivity(d, spec$dims, "v", spec$rule), dims = spec$dims)
+}
+
+# GaussSuppression's interval pattern of table `id` from the fixture `file`
+# of tests/testthat/fixtures/gauss (SuppressDominantCells(...,
+# protectionIntervals = TRUE, lpPackage = "lpSolve") of GaussSuppression
+# 1.3.0, recorded so that the tests run without it; see the fixtures'
+# README), as the suppressed
+# vector of `sens` (every fixture cell must be a cell of `sens`).
+gauss_fixture_pattern <- function(sens, id, dims, file = "acs_p10_intervals.csv") {
+  g <- utils::read.csv(testthat::test_path("fixtures", "gauss", file), colClasses = "character")
+  g <- g[g$table == id, dims]
+  key <- function(df) do.call(paste, c(lapply(dims, function(v) as.character(df[[v]])), sep = "|"))
+  testthat::expect_true(all(key(g) %in% key(as.data.frame(sens))))
+  key(as.data.frame(sens)) %in% key(g)
+}

@@ -528,28 +528,11 @@ acs_bench_table <- function(dims) {
   cell_sensitivity(d, dims, "v", rule_p(10))
 }
 
-# GaussSuppression's pattern of the same table (fixtures/gauss/
-# acs_p10_intervals.csv), recorded so that the test runs without it: the
-# suppressed cells of GaussSuppression 1.3.0 (SSBtools 1.8.9, lpSolve
-# 5.6.18) SuppressDominantCells(d, numVar = "v", dimVar = dims,
-# pPercent = 10, protectionIntervals = TRUE, lpPackage = "lpSolve") with
-# its default singleton handling, on the records above (run by
-# bench/bench_suppress.R, 2026-11-27). Returns the suppressed vector of
-# `sens`.
-gauss_interval_pattern <- function(sens, id, dims) {
-  g <- utils::read.csv(testthat::test_path("fixtures", "gauss", "acs_p10_intervals.csv"),
-                       colClasses = "character")
-  g <- g[g$table == id, dims]
-  key <- function(df) do.call(paste, c(lapply(dims, function(v) as.character(df[[v]])), sep = "|"))
-  expect_true(all(key(g) %in% key(as.data.frame(sens))))
-  key(as.data.frame(sens)) %in% key(g)
-}
-
 test_that("on a real table protect_table() suppresses no more than GaussSuppression's interval pattern", {
   dims <- c("sex", "age", "race")
   sens <- acs_bench_table(dims)
   expect_equal(nrow(sens), 72)
-  g <- gauss_interval_pattern(sens, "R1", dims)
+  g <- gauss_fixture_pattern(sens, "R1", dims)
   expect_equal(sum(g), 20)
   # the fixture is what it is: it protects every sensitive cell from the
   # outsider and from every respondent
@@ -568,7 +551,7 @@ test_that("GaussSuppression's interval pattern of a real table can fail the resp
   # outsider pattern costs less, its default (safe from both) more
   dims <- c("age", "race", "edu")
   sens <- acs_bench_table(dims)
-  g <- gauss_interval_pattern(sens, "R2", dims)
+  g <- gauss_fixture_pattern(sens, "R2", dims)
   expect_equal(sum(g), 41)
   expect_true(attr(audit_table(sens, g, attacker = "outsider"), "passed"))
   a <- audit_table(sens, g)
@@ -580,6 +563,34 @@ test_that("GaussSuppression's interval pattern of a real table can fail the resp
   s <- out$status != "published"
   expect_lte(sum(abs(sens$total[s])), sum(abs(sens$total[g])))
   expect_true(attr(audit_table(sens, s, attacker = "outsider"), "passed"))
+})
+
+# Two tables of the bench's sweep where the forward heuristic alone
+# suppressed more value than GaussSuppression's interval pattern (1.099 and
+# 1.083 times; fixtures/gauss/acs_sweep_intervals.csv, made by
+# data-raw/gauss-sweep-fixtures.R): against the outsider, the backward
+# pattern (W17) and the pair swaps (W14) now suppress less.
+test_that("against the outsider, protect_table() suppresses no more than GaussSuppression on the sweep's two hard tables", {
+  for (id in c("W17", "W14")) {
+    tb <- acs_sweep_table(id)
+    sens <- tb$sens
+    expect_equal(nrow(sens), c(W17 = 628, W14 = 218)[[id]])
+    g <- gauss_fixture_pattern(sens, id, tb$dims, "acs_sweep_intervals.csv")
+    expect_equal(sum(g), c(W17 = 254, W14 = 69)[[id]])
+    expect_true(all(g[sens$sensitive]))
+    expect_true(attr(audit_table(sens, g, attacker = "outsider"), "passed"))
+    p <- protect_table(sens, attacker = "outsider")
+    s <- p$status != "published"
+    expect_lt(sum(abs(sens$total[s])), sum(abs(sens$total[g])))
+    expect_true(attr(audit_table(sens, s, attacker = "outsider"), "passed"))
+    st <- attr(p, "stats")
+    expect_identical(st$start, c(W17 = "backward", W14 = "forward")[[id]])
+    # the forward pattern alone (its clean-up's pair swaps included)
+    # costs more on W17
+    q <- withr::with_options(list(sdcRisk.backward = FALSE), protect_table(sens, attacker = "outsider"))
+    expect_identical(attr(q, "stats")$start, "forward")
+    if (id == "W17") expect_gt(lost(q), sum(abs(sens$total[g])))
+  }
 })
 
 # Random tables with firms across cells, each with a random pattern: the

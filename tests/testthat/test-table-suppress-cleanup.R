@@ -386,3 +386,81 @@ test_that("a later clean-up pass starts from the witnesses kept, without pricing
   # (measured: 274 programs against 3,272)
   expect_lt(lp_kept, lp_again / 2)
 })
+
+test_that("a pair swap replaces two cells that no single swap can, and only for less", {
+  ns <- asNamespace("sdcRisk")
+  # the forward heuristic and its clean-up, with and without pair swaps
+  cleaned <- function(sens, pairs) {
+    ps <- new_search(sens)
+    ns$heuristic_pattern(ps$search, ps$todo, TRUE, call = NULL)
+    if (pairs) ns$pair_pass(ps$search, ps$todo, call = NULL)
+    ps
+  }
+  cost <- function(ps) sum(ps$search$w[ps$search$supp & !ps$prep$sensitive])
+  # W14 of the sweep: no single swap lowers the heuristic's pattern, one
+  # pair of its most expensive cells does (by 8%)
+  sens <- acs_sweep_table("W14")$sens
+  a <- cleaned(sens, FALSE)
+  b <- cleaned(sens, TRUE)
+  expect_lt(cost(b), 0.95 * cost(a))
+  # two cells of a's pattern that b publishes, replaced by cheaper ones
+  gone <- which(a$search$supp & !b$search$supp)
+  new <- which(b$search$supp & !a$search$supp)
+  expect_gte(length(gone), 2)
+  expect_lt(sum(b$search$w[new]), sum(a$search$w[gone]))
+  for (ps in list(a, b)) {
+    expect_true(attr(audit_table(sens, ps$search$supp, attacker = "outsider"), "passed"))
+    # every kept witness moves suppressed cells only and keeps its side
+    w <- ps$search$wits
+    expect_true(all(vapply(w, function(x) all(ps$search$supp[x$cells]), logical(1))))
+  }
+  # on small random tables: never more than without them, always audited
+  changed <- 0
+  for (seed in 1:30) {
+    sens <- small_cube(seed)
+    if (!any(sens$sensitive)) next
+    a <- cleaned(sens, FALSE)
+    b <- cleaned(sens, TRUE)
+    expect_lte(cost(b), cost(a) * (1 + 1e-12), label = paste("seed", seed))
+    expect_true(attr(audit_table(sens, b$search$supp, intervals = "none", attacker = "outsider"), "passed"),
+                info = paste("seed", seed))
+    changed <- changed + (cost(b) < cost(a) * (1 - 1e-9))
+  }
+  expect_gt(changed, 0)
+})
+
+test_that("the backward pattern is kept only when it costs less, and the outsider's pattern never costs more with it", {
+  # W17 of the sweep: the forward heuristic commits to expensive margins
+  # (1.099 times GaussSuppression's value); the backward pattern, from every
+  # cell suppressed, costs 10% less
+  tb <- acs_sweep_table("W17")
+  sens <- tb$sens
+  p <- protect_table(sens, attacker = "outsider", improve = FALSE)
+  expect_identical(attr(p, "stats")$start, "backward")
+  q <- withr::with_options(list(sdcRisk.backward = FALSE),
+                           protect_table(sens, attacker = "outsider", improve = FALSE))
+  expect_identical(attr(q, "stats")$start, "forward")
+  expect_lt(lost(p), 0.95 * lost(q))
+  expect_true(attr(audit_table(sens, p$status != "published", attacker = "outsider"), "passed"))
+  # every secondary cell of the backward pattern names the cell it protects
+  sec <- p$status == "secondary"
+  expect_true(all(grepl("^protects ", p$reason[sec])))
+  # against the respondents (the default) no backward pattern
+  expect_identical(attr(protect_table(sens, intervals = "none"), "stats")$start, "forward")
+  # (and without the clean-up, no backward pattern either)
+  expect_identical(attr(protect_table(sens, attacker = "outsider", cleanup = FALSE), "stats")$start, "forward")
+  # random tables: the cheaper of the two, audited
+  starts <- character()
+  for (seed in 1:30) {
+    sens <- small_cube(seed)
+    if (!any(sens$sensitive)) next
+    p <- protect_table(sens, attacker = "outsider", intervals = "none", improve = FALSE)
+    q <- withr::with_options(list(sdcRisk.backward = FALSE),
+                             protect_table(sens, attacker = "outsider", intervals = "none", improve = FALSE))
+    expect_lte(lost(p), lost(q) * (1 + 1e-12), label = paste("seed", seed))
+    expect_true(attr(audit_table(sens, p$status != "published", attacker = "outsider"), "passed"),
+                info = paste("seed", seed))
+    starts <- c(starts, attr(p, "stats")$start)
+  }
+  expect_true(all(starts %in% c("forward", "backward")))
+})
