@@ -26,7 +26,7 @@
 # every witness is checked to add up and keep the bounds (witness_ok()),
 # and the final audit decides as always.
 
-cleanup_pattern <- function(search, todo, call, reprice = TRUE) {
+cleanup_pattern <- function(search, todo, call, reprice = TRUE, swaps = TRUE) {
   # (the cells the swaps of this pass add: heuristic_pattern() repeats only
   # a pass that added some)
   search$swap_added <- 0L
@@ -41,8 +41,9 @@ cleanup_pattern <- function(search, todo, call, reprice = TRUE) {
   ref <- if (reprice) priced_witnesses(search, sides) else kept_witnesses(search, sides)
   publish_idle(search, ref)
   ref <- publish_one_by_one(search, sides, ref, call)
-  # (the backward pattern's first clean-up publishes only: backward_pattern())
-  if (!isTRUE(search$publish_only)) ref <- swap_secondary(search, sides, ref)
+  # (without `swaps`, the backward pattern's first clean-up, publishing only:
+  # backward_pattern())
+  if (swaps) ref <- swap_secondary(search, sides, ref)
   record_covers(search, sides, ref)
 }
 
@@ -402,7 +403,8 @@ current_witness <- function(search, side) {
 }
 
 # A witness for the side among the suppressed cells of its search box, other
-# than `exclude` (a cell, or the cells of a pair swap), priced so as to avoid expensive cells; NULL if none. With
+# than `exclude` (a cell, or the cells of a pair swap), priced so as to
+# avoid expensive cells; NULL if none. With
 # `add`, published cells of the box may take part too (at their cost, the
 # suppressed ones free). With `pool`, a table of the pool serves first
 # (pool_witness(): it moves suppressed cells only, so a swap adds no cell

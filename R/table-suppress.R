@@ -132,7 +132,7 @@
 #' 218-cell PUMA x education x race table ((1, 80) rule) a pair swap takes
 #' the forward pattern from 1.08 to 0.99. Against the outsider the
 #' suppressed value is then at most GaussSuppression's on all 80 tables of
-#' the sweep (median 0.88), for about three times the time of the forward
+#' the sweep (median 0.88), for about twice the time of the forward
 #' pattern alone (`bench/README.md`). The default (`attacker =
 #' "respondents"`) has neither: its rounds and clean-up follow, and its
 #' time is what is compared with GaussSuppression's.
@@ -357,7 +357,6 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
     secondary_cost <- function(s) sum(s$w[s$supp & !prep$sensitive])
     if (!is.null(back) && secondary_cost(back) < secondary_cost(search)) {
       # (its swaps only when it goes on)
-      back$publish_only <- FALSE
       cleanup_passes(back, todo, call, passes, reprice = 0L)
       pair_pass(back, todo, call)
       search <- back
@@ -457,8 +456,9 @@ heuristic_pattern <- function(search, todo, cleanup, call, cores = 1L, passes = 
 # a pass lowers the cost and its swaps added cells (each pass starts from
 # the witnesses the last one kept, so a later pass can free what an
 # earlier swap made unnecessary), at most `passes` passes, the first
-# `reprice` of which price every side's witness again.
-cleanup_passes <- function(search, todo, call, passes, reprice) {
+# `reprice` of which price every side's witness again; without `swaps`,
+# passes that only publish (no swaps: a single pass).
+cleanup_passes <- function(search, todo, call, passes, reprice, swaps = TRUE) {
   secondary_cost <- function() sum(search$w[search$supp & !search$prep$sensitive])
   # (per pass, the cost it freed and the cells its swaps added)
   search$cleanup_log <- list(gain = numeric(), swap_added = integer())
@@ -466,7 +466,7 @@ cleanup_passes <- function(search, todo, call, passes, reprice) {
     before <- secondary_cost()
     # (later passes start from the witnesses the last one kept: pricing
     # every side again found nothing cheaper, cleanup_reprice_passes)
-    cleanup_pattern(search, todo, call = call, reprice = pass <= reprice)
+    cleanup_pattern(search, todo, call = call, reprice = pass <= reprice, swaps = swaps)
     search$cleanup_log$gain <- c(search$cleanup_log$gain, before - secondary_cost())
     search$cleanup_log$swap_added <- c(search$cleanup_log$swap_added, search$swap_added)
     if (secondary_cost() >= before * (1 - cleanup_min_gain)) break
@@ -496,11 +496,8 @@ cleanup_passes <- function(search, todo, call, passes, reprice) {
 # in its search box.
 backward_pattern <- function(prep, search, todo, call) {
   back <- new_protection_search(prep, search$w, search$labels, search$box, box_index = search$box_index)
+  carry_settings(back, search)
   back$reason[prep$sensitive] <- search$reason[prep$sensitive]
-  back$n_lp <- search$n_lp
-  back$tail_share <- search$tail_share
-  back$pass_tail_share <- search$pass_tail_share
-  back$pair_swaps <- search$pair_swaps
   back$supp[] <- TRUE
   # each side's witness priced among all cells of its box (the clean-up's
   # first step, side_witness()); a side without one (a box too small for
@@ -517,8 +514,7 @@ backward_pattern <- function(prep, search, todo, call) {
     back$reason[unnamed] <- paste("protects", back$labels[sides$cell[s]])
   }
   record_covers(back, sides, ref)
-  back$publish_only <- TRUE
-  cleanup_passes(back, todo, call, passes = 1L, reprice = 0L)
+  cleanup_passes(back, todo, call, passes = 1L, reprice = 0L, swaps = FALSE)
 }
 
 # The exact method after the heuristic: its bounded improvement of the
@@ -704,6 +700,17 @@ new_protection_search <- function(prep, w, labels, box, box_index = NULL) {
   search
 }
 
+# The settings and program count a new search of the same problem takes
+# over from `from` (witness_search(), backward_pattern()): the programs
+# solved so far, the clean-ups' cheap tails and whether pairs are swapped.
+carry_settings <- function(to, from) {
+  to$n_lp <- from$n_lp
+  to$tail_share <- from$tail_share
+  to$pass_tail_share <- from$pass_tail_share
+  to$pair_swaps <- from$pair_swaps
+  invisible(to)
+}
+
 # env[[name]][idx] <- value, in place, for the state environments of the
 # search and the audit: R copies a vector bound in an environment whenever
 # a function assigns into part of it (3 ms for 10^6 numbers, several times
@@ -731,10 +738,7 @@ env_set <- function(env, name, idx, value) {
 # moves them ("protects ...", as in the heuristic).
 witness_search <- function(prep, old, supp, todo, call, relabel = FALSE) {
   search <- new_protection_search(prep, old$w, old$labels, old$box)
-  search$n_lp <- old$n_lp
-  search$tail_share <- old$tail_share
-  search$pass_tail_share <- old$pass_tail_share
-  search$pair_swaps <- old$pair_swaps
+  carry_settings(search, old)
   search$reason <- old$reason
   fresh <- supp & !prep$sensitive & (!relabel | !old$supp)
   search$reason[fresh] <- if (relabel) "" else "optimal pattern"
