@@ -148,7 +148,11 @@
 #'   Salazar-González (2001): a mixed integer program over one 0/1 variable
 #'   per cell, to which the dual of the attacker's linear program adds a
 #'   capacity constraint for every side of a sensitive cell that the current
-#'   pattern leaves unprotected, until none is. The heuristic's pattern
+#'   pattern leaves unprotected, until none is. It also requires every
+#'   suppressed cell that is not sensitive to have another suppressed cell
+#'   in each of its relations: a cell suppressed alone in a relation is
+#'   known from the published ones, so publishing it changes no
+#'   attacker's problem and some optimal pattern has none. The heuristic's pattern
 #'   bounds the cost from the start, so the result is never worse than the
 #'   heuristic's. With `attacker = "respondents"` the optimum is the
 #'   least-cost pattern safe from the respondents too: the heuristic's
@@ -535,7 +539,8 @@ exact_pattern_step <- function(prep, search, todo, method, improve, time_limit, 
     opt <- list(supp = NULL, optimal = TRUE, lower_bound = 0, n_lp = 0L)
     if (length(todo)) {
       left <- time_limit - (proc.time()[["elapsed"]] - start)
-      opt <- optimal_pattern(search, todo, search$supp, left, call = call, respondents = respondents)
+      opt <- optimal_pattern(search, todo, search$supp, left, call = call, respondents = respondents,
+                             partners = TRUE)
     }
     if (!is.null(opt$supp)) out$search <- witness_search(prep, search, opt$supp, todo, call = call)
     out$optimal <- opt$optimal
