@@ -41,9 +41,10 @@
 optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget = Inf,
                             mip_nodes = NULL, relax_rounds = 0, max_rounds = Inf,
                             respondents = NULL, quick_cuts = FALSE, stall_rounds = Inf, stall_share = 1,
-                            partners = FALSE) {
+                            partners = FALSE, repair = FALSE) {
   cg <- new_cut_generation(search, todo, incumbent, time_limit, lp_budget, mip_nodes, call)
   if (partners) cg$partners <- partner_rows(search$prep)
+  cg$todo <- todo
   cg$quick_cuts <- quick_cuts
   if (relax_rounds > 0 && !relaxed_cuts(cg, relax_rounds)) return(cut_result(cg))
   rounds <- 0
@@ -73,6 +74,12 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget
     if (stalled >= stall_rounds) return(cut_result(cg))
     if (found == 0L && !is.null(respondents)) found <- respondent_cuts(cg, x, respondents, call)
     if (is.na(found)) return(cut_result(cg))
+    # (a master pattern that leaves sides unprotected, repaired by the
+    # heuristic: a cheaper incumbent bounds the next masters)
+    if (found > 0L && repair && length(cg$cuts) > found && cg$repair_misses < optimal_repair_misses &&
+        cg$left() > 0) {
+      repair_incumbent(cg, x)
+    }
     if (found == 0L) return(cut_result(cg, x, optimal = r$status == "optimal"))
   }
 }
@@ -140,16 +147,58 @@ new_cut_generation <- function(search, todo, incumbent, time_limit, lp_budget, m
   cg$lp_budget <- lp_budget
   cg$mip_nodes <- mip_nodes
   cg$lower_bound <- 0
+  cg$call <- call
+  cg$n_repair_lp <- 0L
+  cg$repair_misses <- 0L
   cg$known <- lapply(seq_len(nrow(cg$sides)), function(s) list(current_witness(search, side_at(cg$sides, s))$cells))
   cg
 }
 
 # What optimal_pattern() returns: the pattern x when it costs less than the
-# incumbent (NULL otherwise), whether it is proved optimal, the lower bound
-# and the programs solved.
+# incumbent (NULL otherwise), else the best repaired pattern's search
+# (`search`, NULL when no repair beat the incumbent it started from),
+# whether it is proved optimal, the lower bound and the programs solved.
 cut_result <- function(cg, x = NULL, optimal = FALSE) {
   better <- !is.null(x) && sum(cg$w[x > 0.5]) < cg$best_cost
-  list(supp = if (better) x > 0.5, optimal = optimal, lower_bound = cg$lower_bound, n_lp = cg$n_lp)
+  list(supp = if (better) x > 0.5, search = if (!better) cg$repaired, optimal = optimal,
+       lower_bound = cg$lower_bound, n_lp = cg$n_lp + cg$n_repair_lp)
+}
+
+# The repair of the master pattern x, which leaves some sides unprotected:
+# the heuristic's witness tables for every sensitive cell, its suppressed
+# cells free (protect_cells()), then the clean-up's passes and pair swaps,
+# as after the heuristic. A master pattern is the least-cost pattern that
+# meets the constraints found so far, so its repair is often far cheaper
+# than the heuristic's pattern (on the seed-1 sweep's 350-cell table, the
+# third master's repair was 6% cheaper than the heuristic's and within
+# 0.03% of the optimum proved in 622 s). When the repaired pattern costs
+# less than the incumbent it becomes the incumbent (cg$repaired, its
+# search, with its witness tables): the masters that follow are bounded by
+# its cost. After optimal_repair_misses repairs in a row that did not, the
+# rounds that follow are not repaired (each repair costs a heuristic).
+repair_incumbent <- function(cg, x) {
+  search <- cg$search
+  prep <- search$prep
+  r <- new_protection_search(prep, search$w, search$labels, search$box, box_index = search$box_index)
+  carry_settings(r, search)
+  r$n_lp <- 0L
+  r$reason[prep$sensitive] <- search$reason[prep$sensitive]
+  r$supp[] <- x > 0.5 | prep$sensitive
+  protect_cells(r, cg$todo, cg$call, function(...) NULL)
+  cleanup_passes(r, cg$todo, cg$call, cleanup_max_passes, cleanup_reprice_passes)
+  pair_pass(r, cg$todo, cg$call)
+  cg$n_repair_lp <- cg$n_repair_lp + r$n_lp
+  r$n_lp <- search$n_lp
+  cost <- sum(cg$w[r$supp])
+  if (cost < cg$best_cost * (1 - optimal_repair_gain)) {
+    cg$best_cost <- cost
+    cg$incumbent <- r$supp
+    cg$repaired <- r
+    cg$repair_misses <- 0L
+  } else {
+    cg$repair_misses <- cg$repair_misses + 1L
+  }
+  invisible(cg)
 }
 
 # Rounds of the linear relaxation of the master program before the integer

@@ -152,7 +152,11 @@
 #'   suppressed cell that is not sensitive to have another suppressed cell
 #'   in each of its relations: a cell suppressed alone in a relation is
 #'   known from the published ones, so publishing it changes no
-#'   attacker's problem and some optimal pattern has none. The heuristic's pattern
+#'   attacker's problem and some optimal pattern has none. Against the
+#'   outsider (with the clean-up), every master pattern that leaves sides
+#'   unprotected is completed by the heuristic (its witness tables, its
+#'   clean-up and swaps); when that costs less, it bounds the next master
+#'   programs. The heuristic's pattern
 #'   bounds the cost from the start, so the result is never worse than the
 #'   heuristic's. With `attacker = "respondents"` the optimum is the
 #'   least-cost pattern safe from the respondents too: the heuristic's
@@ -162,8 +166,10 @@
 #'   in that respondent's problem (the outsider's with the bounds the
 #'   respondent knows). For tables of at most 10,000 cells.
 #' @param time_limit Seconds `method = "optimal"` may spend on top of the
-#'   heuristic. When it stops before proving optimality, the heuristic's
-#'   pattern is kept (the programs' solutions are never returned unproved),
+#'   heuristic. When it stops before proving optimality, the cheapest
+#'   protected pattern found is kept: the heuristic's, or against the
+#'   outsider a master program's pattern completed by the heuristic (the
+#'   programs' own solutions are never returned unproved),
 #'   and `stats$optimal` is `FALSE`; `stats$lower_bound` is then a lower
 #'   bound on the cost of any pattern.
 #' @param cleanup After the heuristic, publish again every secondary cell
@@ -377,7 +383,8 @@ protection_pattern <- function(prep, cost, labels, reasons, box, method, time_li
   rp0 <- if (resp_first) respondent_step(prep, search, respondents, cleanup, intervals, call) else
     list(n_lp = 0L, rounds = NA_integer_)
   exact <- exact_pattern_step(prep, search, todo, method, improve, time_limit, start, call,
-                              respondents = if (resp_first) respondents)
+                              respondents = if (resp_first) respondents,
+                              repair = is.null(respondents) && cleanup)
   search <- exact$search
   # the respondents' suppressions come on top of the pattern (which stays
   # protected against the outsider, more suppression only widening the
@@ -524,10 +531,12 @@ backward_pattern <- function(prep, search, todo, call) {
 # The exact method after the heuristic: its bounded improvement of the
 # heuristic's pattern (`improve`, method "heuristic"), or the optimal
 # pattern (method "optimal") within what is left of `time_limit` since
-# `start`. Returns list(search, n_lp, optimal, lower_bound, improved), with
-# `search` the heuristic's own when nothing replaced it.
+# `start`; with `repair` (against the outsider, with the clean-up) the
+# optimal method repairs its master patterns into incumbents
+# (repair_incumbent()). Returns list(search, n_lp, optimal, lower_bound,
+# improved), with `search` the heuristic's own when nothing replaced it.
 exact_pattern_step <- function(prep, search, todo, method, improve, time_limit, start, call,
-                               respondents = NULL) {
+                               respondents = NULL, repair = FALSE) {
   out <- list(search = search, n_lp = 0L, optimal = NA, lower_bound = NA_real_, improved = NA)
   if (improve && method == "heuristic" && length(todo)) {
     better <- improve_pattern(prep, search, todo, call = call)
@@ -540,9 +549,13 @@ exact_pattern_step <- function(prep, search, todo, method, improve, time_limit, 
     if (length(todo)) {
       left <- time_limit - (proc.time()[["elapsed"]] - start)
       opt <- optimal_pattern(search, todo, search$supp, left, call = call, respondents = respondents,
-                             partners = TRUE)
+                             partners = TRUE, repair = repair && is.null(respondents))
     }
-    if (!is.null(opt$supp)) out$search <- witness_search(prep, search, opt$supp, todo, call = call)
+    if (!is.null(opt$supp)) {
+      out$search <- witness_search(prep, search, opt$supp, todo, call = call)
+    } else if (!is.null(opt$search)) {
+      out$search <- opt$search
+    }
     out$optimal <- opt$optimal
     out$lower_bound <- opt$lower_bound
     out$n_lp <- opt$n_lp

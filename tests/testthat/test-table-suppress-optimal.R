@@ -737,3 +737,53 @@ test_that("with the partner rows the optimal method proves the optimum of the sw
   expect_lt(lost(heur), 1.05 * lost(opt))
   expect_true(attr(audit_table(tab$sens, opt$status != "published", attacker = "outsider"), "passed"))
 })
+
+test_that("the optimal method's repaired master patterns are protected, cheaper than the heuristic's, and kept when its rounds run out (W14)", {
+  ns <- asNamespace("sdcRisk")
+  got <- new.env()
+  suppressMessages(trace("exact_pattern_step", tracer = function() {
+    f <- parent.frame()
+    got$search <- f$search
+    got$todo <- f$todo
+  }, where = ns, print = FALSE))
+  withr::defer(suppressMessages(untrace("exact_pattern_step", where = ns)))
+  tab <- acs_sweep_table("W14")
+  heur <- protect_table(tab$sens, attacker = "outsider")
+  search <- got$search
+  heur_cost <- sum(search$w[search$supp & !search$prep$sensitive])
+  # three master programs: no proof, and the repairs of the second and third
+  # master patterns (the first, without constraints, is the sensitive cells
+  # alone, not repaired) beat the heuristic
+  opt <- ns$optimal_pattern(search, got$todo, search$supp, Inf, call = NULL, max_rounds = 3,
+                            partners = TRUE, repair = TRUE)
+  expect_false(opt$optimal)
+  expect_null(opt$supp)
+  rep <- opt$search
+  expect_false(is.null(rep))
+  rep_cost <- sum(rep$w[rep$supp & !search$prep$sensitive])
+  expect_lt(rep_cost, heur_cost)
+  expect_true(all(rep$supp[search$prep$sensitive]))
+  # its witness tables protect every side: the exact audit passes
+  expect_true(attr(audit_table(tab$sens, rep$supp, attacker = "outsider"), "passed"))
+  expect_true(all(vapply(ns$pattern_witnesses(rep), function(w) all(rep$supp[w$cells]), logical(1))))
+  # the heuristic's search is left as it was
+  expect_identical(sum(search$w[search$supp & !search$prep$sensitive]), heur_cost)
+  # without the repair the same rounds return nothing
+  plain <- ns$optimal_pattern(search, got$todo, search$supp, Inf, call = NULL, max_rounds = 3,
+                              partners = TRUE)
+  expect_null(plain$supp)
+  expect_null(plain$search)
+  # protect_table() repairs against the outsider only (a repaired pattern
+  # is not audited against the respondents)
+  calls <- new.env()
+  calls$n <- 0
+  suppressMessages(trace("repair_incumbent", tracer = function() calls$n <- calls$n + 1, where = ns,
+                         print = FALSE))
+  withr::defer(suppressMessages(untrace("repair_incumbent", where = ns)))
+  protect_table(stopping_table(), method = "optimal")
+  expect_identical(calls$n, 0)
+  full <- protect_table(tab$sens, attacker = "outsider", method = "optimal", time_limit = 600)
+  expect_gt(calls$n, 0)
+  expect_true(attr(full, "stats")$optimal)
+  expect_equal(lost(full), 58289410)
+})
