@@ -179,15 +179,14 @@ cut_result <- function(cg, x = NULL, optimal = FALSE) {
 repair_incumbent <- function(cg, x) {
   search <- cg$search
   prep <- search$prep
-  r <- new_protection_search(prep, search$w, search$labels, search$box, box_index = search$box_index)
-  carry_settings(r, search)
-  r$n_lp <- 0L
+  r <- derived_search(search)
   r$reason[prep$sensitive] <- search$reason[prep$sensitive]
   r$supp[] <- x > 0.5 | prep$sensitive
   protect_cells(r, cg$todo, cg$call, function(...) NULL)
   cleanup_passes(r, cg$todo, cg$call, cleanup_max_passes, cleanup_reprice_passes)
   pair_pass(r, cg$todo, cg$call)
-  cg$n_repair_lp <- cg$n_repair_lp + r$n_lp
+  # (the repair's programs are counted once, in the cut generation's)
+  cg$n_repair_lp <- cg$n_repair_lp + r$n_lp - search$n_lp
   r$n_lp <- search$n_lp
   cost <- sum(cg$w[r$supp])
   if (cost < cg$best_cost * (1 - optimal_repair_gain)) {

@@ -506,8 +506,7 @@ cleanup_passes <- function(search, todo, call, passes, reprice, swaps = TRUE) {
 # the forward heuristic's programs too; NULL when a side finds no witness
 # in its search box.
 backward_pattern <- function(prep, search, todo, call) {
-  back <- new_protection_search(prep, search$w, search$labels, search$box, box_index = search$box_index)
-  carry_settings(back, search)
+  back <- derived_search(search)
   back$reason[prep$sensitive] <- search$reason[prep$sensitive]
   back$supp[] <- TRUE
   # each side's witness priced among all cells of its box (the clean-up's
@@ -718,15 +717,18 @@ new_protection_search <- function(prep, w, labels, box, box_index = NULL) {
   search
 }
 
-# The settings and program count a new search of the same problem takes
-# over from `from` (witness_search(), backward_pattern()): the programs
-# solved so far, the clean-ups' cheap tails and whether pairs are swapped.
-carry_settings <- function(to, from) {
+# A fresh search of the same problem as `from` (witness_search(),
+# backward_pattern(), repair_incumbent()): its costs, labels and box (with
+# the box's index), and the settings and program count it takes over: the
+# programs solved so far, the clean-ups' cheap tails and whether pairs are
+# swapped. Nothing suppressed beyond what new_protection_search() sets.
+derived_search <- function(from) {
+  to <- new_protection_search(from$prep, from$w, from$labels, from$box, box_index = from$box_index)
   to$n_lp <- from$n_lp
   to$tail_share <- from$tail_share
   to$pass_tail_share <- from$pass_tail_share
   to$pair_swaps <- from$pair_swaps
-  invisible(to)
+  to
 }
 
 # env[[name]][idx] <- value, in place, for the state environments of the
@@ -755,8 +757,7 @@ env_set <- function(env, name, idx, value) {
 # and the others are named after the first sensitive cell whose witness
 # moves them ("protects ...", as in the heuristic).
 witness_search <- function(prep, old, supp, todo, call, relabel = FALSE) {
-  search <- new_protection_search(prep, old$w, old$labels, old$box)
-  carry_settings(search, old)
+  search <- derived_search(old)
   search$reason <- old$reason
   fresh <- supp & !prep$sensitive & (!relabel | !old$supp)
   search$reason[fresh] <- if (relabel) "" else "optimal pattern"
