@@ -37,21 +37,26 @@
 # (side_separation()) rather than capacity_cut()'s over the whole table.
 # `relax_rounds`: rounds
 # of the linear relaxation before the integer master programs. `partners`:
-# the master program has the partner rows (partner_rows()).
+# the master program has the partner rows (partner_rows()). `repair`: NULL,
+# or how master patterns that leave sides unprotected are repaired into
+# incumbents (repair_plan()).
 optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget = Inf,
                             mip_nodes = NULL, relax_rounds = 0, max_rounds = Inf,
                             respondents = NULL, quick_cuts = FALSE, stall_rounds = Inf, stall_share = 1,
-                            partners = FALSE, repair = FALSE) {
+                            partners = FALSE, repair = NULL) {
   cg <- new_cut_generation(search, todo, incumbent, time_limit, lp_budget, mip_nodes, call)
   if (partners) cg$partners <- partner_rows(search$prep)
   cg$todo <- todo
   cg$quick_cuts <- quick_cuts
+  cg$repair <- repair
   if (relax_rounds > 0 && !relaxed_cuts(cg, relax_rounds)) return(cut_result(cg))
   rounds <- 0
   stalled <- 0
   repeat {
     rounds <- rounds + 1
     if (cg$left() <= 0 || rounds > max_rounds) return(cut_result(cg))
+    # (the constraints found before this round: none at the first master)
+    earlier <- length(cg$cuts)
     r <- master_program(cg, integer = TRUE)
     # a master stopped by the time limit still proves its dual bound: no
     # pattern of cost at most the incumbent's meets its constraints for less
@@ -65,21 +70,26 @@ optimal_pattern <- function(search, todo, incumbent, time_limit, call, lp_budget
     # before its programs when the relation bounds of x prove enough sides
     # unprotected (each of them then gets a constraint, and the search ends
     # with the incumbent all the same: stall_ahead())
-    if (stalled + 1 >= stall_rounds && stall_ahead(cg, x, call, stall_share)) return(cut_result(cg))
+    # (the round's master pattern, which leaves sides unprotected, is
+    # repaired before a stalled round ends the search too)
+    if (stalled + 1 >= stall_rounds && stall_ahead(cg, x, call, stall_share)) {
+      try_repair(cg, x, earlier)
+      return(cut_result(cg))
+    }
     found <- separate_pattern(cg, x)
     if (is.na(found)) return(cut_result(cg))
     # (stalled rounds in a row: the master pattern leaves at least the share
     # stall_share of the sides unprotected)
     stalled <- if (found > 0L && found >= stall_share * nrow(cg$sides)) stalled + 1 else 0
-    if (stalled >= stall_rounds) return(cut_result(cg))
+    if (stalled >= stall_rounds) {
+      try_repair(cg, x, earlier)
+      return(cut_result(cg))
+    }
     if (found == 0L && !is.null(respondents)) found <- respondent_cuts(cg, x, respondents, call)
     if (is.na(found)) return(cut_result(cg))
     # (a master pattern that leaves sides unprotected, repaired by the
     # heuristic: a cheaper incumbent bounds the next masters)
-    if (found > 0L && repair && length(cg$cuts) > found && cg$repair_misses < optimal_repair_misses &&
-        cg$left() > 0) {
-      repair_incumbent(cg, x)
-    }
+    if (found > 0L) try_repair(cg, x, earlier)
     if (found == 0L) return(cut_result(cg, x, optimal = r$status == "optimal"))
   }
 }
@@ -156,18 +166,80 @@ new_cut_generation <- function(search, todo, incumbent, time_limit, lp_budget, m
 
 # What optimal_pattern() returns: the pattern x when it costs less than the
 # incumbent (NULL otherwise), else the best repaired pattern's search
-# (`search`, NULL when no repair beat the incumbent it started from),
-# whether it is proved optimal, the lower bound and the programs solved.
+# (`search`, NULL when no repair beat the incumbent it started from;
+# finished by finish_repair()), whether it is proved optimal, the lower
+# bound and the programs solved.
 cut_result <- function(cg, x = NULL, optimal = FALSE) {
   better <- !is.null(x) && sum(cg$w[x > 0.5]) < cg$best_cost
-  list(supp = if (better) x > 0.5, search = if (!better) cg$repaired, optimal = optimal,
+  repaired <- if (!better && !is.null(cg$repaired)) finish_repair(cg)
+  list(supp = if (better) x > 0.5, search = repaired, optimal = optimal,
        lower_bound = cg$lower_bound, n_lp = cg$n_lp + cg$n_repair_lp)
+}
+
+# How master patterns are repaired (repair_incumbent()), for
+# optimal_pattern()'s `repair`: with `passes` and `reprice` passes of the
+# clean-up and the pair swaps (`pairs`) after the heuristic's witness
+# tables; only master patterns that cost less than `share` times the
+# incumbent; the best repaired pattern given the full clean-up and the
+# pair swaps at the end (`finish`). The optimal method ("optimal") repairs
+# every master pattern in full; the bounded improvement ("improve") makes
+# one pass of each and finishes the best (table-policy.R,
+# improve_repair_share: one pass found the same cost as the full clean-up
+# on 9 of the 10 master patterns traced, in 40% of its time).
+repair_plan <- function(kind = c("optimal", "improve")) {
+  switch(match.arg(kind),
+         optimal = list(passes = cleanup_max_passes, reprice = cleanup_reprice_passes, pairs = TRUE,
+                        share = 1, finish = FALSE),
+         improve = list(passes = 1L, reprice = 0L, pairs = FALSE, share = improve_repair_share,
+                        finish = TRUE))
+}
+
+# The repair of the master pattern x when the plan cg$repair asks for one:
+# not the first master (`earlier`, the constraints found before its round:
+# none, and its pattern is the sensitive cells alone), not after
+# optimal_repair_misses repairs in a row that did not pay, and only when x
+# costs less than the plan's share of the incumbent.
+try_repair <- function(cg, x, earlier) {
+  plan <- cg$repair
+  if (is.null(plan) || !earlier || cg$repair_misses >= optimal_repair_misses || cg$left() <= 0) {
+    return(invisible(cg))
+  }
+  if (sum(cg$w[x > 0.5]) >= plan$share * cg$best_cost) return(invisible(cg))
+  repair_incumbent(cg, x)
+}
+
+# The best repaired pattern's search (cg$repaired), finished: the full
+# clean-up and the pair swaps when the plan asks for them (they only lower
+# its cost), then every secondary cell named after the first sensitive cell
+# whose witness table moves it ("protects ...", as the heuristic names
+# them); a secondary cell that no witness moves is published (none is
+# expected; the final audit checks the pattern in any case).
+finish_repair <- function(cg) {
+  r <- cg$repaired
+  prep <- r$prep
+  if (isTRUE(cg$repair$finish)) {
+    before <- r$n_lp
+    cleanup_passes(r, cg$todo, cg$call, cleanup_max_passes, cleanup_reprice_passes)
+    pair_pass(r, cg$todo, cg$call)
+    cg$n_repair_lp <- cg$n_repair_lp + r$n_lp - before
+    r$n_lp <- before
+  }
+  moved <- integer()
+  for (i in cg$todo) {
+    ids <- abs(c(r$wit_up[i], r$wit_dn[i]))
+    cells <- unique(unlist(lapply(r$wits[ids[ids > 0]], `[[`, "cells")))
+    unnamed <- cells[r$supp[cells] & !prep$sensitive[cells] & r$reason[cells] == ""]
+    env_set(r, "reason", unnamed, paste("protects", r$labels[i]))
+    moved <- c(moved, cells)
+  }
+  publish(r, setdiff(which(r$supp & !prep$sensitive & r$reason == ""), moved))
+  r
 }
 
 # The repair of the master pattern x, which leaves some sides unprotected:
 # the heuristic's witness tables for every sensitive cell, its suppressed
-# cells free (protect_cells()), then the clean-up's passes and pair swaps,
-# as after the heuristic. A master pattern is the least-cost pattern that
+# cells free (protect_cells()), then the clean-up's passes and pair swaps
+# that the plan cg$repair asks for (repair_plan()). A master pattern is the least-cost pattern that
 # meets the constraints found so far, so its repair is often far cheaper
 # than the heuristic's pattern (on the seed-1 sweep's 350-cell table, the
 # third master's repair was 6% cheaper than the heuristic's and within
@@ -183,8 +255,9 @@ repair_incumbent <- function(cg, x) {
   r$reason[prep$sensitive] <- search$reason[prep$sensitive]
   r$supp[] <- x > 0.5 | prep$sensitive
   protect_cells(r, cg$todo, cg$call, function(...) NULL)
-  cleanup_passes(r, cg$todo, cg$call, cleanup_max_passes, cleanup_reprice_passes)
-  pair_pass(r, cg$todo, cg$call)
+  plan <- cg$repair
+  cleanup_passes(r, cg$todo, cg$call, plan$passes, plan$reprice)
+  if (plan$pairs) pair_pass(r, cg$todo, cg$call)
   # (the repair's programs are counted once, in the cut generation's)
   cg$n_repair_lp <- cg$n_repair_lp + r$n_lp - search$n_lp
   r$n_lp <- search$n_lp
@@ -471,13 +544,25 @@ master_matrix <- function(cuts, n) {
 # exact separation; its witness tables are then found as for the optimal
 # method, and it is kept only when it costs less than the heuristic's
 # (witness_search() may add cells when a program fails numerically).
-# Returns list(search, n_lp): `search` NULL when nothing cheaper was found.
-improve_pattern <- function(prep, search, todo, call) {
+# With `repair` (against the outsider, with the clean-up) on tables of at
+# most improve_repair_cells cells, the master programs have the partner
+# rows and master patterns are repaired (repair_plan("improve")); the best
+# repaired pattern, with its witness tables, is returned when no master
+# pattern beats it. Returns list(search, n_lp): `search` NULL when nothing
+# cheaper was found.
+improve_pattern <- function(prep, search, todo, call, repair = FALSE) {
   n_sides <- sum(vapply(todo, function(i) sum(protection_targets(search, i, call) > 0), numeric(1)))
+  # (against the outsider, with the clean-up, on tables of at most
+  # improve_repair_cells cells: the partner rows and repaired master
+  # patterns, repair_plan("improve"))
+  repair <- repair && prep$structure$ncell <= improve_repair_cells
   opt <- optimal_pattern(search, todo, search$supp, Inf, call = call,
                          lp_budget = improve_duals_per_side * n_sides, mip_nodes = improve_mip_nodes,
                          relax_rounds = 0, max_rounds = improve_masters, quick_cuts = TRUE,
-                         stall_rounds = improve_stall_rounds, stall_share = improve_stall_share)
+                         stall_rounds = improve_stall_rounds, stall_share = improve_stall_share,
+                         partners = repair, repair = if (repair) repair_plan("improve"))
+  # (a repaired pattern, with its witness tables, cheaper than the heuristic's)
+  if (is.null(opt$supp) && !is.null(opt$search)) return(list(search = opt$search, n_lp = opt$n_lp))
   if (is.null(opt$supp)) return(list(search = NULL, n_lp = opt$n_lp))
   found <- witness_search(prep, search, opt$supp, todo, call = call, relabel = TRUE)
   # a new cell that no witness table moves is not needed (none is expected)
@@ -539,10 +624,12 @@ sides_unprotected <- function(cg, x, call) {
 # master program's relaxation spread its cost over cells suppressed alone;
 # with these rows the optimum of the seed-1 sweep's 353-cell table was
 # proved in 7 s, where 900 s did not prove it (bench/README.md,
-# thirty-seventh session). Only the optimal method has them: in the bounded
-# improvement of the default they lowered the value on 4 of the sweep's 80
-# tables but made its master programs slower (the default's time 1.4 times
-# in all). Returns list(i, j, v, nrow) of rows ">= 0".
+# thirty-seventh session). The optimal method has them, and the bounded
+# improvement against the outsider where it repairs its master patterns
+# (improve_pattern()); not the default's improvement against the
+# respondents: there they lowered the value on 4 of the sweep's 80 tables
+# but made its master programs slower (the default's time 1.4 times in
+# all). Returns list(i, j, v, nrow) of rows ">= 0".
 partner_rows <- function(prep) {
   st <- prep$structure
   nz <- st$coef != 0

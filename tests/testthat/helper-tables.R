@@ -147,22 +147,28 @@ new_search <- function(sens) {
   list(prep = prep, search = search, todo = todo[order(-prep$level[todo], todo)])
 }
 
-# Two tables of the bench's sweep (bench/bench_suppress_sweep.R, seed 1,
-# tables 17 and 14): personal income of the people with a positive income
-# in the first 12 PUMAs of the national ACS excerpt
+# Tables of the bench's sweep (bench/bench_suppress_sweep.R, seed 1,
+# tables 17, 14, 1 and 20): personal income of the people with a positive
+# income in the first PUMAs of the national ACS excerpt
 # (tests/testthat/fixtures/acs2019), records as contributors. "W17": PUMA
-# x sex x race group x education group, p% rule p = 10 (628 cells); "W14":
-# PUMA x education group x race group, the (1, 80) rule (218 cells).
-# Returns list(sens, dims).
+# x sex x race group x education group, p% rule p = 10 (628 cells, 12
+# PUMAs); "W14": PUMA x education group x race group, the (1, 80) rule
+# (218 cells, 12 PUMAs); "W1": race group x age group x PUMA x education
+# group, p% rule p = 10 (350 cells, 4 PUMAs); "W20": the same table with
+# its classifications in the order race, PUMA, education, age (its cells
+# in another order). Returns list(sens, dims).
 acs_sweep_table <- function(id) {
   d <- load_acs("national2019", values = TRUE)
   d <- d[!is.na(d$PINCP) & d$PINCP > 0, ]
-  d <- d[d$PUMA %in% unique(d$PUMA)[1:12], ]
-  d <- data.frame(sex = paste0("s", d$SEX), race = paste0("r", pmin(d$RAC1P, 4)),
-                  edu = paste0("e", pmin(d$EDU, 8) %/% 3), puma = as.character(d$PUMA), v = d$PINCP)
   spec <- switch(id,
-                 W17 = list(dims = c("puma", "sex", "race", "edu"), rule = rule_p(10)),
-                 W14 = list(dims = c("puma", "edu", "race"), rule = rule_nk(1, 80)))
+                 W1 = list(dims = c("race", "age", "puma", "edu"), rule = rule_p(10), pumas = 4),
+                 W20 = list(dims = c("race", "puma", "edu", "age"), rule = rule_p(10), pumas = 4),
+                 W17 = list(dims = c("puma", "sex", "race", "edu"), rule = rule_p(10), pumas = 12),
+                 W14 = list(dims = c("puma", "edu", "race"), rule = rule_nk(1, 80), pumas = 12))
+  d <- d[d$PUMA %in% unique(d$PUMA)[seq_len(spec$pumas)], ]
+  d <- data.frame(sex = paste0("s", d$SEX), race = paste0("r", pmin(d$RAC1P, 4)),
+                  age = as.character(cut(d$AGEP, c(0, 30, 45, 60, 200), labels = c("a15", "a30", "a45", "a60"))),
+                  edu = paste0("e", pmin(d$EDU, 8) %/% 3), puma = as.character(d$PUMA), v = d$PINCP)
   list(sens = cell_sensitivity(d, spec$dims, "v", spec$rule), dims = spec$dims)
 }
 
