@@ -847,10 +847,10 @@ test_that("against the outsider the improvement repairs its master patterns: the
 
 test_that("the improvement repairs only master patterns well below the incumbent, and stops after misses", {
   ns <- asNamespace("sdcRisk")
-  sens <- stopping_table()
-  prep <- ns$table_problem(sens, NULL, NULL, 10, arg = "x")
-  search <- ns$new_protection_search(prep, ns$suppression_cost(prep$value, "value"), ns$cell_labels(sens), 2000)
-  todo <- which(prep$sensitive)
+  st <- new_search(stopping_table())
+  prep <- st$prep
+  search <- st$search
+  todo <- st$todo
   for (i in todo) ns$protect_cell(search, i, call = environment())
   cg <- ns$new_cut_generation(search, todo, search$supp, Inf, Inf, NULL, environment())
   cg$todo <- todo
