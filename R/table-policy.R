@@ -406,9 +406,9 @@ optimal_repair_misses <- 2L
 # of them then given the full clean-up and the pair swaps. Measured on the
 # 80 sweep tables of bench_suppress_sweep.R (seeds 1 and 2, 101 to 985
 # cells; bench/README.md, thirty-eighth session): the value lower on 19
-# tables (down to 0.962), higher on none, the outsider mode's time 1.66
-# times (median 1.4) and the 350-cell table 2.4% and 4.5% above its proved
-# optimum where it was 6.4%. The whole table's cuts with every master
+# tables (down to 0.962), higher on none, the outsider mode's time 1.5
+# times (median 1.25 per table) and the 350-cell table 2.4% and 4.5% above
+# its proved optimum where it was 6.4%. The whole table's cuts with every master
 # repaired (as the optimal method does) lowered the value on more tables
 # but took 2.6 to 4 times as long. Not measured above 1,000 cells, so not
 # used there. A master pattern within 5% of the incumbent was never

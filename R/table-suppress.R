@@ -74,7 +74,7 @@
 #' full clean-up and the pair swaps (repairs stop after two in a row that
 #' did not pay). On the 350-cell table of the bench's sweep whose optimum
 #' is proved, this brings the pattern from 6.4% above the optimum to 2.4%;
-#' on the sweep's 80 tables it lowers the value of 19 and takes 1.7 times
+#' on the sweep's 80 tables it lowers the value of 19 and takes 1.5 times
 #' as long in all (`bench/README.md`).
 #'
 #' The cost of suppressing a cell is its absolute value (`cost = "value"`,
