@@ -239,8 +239,9 @@ finish_repair <- function(cg) {
 # The repair of the master pattern x, which leaves some sides unprotected:
 # the heuristic's witness tables for every sensitive cell, its suppressed
 # cells free (protect_cells()), then the clean-up's passes and pair swaps
-# that the plan cg$repair asks for (repair_plan()). A master pattern is the least-cost pattern that
-# meets the constraints found so far, so its repair is often far cheaper
+# that the plan cg$repair asks for (repair_plan()). A master pattern is
+# the least-cost pattern that meets the constraints found so far, so its
+# repair is often far cheaper
 # than the heuristic's pattern (on the seed-1 sweep's 350-cell table, the
 # third master's repair was 6% cheaper than the heuristic's and within
 # 0.03% of the optimum proved in 622 s). When the repaired pattern costs
