@@ -241,9 +241,9 @@ finish_repair <- function(cg) {
 # cells free (protect_cells()), then the clean-up's passes and pair swaps
 # that the plan cg$repair asks for (repair_plan()). A master pattern is
 # the least-cost pattern that meets the constraints found so far, so its
-# repair is often far cheaper
-# than the heuristic's pattern (on the seed-1 sweep's 350-cell table, the
-# third master's repair was 6% cheaper than the heuristic's and within
+# repair is often far cheaper than the heuristic's pattern (on the seed-1
+# sweep's 350-cell table, the third master's repair was 6% cheaper than
+# the heuristic's and within
 # 0.03% of the optimum proved in 622 s). When the repaired pattern costs
 # less than the incumbent it becomes the incumbent (cg$repaired, its
 # search, with its witness tables): the masters that follow are bounded by
