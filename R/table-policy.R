@@ -411,9 +411,10 @@ optimal_repair_misses <- 2L
 # its proved optimum where it was 6.4%. The whole table's cuts with every
 # master repaired (as the optimal method does) lowered the value on more
 # tables but took 3.5 to 5 times as long in all (median 2.4 to 2.6 per
-# table). Not measured above 1,000 cells, so not used there. A master pattern within 5% of the incumbent was never
-# repaired into a cheaper one on the tables traced (its repair adds 5 to
-# 15%). Chosen by hand from these runs.
+# table). Not measured above 1,000 cells, so not used there. A master
+# pattern within 5% of the incumbent was never repaired into a cheaper one
+# on the tables traced (its repair adds 5 to 15%). Chosen by hand from
+# these runs.
 improve_repair_cells <- 1000
 improve_repair_share <- 0.95
 

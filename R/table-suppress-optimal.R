@@ -243,11 +243,10 @@ finish_repair <- function(cg) {
 # the least-cost pattern that meets the constraints found so far, so its
 # repair is often far cheaper than the heuristic's pattern (on the seed-1
 # sweep's 350-cell table, the third master's repair was 6% cheaper than
-# the heuristic's and within
-# 0.03% of the optimum proved in 622 s). When the repaired pattern costs
-# less than the incumbent it becomes the incumbent (cg$repaired, its
-# search, with its witness tables): the masters that follow are bounded by
-# its cost. After optimal_repair_misses repairs in a row that did not, the
+# the heuristic's and within 0.03% of the optimum proved in 622 s). When
+# the repaired pattern costs less than the incumbent it becomes the
+# incumbent (cg$repaired, its search, with its witness tables): the masters
+# that follow are bounded by its cost. After optimal_repair_misses repairs in a row that did not, the
 # rounds that follow are not repaired (each repair costs a heuristic).
 repair_incumbent <- function(cg, x) {
   search <- cg$search

@@ -545,8 +545,9 @@ backward_pattern <- function(prep, search, todo, call) {
 # pattern (method "optimal") within what is left of `time_limit` since
 # `start`; with `repair` (against the outsider, with the clean-up) the
 # optimal method and the improvement repair their master patterns into
-# incumbents (repair_incumbent(), repair_plan()). Returns list(search, n_lp, optimal, lower_bound,
-# improved), with `search` the heuristic's own when nothing replaced it.
+# incumbents (repair_incumbent(), repair_plan()). Returns list(search,
+# n_lp, optimal, lower_bound, improved), with `search` the heuristic's own
+# when nothing replaced it.
 exact_pattern_step <- function(prep, search, todo, method, improve, time_limit, start, call,
                                respondents = NULL, repair = FALSE) {
   out <- list(search = search, n_lp = 0L, optimal = NA, lower_bound = NA_real_, improved = NA)
@@ -561,7 +562,8 @@ exact_pattern_step <- function(prep, search, todo, method, improve, time_limit, 
     if (length(todo)) {
       left <- time_limit - (proc.time()[["elapsed"]] - start)
       opt <- optimal_pattern(search, todo, search$supp, left, call = call, respondents = respondents,
-                             partners = TRUE, repair = if (repair && is.null(respondents)) repair_plan("optimal"))
+                             partners = TRUE,
+                             repair = if (repair && is.null(respondents)) repair_plan("optimal"))
     }
     if (!is.null(opt$supp)) {
       out$search <- witness_search(prep, search, opt$supp, todo, call = call)

@@ -632,11 +632,7 @@ test_that("side_separation() takes a side with no move from its other side's mir
 
 test_that("the improvement's constraints keep the optimal method's own (method = \"optimal\" is unchanged)", {
   ns <- asNamespace("sdcRisk")
-  calls <- new.env()
-  calls$n <- 0
-  suppressMessages(trace("side_separation", tracer = function() calls$n <- calls$n + 1, where = ns,
-                         print = FALSE))
-  withr::defer(suppressMessages(untrace("side_separation", where = ns)))
+  calls <- local_call_count("side_separation")
   set.seed(4)
   d <- random_firms(150, 6, 4)
   sens <- cell_sensitivity(d, c("a", "b"), "v", list(rule_frequency(3), rule_p(15)))
@@ -775,11 +771,7 @@ test_that("the optimal method's repaired master patterns are protected, cheaper 
   expect_null(plain$search)
   # protect_table() repairs against the outsider only (a repaired pattern
   # is not audited against the respondents)
-  calls <- new.env()
-  calls$n <- 0
-  suppressMessages(trace("repair_incumbent", tracer = function() calls$n <- calls$n + 1, where = ns,
-                         print = FALSE))
-  withr::defer(suppressMessages(untrace("repair_incumbent", where = ns)))
+  calls <- local_call_count("repair_incumbent")
   protect_table(stopping_table(), method = "optimal")
   expect_identical(calls$n, 0)
   full <- protect_table(tab$sens, attacker = "outsider", method = "optimal", time_limit = 600)
@@ -794,12 +786,7 @@ test_that("against the outsider the improvement repairs its master patterns: the
   # 622 s (bench/README.md, thirty-seventh session); the improvement
   # without repairs stops at 431,670,520, 6.4% above it
   optimum <- 405685030
-  ns <- asNamespace("sdcRisk")
-  calls <- new.env()
-  calls$n <- 0
-  suppressMessages(trace("repair_incumbent", tracer = function() calls$n <- calls$n + 1, where = ns,
-                         print = FALSE))
-  withr::defer(suppressMessages(untrace("repair_incumbent", where = ns)))
+  calls <- local_call_count("repair_incumbent")
   for (id in c("W1", "W20")) {
     tab <- acs_sweep_table(id)
     expect_identical(nrow(tab$sens), 350L)
